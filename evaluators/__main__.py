@@ -1,0 +1,3 @@
+from evaluators.cli import main
+
+raise SystemExit(main())

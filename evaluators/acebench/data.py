@@ -1,0 +1,147 @@
+"""Reading ACEBench in its official layout, from a local folder or the pinned official archive."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from evaluators.acebench.categories import CATEGORIES, LANGUAGES, is_agent, is_multi_turn
+from evaluators.core.archive import download, safe_extract
+from evaluators.core.errors import DataError
+from evaluators.core.jsonl import read_json_lines
+from evaluators.core.paths import data_dir_from_env, datasets_dir
+from evaluators.core.types import Sample
+
+# The first author's repository, which hosts the leaderboard and the corrected answers (2025-10-29).
+OFFICIAL_REPO = "chenchen0103/ACEBench"
+OFFICIAL_COMMIT = "56dd66cf6439b0d9655ee1b353e4cd745c6f664e"
+ARCHIVE_URL_ENV = "TOOLBOARD_ACEBENCH_ARCHIVE_URL"
+DATA_VERSION = f"{OFFICIAL_REPO}@{OFFICIAL_COMMIT[:7]}"
+
+
+def official_archive_url() -> str:
+    return os.environ.get(ARCHIVE_URL_ENV) or (
+        f"https://github.com/{OFFICIAL_REPO}/archive/{OFFICIAL_COMMIT}.zip"
+    )
+
+
+def find_language_dir(root: Path, language: str) -> Path | None:
+    """Accept the data folder itself, the repository root, or a folder holding `acebench/`."""
+    for candidate in (root, root / "data_all", root / "acebench", root / "acebench" / "data_all"):
+        folder = candidate / f"data_{language}"
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def download_official_data() -> Path:
+    """Fetch the official repository archive at the pinned commit into the cache (once)."""
+    target = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}"
+    if (target / "data_all").is_dir():
+        return target
+    archive = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}.zip"
+    if not archive.is_file():
+        download(official_archive_url(), archive, "ACEBench data")
+    try:
+        safe_extract(archive, target, keep_prefix="data_all")
+    except DataError:
+        archive.unlink(missing_ok=True)
+        raise
+    archive.unlink(missing_ok=True)
+    if not (target / "data_all").is_dir():
+        raise DataError("the downloaded archive has no data_all folder", archive)
+    return target
+
+
+def resolve_language_dir(data_dir: str | Path | None, language: str) -> Path:
+    if language not in LANGUAGES:
+        raise DataError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
+    root = Path(data_dir) if data_dir else data_dir_from_env()
+    if root is None:
+        root = download_official_data()
+    elif not root.is_dir():
+        raise DataError("data folder not found", root)
+    folder = find_language_dir(root, language)
+    if folder is None:
+        raise DataError(
+            f"no data_{language} folder here (expected the official layout: "
+            f"data_{language}/data_<category>.json and data_{language}/possible_answer/)",
+            root,
+        )
+    return folder
+
+
+def _require(row: Any, fields: tuple[str, ...], path: Path, line: int) -> dict[str, Any]:
+    if not isinstance(row, dict):
+        raise DataError(f"expected a JSON object, got {type(row).__name__}", path, line)
+    for name in fields:
+        if name not in row:
+            raise DataError(f"missing field {name!r}", path, line)
+    return row
+
+
+def _conversation_of(sample_id: str) -> str:
+    """The official grouping key of a multi-turn row: the second-to-last `_` field of its id."""
+    return sample_id.split("_")[-2]
+
+
+def load_category(folder: Path, category: str, language: str = "en") -> list[Sample]:
+    prompt_path = folder / f"data_{category}.json"
+    answer_path = folder / "possible_answer" / f"data_{category}.json"
+    prompts = read_json_lines(prompt_path)
+    answers = read_json_lines(answer_path)
+    if len(prompts) != len(answers):
+        raise DataError(
+            f"{len(prompts)} questions in {prompt_path.name} but {len(answers)} answers "
+            "(they are joined by position and must be equally many)",
+            answer_path,
+        )
+    agent = is_agent(category)
+    prompt_fields = ("id", "question", "function") + (("initial_config", "involved_classes") if agent else ())
+    answer_fields = ("id", "ground_truth") + (("mile_stone",) if agent else ())
+    samples = []
+    for (p_line, prompt), (a_line, answer) in zip(prompts, answers):
+        _require(prompt, prompt_fields, prompt_path, p_line)
+        _require(answer, answer_fields, answer_path, a_line)
+        if prompt["id"] != answer["id"]:
+            raise DataError(
+                f"answer id {answer['id']!r} does not match question id {prompt['id']!r} "
+                f"({prompt_path.name} line {p_line})",
+                answer_path,
+                a_line,
+            )
+        if not isinstance(prompt["function"], list):
+            raise DataError("field 'function' must be a list of tool specs", prompt_path, p_line)
+        sample_input = {
+            "question": prompt["question"],
+            "functions": prompt["function"],
+            "time": prompt.get("time", ""),
+            "profile": prompt.get("profile", ""),
+        }
+        meta: dict[str, Any] = {"line": p_line, "language": language}
+        if agent:
+            sample_input["initial_config"] = prompt["initial_config"]
+            sample_input["involved_classes"] = prompt["involved_classes"]
+            meta["mile_stone"] = answer["mile_stone"]
+        if is_multi_turn(category):
+            meta["conversation"] = _conversation_of(prompt["id"])
+        samples.append(
+            Sample(id=prompt["id"], subset=category, input=sample_input, gold=answer["ground_truth"], meta=meta)
+        )
+    return samples
+
+
+def load(
+    data_dir: str | Path | None = None,
+    language: str = "en",
+    subsets: list[str] | None = None,
+    limit: int | None = None,
+) -> list[Sample]:
+    """Samples of the chosen categories in official order; `limit` caps each category."""
+    folder = resolve_language_dir(data_dir, language)
+    samples: list[Sample] = []
+    for category in subsets or CATEGORIES:
+        rows = load_category(folder, category, language)
+        samples.extend(rows[:limit] if limit else rows)
+    return samples

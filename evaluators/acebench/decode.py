@@ -1,0 +1,265 @@
+"""Model output -> list of calls `[{name: {argument: value}}]`, never through eval.
+
+The bracket syntax `[Api(key='value'), Other()]` is parsed with `ast` and resolved node by node,
+as the official `decode_ast` does; arithmetic is evaluated only on numeric and string constants.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import operator
+from typing import Any
+
+from evaluators.core.types import ToolCall
+
+DecodedCalls = list[dict[str, dict[Any, Any]]]
+
+MAX_EXPONENT = 10_000
+MAX_STRING = 100_000
+
+
+class DecodeError(ValueError):
+    """The output is not a list of calls (official error type `wrong_output_format`)."""
+
+
+# ---- extraction: which part of the text is parsed -------------------------------------------
+
+
+def official_first_bracket_extraction(text: str) -> str | None:
+    """Single-turn (newer repo): keep the first balanced `[...]`, brackets inside strings counted too."""
+    start = -1
+    depth = 0
+    for index, char in enumerate(text):
+        if char == "[":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0 and start != -1:
+                return text[start : index + 1]
+    return None
+
+
+def official_multi_turn_deletes_all_whitespace(text: str) -> str:
+    """Multi-turn (both repos): `"".join(text.split())`, which also deletes spaces inside strings."""
+    return "".join(text.split())
+
+
+def strict_bracket_candidates(text: str) -> list[str]:
+    """Every top-level `[...]` in order, counting brackets outside string literals only."""
+    found: list[str] = []
+    start, depth, quote, escaped = -1, 0, "", False
+    for index, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "'\"" and depth > 0:
+            quote = char
+        elif char == "[":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == "]" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                found.append(text[start : index + 1])
+    return found
+
+
+# ---- resolving AST nodes into values ---------------------------------------------------------
+
+_NUMBER = (int, float, complex)
+_BINARY = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Invert: operator.invert}
+_JSON_LITERALS = {"true": True, "false": False, "null": None}
+
+
+def _safe_constant_arithmetic(node: ast.AST) -> Any:
+    """What `eval` gives for arithmetic on numeric and string constants; anything else is refused."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (*_NUMBER, str, bool)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        operand = _safe_constant_arithmetic(node.operand)
+        if not isinstance(operand, _NUMBER):
+            raise DecodeError("unary operator on a non-number")
+        return _UNARY[type(node.op)](operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left = _safe_constant_arithmetic(node.left)
+        right = _safe_constant_arithmetic(node.right)
+        if isinstance(node.op, ast.Pow) and isinstance(right, _NUMBER) and abs(right) > MAX_EXPONENT:
+            raise DecodeError("exponent too large")
+        if isinstance(left, str) or isinstance(right, str):
+            allowed = (isinstance(node.op, ast.Add) and isinstance(left, str) and isinstance(right, str)) or (
+                isinstance(node.op, ast.Mult) and isinstance(left, str) != isinstance(right, str)
+            )
+            if not allowed:
+                raise DecodeError("unsupported operation on strings")
+            count = right if isinstance(left, str) else left
+            if isinstance(node.op, ast.Mult) and (not isinstance(count, int) or count * len(str(left if isinstance(left, str) else right)) > MAX_STRING):
+                raise DecodeError("string repetition too large")
+        try:
+            value = _BINARY[type(node.op)](left, right)
+        except (ArithmeticError, TypeError, ValueError) as exc:
+            raise DecodeError(f"arithmetic failed: {exc}") from None
+        if isinstance(value, float) and math.isinf(value):
+            raise DecodeError("arithmetic overflow")
+        return value
+    raise DecodeError(f"unsupported expression in arithmetic: {type(node).__name__}")
+
+
+def official_binop_evaluated_safely(node: ast.BinOp) -> Any:
+    """The reference runs `eval` on a BinOp argument; we compute only constant arithmetic (no eval)."""
+    return _safe_constant_arithmetic(node)
+
+
+def official_unary_op_negates(node: ast.UnaryOp) -> Any:
+    """The reference returns `-operand.value` for any unary operator, so `+5` and `~5` give -5."""
+    if not isinstance(node.operand, ast.Constant):
+        raise DecodeError("unary operator on a non-constant")
+    value = node.operand.value
+    if not isinstance(value, _NUMBER):
+        raise DecodeError(f"bad operand type for unary operator: {type(value).__name__}")
+    return -value
+
+
+def official_name_becomes_string(node: ast.Name) -> str:
+    """A bare name (e.g. JSON's true/false/null) becomes its own text as a string."""
+    return node.id
+
+
+def strict_json_literals(node: ast.Name) -> Any:
+    """JSON's true/false/null mean True/False/None; other bare names stay strings."""
+    return _JSON_LITERALS.get(node.id, node.id)
+
+
+def _dotted_name(func: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return ".".join(reversed(parts))
+
+
+def official_drops_positional_args(node: ast.Call, strict: bool) -> None:
+    """The reference reads keyword arguments only and silently drops positional ones."""
+    if strict and node.args:
+        raise DecodeError(f"positional arguments in call to {_dotted_name(node.func) or '?'}")
+
+
+def _resolve_call(node: ast.Call, strict: bool) -> dict[Any, Any]:
+    official_drops_positional_args(node, strict)
+    arguments: dict[Any, Any] = {}
+    for keyword in node.keywords:
+        if strict and keyword.arg is None:
+            raise DecodeError("`**` arguments are not allowed")
+        arguments[keyword.arg] = _resolve(keyword.value, strict)
+    return {_dotted_name(node.func): arguments}
+
+
+def _resolve(node: ast.AST, strict: bool) -> Any:
+    if isinstance(node, ast.Constant):
+        return "..." if node.value is Ellipsis else node.value
+    if isinstance(node, ast.UnaryOp):
+        if strict:
+            return _safe_constant_arithmetic(node)
+        return official_unary_op_negates(node)
+    if isinstance(node, ast.List):
+        return [_resolve(item, strict) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        resolved: dict[Any, Any] = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                raise DecodeError("`**` inside a dict literal")
+            resolved_key = _resolve(key, strict)
+            try:
+                resolved[resolved_key] = _resolve(value, strict)
+            except TypeError:
+                raise DecodeError("unhashable dict key") from None
+        return resolved
+    if isinstance(node, ast.BinOp):
+        return official_binop_evaluated_safely(node)
+    if isinstance(node, ast.Name):
+        return strict_json_literals(node) if strict else official_name_becomes_string(node)
+    if isinstance(node, ast.Call):
+        return _resolve_call(node, strict)
+    if isinstance(node, ast.Tuple):
+        return tuple(_resolve(item, strict) for item in node.elts)
+    if isinstance(node, ast.Subscript):
+        return ast.unparse(node.value) + "[" + ast.unparse(node.slice) + "]"
+    raise DecodeError(f"unsupported expression: {type(node).__name__}")
+
+
+def parse_call_list(source: str | None, strict: bool = False) -> DecodedCalls:
+    """`[A(x=1), B()]` -> `[{"A": {"x": 1}}, {"B": {}}]`; raises DecodeError on anything else."""
+    if source is None:
+        raise DecodeError("no bracketed list of calls found")
+    try:
+        tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise DecodeError(f"invalid syntax: {exc.__class__.__name__}: {exc}") from None
+    body = tree.body
+    if not isinstance(body, (ast.List, ast.Tuple, ast.Set)):
+        raise DecodeError(f"expected a list of calls, got {type(body).__name__}")
+    calls: DecodedCalls = []
+    try:
+        for element in body.elts:
+            if not isinstance(element, ast.Call):
+                raise DecodeError(f"list element is not a call: {type(element).__name__}")
+            calls.append(_resolve_call(element, strict))
+    except RecursionError:
+        raise DecodeError("expression nested too deeply") from None
+    return calls
+
+
+def decode_text(text: str | None, multi_turn: bool, strict: bool = False) -> DecodedCalls:
+    """Apply the category's extraction rule, then parse the bracket syntax."""
+    if text is None:
+        raise DecodeError("no output")
+    if not strict:
+        source = official_multi_turn_deletes_all_whitespace(text) if multi_turn else official_first_bracket_extraction(text)
+        return parse_call_list(source, strict=False)
+    candidates = strict_bracket_candidates(text)
+    if not candidates:
+        raise DecodeError("no bracketed list of calls found")
+    first_error: DecodeError | None = None
+    for candidate in candidates:
+        try:
+            return parse_call_list(candidate, strict=True)
+        except DecodeError as exc:
+            first_error = first_error or exc
+    assert first_error is not None
+    raise first_error
+
+
+def decode_tool_calls(tool_calls: list[ToolCall]) -> DecodedCalls:
+    """Native `tool_calls` -> calls; string arguments are JSON, as in the reference's FC decoding."""
+    calls: DecodedCalls = []
+    for call in tool_calls:
+        arguments: Any = call.arguments
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise DecodeError(f"arguments of {call.name} are not valid JSON: {exc.msg}") from None
+        if not isinstance(arguments, dict):
+            raise DecodeError(f"arguments of {call.name} are not a JSON object")
+        calls.append({call.name: arguments})
+    return calls

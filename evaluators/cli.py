@@ -1,0 +1,141 @@
+"""python -m evaluators list | score | demo"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import MODES, Benchmark, all_benchmarks, get_benchmark, score_all
+from evaluators.core.types import Report
+
+EXAMPLE_DIR = Path(__file__).parent / "acebench" / "example"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m evaluators", description="Score how well LLMs call tools.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser("list", help="list the benchmarks, their subsets and metrics")
+
+    score = commands.add_parser("score", help="score a predictions file")
+    score.add_argument("benchmark")
+    score.add_argument("predictions", type=Path, help="JSON Lines file, JSON array, folder or zip of result files")
+    _add_data_options(score)
+    score.add_argument("--mode", choices=MODES, default="official", help="official (default) or strict")
+    score.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    score.add_argument("--samples", type=Path, help="also write every sample's verdict here (JSON Lines)")
+
+    demo = commands.add_parser("demo", help="score the built-in ACEBench example (no download needed)")
+    demo.add_argument("--mode", choices=MODES, default="official")
+    demo.add_argument("--json", action="store_true")
+    return parser
+
+
+def _add_data_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--data-dir", type=Path, help="local copy of the benchmark data (else TOOLBOARD_DATA_DIR, else download)")
+    command.add_argument("--language", help="en or zh (ACEBench)")
+    command.add_argument("--subset", nargs="+", help="subset or group names (default: all)")
+
+
+def _language(benchmark: Benchmark, language: str | None) -> str | None:
+    if benchmark.languages == (None,):
+        if language:
+            raise ToolboardError(f"{benchmark.name} has no languages; drop --language")
+        return None
+    if language is None:
+        return benchmark.languages[0]
+    if language not in benchmark.languages:
+        raise ToolboardError(f"unknown language {language!r}; expected one of {', '.join(benchmark.languages)}")
+    return language
+
+
+def format_report(report: Report) -> str:
+    """A plain-text table of the report for the terminal."""
+    lines = [f"{report.benchmark}" + (f" ({report.language})" if report.language else "") + f" — mode {report.mode}"]
+    metric_names: list[str] = []
+    for sub in report.subsets.values():
+        metric_names += [m for m in sub.metrics if m not in metric_names]
+    width = max([len(n) for n in report.subsets] + [6])
+    lines.append(f"{'subset':<{width}}  {'n':>5}  " + "  ".join(f"{m:>16}" for m in metric_names))
+    for name, sub in report.subsets.items():
+        cells = "  ".join(f"{_fmt(sub.metrics.get(m)):>16}" for m in metric_names)
+        lines.append(f"{name:<{width}}  {sub.n:>5}  {cells}")
+    lines.append("summary: " + ", ".join(f"{k}={_fmt(v)}" for k, v in report.summary.items()))
+    if report.errors:
+        lines.append("errors: " + ", ".join(f"{k}={v}" for k, v in report.errors.items()))
+    if report.missing:
+        lines.append(f"missing predictions: {len(report.missing)} (scored as failures)")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _score(args: argparse.Namespace) -> int:
+    benchmark = get_benchmark(args.benchmark)
+    language = _language(benchmark, args.language)
+    subsets = benchmark.expand_subsets(args.subset)
+    started = time.perf_counter()
+    samples = benchmark.load(args.data_dir, language=language, subsets=subsets)
+    predictions = benchmark.read_predictions(args.predictions, samples)
+    scores = score_all(benchmark, samples, predictions, args.mode)
+    report = benchmark.report(samples, scores, mode=args.mode, language=language)
+    if args.samples:
+        with args.samples.open("w", encoding="utf-8") as out:
+            for result in scores:
+                out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=repr) + "\n")
+    _print_report(report, args.json)
+    print(f"scored {len(samples)} samples in {time.perf_counter() - started:.2f}s", file=sys.stderr)
+    return 0
+
+
+def _print_report(report: Report, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        print(format_report(report))
+
+
+def _demo(args: argparse.Namespace) -> int:
+    benchmark = get_benchmark("acebench")
+    samples = benchmark.load(EXAMPLE_DIR, language="en", subsets=None)
+    predictions = benchmark.read_predictions(EXAMPLE_DIR / "predictions.jsonl", samples)
+    scores = score_all(benchmark, samples, predictions, args.mode)
+    report = benchmark.report(samples, scores, mode=args.mode, language="en")
+    if not args.json:
+        print("Built-in example: a few ACEBench-style items written for this project, and one model's answers.\n")
+        for result in scores:
+            verdict = "right" if result.correct else f"wrong ({result.error_type}: {result.rule})"
+            print(f"  {result.sample_id:<45} {verdict}")
+        print()
+    _print_report(report, args.json)
+    return 0
+
+
+def _list(_: argparse.Namespace) -> int:
+    for benchmark in all_benchmarks():
+        print(f"{benchmark.name}: {benchmark.title} — {benchmark.description}")
+        if benchmark.languages != (None,):
+            print(f"  languages: {', '.join(str(lang) for lang in benchmark.languages)}")
+        print(f"  groups: {', '.join(benchmark.groups)}")
+        print(f"  subsets: {', '.join(benchmark.subsets)}")
+        print(f"  metrics: {', '.join(benchmark.metrics)}; summary: {', '.join(benchmark.summary_metrics)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handlers = {"list": _list, "score": _score, "demo": _demo}
+    try:
+        return handlers[args.command](args)
+    except ToolboardError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,1 @@
+"""Types, registry, data sources and readers shared by every benchmark."""

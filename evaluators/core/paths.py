@@ -1,0 +1,31 @@
+"""Where runtime data lives: one folder, TOOLBOARD_HOME."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def toolboard_home() -> Path:
+    """TOOLBOARD_HOME, else /data/toolboard on a Space with a writable /data, else the user cache."""
+    configured = os.environ.get("TOOLBOARD_HOME")
+    if configured:
+        home = Path(configured).expanduser()
+    elif os.environ.get("SPACE_ID") and os.access("/data", os.W_OK):
+        home = Path("/data/toolboard")
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        home = Path(cache) / "toolboard"
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def datasets_dir() -> Path:
+    path = toolboard_home() / "datasets"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def data_dir_from_env() -> Path | None:
+    configured = os.environ.get("TOOLBOARD_DATA_DIR")
+    return Path(configured).expanduser() if configured else None

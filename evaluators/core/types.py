@@ -1,0 +1,98 @@
+"""Types shared by every benchmark: what is asked, what the model said, how it scored."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One item of a benchmark: its input, its gold answer and where it came from."""
+
+    id: str
+    subset: str
+    input: dict[str, Any]
+    gold: Any
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A native function call returned by an endpoint (`tool_calls`)."""
+
+    name: str
+    arguments: dict[str, Any] | str
+
+
+@dataclass
+class Prediction:
+    """What the model produced for one sample, from an endpoint or an uploaded file."""
+
+    sample_id: str
+    output: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    result: Any = None
+    process: list[str] | None = None
+    error: str | None = None
+    source_line: int | None = None
+
+
+@dataclass
+class SampleScore:
+    """The verdict on one sample, with the evidence behind it."""
+
+    sample_id: str
+    subset: str
+    correct: bool
+    error_type: str | None = None
+    rule: str | None = None
+    detail: str = ""
+    decoded: Any = None
+    process_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SubsetResult:
+    n: int
+    metrics: dict[str, float | None]
+
+
+@dataclass
+class Report:
+    """A benchmark's scores in the JSON shape of DESIGN.md."""
+
+    benchmark: str
+    mode: str
+    subsets: dict[str, SubsetResult]
+    summary: dict[str, float | None]
+    errors: dict[str, int]
+    language: str | None = None
+    missing: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"benchmark": self.benchmark}
+        if self.language is not None:
+            out["language"] = self.language
+        out["mode"] = self.mode
+        out["subsets"] = {
+            name: {"n": sub.n, "metrics": dict(sub.metrics)} for name, sub in self.subsets.items()
+        }
+        out["summary"] = dict(self.summary)
+        out["errors"] = dict(self.errors)
+        out["missing"] = len(self.missing)
+        return out
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat-completions request body, without the model name or sampling settings."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    # Tool names as sent -> the benchmark's own names (OpenAI names allow no dots).
+    tool_names: dict[str, str] = field(default_factory=dict)
