@@ -143,7 +143,7 @@ def to_json_schema(spec: Any) -> dict[str, Any]:
         schema["type"] = json_type
     if schema.get("type") == "array" and "items" not in schema:
         default_items = {"type": "object"} if raw_type == "objectArray" else {}
-        schema["items"] = to_json_schema(spec["items"]) if isinstance(spec.get("items"), dict) else default_items
+        schema["items"] = to_json_schema(spec["items"] if isinstance(spec.get("items"), dict) else default_items)
     if schema.get("type") == "object" or (json_type is None and "properties" in spec):
         schema["type"] = "object"
         properties = spec.get("properties") if isinstance(spec.get("properties"), dict) else {}
@@ -153,7 +153,17 @@ def to_json_schema(spec: Any) -> dict[str, Any]:
             schema["required"] = required
     if "enum" in schema and not isinstance(schema["enum"], list):
         del schema["enum"]
+    if "pattern" in schema and not _is_valid_regex(schema["pattern"]):
+        del schema["pattern"]  # some specs carry patterns no regex engine accepts
     return schema
+
+
+def _is_valid_regex(pattern: Any) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, TypeError):
+        return False
+    return isinstance(pattern, str)
 
 
 _TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")

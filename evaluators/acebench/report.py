@@ -51,15 +51,16 @@ def category_metrics(category: str, samples: list[Sample], scores: list[SampleSc
     correct = sum(s.correct for s in scores)
     share = correct / len(scores) if scores else 0.0
     if is_special(category):
-        return {"accuracy": share}  # official_special_accuracy_unrounded
+        return {"accuracy": official_special_accuracy_unrounded(correct, len(scores))}
     if is_agent(category):
         process = fmean(s.process_score or 0.0 for s in scores) if scores else 0.0
         return {"accuracy": official_round(share), "process_accuracy": official_round(process)}
     return {"accuracy": official_round(share)}
 
 
-def official_special_accuracy_unrounded() -> None:
+def official_special_accuracy_unrounded(correct: int, total: int) -> float:
     """Special categories report correct/total without rounding (the others round to 3 places)."""
+    return correct / total if total else 0.0
 
 
 def _mean_of(categories: tuple[str, ...], accuracy: dict[str, float]) -> float | None:

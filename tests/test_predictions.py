@@ -1,0 +1,113 @@
+"""Predictions files: formats accepted and precise errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from evaluators.acebench.predictions import match_predictions, read_predictions
+from evaluators.core.errors import PredictionsError
+
+
+@pytest.fixture
+def samples(acebench, example_dir: Path):
+    return acebench.load(example_dir, language="en")
+
+
+def _write(tmp_path: Path, rows: list, name: str = "pred.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_jsonl_with_output_result_and_tool_calls(samples, tmp_path: Path):
+    path = _write(tmp_path, [
+        {"id": "normal_atom_bool_0", "output": "[Clock_setAlarm(time='07:00')]"},
+        {"id": "normal_atom_enum_0", "result": "[x()]"},
+        {"id": "normal_atom_number_0", "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"id": "agent_multi_step_0", "result": [{"BaseApi": {"wifi": True}}], "process": ["[turn_on_wifi()]"]},
+    ])
+    predictions, summary = match_predictions(path, samples)
+    assert summary.matched == 4 and summary.lines_read == 4 and not summary.errors
+    assert predictions["normal_atom_enum_0"].output == "[x()]"
+    assert predictions["normal_atom_number_0"].tool_calls[0].name == "f"
+    assert predictions["agent_multi_step_0"].process == ["[turn_on_wifi()]"]
+    assert len(summary.missing) == len(samples) - 4
+
+
+def test_json_array_folder_and_zip_of_official_result_files(samples, tmp_path: Path):
+    array = tmp_path / "pred.json"
+    array.write_text(json.dumps([{"id": "normal_atom_bool_0", "result": "[f()]"}]))
+    assert list(read_predictions(array, samples)) == ["normal_atom_bool_0"]
+    folder = tmp_path / "model"
+    folder.mkdir()
+    _write(folder, [{"id": "normal_atom_bool_0", "result": "[f()]"}], "data_normal_atom_bool_result.json")
+    _write(folder, [{"id": "special_irrelevant_0", "result": "no"}], "data_special_irrelevant_result.json")
+    assert set(read_predictions(folder, samples)) == {"normal_atom_bool_0", "special_irrelevant_0"}
+    bundle = tmp_path / "results.zip"
+    with zipfile.ZipFile(bundle, "w") as z:
+        for file in folder.iterdir():
+            z.write(file, f"model/{file.name}")
+    assert set(read_predictions(bundle, samples)) == {"normal_atom_bool_0", "special_irrelevant_0"}
+
+
+def test_every_problem_is_listed_with_its_line(samples, tmp_path: Path):
+    path = _write(tmp_path, [
+        {"id": "normal_atom_bool_0", "output": "[f()]"},
+        {"id": "normal_atom_bool_0", "output": "[g()]"},
+        {"id": "normal_atom_bool_99", "output": "[f()]"},
+        {"id": "no_such_category_1", "output": "[f()]"},
+        {"output": "[f()]"},
+        {"id": "normal_atom_enum_0", "output": ["not", "text"]},
+        {"id": "normal_atom_number_0"},
+        {"id": "agent_multi_step_0", "result": "[f()]"},
+        {"id": "agent_multi_turn_0", "result": [], "process": [1]},
+        {"id": "normal_atom_list_0", "tool_calls": [{"arguments": {}}]},
+        [1, 2],
+    ])
+    with pytest.raises(PredictionsError) as raised:
+        read_predictions(path, samples)
+    message = str(raised.value)
+    assert "10 problem(s)" in message
+    for expected in [
+        "line 2: duplicate id 'normal_atom_bool_0' (first at",
+        "line 3: unknown id 'normal_atom_bool_99'",
+        "line 4: unknown id 'no_such_category_1'",
+        "line 5: field 'id' must be a non-empty string",
+        "line 6: field 'output' must be a string",
+        "line 7: needs 'output'",
+        "line 8: agent item: field 'result' must be the end state",
+        "line 9: agent item: field 'process' must be a list of strings",
+        "line 10: tool_calls[0] must be an object with a string 'name'",
+    ]:
+        assert expected in message, expected
+    _, summary = match_predictions(path, samples)
+    assert summary.duplicates == ["normal_atom_bool_0"]
+    assert summary.unknown == ["normal_atom_bool_99", "no_such_category_1"]
+
+
+def test_ids_of_categories_not_being_scored_are_skipped(acebench, example_dir: Path, tmp_path: Path):
+    only_bool = acebench.load(example_dir, language="en", subsets=["normal_atom_bool"])
+    path = _write(tmp_path, [{"id": "normal_atom_bool_0", "output": "[f()]"}, {"id": "normal_atom_enum_0", "output": "[f()]"}])
+    predictions, summary = match_predictions(path, only_bool)
+    assert list(predictions) == ["normal_atom_bool_0"] and summary.other_subsets == 1
+
+
+def test_invalid_json_and_non_utf8(samples, tmp_path: Path):
+    bad_json = _write(tmp_path, ['{"id": "normal_atom_bool_0", "output": "[f()]"}', "{oops"])
+    with pytest.raises(PredictionsError, match=r"pred\.jsonl, line 2: invalid JSON"):
+        read_predictions(bad_json, samples)
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"id": "normal_atom_bool_0", "output": "ok"}\n{"id": "x", "output": "caf\xe9"}\n')
+    with pytest.raises(PredictionsError, match=r"latin\.jsonl, line 2: not valid UTF-8"):
+        read_predictions(latin, samples)
+
+
+def test_missing_file_and_empty_folder(samples, tmp_path: Path):
+    with pytest.raises(PredictionsError, match="file not found"):
+        read_predictions(tmp_path / "nope.jsonl", samples)
+    with pytest.raises(PredictionsError, match="no .json or .jsonl files"):
+        read_predictions(tmp_path, samples)
