@@ -7,7 +7,6 @@ import pytest
 from evaluators.acebench import value_rules as rules
 from evaluators.acebench.checker import score
 from evaluators.acebench.normal_checker import (
-    check_calls,
     official_find_description,
     official_strips_digit_suffix,
     strict_strips_digit_suffix,

@@ -150,20 +150,20 @@ def official_value_check(
     where = f"{func_name}.{param}: got {value!r}, expected {gold!r}"
     if official_no_value_check_for_scalars(expected):
         return None
-    if expected == dict:
+    if expected is dict:
         if not rules.official_dict_match(value, gold):
             return fail("wrong_value", "official_dict_match", where)
-    elif expected == list and nested == dict:
+    elif expected is list and nested is dict:
         if spec_type == "objectArray":
             if len(value) != len(gold):
                 return fail("wrong_value", "official_list_of_dicts_match", where)
             official_object_array_crashes(value, gold)
         if not rules.official_list_of_dicts_match(value, gold):
             return fail("wrong_value", "official_list_of_dicts_match", where)
-    elif expected == str:
+    elif expected is str:
         if not rules.official_string_substring_match(value, gold):
             return fail("wrong_value", "official_string_substring_match", where)
-    elif expected == list:
+    elif expected is list:
         if not rules.official_list_ordered_equal(value, gold):
             return fail("wrong_value", "official_list_ordered_equal", where)
     return None

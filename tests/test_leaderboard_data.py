@@ -1,0 +1,47 @@
+"""The published ACEBench rows: well-formed, consistent with the official formulas and the source."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluators.acebench.categories import OVERALL_WEIGHTS
+from evaluators.core.leaderboard import load_published
+from tests.conftest import shared_data_dir
+
+
+def test_rows_are_fractions_with_a_source():
+    table = load_published("acebench")
+    assert table["source"]["commit"].startswith("56dd66c") and table["source"]["url"].startswith("https://")
+    assert {row["language"] for row in table["rows"]} == {"en", "zh", "combined"}
+    for row in table["rows"]:
+        assert all(0.0 <= value <= 1.0 for value in row["summary"].values()), row["model"]
+
+
+def test_overall_follows_the_official_weights():
+    for row in load_published("acebench")["rows"]:
+        s = row["summary"]
+        expected = sum(OVERALL_WEIGHTS[g] * s[g] for g in OVERALL_WEIGHTS)
+        assert abs(expected - s["overall"]) <= 0.0016, row["model"]
+
+
+def test_gpt4o_zh_row_matches_the_readme_table():
+    row = next(r for r in load_published("acebench")["rows"] if r["model"] == "GPT-4o" and r["language"] == "zh")
+    assert (row["summary"]["normal"], row["summary"]["special"], row["summary"]["agent"], row["summary"]["overall"]) == (0.927, 0.933, 0.715, 0.896)
+
+
+def test_rows_equal_the_published_figures():
+    root = shared_data_dir()
+    published = root.parent / "published" / "acebench_leaderboard.json" if root else None
+    if published is None or not published.is_file():
+        pytest.skip("../shared/published/acebench_leaderboard.json not found")
+    source = json.loads(published.read_text())
+    ours = load_published("acebench")["rows"]
+    count = sum(len(rows) for rows in source["tables"].values())
+    assert len(ours) == count
+    for language, rows in source["tables"].items():
+        for row in rows:
+            mine = next(r for r in ours if r["model"] == row["model"] and r["language"] == language)
+            assert abs(mine["summary"]["overall"] * 100 - row["overall"]) < 1e-9
+            assert abs(mine["summary"]["normal"] * 100 - row["summary"]) < 1e-9
