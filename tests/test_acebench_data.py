@@ -31,6 +31,12 @@ def test_limit_and_subsets(example_dir: Path):
     assert [s.id for s in samples] == ["normal_single_turn_single_function_0"]
 
 
+def test_limit_keeps_whole_conversations(real_acebench_dir: Path):
+    samples = data.load(real_acebench_dir, language="en", subsets=["normal_multi_turn_user_adjust"], limit=2)
+    assert {s.meta["conversation"] for s in samples} == {"0", "1"}
+    assert all(s.id.startswith(("normal_multi_turn_user_adjust_0_", "normal_multi_turn_user_adjust_1_")) for s in samples)
+
+
 def _copy(example_dir: Path, tmp_path: Path) -> Path:
     target = tmp_path / "acebench"
     shutil.copytree(example_dir, target)

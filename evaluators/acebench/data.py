@@ -143,5 +143,20 @@ def load(
     samples: list[Sample] = []
     for category in subsets or CATEGORIES:
         rows = load_category(folder, category, language)
-        samples.extend(rows[:limit] if limit else rows)
+        samples.extend(_first(rows, limit, category) if limit else rows)
     return samples
+
+
+def _first(rows: list[Sample], limit: int, category: str) -> list[Sample]:
+    """The first `limit` items; for multi-turn categories the first `limit` whole conversations."""
+    if not is_multi_turn(category):
+        return rows[:limit]
+    kept: list[Sample] = []
+    conversations = 0
+    for index, row in enumerate(rows):
+        if index == 0 or row.meta["conversation"] != rows[index - 1].meta["conversation"]:
+            conversations += 1
+            if conversations > limit:
+                break
+        kept.append(row)
+    return kept
