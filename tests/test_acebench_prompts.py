@@ -79,20 +79,23 @@ def test_tool_names_are_made_valid():
     assert to_openai_tool({"name": "f", "parameters": None})["function"]["parameters"] == {"type": "object", "properties": {}}
 
 
-def test_unknown_mode_is_refused(samples):
+def test_unknown_mode_and_agent_items_are_refused(samples):
     with pytest.raises(ValueError, match="unknown request mode"):
         build_request(samples[0], mode="chat")
+    with pytest.raises(ValueError, match="agent items are multi-step rollouts"):
+        build_request(_sample(samples, "agent_multi_turn"))
 
 
 def test_every_real_spec_converts_to_a_valid_schema(real_acebench_dir: Path):
     checked: set[str] = set()
     for language in ("en", "zh"):
         for sample in load(real_acebench_dir, language=language):
+            if sample.subset.startswith("agent"):
+                continue
+            assert build_request(sample).messages[1]["content"]
             request = build_request(sample, mode="tools")
             for tool in request.tools or []:
                 key = json.dumps(tool, sort_keys=True)
                 if key not in checked:
                     checked.add(key)
                     Draft202012Validator.check_schema(tool["function"]["parameters"])
-            if not sample.subset.startswith("agent"):
-                assert build_request(sample).messages[1]["content"]

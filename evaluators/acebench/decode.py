@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import operator
+import re
 from typing import Any
 
 from evaluators.core.types import ToolCall
 
 DecodedCalls = list[dict[str, dict[Any, Any]]]
 
-MAX_EXPONENT = 10_000
 MAX_STRING = 100_000
 
 
@@ -85,46 +84,112 @@ _BINARY = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    ast.BitAnd: operator.and_,
+    ast.MatMult: operator.matmul,
 }
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Invert: operator.invert}
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Invert: operator.invert, ast.Not: operator.not_}
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
+MAX_INT_BITS = 1_000_000
+_FORMAT_WIDTH = re.compile(r"%[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, (str, bytes, list, tuple)):
+        return len(value)
+    return 1
+
+
+def _guard_operation(op: ast.operator, left: Any, right: Any) -> None:
+    """Refuse the few constant operations whose result would be too large to hold."""
+    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int) and right > 0:
+        if abs(left) > 1 and left.bit_length() * right > MAX_INT_BITS:
+            raise DecodeError("power too large")
+    if isinstance(op, ast.LShift) and isinstance(left, int) and isinstance(right, int) and right > MAX_INT_BITS:
+        raise DecodeError("shift too large")
+    if isinstance(op, ast.Mult):
+        for seq, count in ((left, right), (right, left)):
+            if isinstance(seq, (str, bytes, list, tuple)) and isinstance(count, int) and _size(seq) * count > MAX_STRING:
+                raise DecodeError("repetition too large")
+        if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+            raise DecodeError("product too large")
+    if isinstance(op, ast.Mod) and isinstance(left, (str, bytes)):
+        text = left.decode("latin-1") if isinstance(left, bytes) else left
+        for width, precision in _FORMAT_WIDTH.findall(text):
+            for spec in (width, precision):
+                if spec == "*" or (spec and int(spec) > 1000):
+                    raise DecodeError("format width too large")
 
 
 def _safe_constant_arithmetic(node: ast.AST) -> Any:
-    """What `eval` gives for arithmetic on numeric and string constants; anything else is refused."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (*_NUMBER, str, bool)):
+    """What `eval` gives for an expression built from constants only: literals, displays and
+    operators. Names, calls, attributes and the like are refused (the reference would eval them)."""
+    if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        items = [_safe_constant_arithmetic(item) for item in node.elts]
+        try:
+            return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
+        except TypeError as exc:
+            raise DecodeError(f"invalid constant: {exc}") from None
+    if isinstance(node, ast.Dict):
+        if any(key is None for key in node.keys):
+            raise DecodeError("`**` inside a dict literal")
+        try:
+            return {_safe_constant_arithmetic(k): _safe_constant_arithmetic(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise DecodeError(f"invalid constant: {exc}") from None
+    if isinstance(node, ast.UnaryOp):
         operand = _safe_constant_arithmetic(node.operand)
-        if not isinstance(operand, _NUMBER):
-            raise DecodeError("unary operator on a non-number")
-        return _UNARY[type(node.op)](operand)
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        return _apply(lambda: _UNARY[type(node.op)](operand))
+    if isinstance(node, ast.BinOp):
         left = _safe_constant_arithmetic(node.left)
         right = _safe_constant_arithmetic(node.right)
-        if isinstance(node.op, ast.Pow) and isinstance(right, _NUMBER) and abs(right) > MAX_EXPONENT:
-            raise DecodeError("exponent too large")
-        if isinstance(left, str) or isinstance(right, str):
-            allowed = (isinstance(node.op, ast.Add) and isinstance(left, str) and isinstance(right, str)) or (
-                isinstance(node.op, ast.Mult) and isinstance(left, str) != isinstance(right, str)
-            )
-            if not allowed:
-                raise DecodeError("unsupported operation on strings")
-            count = right if isinstance(left, str) else left
-            if isinstance(node.op, ast.Mult) and (not isinstance(count, int) or count * len(str(left if isinstance(left, str) else right)) > MAX_STRING):
-                raise DecodeError("string repetition too large")
-        try:
-            value = _BINARY[type(node.op)](left, right)
-        except (ArithmeticError, TypeError, ValueError) as exc:
-            raise DecodeError(f"arithmetic failed: {exc}") from None
-        if isinstance(value, float) and math.isinf(value):
-            raise DecodeError("arithmetic overflow")
+        _guard_operation(node.op, left, right)
+        return _apply(lambda: _BINARY[type(node.op)](left, right))
+    if isinstance(node, ast.BoolOp):
+        value: Any = None
+        for operand_node in node.values:
+            value = _safe_constant_arithmetic(operand_node)
+            if isinstance(node.op, ast.And) != bool(value):
+                return value
         return value
+    if isinstance(node, ast.Compare):
+        left = _safe_constant_arithmetic(node.left)
+        for op, comparator in zip(node.ops, node.comparators):
+            right = _safe_constant_arithmetic(comparator)
+            if not _apply(lambda: _COMPARE[type(op)](left, right)):  # noqa: B023 - called at once
+                return False
+            left = right
+        return True
     raise DecodeError(f"unsupported expression in arithmetic: {type(node).__name__}")
 
 
+def _apply(operation: Any) -> Any:
+    try:
+        return operation()
+    except (ArithmeticError, TypeError, ValueError, MemoryError) as exc:
+        raise DecodeError(f"arithmetic failed: {type(exc).__name__}: {exc}") from None
+
+
 def official_binop_evaluated_safely(node: ast.BinOp) -> Any:
-    """The reference runs `eval` on a BinOp argument; we compute only constant arithmetic (no eval)."""
+    """The reference runs `eval` on a BinOp argument; we compute the same value for expressions of
+    constants (numbers, strings, bytes, lists, …), refusing names, calls and oversized results."""
     return _safe_constant_arithmetic(node)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evaluators.acebench.categories import is_special
+from evaluators.acebench.categories import is_agent, is_special
 from evaluators.core.types import ChatRequest, Sample
 
 MODES = ("prompt", "tools")
@@ -204,6 +204,8 @@ def _tools_system_prompt(sample: Sample, language: str) -> str:
 def build_request(sample: Sample, mode: str = "prompt", language: str | None = None) -> ChatRequest:
     """`prompt`: the text protocol; `tools`: native function calling. Agent items are rollouts."""
     language = language or _language(sample)
+    if is_agent(sample.subset):
+        raise ValueError(f"{sample.id}: agent items are multi-step rollouts, not a single request")
     if mode == "prompt":
         messages = [
             {"role": "system", "content": system_prompt(sample, language)},
