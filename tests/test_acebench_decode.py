@@ -69,9 +69,12 @@ def test_official_binop_evaluated_safely():
     assert parse_call_list("[f(a=1+2, b=2**3, c=7/2, d='ab'+'cd')]") == [{"f": {"a": 3, "b": 8, "c": 3.5, "d": "abcd"}}]
     decoded = parse_call_list("[f(a=5|2, b=True & False, c=['x']+['y'], d='%s!' % 'hi', e=(1,)*2, g=1e308*10, h=-1+2, i=2**2000)]")
     assert decoded == [{"f": {"a": 7, "b": False, "c": ["x", "y"], "d": "hi!", "e": (1, 1), "g": float("inf"), "h": 1, "i": 2**2000}}]
+    decoded = parse_call_list("[f(a='North'[0:3] + '', b=[5][0] + 1, c=(1 if True else 2) + 0, d=f'v{1+1:>3}' + '', e=(1 < 2 < 3) + 0)]")
+    assert decoded == [{"f": {"a": "Nor", "b": 6, "c": 1, "d": "v  2", "e": 1}}]
     for unsafe in (
         "[f(a=__import__('os').getcwd()+'x')]", "[f(a=x+1)]", "[f(a=1/0)]", "[f(a=2**99999999)]", "[f(a='x'*10**9)]",
         "[f(a=abs(2)+1)]", "[f(a='%*d' % (10**9, 1))]", "[f(a=1<<10**9)]", "[f(a=[1]*10**9)]", "[f(a='x'+1)]",
+        "[f(a='%(a)s' % {'b': 1})]", "[f(a=(303).real + 0)]", "[f(a=f'{1:99999}' + '')]", "[f(a=[1][5] + 0)]",
     ):
         with pytest.raises(DecodeError):
             parse_call_list(unsafe)

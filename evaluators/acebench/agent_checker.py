@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.acebench.normal_checker import PASS, Verdict, fail
+from evaluators.core.text import show
 
 
 def attributes_match(class_name: str, model_attrs: dict[str, Any], gold_attrs: dict[str, Any]) -> Verdict:
@@ -17,7 +18,7 @@ def attributes_match(class_name: str, model_attrs: dict[str, Any], gold_attrs: d
         if isinstance(gold_value, dict):
             for key, value in gold_value.items():
                 if not _contains(model_value, key) or model_value[key] != value:
-                    return fail("wrong_state", "agent_dict_attribute_subset", f"{class_name}.{attr}[{key!r}] differs")
+                    return fail("wrong_state", "agent_dict_attribute_subset", f"{class_name}.{attr}[{show(key)}] differs")
         elif gold_value != model_value:
             return fail("wrong_state", "agent_attribute_equal", f"{class_name}.{attr} differs")
     return PASS

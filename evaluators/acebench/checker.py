@@ -54,7 +54,8 @@ def _score_normal(sample: Sample, prediction: Prediction, strict: bool) -> Sampl
         except Exception as exc:  # noqa: BLE001 - mirrors the reference crashing on odd input
             if strict:
                 raise
-            verdict = official_checker_crash_counts_as_failure(exc)
+            # The reference aborts at the first crash, so later candidates are never tried.
+            return _score(sample, official_checker_crash_counts_as_failure(exc), decoded)
         if verdict.valid:
             return _score(sample, verdict, decoded)
         first_failure = first_failure or verdict

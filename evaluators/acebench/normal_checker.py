@@ -9,6 +9,7 @@ from typing import Any
 
 from evaluators.acebench import value_rules as rules
 from evaluators.acebench.decode import DecodedCalls
+from evaluators.core.text import show
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def official_simple_function_check(spec: dict[str, Any], call: dict[Any, Any], g
                 if nested is not None and rules.official_empty_gold_list_is_impossible(gold_value)
                 else "official_type_check"
             )
-            return fail("wrong_type", rule, f"{func_name}.{param}: {value!r} does not have type {spec_type}")
+            return fail("wrong_type", rule, f"{func_name}.{param}: {show(value)} does not have type {spec_type}")
         if is_variable:
             continue  # see official_gold_type_mismatch_skips_value_check
         verdict = official_value_check(func_name, param, value, gold_value, spec_type, expected, nested)
@@ -147,26 +148,30 @@ def official_object_array_crashes(value: list[Any], gold: list[Any]) -> None:
 def official_value_check(
     func_name: str, param: Any, value: Any, gold: Any, spec_type: str, expected: Any, nested: Any
 ) -> Verdict | None:
-    where = f"{func_name}.{param}: got {value!r}, expected {gold!r}"
     if official_no_value_check_for_scalars(expected):
         return None
+    rule = None
     if expected is dict:
         if not rules.official_dict_match(value, gold):
-            return fail("wrong_value", "official_dict_match", where)
+            rule = "official_dict_match"
     elif expected is list and nested is dict:
         if spec_type == "objectArray":
             if len(value) != len(gold):
-                return fail("wrong_value", "official_list_of_dicts_match", where)
+                return _wrong_value("official_list_of_dicts_match", func_name, param, value, gold)
             official_object_array_crashes(value, gold)
         if not rules.official_list_of_dicts_match(value, gold):
-            return fail("wrong_value", "official_list_of_dicts_match", where)
+            rule = "official_list_of_dicts_match"
     elif expected is str:
         if not rules.official_string_substring_match(value, gold):
-            return fail("wrong_value", "official_string_substring_match", where)
+            rule = "official_string_substring_match"
     elif expected is list:
         if not rules.official_list_ordered_equal(value, gold):
-            return fail("wrong_value", "official_list_ordered_equal", where)
-    return None
+            rule = "official_list_ordered_equal"
+    return _wrong_value(rule, func_name, param, value, gold) if rule else None
+
+
+def _wrong_value(rule: str, func_name: str, param: Any, value: Any, gold: Any) -> Verdict:
+    return fail("wrong_value", rule, f"{func_name}.{param}: got {show(value)}, expected {show(gold)}")
 
 
 def strict_simple_function_check(spec: dict[str, Any] | None, call: dict[Any, Any], name: str, gold_args: Any) -> Verdict:
@@ -188,9 +193,7 @@ def strict_simple_function_check(spec: dict[str, Any] | None, call: dict[Any, An
         if param not in properties or param not in gold_args:
             return fail("extra_parameter", "official_extra_parameter_fails", f"{name}: extra {param}")
         if not rules.strict_values_equal(value, gold_args[param]):
-            return fail(
-                "wrong_value", "strict_values_equal", f"{name}.{param}: got {value!r}, expected {gold_args[param]!r}"
-            )
+            return _wrong_value("strict_values_equal", name, param, value, gold_args[param])
     return PASS
 
 

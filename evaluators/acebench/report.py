@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from statistics import fmean
 
 from evaluators.acebench.categories import (
     CATEGORIES,
@@ -19,6 +18,15 @@ from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
 
 def official_round(value: float) -> float:
     return round(value, 3)
+
+
+def mean_in_order(values: list[float]) -> float:
+    """sum / count with a left-to-right float sum, as the reference accumulates (an exact sum such
+    as statistics.fmean can round differently at a .xxx5 boundary)."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total / len(values) if values else 0.0
 
 
 def conversation_scores(samples: list[Sample], scores: list[SampleScore]) -> list[list[bool]]:
@@ -40,8 +48,8 @@ def multi_turn_metrics(samples: list[Sample], scores: list[SampleScore]) -> dict
     conversations = conversation_scores(samples, scores)
     if not conversations:
         return {"accuracy": 0.0, "process_accuracy": 0.0}
-    end = official_round(fmean(1.0 if all(turns) else 0.0 for turns in conversations))
-    process = official_round(fmean(official_round(sum(turns) / len(turns)) for turns in conversations))
+    end = official_round(mean_in_order([1 if all(turns) else 0 for turns in conversations]))
+    process = official_round(mean_in_order([official_round(sum(turns) / len(turns)) for turns in conversations]))
     return {"accuracy": end, "process_accuracy": process}
 
 
@@ -53,7 +61,7 @@ def category_metrics(category: str, samples: list[Sample], scores: list[SampleSc
     if is_special(category):
         return {"accuracy": official_special_accuracy_unrounded(correct, len(scores))}
     if is_agent(category):
-        process = fmean(s.process_score or 0.0 for s in scores) if scores else 0.0
+        process = mean_in_order([s.process_score or 0.0 for s in scores])
         return {"accuracy": official_round(share), "process_accuracy": official_round(process)}
     return {"accuracy": official_round(share)}
 
@@ -66,7 +74,7 @@ def official_special_accuracy_unrounded(correct: int, total: int) -> float:
 def _mean_of(categories: tuple[str, ...], accuracy: dict[str, float]) -> float | None:
     if not all(c in accuracy for c in categories):
         return None
-    return official_round(fmean(accuracy[c] for c in categories))
+    return official_round(mean_in_order([accuracy[c] for c in categories]))
 
 
 def summarize(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.acebench.normal_checker import PASS, Verdict, fail
+from evaluators.core.text import show
 
 MISSING_KEYWORD = "Missing necessary parameters"
 INCORRECT_KEYWORD = "There is incorrect value"
@@ -39,7 +40,7 @@ def check_error_param(output: str, gold: dict[str, list[str]]) -> Verdict:
         else:
             for value in values:
                 if value not in output:
-                    verdict = fail("wrong_correction", "special_error_param_names_values", f"{value!r} not named")
+                    verdict = fail("wrong_correction", "special_error_param_names_values", f"{show(value)} not named")
     return verdict
 
 
