@@ -68,3 +68,19 @@ def test_errors_are_counted_by_type(error_type: str):
     report = summarize(samples, scores)
     assert report.errors == {error_type: 1}
     assert report.missing == (["normal_atom_bool_0"] if error_type == "missing_prediction" else [])
+
+
+def test_means_are_summed_left_to_right_like_the_reference():
+    from evaluators.acebench.report import mean_in_order
+
+    values = [0.1] * 3 + [0.7]
+    total = 0.0
+    for value in values:
+        total += value
+    assert mean_in_order(values) == total / 4
+    # an exact sum rounds differently here: the reference's left-to-right sum is what counts
+    scores = [1.0, 0.333, 0.667, 0.25, 0.5, 1.0, 0.2]
+    running = 0.0
+    for value in scores:
+        running += value
+    assert mean_in_order(scores) == running / len(scores)

@@ -285,3 +285,24 @@ def test_missing_prediction_and_request_error_are_failures_with_their_own_type()
     sample = Sample(id="normal_atom_bool_0", subset="normal_atom_bool", input={"functions": [SPEC]}, gold=GOLD)
     assert score(sample, None).error_type == "missing_prediction"
     assert score(sample, Prediction(sample.id, error="HTTP 500")).error_type == "request_error"
+
+
+def test_huge_integer_arguments_pass_like_any_unchecked_int():
+    # 10 ** 5000 cannot even be printed by Python 3.11; it is still only type-checked
+    assert passes("[Trip_plan(city='Paris', days=10 ** 5000)]", GOLD)
+
+
+def test_a_crash_on_one_candidate_ends_the_item():
+    # the reference aborts at the crash, so a later candidate that would pass is never tried
+    sample = Sample(
+        id="normal_atom_bool_0",
+        subset="normal_atom_bool",
+        input={"functions": [SPEC]},
+        # the first candidate's gold list holds a string where the checker expects a dict: it raises
+        gold=[{"Trip_plan": {"city": "Paris", "rooms": ["x"]}}, {"Trip_plan": {"city": "Paris", "rooms": [{"beds": 2}]}}],
+    )
+    output = "[Trip_plan(city='Paris', rooms=[{'beds': 2}])]"
+    result = score(sample, Prediction(sample.id, output=output))
+    assert not result.correct and result.rule == "official_checker_crash_counts_as_failure"
+    sample = Sample(id=sample.id, subset=sample.subset, input=sample.input, gold=list(reversed(sample.gold)))
+    assert score(sample, Prediction(sample.id, output=output)).correct

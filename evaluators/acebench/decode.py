@@ -1,7 +1,8 @@
 """Model output -> list of calls `[{name: {argument: value}}]`, never through eval.
 
 The bracket syntax `[Api(key='value'), Other()]` is parsed with `ast` and resolved node by node,
-as the official `decode_ast` does; arithmetic is evaluated only on numeric and string constants.
+as the official `decode_ast` does. Where the reference calls `eval` (an argument that is a binary
+operation), we compute expressions built from constants only and refuse everything else.
 """
 
 from __future__ import annotations
