@@ -12,6 +12,7 @@ from pathlib import Path
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, all_benchmarks, get_benchmark, score_all
 from evaluators.core.types import Report
+from evaluators.engine.settings import REQUEST_MODES
 
 EXAMPLE_DIR = Path(__file__).parent / "acebench" / "example"
 
@@ -29,6 +30,35 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--mode", choices=MODES, default="official", help="official (default) or strict")
     score.add_argument("--json", action="store_true", help="print the report as one JSON object")
     score.add_argument("--samples", type=Path, help="also write every sample's verdict here (JSON Lines)")
+
+    run = commands.add_parser("run", help="run a benchmark against an OpenAI-compatible endpoint")
+    run.add_argument("benchmark", nargs="?", help="benchmark name (not needed with --resume/--rerun-errors)")
+    run.add_argument("--base-url", help="endpoint base URL, e.g. http://127.0.0.1:8000/v1")
+    run.add_argument("--model", help="model name as the endpoint knows it")
+    run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (never stored)")
+    _add_data_options(run)
+    run.add_argument("--limit", type=int, help="at most N samples per subset (whole conversations for multi-turn)")
+    run.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
+    run.add_argument("--request-mode", choices=REQUEST_MODES, default="prompt", help="text prompt (default) or native tools")
+    run.add_argument("--temperature", type=float, default=0.0)
+    run.add_argument("--max-tokens", type=int)
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
+    run.add_argument("--max-attempts", type=int, default=6, help="attempts per request before it counts as an error")
+    run.add_argument("--extra-body", type=json.loads, default={}, help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')
+    run.add_argument("--no-cache", action="store_true", help="send every request even if a cached response exists")
+    run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send only the samples that ended in request errors")
+    run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")
+    run.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    runs = commands.add_parser("runs", help="list stored runs")
+    runs.add_argument("--json", action="store_true")
+
+    export = commands.add_parser("export", help="write a run's predictions (JSON Lines) and report (JSON)")
+    export.add_argument("run_id")
+    export.add_argument("--predictions", type=Path, help="file for the predictions")
+    export.add_argument("--report", type=Path, help="file for the report")
+    export.add_argument("--mode", choices=MODES, default="official")
 
     demo = commands.add_parser("demo", help="score the built-in ACEBench example (no download needed)")
     demo.add_argument("--mode", choices=MODES, default="official")
@@ -90,12 +120,12 @@ def _score(args: argparse.Namespace) -> int:
         with args.samples.open("w", encoding="utf-8") as out:
             for result in scores:
                 out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=repr) + "\n")
-    _print_report(report, args.json)
+    print_report(report, args.json)
     print(f"scored {len(samples)} samples in {time.perf_counter() - started:.2f}s", file=sys.stderr)
     return 0
 
 
-def _print_report(report: Report, as_json: bool) -> None:
+def print_report(report: Report, as_json: bool) -> None:
     if as_json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
@@ -114,8 +144,26 @@ def _demo(args: argparse.Namespace) -> int:
             verdict = "right" if result.correct else f"wrong ({result.error_type}: {result.rule})"
             print(f"  {result.sample_id:<45} {verdict}")
         print()
-    _print_report(report, args.json)
+    print_report(report, args.json)
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from evaluators.engine.cli_run import run_command
+
+    return run_command(args)
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from evaluators.engine.cli_run import runs_command
+
+    return runs_command(args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from evaluators.engine.cli_run import export_command
+
+    return export_command(args)
 
 
 def _list(_: argparse.Namespace) -> int:
@@ -131,7 +179,7 @@ def _list(_: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"list": _list, "score": _score, "demo": _demo}
+    handlers = {"list": _list, "score": _score, "demo": _demo, "run": _run, "runs": _runs, "export": _export}
     try:
         return handlers[args.command](args)
     except ToolboardError as exc:

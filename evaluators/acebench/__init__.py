@@ -6,6 +6,7 @@ from evaluators.acebench.data import DATA_VERSION, load
 from evaluators.acebench.predictions import read_predictions
 from evaluators.acebench.prompts import build_request
 from evaluators.acebench.report import summarize
+from evaluators.acebench.solve import can_solve, solve
 from evaluators.core.registry import Benchmark, register
 
 BENCHMARK = register(
@@ -22,6 +23,8 @@ BENCHMARK = register(
         score=score,
         report=summarize,
         build_request=build_request,
+        solve=solve,
+        can_solve=can_solve,
         description="ACEBench (arXiv 2501.12851): normal, special and agent tool use, en and zh.",
         extra={"data_version": DATA_VERSION},
     )

@@ -36,6 +36,9 @@ class Benchmark:
     score: Callable[[Sample, Prediction | None, str], SampleScore]
     report: Callable[..., Report]
     build_request: Callable[..., Any] | None = None
+    # async solve(sample, chat, request_mode) -> Prediction; can_solve(subset) says which subsets it runs
+    solve: Callable[..., Any] | None = None
+    can_solve: Callable[[str], bool] = lambda subset: True
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -36,6 +36,8 @@ class Prediction:
     process: list[str] | None = None
     error: str | None = None
     source_line: int | None = None
+    latency: float | None = None
+    usage: dict[str, int] | None = None
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""The engine: chat client, retries, response cache, SQLite store and the run loop."""

@@ -1,0 +1,141 @@
+"""The `run`, `runs` and `export` commands: the engine from the terminal, with a progress bar."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+
+from tqdm import tqdm
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import get_benchmark
+from evaluators.engine.runner import Progress, execute, start_run
+from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.store import Store
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
+    if not args.benchmark or not args.base_url or not args.model:
+        raise ToolboardError("run needs BENCHMARK, --base-url and --model (or --resume/--rerun-errors RUN_ID)")
+    benchmark = get_benchmark(args.benchmark)
+    language = args.language
+    if benchmark.languages != (None,):
+        language = language or benchmark.languages[0]
+        if language not in benchmark.languages:
+            raise ToolboardError(f"unknown language {language!r}; expected one of {', '.join(map(str, benchmark.languages))}")
+    if args.concurrency < 1:
+        raise ToolboardError("--concurrency must be at least 1")
+    if not isinstance(args.extra_body, dict):
+        raise ToolboardError("--extra-body must be a JSON object")
+    settings = ModelSettings(
+        base_url=args.base_url, model=args.model, api_key_env=args.api_key_env, request_mode=args.request_mode,
+        temperature=args.temperature, max_tokens=args.max_tokens, timeout=args.timeout, extra_body=args.extra_body,
+    )
+    return RunConfig(
+        benchmark=benchmark.name, model=settings, language=language, subsets=tuple(args.subset or ()), limit=args.limit,
+        data_dir=str(args.data_dir) if args.data_dir else None, concurrency=args.concurrency,
+        use_cache=not args.no_cache, max_attempts=args.max_attempts,
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from evaluators.cli import print_report
+
+    store = Store()
+    rerun_errors = bool(args.rerun_errors)
+    run_id = args.resume or args.rerun_errors
+    samples = None
+    if run_id is None:
+        run_id, samples = start_run(_config(args), store)
+    else:
+        store.get_run(run_id)
+    bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
+
+    def on_progress(progress: Progress) -> None:
+        snapshot = progress.snapshot()
+        bar.total = snapshot["total"]
+        bar.n = snapshot["done"]
+        bar.set_postfix(errors=snapshot["errors"], req_s=f"{snapshot['requests_per_s']:.1f}", refresh=False)
+        bar.refresh()
+
+    async def main() -> object:
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, cancel.set)
+        return await execute(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel)
+
+    try:
+        outcome = asyncio.run(main())
+    finally:
+        bar.close()
+    if outcome.status != "finished":  # type: ignore[attr-defined]
+        print(f"run {run_id} {outcome.status}; continue with: python -m evaluators run --resume {run_id}", file=sys.stderr)  # type: ignore[attr-defined]
+        return 3
+    report = outcome.report if args.mode == "official" else None  # type: ignore[attr-defined]
+    if report is None:
+        stored = store.load_report(run_id, args.mode)
+        if args.json:
+            print(json.dumps({**(stored or {}), "run_id": run_id}, ensure_ascii=False))
+            return 0
+        print(json.dumps(stored, ensure_ascii=False, indent=1))
+    elif args.json:
+        print(json.dumps({**report.to_json(), "run_id": run_id}, ensure_ascii=False))
+    else:
+        print_report(report, False)
+    totals = store.run_totals(run_id)
+    print(
+        f"run {run_id}: {totals['done']} samples, {totals['errors']} request errors, "
+        f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens",
+        file=sys.stderr,
+    )
+    if totals["errors"]:
+        print(f"re-send the failed requests with: python -m evaluators run --rerun-errors {run_id}", file=sys.stderr)
+    return 0
+
+
+def runs_command(args: argparse.Namespace) -> int:
+    store = Store()
+    rows = []
+    for run in store.list_runs():
+        totals = store.run_totals(run.id)
+        report = store.load_report(run.id) or {}
+        rows.append({
+            "id": run.id, "benchmark": run.benchmark, "language": run.language, "model": run.model,
+            "base_url": run.base_url, "status": run.status, "done": totals["done"], "total": run.total,
+            "errors": totals["errors"], "fingerprint": run.fingerprint, "summary": report.get("summary"),
+        })
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False))
+    for row in [] if args.json else rows:
+        print(f"{row['id']}  {row['benchmark']:<10} {row['model']:<24} {row['status']:<11} {row['done']}/{row['total']}"
+              f"  errors={row['errors']}  fingerprint={row['fingerprint']}")
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    store = Store()
+    run = store.get_run(args.run_id)
+    predictions = store.load_predictions(run.id)
+    if args.predictions:
+        with args.predictions.open("w", encoding="utf-8") as out:
+            for prediction in predictions.values():
+                row = {"id": prediction.sample_id, "output": prediction.output}
+                if prediction.tool_calls is not None:
+                    row["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls]
+                if prediction.result is not None:
+                    row["result"], row["process"] = prediction.result, prediction.process
+                if prediction.error is not None:
+                    row["error"] = prediction.error
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    report = store.load_report(run.id, args.mode)
+    if args.report:
+        if report is None:
+            raise ToolboardError(f"run {run.id} has no {args.mode} report yet (status {run.status})")
+        args.report.write_text(json.dumps({**report, "run_id": run.id, "config": run.config}, ensure_ascii=False, indent=1))
+    if not args.predictions and not args.report:
+        print(json.dumps({"run_id": run.id, "status": run.status, "config": run.config, "report": report}, ensure_ascii=False))
+    return 0

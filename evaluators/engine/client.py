@@ -1,0 +1,190 @@
+"""The one async chat interface every benchmark's `solve` talks through: the `openai` SDK, with our
+own retries, a response cache and concurrency limits."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators.core.types import ChatRequest, ToolCall
+from evaluators.engine.settings import ModelSettings
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
+
+
+class RequestFailed(Exception):
+    """A request that could not be completed (retries exhausted, or a non-retryable error)."""
+
+    def __init__(self, message: str, attempts: int):
+        super().__init__(message)
+        self.attempts = attempts
+
+
+@dataclass
+class ChatResult:
+    text: str | None
+    tool_calls: list[ToolCall] | None
+    usage: dict[str, int]
+    latency: float
+    attempts: int
+    cached: bool
+    cache_key: str
+    response: dict[str, Any]
+
+
+@dataclass
+class RetryPolicy:
+    """Exponential backoff with full jitter; a server's Retry-After is honoured (capped)."""
+
+    max_attempts: int = 6
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+
+
+class _GlobalLimit:
+    """One limit on in-flight requests shared by every run in this process."""
+
+    _semaphores: dict[int, asyncio.Semaphore] = {}
+
+    @classmethod
+    def get(cls) -> asyncio.Semaphore:
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in cls._semaphores:
+            cls._semaphores[loop_id] = asyncio.Semaphore(int(os.environ.get(GLOBAL_LIMIT_ENV, "256")))
+        return cls._semaphores[loop_id]
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": settings.model, "messages": request.messages, "temperature": settings.temperature}
+    if settings.max_tokens is not None:
+        body["max_tokens"] = settings.max_tokens
+    if request.tools:
+        body["tools"] = request.tools
+        if request.tool_choice is not None:
+            body["tool_choice"] = request.tool_choice
+    body.update(settings.extra_body)
+    return body
+
+
+def cache_key(base_url: str, body: dict[str, Any]) -> str:
+    identity = json.dumps({"base_url": base_url.rstrip("/"), "body": body}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(identity.encode()).hexdigest()
+
+
+def _parse_completion(data: dict[str, Any]) -> dict[str, Any]:
+    """Keep what scoring needs from a chat completion; raise ValueError when it is malformed."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ValueError("response has no choices")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise ValueError("response choice has no message")
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ValueError("malformed tool call in response")
+        calls.append({"name": function["name"], "arguments": function.get("arguments") or ""})
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return {
+        "text": message.get("content") if isinstance(message.get("content"), str) else None,
+        "tool_calls": calls or None,
+        "usage": {"prompt_tokens": int(usage.get("prompt_tokens") or 0), "completion_tokens": int(usage.get("completion_tokens") or 0)},
+    }
+
+
+@dataclass
+class ChatClient:
+    settings: ModelSettings
+    api_key: str | None = None
+    store: Any = None  # evaluators.engine.store.Store, for the response cache
+    use_cache: bool = True
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    concurrency: int = 8
+    requests_sent: int = 0
+
+    def __post_init__(self) -> None:
+        from openai import AsyncOpenAI  # imported here: the SDK is slow to import and only runs need it
+
+        self._client = AsyncOpenAI(
+            base_url=self.settings.base_url,
+            api_key=self.api_key or "not-needed",
+            timeout=self.settings.timeout,
+            max_retries=0,
+        )
+        self._limit: asyncio.Semaphore | None = None
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    def _result(self, response: dict[str, Any], key: str, latency: float, attempts: int, cached: bool) -> ChatResult:
+        calls = [ToolCall(c["name"], c["arguments"]) for c in response["tool_calls"]] if response["tool_calls"] else None
+        return ChatResult(response["text"], calls, response["usage"], latency, attempts, cached, key, response)
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        body = request_body(request, self.settings)
+        key = cache_key(self.settings.base_url, body)
+        if self.use_cache and self.store is not None:
+            cached = self.store.cache_get(key)
+            if cached is not None:
+                return self._result(cached, key, 0.0, 0, cached=True)
+        if self._limit is None:
+            self._limit = asyncio.Semaphore(self.concurrency)
+        async with self._limit, _GlobalLimit.get():
+            return await self._send_with_retries(body, key)
+
+    async def _send_with_retries(self, body: dict[str, Any], key: str) -> ChatResult:
+        import openai
+
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            retry_after: float | None = None
+            try:
+                self.requests_sent += 1
+                raw = await self._client.post("/chat/completions", body=body, cast_to=object)
+                response = _parse_completion(raw if isinstance(raw, dict) else {})
+                if self.store is not None:
+                    self.store.cache_put(key, response)
+                return self._result(response, key, time.perf_counter() - started, attempt, cached=False)
+            except openai.APIStatusError as exc:
+                if exc.status_code not in RETRYABLE_STATUS:
+                    raise RequestFailed(f"HTTP {exc.status_code}: {_short(exc.message)}", attempt) from None
+                problem = f"HTTP {exc.status_code}"
+                retry_after = _retry_after(exc)
+            except openai.APITimeoutError:
+                problem = f"timeout after {self.settings.timeout:g} s"
+            except openai.APIConnectionError as exc:
+                problem = f"connection error: {_short(str(exc))}"
+            except (ValueError, TypeError, openai.APIResponseValidationError) as exc:
+                problem = f"malformed response: {_short(str(exc))}"
+            if attempt >= self.retry.max_attempts:
+                raise RequestFailed(f"{problem} (gave up after {attempt} attempts)", attempt)
+            await asyncio.sleep(self.retry.delay(attempt, retry_after))
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"

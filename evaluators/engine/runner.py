@@ -1,0 +1,203 @@
+"""Runs: solve samples concurrently through the engine's client, store each prediction as it
+completes, then score and report. Resumable after any interruption, cancellable, re-runnable."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluators import __version__
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import Benchmark, get_benchmark, score_all
+from evaluators.core.types import Prediction, Report, Sample
+from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
+from evaluators.engine.settings import RunConfig, fingerprint
+from evaluators.engine.store import Store
+
+
+@dataclass
+class Progress:
+    """Live counts of a run, for progress bars and the jobs panel."""
+
+    run_id: str
+    total: dict[str, int]
+    done: dict[str, int] = field(default_factory=dict)
+    errors: int = 0
+    requests: int = 0
+    started: float = field(default_factory=time.monotonic)
+    finished_before: int = 0
+
+    @property
+    def total_count(self) -> int:
+        return sum(self.total.values())
+
+    @property
+    def done_count(self) -> int:
+        return sum(self.done.values())
+
+    def snapshot(self) -> dict[str, Any]:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        new = self.done_count - self.finished_before
+        remaining = self.total_count - self.done_count
+        rate = new / elapsed
+        return {
+            "run_id": self.run_id,
+            "done": self.done_count,
+            "total": self.total_count,
+            "errors": self.errors,
+            "per_subset": {name: {"done": self.done.get(name, 0), "total": count} for name, count in self.total.items()},
+            "requests_per_s": self.requests / elapsed,
+            "eta_s": remaining / rate if rate > 0 else None,
+            "elapsed_s": elapsed,
+        }
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    status: str
+    report: Report | None
+    progress: Progress
+
+
+def _load_samples(benchmark: Benchmark, config: RunConfig) -> list[Sample]:
+    subsets = benchmark.expand_subsets(list(config.subsets) or None)
+    if not config.subsets:
+        subsets = [s for s in subsets if benchmark.can_solve(s)]
+    unsupported = [s for s in subsets if not benchmark.can_solve(s)]
+    if unsupported:
+        raise ToolboardError(f"{benchmark.name} cannot run these subsets against an endpoint yet: {', '.join(unsupported)}")
+    return benchmark.load(config.data_dir, language=config.language, subsets=subsets, limit=config.limit)
+
+
+def _api_key(config: RunConfig) -> str | None:
+    return os.environ.get(config.model.api_key_env) if config.model.api_key_env else None
+
+
+def start_run(config: RunConfig, store: Store) -> tuple[str, list[Sample]]:
+    benchmark = get_benchmark(config.benchmark)
+    if benchmark.solve is None:
+        raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
+    samples = _load_samples(benchmark, config)
+    if not samples:
+        raise ToolboardError("no samples selected")
+    data_version = str(benchmark.extra.get("data_version", "unknown"))
+    run_id = store.create_run(
+        config.benchmark, config.language, config.model.model, config.model.base_url, config.to_json(),
+        fingerprint(config, data_version, __version__), len(samples),
+    )
+    return run_id, samples
+
+
+async def execute(
+    store: Store,
+    run_id: str,
+    samples: list[Sample] | None = None,
+    *,
+    rerun_errors: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    cancel: asyncio.Event | None = None,
+    retry: RetryPolicy | None = None,
+) -> RunOutcome:
+    """Solve every sample of the run that has no prediction yet (or, with rerun_errors, those that
+    ended in a request error), then score and report unless cancelled."""
+    run = store.get_run(run_id)
+    config = RunConfig.from_json(run.config)
+    benchmark = get_benchmark(config.benchmark)
+    if samples is None:
+        samples = _load_samples(benchmark, config)
+    states = store.prediction_states(run_id)
+    if rerun_errors:
+        todo = [s for s in samples if states.get(s.id) is True]
+    else:
+        todo = [s for s in samples if s.id not in states]
+    progress = Progress(run_id=run_id, total={})
+    for sample in samples:
+        progress.total[sample.subset] = progress.total.get(sample.subset, 0) + 1
+        if sample.id in states and sample not in todo:
+            progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
+    progress.errors = sum(1 for s in samples if states.get(s.id) and s not in todo)
+    progress.finished_before = progress.done_count
+    store.set_status(run_id, "running")
+    client = ChatClient(
+        config.model, api_key=_api_key(config), store=store, use_cache=config.use_cache,
+        retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
+    )
+    cancel = cancel or asyncio.Event()
+    queue: asyncio.Queue[Sample] = asyncio.Queue()
+    for sample in todo:
+        queue.put_nowait(sample)
+
+    async def solve_one(sample: Sample) -> None:
+        before = client.requests_sent
+        try:
+            prediction = await benchmark.solve(sample, client, config.model.request_mode)  # type: ignore[misc]
+            attempts = client.requests_sent - before
+        except RequestFailed as exc:
+            prediction = Prediction(sample.id, error=str(exc))
+            attempts = exc.attempts
+        progress.requests += client.requests_sent - before
+        store.save_prediction(run_id, sample.subset, prediction, attempts=attempts)
+        progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
+        progress.errors += prediction.error is not None
+        if on_progress:
+            on_progress(progress)
+
+    async def worker() -> None:
+        while not cancel.is_set():
+            try:
+                sample = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await solve_one(sample)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(config.concurrency, len(todo))))]
+    cancel_watch = asyncio.create_task(cancel.wait())
+    try:
+        pending = set(workers)
+        while pending:
+            done, pending = await asyncio.wait(pending | {cancel_watch}, return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(cancel_watch)
+            for task in done:
+                if task is not cancel_watch and task.exception():
+                    raise task.exception()  # type: ignore[misc]
+            if cancel.is_set():
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                pending = set()
+    except BaseException:
+        for task in workers:
+            task.cancel()
+        store.set_status(run_id, "interrupted")
+        raise
+    finally:
+        cancel_watch.cancel()
+        await client.close()
+    if cancel.is_set():
+        store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
+        return RunOutcome(run_id, "cancelled", None, progress)
+    report = score_run(store, run_id, samples)
+    return RunOutcome(run_id, "finished", report, progress)
+
+
+def score_run(store: Store, run_id: str, samples: list[Sample] | None = None, modes: tuple[str, ...] = ("official", "strict")) -> Report:
+    """Score the stored predictions (pure, re-computable at any time) and store scores and reports."""
+    run = store.get_run(run_id)
+    config = RunConfig.from_json(run.config)
+    benchmark = get_benchmark(config.benchmark)
+    if samples is None:
+        samples = _load_samples(benchmark, config)
+    predictions = store.load_predictions(run_id)
+    reports: dict[str, Report] = {}
+    for mode in modes:
+        scores = score_all(benchmark, samples, predictions, mode)
+        reports[mode] = benchmark.report(samples, scores, mode=mode, language=config.language)
+        store.save_scores(run_id, mode, scores, reports[mode])
+    totals = store.run_totals(run_id)
+    store.set_status(run_id, "finished", f"{totals['done']} samples, {totals['errors']} request errors")
+    return reports[modes[0]]

@@ -1,0 +1,282 @@
+"""The SQLite store: runs, predictions, sample scores, reports and the response cache.
+
+One file under TOOLBOARD_HOME, in WAL mode. Each finished sample is committed at once (with its
+cached response), so a run killed at any moment keeps everything that had finished.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.paths import toolboard_home
+from evaluators.core.types import Prediction, Report, SampleScore, ToolCall
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        benchmark TEXT NOT NULL,
+        language TEXT,
+        model TEXT NOT NULL,
+        base_url TEXT NOT NULL,
+        config TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        started_at REAL,
+        finished_at REAL,
+        total INTEGER NOT NULL DEFAULT 0,
+        message TEXT
+    );
+    CREATE TABLE predictions (
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        sample_id TEXT NOT NULL,
+        subset TEXT NOT NULL,
+        output TEXT,
+        tool_calls TEXT,
+        result TEXT,
+        process TEXT,
+        error TEXT,
+        latency REAL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        attempts INTEGER,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, sample_id)
+    );
+    CREATE TABLE sample_scores (
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        mode TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        subset TEXT NOT NULL,
+        correct INTEGER NOT NULL,
+        error_type TEXT,
+        rule TEXT,
+        detail TEXT,
+        decoded TEXT,
+        process_score REAL,
+        PRIMARY KEY (run_id, mode, sample_id)
+    );
+    CREATE TABLE reports (
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        mode TEXT NOT NULL,
+        report TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, mode)
+    );
+    CREATE TABLE cache (
+        key TEXT PRIMARY KEY,
+        response TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@dataclass
+class RunRow:
+    id: str
+    benchmark: str
+    language: str | None
+    model: str
+    base_url: str
+    config: dict[str, Any]
+    fingerprint: str
+    status: str
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    total: int
+    message: str | None
+
+
+def default_db_path() -> Path:
+    return toolboard_home() / "toolboard.db"
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, default=repr)
+
+
+class Store:
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path else default_db_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # ---- schema ---------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self._lock:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise ToolboardError(
+                    f"{self.path} was written by a newer toolboard (schema {version} > {SCHEMA_VERSION}); upgrade first"
+                )
+            for number in range(version, SCHEMA_VERSION):
+                try:
+                    self._db.executescript(f"BEGIN; {MIGRATIONS[number]}; PRAGMA user_version={number + 1}; COMMIT;")
+                except sqlite3.Error:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+
+    def schema_version(self) -> int:
+        return self._db.execute("PRAGMA user_version").fetchone()[0]
+
+    # ---- runs -----------------------------------------------------------------------------
+
+    def create_run(self, benchmark: str, language: str | None, model: str, base_url: str, config: dict[str, Any],
+                   fingerprint: str, total: int) -> str:
+        run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, created_at, total)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?)",
+                (run_id, benchmark, language, model, base_url, json.dumps(config), fingerprint, time.time(), total),
+            )
+        return run_id
+
+    def get_run(self, run_id: str) -> RunRow:
+        row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise ToolboardError(f"no run {run_id!r} in {self.path}")
+        data = dict(row)
+        data["config"] = json.loads(data["config"])
+        return RunRow(**data)
+
+    def list_runs(self) -> list[RunRow]:
+        ids = [r[0] for r in self._db.execute("SELECT id FROM runs ORDER BY created_at DESC")]
+        return [self.get_run(run_id) for run_id in ids]
+
+    def set_status(self, run_id: str, status: str, message: str | None = None) -> None:
+        now = time.time()
+        with self._lock:
+            if status == "running":
+                self._db.execute("UPDATE runs SET status=?, started_at=COALESCE(started_at, ?), message=? WHERE id=?",
+                                 (status, now, message, run_id))
+            else:
+                self._db.execute("UPDATE runs SET status=?, finished_at=?, message=? WHERE id=?", (status, now, message, run_id))
+
+    # ---- predictions ----------------------------------------------------------------------
+
+    def save_prediction(self, run_id: str, subset: str, prediction: Prediction, attempts: int = 1) -> None:
+        usage = prediction.usage or {}
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
+                    " latency, prompt_tokens, completion_tokens, attempts, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        run_id, prediction.sample_id, subset, prediction.output,
+                        _dumps([{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls])
+                        if prediction.tool_calls is not None else None,
+                        _dumps(prediction.result), _dumps(prediction.process), prediction.error, prediction.latency,
+                        usage.get("prompt_tokens"), usage.get("completion_tokens"), attempts, now,
+                    ),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def load_predictions(self, run_id: str) -> dict[str, Prediction]:
+        predictions: dict[str, Prediction] = {}
+        for row in self._db.execute("SELECT * FROM predictions WHERE run_id = ?", (run_id,)):
+            tool_calls = json.loads(row["tool_calls"]) if row["tool_calls"] else None
+            predictions[row["sample_id"]] = Prediction(
+                sample_id=row["sample_id"],
+                output=row["output"],
+                tool_calls=[ToolCall(c["name"], c["arguments"]) for c in tool_calls] if tool_calls is not None else None,
+                result=json.loads(row["result"]) if row["result"] else None,
+                process=json.loads(row["process"]) if row["process"] else None,
+                error=row["error"],
+                latency=row["latency"],
+                usage={"prompt_tokens": row["prompt_tokens"] or 0, "completion_tokens": row["completion_tokens"] or 0},
+            )
+        return predictions
+
+    def prediction_states(self, run_id: str) -> dict[str, bool]:
+        """sample id -> True if it ended with a request error."""
+        rows = self._db.execute("SELECT sample_id, error IS NOT NULL FROM predictions WHERE run_id = ?", (run_id,))
+        return {sample_id: bool(is_error) for sample_id, is_error in rows}
+
+    def run_totals(self, run_id: str) -> dict[str, Any]:
+        row = self._db.execute(
+            "SELECT COUNT(*) AS done, SUM(error IS NOT NULL) AS errors, SUM(latency) AS latency,"
+            " SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens"
+            " FROM predictions WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        return {key: row[key] or 0 for key in row.keys()}
+
+    # ---- scores and reports ---------------------------------------------------------------
+
+    def save_scores(self, run_id: str, mode: str, scores: list[SampleScore], report: Report) -> None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.execute("DELETE FROM sample_scores WHERE run_id=? AND mode=?", (run_id, mode))
+                self._db.executemany(
+                    "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
+                    " process_score) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    [
+                        (run_id, mode, s.sample_id, s.subset, int(s.correct), s.error_type, s.rule, s.detail,
+                         _safe_dumps(s.decoded), s.process_score)
+                        for s in scores
+                    ],
+                )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO reports (run_id, mode, report, created_at) VALUES (?,?,?,?)",
+                    (run_id, mode, json.dumps(report.to_json(), ensure_ascii=False), time.time()),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def load_report(self, run_id: str, mode: str = "official") -> dict[str, Any] | None:
+        row = self._db.execute("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    # ---- response cache -------------------------------------------------------------------
+
+    def cache_put(self, key: str, response: dict[str, Any]) -> None:
+        """Committed at once: after a crash, a response that arrived is never requested again."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)",
+                (key, json.dumps(response, ensure_ascii=False), time.time()),
+            )
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+
+def _safe_dumps(value: Any) -> str | None:
+    try:
+        return _dumps(value)
+    except ValueError:  # ints too long to print
+        return json.dumps(repr(type(value)))

@@ -1,0 +1,230 @@
+"""The engine against a real HTTP server on 127.0.0.1: faults, retries, cache, limits, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluators.engine.client import RetryPolicy
+from evaluators.engine.runner import execute, score_run, start_run
+from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.store import SCHEMA_VERSION, Store
+from tests.conftest import PROJECT
+from tests.engine_fixtures import correct_reply, write_dataset
+from tests.scripted_server import Fault, ScriptedServer, last_user_text
+
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+
+
+def _config(server: ScriptedServer, data: Path, **kwargs) -> RunConfig:
+    model = ModelSettings(base_url=server.base_url, model="scripted", timeout=kwargs.pop("timeout", 5.0),
+                          request_mode=kwargs.pop("request_mode", "prompt"), api_key_env="TOOLBOARD_TEST_KEY")
+    return RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
+                     concurrency=kwargs.pop("concurrency", 4), **kwargs)
+
+
+def _run(store: Store, config: RunConfig, **kwargs):
+    run_id, samples = start_run(config, store)
+    return asyncio.run(execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), **kwargs))
+
+
+def _number(body: dict) -> int:
+    return int(last_user_text(body).split("number ")[1].split(" ")[0])
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_dataset(tmp_path / "data", 30)
+
+
+def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: Path):
+    attempts_by_number: dict[int, int] = {}
+
+    def fault(key: str, attempt: int) -> Fault | None:
+        number = int(key_to_number[key])
+        attempts_by_number[number] = attempt
+        kind = number % 7
+        if kind == 1 and attempt == 1:
+            return Fault(status=429, headers={"Retry-After": "0.05"})
+        if kind == 2 and attempt <= 2:
+            return Fault(status=500)
+        if kind == 3:
+            return Fault(status=503)  # never recovers
+        if kind == 4 and attempt == 1:
+            return Fault(hang=1.0)  # the client times out first
+        if kind == 5 and attempt == 1:
+            return Fault(malformed=True)
+        if kind == 6 and number == 6:
+            return Fault(status=400)  # not retried
+        return None
+
+    key_to_number: dict[str, int] = {}
+
+    def reply(body: dict) -> dict:
+        return correct_reply(body)
+
+    with ScriptedServer(reply=reply, fault=lambda k, a: fault(k, a)) as server:
+        original = server._serve
+
+        def serve(handler, body):
+            from tests.scripted_server import prompt_key
+
+            key_to_number[prompt_key(body)] = _number(body)
+            original(handler, body)
+
+        server._serve = serve  # type: ignore[method-assign]
+        store = Store(tmp_path / "db.sqlite")
+        outcome = _run(store, _config(server, data, timeout=0.4))
+    predictions = store.load_predictions(outcome.run_id)
+    assert len(predictions) == 30
+    errors = {p.sample_id for p in predictions.values() if p.error}
+    expected_errors = {f"normal_atom_bool_{n}" for n in range(30) if n % 7 == 3} | {"normal_atom_bool_6"}
+    assert errors == expected_errors
+    assert attempts_by_number[3] == FAST_RETRY.max_attempts and attempts_by_number[6] == 1
+    assert "HTTP 503" in predictions["normal_atom_bool_3"].error and "HTTP 400" in predictions["normal_atom_bool_6"].error
+    report = outcome.report.to_json()
+    assert report["subsets"]["normal_atom_bool"]["n"] == 30
+    assert report["errors"] == {"request_error": len(expected_errors)}
+    assert report["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == round((30 - len(expected_errors)) / 30, 3)
+
+
+def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=correct_reply) as server:
+        store = Store(tmp_path / "db.sqlite")
+        first = _run(store, _config(server, data))
+        assert server.requests == 30
+        second = _run(store, _config(server, data))
+        assert server.requests == 30  # zero new requests
+        assert second.report.to_json() == first.report.to_json()
+        _run(store, _config(server, data, use_cache=False))
+        assert server.requests == 60
+
+
+def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=correct_reply, latency=0.05) as server:
+        _run(Store(tmp_path / "db.sqlite"), _config(server, data, concurrency=3))
+    assert server.max_in_flight == 3
+
+
+def test_native_tools_mode_maps_tool_names_back(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=correct_reply) as server:
+        outcome = _run(Store(tmp_path / "db.sqlite"), _config(server, data, request_mode="tools"))
+    assert server.bodies[0]["tools"][0]["function"]["name"] == "Clock_setAlarm"
+    assert outcome.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
+
+
+def test_rerun_errors_resends_only_failed_samples(data: Path, tmp_path: Path):
+    healthy = {"on": False}
+    with ScriptedServer(reply=correct_reply, fault=lambda k, a: None if healthy["on"] else Fault(status=503) if a <= 4 and k.endswith(("0", "1", "2")) else None) as server:
+        store = Store(tmp_path / "db.sqlite")
+        outcome = _run(store, _config(server, data))
+        failed = {p.sample_id for p in store.load_predictions(outcome.run_id).values() if p.error}
+        assert failed
+        healthy["on"] = True
+        before = server.requests
+        again = asyncio.run(execute(store, outcome.run_id, rerun_errors=True, retry=FAST_RETRY))
+        assert server.requests - before == len(failed)
+    assert again.report.to_json()["errors"] == {}
+    assert again.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
+
+
+def test_cancel_then_resume(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=correct_reply, latency=0.05) as server:
+        store = Store(tmp_path / "db.sqlite")
+        run_id, samples = start_run(_config(server, data, concurrency=2), store)
+        cancel = asyncio.Event()
+
+        def on_progress(progress):
+            if progress.done_count >= 6:
+                cancel.set()
+
+        outcome = asyncio.run(execute(store, run_id, samples, on_progress=on_progress, cancel=cancel, retry=FAST_RETRY))
+        assert outcome.status == "cancelled" and store.get_run(run_id).status == "cancelled"
+        done_before = set(store.prediction_states(run_id))
+        assert 6 <= len(done_before) < 30
+        finished = asyncio.run(execute(store, run_id, retry=FAST_RETRY))
+    assert finished.status == "finished" and len(store.prediction_states(run_id)) == 30
+    assert server.requests <= 30 + 2  # only the 2 requests in flight at the cancel may be sent again
+
+
+def test_scores_are_recomputable_from_stored_predictions(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=correct_reply) as server:
+        store = Store(tmp_path / "db.sqlite")
+        outcome = _run(store, _config(server, data))
+    assert score_run(store, outcome.run_id).to_json() == outcome.report.to_json()
+    assert store.load_report(outcome.run_id, "strict")["mode"] == "strict"
+
+
+def test_store_schema_version_and_refusal_of_newer_files(tmp_path: Path):
+    store = Store(tmp_path / "db.sqlite")
+    assert store.schema_version() == SCHEMA_VERSION
+    store.close()
+    with sqlite3.connect(tmp_path / "db.sqlite") as db:
+        db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    from evaluators.core.errors import ToolboardError
+
+    with pytest.raises(ToolboardError, match="newer toolboard"):
+        Store(tmp_path / "db.sqlite")
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "evaluators", *args], cwd=PROJECT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_the_key(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 40)
+    home = tmp_path / "home"
+    secret = "sk-test-SECRET-never-stored-1234"
+    env = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_TEST_KEY": secret}
+    with ScriptedServer(reply=correct_reply, latency=0.1) as server:
+        args = ["run", "acebench", "--base-url", server.base_url, "--model", "scripted", "--api-key-env", "TOOLBOARD_TEST_KEY",
+                "--data-dir", str(data), "--subset", "normal_atom_bool", "--concurrency", "2", "--json"]
+        process = _cli(*args, env=env)
+        db_path = home / "toolboard.db"
+        done_at_kill: set[str] = set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if db_path.exists():
+                with sqlite3.connect(db_path) as db:
+                    try:
+                        rows = db.execute("SELECT run_id, sample_id FROM predictions").fetchall()
+                    except sqlite3.OperationalError:
+                        rows = []
+                if len(rows) >= 10:
+                    process.send_signal(signal.SIGKILL)
+                    process.wait()
+                    with sqlite3.connect(db_path) as db:
+                        rows = db.execute("SELECT run_id, sample_id FROM predictions").fetchall()
+                    done_at_kill = {sample for _, sample in rows}
+                    run_id = rows[0][0]
+                    break
+            time.sleep(0.02)
+        assert done_at_kill and len(done_at_kill) < 40
+        counts_at_kill = dict(server.per_key)
+        resumed = _cli("run", "--resume", run_id, "--json", env=env)
+        out, err = resumed.communicate(timeout=120)
+        assert resumed.returncode == 0, err
+        report = json.loads(out)
+        assert report["run_id"] == run_id and report["subsets"]["normal_atom_bool"]["n"] == 40
+        assert report["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
+        answered_before = {key for key, count in counts_at_kill.items() if count}
+        repeated = [key for key in answered_before if server.per_key[key] > counts_at_kill[key]]
+        # only requests that were in flight at the kill may be sent again (at most the concurrency)
+        assert len(repeated) <= 2
+        assert server.requests <= 40 + 2
+    headers = [h.get("authorization") for h in server.headers_seen]
+    assert all(value == f"Bearer {secret}" for value in headers)
+    for path in home.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert secret not in out + err
