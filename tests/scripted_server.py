@@ -1,9 +1,10 @@
-"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks: real HTTP,
-injectable latency and faults (status codes with Retry-After, timeouts, malformed bodies), and
-counters (requests per prompt, peak in-flight requests, headers seen)."""
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks: real HTTP (aiohttp,
+on its own thread and event loop), injectable latency and faults (status codes with Retry-After,
+hangs, malformed bodies), and counters (requests per prompt, peak in-flight requests, headers)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -11,8 +12,9 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from aiohttp import web
 
 
 @dataclass
@@ -40,91 +42,111 @@ class ScriptedServer:
         reply: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         latency: float = 0.0,
         fault: Callable[[str, int], Fault | None] | None = None,
+        on_request: Callable[[dict[str, Any]], None] | None = None,
     ):
         self.reply = reply or (lambda body: {"content": "[]"})
         self.latency = latency
         self.fault = fault
-        self.lock = threading.Lock()
+        self.on_request = on_request
         self.requests = 0
         self.per_key: Counter[str] = Counter()
-        self.answered: Counter[str] = Counter()
         self.in_flight = 0
         self.max_in_flight = 0
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[dict[str, Any]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                server._serve(self, body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._port = 0
+        self._thread = threading.Thread(target=self._serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._port}/v1"
 
     def __enter__(self) -> ScriptedServer:
-        self.thread.start()
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("scripted server did not start")
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
 
-    def _send(self, handler: BaseHTTPRequestHandler, status: int, payload: bytes, headers: dict[str, str]) -> None:
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(payload)))
-        for name, value in headers.items():
-            handler.send_header(name, value)
-        handler.end_headers()
-        try:
-            handler.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+    def _serve_forever(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._main())
+        self._loop.close()
 
-    def _serve(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._handle)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._ready.set()
+        await self._stop.wait()
+        await runner.cleanup()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
         key = prompt_key(body)
-        with self.lock:
-            self.requests += 1
-            self.per_key[key] += 1
-            attempt = self.per_key[key]
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            self.headers_seen.append({k.lower(): v for k, v in handler.headers.items()})
-            self.bodies.append(body)
+        self.requests += 1
+        self.per_key[key] += 1
+        attempt = self.per_key[key]
+        self.headers_seen.append({k.lower(): v for k, v in request.headers.items()})
+        self.bodies.append(body)
+        if self.on_request:
+            self.on_request(body)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             if self.latency:
-                time.sleep(self.latency)
+                await asyncio.sleep(self.latency)
             fault = self.fault(key, attempt) if self.fault else None
             if fault and fault.hang:
-                time.sleep(fault.hang)
+                await asyncio.sleep(fault.hang)
             if fault and fault.status:
-                payload = json.dumps({"error": {"message": f"scripted {fault.status}", "type": "scripted"}}).encode()
-                self._send(handler, fault.status, payload, fault.headers)
-                return
+                error = {"error": {"message": f"scripted {fault.status}", "type": "scripted"}}
+                return web.json_response(error, status=fault.status, headers=fault.headers)
             if fault and fault.malformed:
-                self._send(handler, 200, b'{"choices": [{"mess', {})
-                return
+                return web.Response(text='{"choices": [{"mess', content_type="application/json")
             message = {"role": "assistant", "content": None, **self.reply(body)}
-            completion = {
+            return web.json_response({
                 "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": body.get("model"),
                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }
-            self._send(handler, 200, json.dumps(completion).encode(), {})
-            with self.lock:
-                self.answered[key] += 1
+            })
         finally:
-            with self.lock:
-                self.in_flight -= 1
+            self.in_flight -= 1
+
+
+def main() -> None:
+    """Serve from its own process: python -m tests.scripted_server --latency 0.2 (prints the base URL;
+    answers "stats" on stdin with the counters as JSON)."""
+    import argparse
+    import sys
+
+    from tests.engine_fixtures import correct_reply
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of prompts whose first attempt gets a 503")
+    args = parser.parse_args()
+
+    def fault(key: str, attempt: int) -> Fault | None:
+        unlucky = int(key, 16) % 1000 < args.fault_rate * 1000
+        return Fault(status=503, headers={"Retry-After": "0"}) if attempt == 1 and unlucky else None
+
+    with ScriptedServer(reply=correct_reply, latency=args.latency, fault=fault) as server:
+        print(server.base_url, flush=True)
+        for line in sys.stdin:
+            if line.strip() == "stats":
+                print(json.dumps({"requests": server.requests, "max_in_flight": server.max_in_flight}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

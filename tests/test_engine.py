@@ -69,19 +69,12 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
 
     key_to_number: dict[str, int] = {}
 
-    def reply(body: dict) -> dict:
-        return correct_reply(body)
+    def remember(body: dict) -> None:
+        from tests.scripted_server import prompt_key
 
-    with ScriptedServer(reply=reply, fault=lambda k, a: fault(k, a)) as server:
-        original = server._serve
+        key_to_number[prompt_key(body)] = _number(body)
 
-        def serve(handler, body):
-            from tests.scripted_server import prompt_key
-
-            key_to_number[prompt_key(body)] = _number(body)
-            original(handler, body)
-
-        server._serve = serve  # type: ignore[method-assign]
+    with ScriptedServer(reply=correct_reply, fault=fault, on_request=remember) as server:
         store = Store(tmp_path / "db.sqlite")
         outcome = _run(store, _config(server, data, timeout=0.4))
     predictions = store.load_predictions(outcome.run_id)
@@ -228,3 +221,73 @@ def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
     assert secret not in out + err
+
+
+def test_global_limit_caps_concurrent_runs(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLBOARD_GLOBAL_CONCURRENCY", "3")
+    with ScriptedServer(reply=correct_reply, latency=0.05) as server:
+        store = Store(tmp_path / "db.sqlite")
+        first = start_run(_config(server, data, concurrency=4), store)
+        second = start_run(_config(server, data, concurrency=4, use_cache=False), store)
+
+        async def both():
+            return await asyncio.gather(
+                execute(store, first[0], first[1], retry=FAST_RETRY), execute(store, second[0], second[1], retry=FAST_RETRY)
+            )
+
+        outcomes = asyncio.run(both())
+    assert all(o.status == "finished" for o in outcomes)
+    assert server.max_in_flight == 3
+
+
+def test_progress_snapshots_report_per_subset_rate_and_eta(data: Path, tmp_path: Path):
+    snapshots = []
+    with ScriptedServer(reply=correct_reply, latency=0.01) as server:
+        _run(Store(tmp_path / "db.sqlite"), _config(server, data), on_progress=lambda p: snapshots.append(p.snapshot()))
+    assert len(snapshots) == 30
+    last = snapshots[-1]
+    assert last["done"] == last["total"] == 30 and last["per_subset"] == {"normal_atom_bool": {"done": 30, "total": 30}}
+    assert last["requests_per_s"] > 0 and last["eta_s"] == 0 and snapshots[0]["eta_s"] > 0
+
+
+def test_exported_predictions_rescore_to_the_same_report(data: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    env = {**os.environ, "TOOLBOARD_HOME": str(home)}
+    with ScriptedServer(reply=correct_reply) as server:
+        run = subprocess.run(
+            [sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", server.base_url, "--model", "scripted",
+             "--data-dir", str(data), "--subset", "normal_atom_bool", "--limit", "12", "--json"],
+            cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120,
+        )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    exported = tmp_path / "predictions.jsonl"
+    subprocess.run([sys.executable, "-m", "evaluators", "export", report["run_id"], "--predictions", str(exported),
+                    "--report", str(tmp_path / "report.json")], cwd=PROJECT, env=env, check=True, timeout=60)
+    rescored = subprocess.run(
+        [sys.executable, "-m", "evaluators", "score", "acebench", str(exported), "--data-dir", str(data),
+         "--subset", "normal_atom_bool", "--json"],
+        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=60,
+    )
+    again = json.loads(rescored.stdout)
+    assert report["subsets"]["normal_atom_bool"] == {"n": 12, "metrics": {"accuracy": 1.0}}
+    # the file scores the whole subset: the 18 samples beyond --limit 12 count as missing
+    assert again["subsets"]["normal_atom_bool"] == {"n": 30, "metrics": {"accuracy": 0.4}}
+    assert again["missing"] == 18
+    listed = subprocess.run([sys.executable, "-m", "evaluators", "runs", "--json"], cwd=PROJECT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert json.loads(listed.stdout)[0]["id"] == report["run_id"]
+    assert json.loads((tmp_path / "report.json").read_text())["run_id"] == report["run_id"]
+
+
+def test_run_errors_are_clear(tmp_path: Path):
+    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path)}
+    missing = subprocess.run([sys.executable, "-m", "evaluators", "run", "acebench"], cwd=PROJECT, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "run needs BENCHMARK, --base-url and --model" in missing.stderr
+    unknown = subprocess.run([sys.executable, "-m", "evaluators", "run", "--resume", "nope"], cwd=PROJECT, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "no run 'nope'" in unknown.stderr
+    agent = subprocess.run([sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", "http://127.0.0.1:9/v1",
+                            "--model", "m", "--subset", "agent"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=60)
+    assert agent.returncode == 2 and "cannot run these subsets" in agent.stderr

@@ -12,8 +12,9 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import Benchmark, get_benchmark, score_all
-from evaluators.core.types import Prediction, Report, Sample
+from evaluators.core.registry import MODES as SCORING_MODES
+from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
 from evaluators.engine.settings import RunConfig, fingerprint
 from evaluators.engine.store import Store
@@ -128,6 +129,7 @@ async def execute(
         retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
     )
     cancel = cancel or asyncio.Event()
+    scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
     queue: asyncio.Queue[Sample] = asyncio.Queue()
     for sample in todo:
         queue.put_nowait(sample)
@@ -142,6 +144,9 @@ async def execute(
             attempts = exc.attempts
         progress.requests += client.requests_sent - before
         store.save_prediction(run_id, sample.subset, prediction, attempts=attempts)
+        # Scoring is pure and cheap: done here, while other requests are in flight, not at the end.
+        for mode in SCORING_MODES:
+            scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
         progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
         progress.errors += prediction.error is not None
         if on_progress:
@@ -181,12 +186,18 @@ async def execute(
     if cancel.is_set():
         store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
         return RunOutcome(run_id, "cancelled", None, progress)
-    report = score_run(store, run_id, samples)
+    report = score_run(store, run_id, samples, scored)
     return RunOutcome(run_id, "finished", report, progress)
 
 
-def score_run(store: Store, run_id: str, samples: list[Sample] | None = None, modes: tuple[str, ...] = ("official", "strict")) -> Report:
-    """Score the stored predictions (pure, re-computable at any time) and store scores and reports."""
+def score_run(
+    store: Store,
+    run_id: str,
+    samples: list[Sample] | None = None,
+    scored: dict[str, dict[str, SampleScore]] | None = None,
+) -> Report:
+    """Score the stored predictions (pure, re-computable at any time) and store scores and reports.
+    `scored` holds verdicts already computed from the same predictions, by mode and sample id."""
     run = store.get_run(run_id)
     config = RunConfig.from_json(run.config)
     benchmark = get_benchmark(config.benchmark)
@@ -194,10 +205,11 @@ def score_run(store: Store, run_id: str, samples: list[Sample] | None = None, mo
         samples = _load_samples(benchmark, config)
     predictions = store.load_predictions(run_id)
     reports: dict[str, Report] = {}
-    for mode in modes:
-        scores = score_all(benchmark, samples, predictions, mode)
+    for mode in SCORING_MODES:
+        known = (scored or {}).get(mode, {})
+        scores = [known.get(s.id) or benchmark.score(s, predictions.get(s.id), mode) for s in samples]
         reports[mode] = benchmark.report(samples, scores, mode=mode, language=config.language)
         store.save_scores(run_id, mode, scores, reports[mode])
     totals = store.run_totals(run_id)
     store.set_status(run_id, "finished", f"{totals['done']} samples, {totals['errors']} request errors")
-    return reports[modes[0]]
+    return reports[SCORING_MODES[0]]
