@@ -31,6 +31,8 @@ def write_dataset(root: Path, count: int, category: str = "normal_atom_bool") ->
 def correct_reply(body: dict) -> dict:
     """Answers every synthetic item correctly, as text (or as a native call when tools are offered)."""
     text = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+    if " at " not in text:
+        return {"content": "[]"}  # not one of the synthetic items
     time = text.rsplit(" at ", 1)[1].split(".")[0]
     if body.get("tools"):
         name = body["tools"][0]["function"]["name"]
