@@ -84,6 +84,10 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
     assert errors == expected_errors
     assert attempts_by_number[3] == FAST_RETRY.max_attempts and attempts_by_number[6] == 1
     assert "HTTP 503" in predictions["normal_atom_bool_3"].error and "HTTP 400" in predictions["normal_atom_bool_6"].error
+    with sqlite3.connect(tmp_path / "db.sqlite") as db:
+        attempts = dict(db.execute("SELECT sample_id, attempts FROM predictions"))
+    assert attempts["normal_atom_bool_0"] == 1 and attempts["normal_atom_bool_1"] == 2 and attempts["normal_atom_bool_2"] == 3
+    assert attempts["normal_atom_bool_3"] == FAST_RETRY.max_attempts and attempts["normal_atom_bool_6"] == 1
     report = outcome.report.to_json()
     assert report["subsets"]["normal_atom_bool"]["n"] == 30
     assert report["errors"] == {"request_error": len(expected_errors)}
@@ -310,3 +314,24 @@ def test_real_acebench_normal_and_special_end_to_end_with_gold_answers(real_aceb
     assert len(report["subsets"]) == 15 and len(samples) == 973 and server.requests == len(answers) < 973
     assert report["summary"]["normal"] == 0.956 and report["summary"]["special"] == 1.0
     assert report["subsets"]["normal_multi_turn_user_switch"]["metrics"]["accuracy"] == 0.74
+
+
+def test_an_internal_error_on_one_sample_is_recorded_not_fatal(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import importlib
+
+    solve_module = importlib.import_module("evaluators.acebench.solve")  # the package re-exports a `solve` function
+
+    real_build = solve_module.build_request
+
+    def flaky_build(sample, mode="prompt"):
+        if sample.id == "normal_atom_bool_5":
+            raise ValueError("spec cannot be rendered")
+        return real_build(sample, mode=mode)
+
+    monkeypatch.setattr(solve_module, "build_request", flaky_build)
+    with ScriptedServer(reply=correct_reply) as server:
+        store = Store(tmp_path / "db.sqlite")
+        outcome = _run(store, _config(server, data))
+    assert outcome.status == "finished"
+    error = store.load_predictions(outcome.run_id)["normal_atom_bool_5"].error
+    assert error == "internal error: ValueError: spec cannot be rendered"

@@ -4,6 +4,7 @@ own retries, a response cache and concurrency limits."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 import os
@@ -19,6 +20,16 @@ from evaluators.engine.settings import ModelSettings
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 _JSON_OPTIONS: dict[str, Any] = {"headers": {"Content-Type": "application/json"}}
 GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
+
+
+_REQUESTS_IN_TASK: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("requests_in_task", default=None)
+
+
+def start_request_count() -> list[int]:
+    """Count the HTTP requests the current task sends from now on (its box holds the count)."""
+    box = [0]
+    _REQUESTS_IN_TASK.set(box)
+    return box
 
 
 class RequestFailed(Exception):
@@ -171,6 +182,9 @@ class ChatClient:
             retry_after: float | None = None
             try:
                 self.requests_sent += 1
+                box = _REQUESTS_IN_TASK.get()
+                if box is not None:
+                    box[0] += 1
                 raw = await self._client.post("/chat/completions", content=payload, cast_to=object, options=_JSON_OPTIONS)
                 response = _parse_completion(raw if isinstance(raw, dict) else {})
                 if self.store is not None:

@@ -15,7 +15,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
-from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
+from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
 from evaluators.engine.settings import RunConfig, fingerprint
 from evaluators.engine.store import Store
 
@@ -116,12 +116,13 @@ async def execute(
         todo = [s for s in samples if states.get(s.id) is True]
     else:
         todo = [s for s in samples if s.id not in states]
+    todo_ids = {s.id for s in todo}
     progress = Progress(run_id=run_id, total={})
     for sample in samples:
         progress.total[sample.subset] = progress.total.get(sample.subset, 0) + 1
-        if sample.id in states and sample not in todo:
+        if sample.id in states and sample.id not in todo_ids:
             progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
-    progress.errors = sum(1 for s in samples if states.get(s.id) and s not in todo)
+            progress.errors += states[sample.id]
     progress.finished_before = progress.done_count
     store.set_status(run_id, "running")
     client = ChatClient(
@@ -135,15 +136,15 @@ async def execute(
         queue.put_nowait(sample)
 
     async def solve_one(sample: Sample) -> None:
-        before = client.requests_sent
+        counter = start_request_count()
         try:
             prediction = await benchmark.solve(sample, client, config.model.request_mode)  # type: ignore[misc]
-            attempts = client.requests_sent - before
         except RequestFailed as exc:
             prediction = Prediction(sample.id, error=str(exc))
-            attempts = exc.attempts
-        progress.requests += client.requests_sent - before
-        store.save_prediction(run_id, sample.subset, prediction, attempts=attempts)
+        except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
+            prediction = Prediction(sample.id, error=f"internal error: {type(exc).__name__}: {exc}")
+        progress.requests = client.requests_sent
+        store.save_prediction(run_id, sample.subset, prediction, attempts=counter[0])
         # Scoring is pure and cheap: done here, while other requests are in flight, not at the end.
         for mode in SCORING_MODES:
             scored[mode][sample.id] = benchmark.score(sample, prediction, mode)

@@ -141,7 +141,7 @@ class Store:
                     raise
 
     def schema_version(self) -> int:
-        return self._db.execute("PRAGMA user_version").fetchone()[0]
+        return self._query("PRAGMA user_version")[0][0]
 
     # ---- runs -----------------------------------------------------------------------------
 
@@ -156,8 +156,13 @@ class Store:
             )
         return run_id
 
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
     def get_run(self, run_id: str) -> RunRow:
-        row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        row = rows[0] if rows else None
         if row is None:
             raise ToolboardError(f"no run {run_id!r} in {self.path}")
         data = dict(row)
@@ -165,7 +170,7 @@ class Store:
         return RunRow(**data)
 
     def list_runs(self) -> list[RunRow]:
-        ids = [r[0] for r in self._db.execute("SELECT id FROM runs ORDER BY created_at DESC")]
+        ids = [r[0] for r in self._query("SELECT id FROM runs ORDER BY created_at DESC")]
         return [self.get_run(run_id) for run_id in ids]
 
     def set_status(self, run_id: str, status: str, message: str | None = None) -> None:
@@ -203,7 +208,7 @@ class Store:
 
     def load_predictions(self, run_id: str) -> dict[str, Prediction]:
         predictions: dict[str, Prediction] = {}
-        for row in self._db.execute("SELECT * FROM predictions WHERE run_id = ?", (run_id,)):
+        for row in self._query("SELECT * FROM predictions WHERE run_id = ?", (run_id,)):
             tool_calls = json.loads(row["tool_calls"]) if row["tool_calls"] else None
             predictions[row["sample_id"]] = Prediction(
                 sample_id=row["sample_id"],
@@ -219,16 +224,16 @@ class Store:
 
     def prediction_states(self, run_id: str) -> dict[str, bool]:
         """sample id -> True if it ended with a request error."""
-        rows = self._db.execute("SELECT sample_id, error IS NOT NULL FROM predictions WHERE run_id = ?", (run_id,))
+        rows = self._query("SELECT sample_id, error IS NOT NULL FROM predictions WHERE run_id = ?", (run_id,))
         return {sample_id: bool(is_error) for sample_id, is_error in rows}
 
     def run_totals(self, run_id: str) -> dict[str, Any]:
-        row = self._db.execute(
+        row = self._query(
             "SELECT COUNT(*) AS done, SUM(error IS NOT NULL) AS errors, SUM(latency) AS latency,"
             " SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens"
             " FROM predictions WHERE run_id = ?",
             (run_id,),
-        ).fetchone()
+        )[0]
         return {key: row[key] or 0 for key in row.keys()}
 
     # ---- scores and reports ---------------------------------------------------------------
@@ -257,8 +262,8 @@ class Store:
                 raise
 
     def load_report(self, run_id: str, mode: str = "official") -> dict[str, Any] | None:
-        row = self._db.execute("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode)).fetchone()
-        return json.loads(row[0]) if row else None
+        rows = self._query("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode))
+        return json.loads(rows[0][0]) if rows else None
 
     # ---- response cache -------------------------------------------------------------------
 
@@ -271,8 +276,8 @@ class Store:
             )
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT response FROM cache WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        rows = self._query("SELECT response FROM cache WHERE key = ?", (key,))
+        return json.loads(rows[0][0]) if rows else None
 
 
 def _safe_dumps(value: Any) -> str | None:
