@@ -55,11 +55,13 @@ def run_command(args: argparse.Namespace) -> int:
     bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
 
     def on_progress(progress: Progress) -> None:
-        snapshot = progress.snapshot()
-        bar.total = snapshot["total"]
-        bar.n = snapshot["done"]
-        bar.set_postfix(errors=snapshot["errors"], req_s=f"{snapshot['requests_per_s']:.1f}", refresh=False)
-        bar.refresh()
+        if bar.total != progress.total_count:
+            bar.reset(total=progress.total_count)
+            bar.update(progress.done_count)
+            return
+        # tqdm redraws at most every `mininterval`; the postfix rides along with the next redraw
+        bar.set_postfix(errors=progress.errors, refresh=False)
+        bar.update(progress.done_count - bar.n)
 
     async def main() -> object:
         cancel = asyncio.Event()

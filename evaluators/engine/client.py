@@ -11,6 +11,7 @@ import os
 import random
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,9 +102,13 @@ def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any
     return body
 
 
-def cache_key(base_url: str, body: dict[str, Any]) -> str:
-    identity = json.dumps({"base_url": base_url.rstrip("/"), "body": body}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(identity.encode()).hexdigest()
+def encode_body(body: dict[str, Any]) -> bytes:
+    """The request body as sent. Key order is fixed by `request_body`, so equal requests encode equally."""
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+def cache_key(base_url: str, payload: bytes) -> str:
+    return hashlib.sha256(base_url.rstrip("/").encode() + b"\n" + payload).hexdigest()
 
 
 def _parse_completion(data: dict[str, Any]) -> dict[str, Any]:
@@ -133,6 +138,8 @@ class ChatClient:
     settings: ModelSettings
     api_key: str | None = None
     store: Any = None  # evaluators.engine.store.Store, for the response cache
+    # Where fresh responses go; by default straight into the store's cache. A run batches them.
+    on_response: Callable[[str, dict[str, Any]], None] | None = None
     use_cache: bool = True
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     concurrency: int = 8
@@ -160,8 +167,8 @@ class ChatClient:
         return ChatResult(response["text"], calls, response["usage"], latency, attempts, cached, key, response)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        body = request_body(request, self.settings)
-        key = cache_key(self.settings.base_url, body)
+        payload = encode_body(request_body(request, self.settings))
+        key = cache_key(self.settings.base_url, payload)
         if self.use_cache and self.store is not None:
             cached = self.store.cache_get(key)
             if cached is not None:
@@ -169,12 +176,11 @@ class ChatClient:
         if self._limit is None:
             self._limit = asyncio.Semaphore(self.concurrency)
         async with self._limit, _GlobalLimit.get():
-            return await self._send_with_retries(body, key)
+            return await self._send_with_retries(payload, key)
 
-    async def _send_with_retries(self, body: dict[str, Any], key: str) -> ChatResult:
+    async def _send_with_retries(self, payload: bytes, key: str) -> ChatResult:
         import openai
 
-        payload = json.dumps(body, ensure_ascii=False).encode()  # encoded once, not per attempt
         attempt = 0
         while True:
             attempt += 1
@@ -187,7 +193,9 @@ class ChatClient:
                     box[0] += 1
                 raw = await self._client.post("/chat/completions", content=payload, cast_to=object, options=_JSON_OPTIONS)
                 response = _parse_completion(raw if isinstance(raw, dict) else {})
-                if self.store is not None:
+                if self.on_response is not None:
+                    self.on_response(key, response)
+                elif self.store is not None:
                     self.store.cache_put(key, response)
                 return self._result(response, key, time.perf_counter() - started, attempt, cached=False)
             except openai.APIStatusError as exc:

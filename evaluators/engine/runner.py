@@ -18,6 +18,7 @@ from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
 from evaluators.engine.settings import RunConfig, fingerprint
 from evaluators.engine.store import Store
+from evaluators.engine.write_behind import WriteBehind
 
 
 @dataclass
@@ -125,12 +126,25 @@ async def execute(
             progress.errors += states[sample.id]
     progress.finished_before = progress.done_count
     store.set_status(run_id, "running")
+    scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
+
+    def on_stored(finished: list[tuple[Sample, Prediction]]) -> None:
+        for sample, prediction in finished:
+            # Scoring is pure and cheap: done while other requests are in flight, not at the end.
+            for mode in SCORING_MODES:
+                scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
+            progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
+            progress.errors += prediction.error is not None
+            if on_progress:
+                on_progress(progress)
+
+    writer = WriteBehind(store, run_id, on_stored)
     client = ChatClient(
         config.model, api_key=_api_key(config), store=store, use_cache=config.use_cache,
         retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
+        on_response=writer.add_response,
     )
     cancel = cancel or asyncio.Event()
-    scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
     queue: asyncio.Queue[Sample] = asyncio.Queue()
     for sample in todo:
         queue.put_nowait(sample)
@@ -144,14 +158,7 @@ async def execute(
         except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
             prediction = Prediction(sample.id, error=f"internal error: {type(exc).__name__}: {exc}")
         progress.requests = client.requests_sent
-        store.save_prediction(run_id, sample.subset, prediction, attempts=counter[0])
-        # Scoring is pure and cheap: done here, while other requests are in flight, not at the end.
-        for mode in SCORING_MODES:
-            scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
-        progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
-        progress.errors += prediction.error is not None
-        if on_progress:
-            on_progress(progress)
+        writer.add_prediction(sample, prediction, counter[0])
 
     async def worker() -> None:
         while not cancel.is_set():
@@ -182,6 +189,7 @@ async def execute(
         store.set_status(run_id, "interrupted")
         raise
     finally:
+        writer.flush()
         cancel_watch.cancel()
         await client.close()
     if cancel.is_set():

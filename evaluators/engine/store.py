@@ -185,21 +185,37 @@ class Store:
     # ---- predictions ----------------------------------------------------------------------
 
     def save_prediction(self, run_id: str, subset: str, prediction: Prediction, attempts: int = 1) -> None:
-        usage = prediction.usage or {}
+        self.save_batch(run_id, [], [(subset, prediction, attempts)])
+
+    def save_batch(
+        self,
+        run_id: str,
+        responses: list[tuple[str, dict[str, Any]]],
+        predictions: list[tuple[str, Prediction, int]],
+    ) -> None:
+        """One transaction: cached responses, and predictions as (subset, prediction, attempts)."""
         now = time.time()
+        rows = []
+        for subset, prediction, attempts in predictions:
+            usage = prediction.usage or {}
+            calls = prediction.tool_calls
+            rows.append((
+                run_id, prediction.sample_id, subset, prediction.output,
+                _dumps([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
+                _dumps(prediction.result), _dumps(prediction.process), prediction.error, prediction.latency,
+                usage.get("prompt_tokens"), usage.get("completion_tokens"), attempts, now,
+            ))
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                self._db.execute(
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)",
+                    [(key, json.dumps(response, ensure_ascii=False), now) for key, response in responses],
+                )
+                self._db.executemany(
                     "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
                     " latency, prompt_tokens, completion_tokens, attempts, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        run_id, prediction.sample_id, subset, prediction.output,
-                        _dumps([{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls])
-                        if prediction.tool_calls is not None else None,
-                        _dumps(prediction.result), _dumps(prediction.process), prediction.error, prediction.latency,
-                        usage.get("prompt_tokens"), usage.get("completion_tokens"), attempts, now,
-                    ),
+                    rows,
                 )
                 self._db.execute("COMMIT")
             except BaseException:
