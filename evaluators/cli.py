@@ -100,6 +100,8 @@ def format_report(report: Report) -> str:
         lines.append("errors: " + ", ".join(f"{k}={v}" for k, v in report.errors.items()))
     if report.missing:
         lines.append(f"missing predictions: {len(report.missing)} (scored as failures)")
+    if report.unavailable:
+        lines.append(f"unavailable (no data file): {', '.join(report.unavailable)}")
     return "\n".join(lines)
 
 
@@ -115,7 +117,7 @@ def _score(args: argparse.Namespace) -> int:
     samples = benchmark.load(args.data_dir, language=language, subsets=subsets)
     predictions = benchmark.read_predictions(args.predictions, samples)
     scores = score_all(benchmark, samples, predictions, args.mode)
-    report = benchmark.report(samples, scores, mode=args.mode, language=language)
+    report = benchmark.report(samples, scores, mode=args.mode, language=language, subsets=subsets)
     if args.samples:
         with args.samples.open("w", encoding="utf-8") as out:
             for result in scores:

@@ -335,3 +335,29 @@ def test_an_internal_error_on_one_sample_is_recorded_not_fatal(data: Path, tmp_p
     assert outcome.status == "finished"
     error = store.load_predictions(outcome.run_id)["normal_atom_bool_5"].error
     assert error == "internal error: ValueError: spec cannot be rendered"
+
+
+@pytest.mark.parametrize("request_mode", ["prompt", "tools"])
+def test_toolbench_static_runs_end_to_end(tmp_path: Path, request_mode: str):
+    from tests.toolbench_fixtures import write_toolbench
+
+    data = write_toolbench(tmp_path / "tb")
+
+    def reply(body: dict) -> dict:
+        # a model that always calls the weather tool for Oslo
+        if body.get("tools"):
+            call = {"name": "get_weather_for_weatherapi", "arguments": json.dumps({"city": "Oslo", "days": 3})}
+            return {"tool_calls": [{"id": "c1", "type": "function", "function": call}]}
+        return {"content": "Thought: x\nAction: get_weather_for_weatherapi\nAction Input: {\"city\": \"Oslo\", \"days\": 3}"}
+
+    with ScriptedServer(reply=reply) as server:
+        model = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", request_mode=request_mode)
+        config = RunConfig("toolbench_static", model, data_dir=str(data))
+        outcome = _run(Store(tmp_path / "db.sqlite"), config)
+    observation_turns = [m for b in server.bodies for m in b["messages"] if m["content"].startswith('{"role": "function"')]
+    assert observation_turns and observation_turns[0]["role"] == "user"
+    report = outcome.report.to_json()
+    assert report["subsets"]["out_of_domain"]["n"] == 5 and report["unavailable"] == ["in_domain"]
+    metrics = report["subsets"]["out_of_domain"]["metrics"]
+    # right on the call step, wrong plan on the finish step, wrong action on the list step
+    assert metrics["act_em"] == 0.5 and metrics["f1"] == 0.5 and metrics["plan_em"] == pytest.approx(2 / 3)

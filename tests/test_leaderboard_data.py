@@ -45,3 +45,13 @@ def test_rows_equal_the_published_figures():
             mine = next(r for r in ours if r["model"] == row["model"] and r["language"] == language)
             assert abs(mine["summary"]["overall"] * 100 - row["overall"]) < 1e-9
             assert abs(mine["summary"]["normal"] * 100 - row["summary"]) < 1e-9
+
+
+def test_toolbench_static_rows_are_fractions_with_their_caveats():
+    table = load_published("toolbench_static")
+    assert table["source"]["url"].startswith("https://arxiv.org/") and table["caveats"]
+    assert {row["subset"] for row in table["rows"]} == {"in_domain", "out_of_domain"}
+    gpt4 = next(r for r in table["rows"] if r["model"] == "GPT-4 (0-shot)" and r["subset"] == "in_domain")
+    assert gpt4["metrics"]["plan_em"] == 0.8028 and gpt4["metrics"]["hallu_rate"] == 0.0598
+    for row in table["rows"]:
+        assert all(0.0 <= v <= 1.0 for v in row["metrics"].values())

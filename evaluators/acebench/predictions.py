@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evaluators.acebench.categories import category_of_id, is_agent
 from evaluators.core.errors import PredictionsError
-from evaluators.core.predictions import MatchSummary, Row, match_rows, parse_tool_calls, raise_on_errors, read_rows
+from evaluators.core.predictions import MatchSummary, Row, match_rows, raise_on_errors, read_rows, text_prediction
 from evaluators.core.types import Prediction, Sample
 
 
@@ -27,19 +27,9 @@ def _agent_prediction(row: Row, sample: Sample) -> Prediction:
 
 
 def to_prediction(row: Row, sample: Sample) -> Prediction:
-    data = row.data
     if is_agent(sample.subset):
         return _agent_prediction(row, sample)
-    text = data["output"] if "output" in data else data.get("result")
-    if text is not None and not isinstance(text, str):
-        field = "output" if "output" in data else "result"
-        raise PredictionsError(
-            f"field {field!r} must be a string (the raw model text), got {type(text).__name__}", row.where, row.line
-        )
-    tool_calls = parse_tool_calls(data["tool_calls"], row) if data.get("tool_calls") is not None else None
-    if text is None and tool_calls is None:
-        raise PredictionsError("needs 'output' (or 'result') text and/or 'tool_calls'", row.where, row.line)
-    return Prediction(sample.id, output=text, tool_calls=tool_calls, source_line=row.line)
+    return text_prediction(row, sample)
 
 
 def match_predictions(path: str | Path, samples: list[Sample]) -> tuple[dict[str, Prediction], MatchSummary]:

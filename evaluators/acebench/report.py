@@ -78,7 +78,8 @@ def _mean_of(categories: tuple[str, ...], accuracy: dict[str, float]) -> float |
 
 
 def summarize(
-    samples: list[Sample], scores: list[SampleScore], mode: str = "official", language: str | None = None
+    samples: list[Sample], scores: list[SampleScore], mode: str = "official", language: str | None = None,
+    subsets: list[str] | None = None,
 ) -> Report:
     """The report; a group (and the overall) is null unless every one of its categories was scored."""
     by_category: dict[str, tuple[list[Sample], list[SampleScore]]] = {}

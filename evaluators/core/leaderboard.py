@@ -21,6 +21,7 @@ def load_published(benchmark: str, folder: Path = LEADERBOARD_DIR) -> dict[str, 
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
     for index, row in enumerate(table.get("rows", [])):
-        if not isinstance(row.get("model"), str) or not isinstance(row.get("summary"), dict):
-            raise DataError(f"row {index} needs 'model' and 'summary'", path)
+        values = row.get("summary", row.get("metrics"))
+        if not isinstance(row.get("model"), str) or not isinstance(values, dict):
+            raise DataError(f"row {index} needs 'model' and 'summary' (or 'metrics')", path)
     return table

@@ -148,3 +148,18 @@ def raise_on_errors(summary: MatchSummary, path: str | Path) -> None:
     more = len(summary.errors) - MAX_LISTED_ERRORS
     tail = f"\n  … and {more} more" if more > 0 else ""
     raise PredictionsError(f"{len(summary.errors)} problem(s) in the predictions:\n  {listed}{tail}", path)
+
+
+def text_prediction(row: Row, sample: Sample) -> Prediction:
+    """A prediction made of raw text (`output`, or `result` as ACEBench names it) and/or `tool_calls`."""
+    data = row.data
+    field_name = "output" if "output" in data else "result"
+    text = data.get(field_name)
+    if text is not None and not isinstance(text, str):
+        raise PredictionsError(
+            f"field {field_name!r} must be a string (the raw model text), got {type(text).__name__}", row.where, row.line
+        )
+    tool_calls = parse_tool_calls(data["tool_calls"], row) if data.get("tool_calls") is not None else None
+    if text is None and tool_calls is None:
+        raise PredictionsError("needs 'output' (or 'result') text and/or 'tool_calls'", row.where, row.line)
+    return Prediction(sample.id, output=text, tool_calls=tool_calls, source_line=row.line)

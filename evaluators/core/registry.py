@@ -58,7 +58,7 @@ class Benchmark:
         return [s for s in self.subsets if s in chosen]
 
 
-_BENCHMARK_MODULES = ("evaluators.acebench",)
+_BENCHMARK_MODULES = ("evaluators.acebench", "evaluators.toolbench_static")
 _REGISTRY: dict[str, Benchmark] = {}
 
 

@@ -52,6 +52,8 @@ class SampleScore:
     detail: str = ""
     decoded: Any = None
     process_score: float | None = None
+    # Per-sample metric values, for benchmarks whose metrics are means over samples (ToolBench-Static).
+    metrics: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,6 +76,7 @@ class Report:
     errors: dict[str, int]
     language: str | None = None
     missing: list[str] = field(default_factory=list)
+    unavailable: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"benchmark": self.benchmark}
@@ -86,6 +89,8 @@ class Report:
         out["summary"] = dict(self.summary)
         out["errors"] = dict(self.errors)
         out["missing"] = len(self.missing)
+        if self.unavailable:
+            out["unavailable"] = list(self.unavailable)
         return out
 
 

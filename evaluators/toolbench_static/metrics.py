@@ -1,0 +1,99 @@
+"""Per-step metrics as the reference computes them (EvalScope `calculate_metrics`): Act.EM and
+argument F1 on call steps, Rouge-L on final answers, Plan.EM and HalluRate on every kept step."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rouge_score import rouge_scorer
+
+from evaluators.toolbench_static.parse import Step
+
+HALF_CREDIT = 0.5
+TINY = 1e-30  # the reference adds it to both denominators
+
+
+class WhitespaceTokenizer:
+    """Rouge tokens are whitespace-separated words: case, punctuation and stems kept."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return text.split()
+
+
+_ROUGE = rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
+
+
+def rouge_l_f(prediction: str, reference: str) -> float:
+    return _ROUGE.score(target=reference, prediction=prediction)["rougeL"].fmeasure
+
+
+def official_skip_reason(reference: Step, prediction: Step, tool_names: set[str], strict: bool) -> str | None:
+    """Why a step is left out of every metric, or None to keep it.
+
+    - the reference action is `invalid_hallucination_function_name` (dirty data);
+    - `official_give_up_steps_dropped_when_prediction_parses`: when the prediction has an action, a
+      reference whose action is not a tool name is dropped, and a give-up reference has no action
+      (None), so give-up steps only count when the prediction gives up too. Strict keeps them.
+    """
+    if reference.action == "invalid_hallucination_function_name":
+        return "invalid_hallucination_function_name"
+    if prediction.action is not None and reference.action != "none" and reference.action not in tool_names:
+        if strict and reference.action is None:
+            return None
+        return "reference action is not a tool"
+    return None
+
+
+def official_argument_f1(prediction_input: str, reference_input: str) -> tuple[float | None, str | None]:
+    """(F1, "easy" | "hard") with half credit for a key present with another value; None when the
+    reference input is not JSON (the step then carries no F1)."""
+    try:
+        reference = json.loads(reference_input)
+    except Exception:  # noqa: BLE001
+        return None, None
+    kind = "easy" if reference == {} else "hard"
+    try:
+        candidate = json.loads(prediction_input)
+        if reference == {}:
+            return (1.0 if candidate == {} else 0.0), kind
+        full = half = 0
+        for key, value in reference.items():
+            if key in candidate.keys():
+                if candidate[key] == value:
+                    full += 1
+                else:
+                    half += 1
+        recall = (HALF_CREDIT * half + full) / (len(reference) + TINY)
+        precision = (HALF_CREDIT * half + full) / (len(candidate) + TINY)
+        return (2 * recall * precision) / (recall + precision), kind
+    except Exception:  # noqa: BLE001 - bad JSON, a non-object, or no shared key (0/0): F1 = 0
+        return 0.0, kind
+
+
+def step_metrics(reference: Step, prediction: Step, tool_names: set[str]) -> dict[str, float]:
+    """The metrics one kept step carries (keys as in the report)."""
+    hallucinated = prediction.action is not None and prediction.action != "none" and prediction.action not in tool_names
+    metrics: dict[str, float] = {
+        "plan_em": 1.0 if prediction.plan == reference.plan else 0.0,
+        "hallu_rate": 1.0 if hallucinated else 0.0,
+    }
+    if reference.plan == "finish":
+        metrics["rouge_l"] = rouge_l_f(prediction.answer if prediction.answer is not None else "none", str(reference.answer))
+    elif reference.plan == "call":
+        predicted_action = prediction.action if prediction.action is not None else "none"
+        metrics["act_em"] = 1.0 if predicted_action == reference.action else 0.0
+        predicted_input = prediction.action_input if prediction.action_input is not None else "{}"
+        if predicted_action != reference.action:
+            metrics.update(f1=0.0, easy_f1=0.0, hard_f1=0.0)
+        else:
+            f1, kind = official_argument_f1(predicted_input, reference.action_input)
+            if f1 is not None:
+                metrics["f1"] = f1
+                metrics[f"{kind}_f1"] = f1
+    return metrics
+
+
+def official_outer_failure_metrics() -> dict[str, Any]:
+    """What the reference records when computing a step's metrics raises (unreachable in practice)."""
+    return {"act_em": 0.0, "plan_em": 0.0, "f1": 0.0, "hallu_rate": 1.0, "rouge_l": 0.0}

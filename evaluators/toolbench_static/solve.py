@@ -1,0 +1,23 @@
+"""solve(sample, chat, request_mode): one chat call per decision step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluators.core.types import Prediction, Sample, ToolCall
+from evaluators.toolbench_static.parse import ACTION, tool_call_as_text
+from evaluators.toolbench_static.prompts import build_request
+
+
+async def solve(sample: Sample, chat: Any, request_mode: str = "prompt") -> Prediction:
+    request = build_request(sample, mode=request_mode)
+    result = await chat.complete(request)
+    calls = (
+        [ToolCall(request.tool_names.get(c.name, c.name), c.arguments) for c in result.tool_calls]
+        if result.tool_calls else None
+    )
+    text = result.text or ""
+    if calls and ACTION not in text:
+        # Tools mode: the returned call is written as the Action / Action Input it stands for.
+        text = (text + "\n" if text else "") + tool_call_as_text(calls[0].name, calls[0].arguments)
+    return Prediction(sample.id, output=text, tool_calls=calls, latency=result.latency, usage=result.usage)
