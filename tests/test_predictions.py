@@ -111,3 +111,11 @@ def test_missing_file_and_empty_folder(samples, tmp_path: Path):
         read_predictions(tmp_path / "nope.jsonl", samples)
     with pytest.raises(PredictionsError, match="no .json or .jsonl files"):
         read_predictions(tmp_path, samples)
+
+
+def test_unicode_line_separators_inside_strings_are_not_line_breaks(samples, tmp_path: Path):
+    path = tmp_path / "pred.jsonl"
+    rows = [{"id": "normal_atom_bool_0", "output": "[f()]\u2028\u0085"}, {"id": "normal_atom_enum_0", "output": "x"}]
+    path.write_text("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\r\n", encoding="utf-8")
+    predictions = read_predictions(path, samples)
+    assert predictions["normal_atom_bool_0"].output == "[f()]\u2028\u0085" and predictions["normal_atom_enum_0"].source_line == 2

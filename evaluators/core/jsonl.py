@@ -24,7 +24,10 @@ def iter_json_lines(
     text: str, path: str | Path, error_cls: type[DataError] = DataError
 ) -> Iterator[tuple[int, Any]]:
     """Yield (1-based line number, parsed value) for each non-blank line."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Only "\n" ends a line: str.splitlines() would also split at U+2028, U+0085 and the like,
+    # which JSON writers leave unescaped inside strings.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:

@@ -4,7 +4,6 @@ argument F1 on call steps, Rouge-L on final answers, Plan.EM and HalluRate on ev
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rouge_score import rouge_scorer
 
@@ -93,7 +92,3 @@ def step_metrics(reference: Step, prediction: Step, tool_names: set[str]) -> dic
                 metrics[f"{kind}_f1"] = f1
     return metrics
 
-
-def official_outer_failure_metrics() -> dict[str, Any]:
-    """What the reference records when computing a step's metrics raises (unreachable in practice)."""
-    return {"act_em": 0.0, "plan_em": 0.0, "f1": 0.0, "hallu_rate": 1.0, "rouge_l": 0.0}
