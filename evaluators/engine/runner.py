@@ -80,6 +80,13 @@ def _api_key(config: RunConfig) -> str | None:
     return os.environ.get(config.model.api_key_env) if config.model.api_key_env else None
 
 
+def _run_context(store: Store, run_id: str, samples: list[Sample] | None) -> tuple[RunConfig, Benchmark, list[Sample]]:
+    """A stored run's settings, its benchmark and its samples (loaded again unless given)."""
+    config = RunConfig.from_json(store.get_run(run_id).config)
+    benchmark = get_benchmark(config.benchmark)
+    return config, benchmark, samples if samples is not None else _load_samples(benchmark, config)
+
+
 def start_run(config: RunConfig, store: Store) -> tuple[str, list[Sample]]:
     benchmark = get_benchmark(config.benchmark)
     if benchmark.solve is None:
@@ -107,11 +114,7 @@ async def execute(
 ) -> RunOutcome:
     """Solve every sample of the run that has no prediction yet (or, with rerun_errors, those that
     ended in a request error), then score and report unless cancelled."""
-    run = store.get_run(run_id)
-    config = RunConfig.from_json(run.config)
-    benchmark = get_benchmark(config.benchmark)
-    if samples is None:
-        samples = _load_samples(benchmark, config)
+    config, benchmark, samples = _run_context(store, run_id, samples)
     states = store.prediction_states(run_id)
     if rerun_errors:
         todo = [s for s in samples if states.get(s.id) is True]
@@ -207,17 +210,14 @@ def score_run(
 ) -> Report:
     """Score the stored predictions (pure, re-computable at any time) and store scores and reports.
     `scored` holds verdicts already computed from the same predictions, by mode and sample id."""
-    run = store.get_run(run_id)
-    config = RunConfig.from_json(run.config)
-    benchmark = get_benchmark(config.benchmark)
-    if samples is None:
-        samples = _load_samples(benchmark, config)
+    config, benchmark, samples = _run_context(store, run_id, samples)
     predictions = store.load_predictions(run_id)
     reports: dict[str, Report] = {}
     for mode in SCORING_MODES:
         known = (scored or {}).get(mode, {})
         scores = [known.get(s.id) or benchmark.score(s, predictions.get(s.id), mode) for s in samples]
-        reports[mode] = benchmark.report(samples, scores, mode=mode, language=config.language)
+        reports[mode] = benchmark.report(samples, scores, mode=mode, language=config.language,
+                                         subsets=benchmark.expand_subsets(list(config.subsets) or None))
         store.save_scores(run_id, mode, scores, reports[mode])
     totals = store.run_totals(run_id)
     store.set_status(run_id, "finished", f"{totals['done']} samples, {totals['errors']} request errors")
