@@ -6,7 +6,8 @@ from typing import Any
 
 from evaluators.acebench.categories import is_agent
 from evaluators.acebench.prompts import build_request
-from evaluators.core.types import Prediction, Sample, ToolCall
+from evaluators.core.types import Prediction, Sample
+from evaluators.engine.client import calls_with_benchmark_names
 
 
 def can_solve(subset: str) -> bool:
@@ -17,9 +18,5 @@ def can_solve(subset: str) -> bool:
 async def solve(sample: Sample, chat: Any, request_mode: str = "prompt") -> Prediction:
     request = build_request(sample, mode=request_mode)
     result = await chat.complete(request)
-    tool_calls = (
-        [ToolCall(request.tool_names.get(call.name, call.name), call.arguments) for call in result.tool_calls]
-        if result.tool_calls
-        else None
-    )
+    tool_calls = calls_with_benchmark_names(result, request)
     return Prediction(sample.id, output=result.text, tool_calls=tool_calls, latency=result.latency, usage=result.usage)

@@ -53,6 +53,13 @@ class ChatResult:
     response: dict[str, Any]
 
 
+def calls_with_benchmark_names(result: ChatResult, request: ChatRequest) -> list[ToolCall] | None:
+    """The result's tool calls under the benchmark's own names (requests may rename tools)."""
+    if not result.tool_calls:
+        return None
+    return [ToolCall(request.tool_names.get(call.name, call.name), call.arguments) for call in result.tool_calls]
+
+
 @dataclass
 class RetryPolicy:
     """Exponential backoff with full jitter; a server's Retry-After is honoured (capped)."""

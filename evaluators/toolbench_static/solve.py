@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.core.types import Prediction, Sample, ToolCall
+from evaluators.core.types import Prediction, Sample
+from evaluators.engine.client import calls_with_benchmark_names
 from evaluators.toolbench_static.parse import ACTION, tool_call_as_text
 from evaluators.toolbench_static.prompts import build_request
 
@@ -12,10 +13,7 @@ from evaluators.toolbench_static.prompts import build_request
 async def solve(sample: Sample, chat: Any, request_mode: str = "prompt") -> Prediction:
     request = build_request(sample, mode=request_mode)
     result = await chat.complete(request)
-    calls = (
-        [ToolCall(request.tool_names.get(c.name, c.name), c.arguments) for c in result.tool_calls]
-        if result.tool_calls else None
-    )
+    calls = calls_with_benchmark_names(result, request)
     text = result.text or ""
     if calls and ACTION not in text:
         # Tools mode: the returned call is written as the Action / Action Input it stands for.
