@@ -3,52 +3,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import threading
 from pathlib import Path
 
 from aiohttp import web
 
+from tests.loopback_app import LoopbackApp
 
-class FakeHub:
+
+class FakeHub(LoopbackApp):
     def __init__(self, files: dict[str, Path]):
         self.files = files
         self.requests: list[str] = []
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.port = 0
+        super().__init__()
 
     @property
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> FakeHub:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        self._loop.run_until_complete(self._main())
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        app = web.Application()
+    def routes(self, app: web.Application) -> None:
         for method in ("HEAD", "GET"):
             app.router.add_route(method, "/datasets/{org}/{name}/resolve/{revision}/{file}", self._handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        await self._stop.wait()
-        await runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.Response:
         name = request.match_info["file"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -15,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
+from tests.loopback_app import LoopbackApp
 
 
 @dataclass
@@ -36,7 +37,7 @@ def last_user_text(body: dict[str, Any]) -> str:
     return users[-1] if users else ""
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackApp):
     def __init__(
         self,
         reply: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
@@ -54,42 +55,14 @@ class ScriptedServer:
         self.max_in_flight = 0
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[dict[str, Any]] = []
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._port = 0
-        self._thread = threading.Thread(target=self._serve_forever, daemon=True)
+        super().__init__()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._port}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
 
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("scripted server did not start")
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
-
-    def _serve_forever(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._main())
-        self._loop.close()
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        await self._stop.wait()
-        await runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
