@@ -184,9 +184,6 @@ class Store:
 
     # ---- predictions ----------------------------------------------------------------------
 
-    def save_prediction(self, run_id: str, subset: str, prediction: Prediction, attempts: int = 1) -> None:
-        self.save_batch(run_id, [], [(subset, prediction, attempts)])
-
     def save_batch(
         self,
         run_id: str,
