@@ -38,6 +38,8 @@ class Prediction:
     source_line: int | None = None
     latency: float | None = None
     usage: dict[str, int] | None = None
+    # Further evidence a benchmark keeps with the prediction (a judge's verdict, an agent transcript).
+    extra: dict[str, Any] | None = None
 
 
 @dataclass

@@ -78,6 +78,14 @@ MIGRATIONS: tuple[str, ...] = (
         created_at REAL NOT NULL
     );
     """,
+    # 2: free-form evidence per prediction (judge verdicts, agent transcripts), per-sample metric values,
+    # and where a run came from (an endpoint or an uploaded predictions file) with the user's notes.
+    """
+    ALTER TABLE predictions ADD COLUMN extra TEXT;
+    ALTER TABLE sample_scores ADD COLUMN metrics TEXT;
+    ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'endpoint';
+    ALTER TABLE runs ADD COLUMN notes TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -97,6 +105,8 @@ class RunRow:
     finished_at: float | None
     total: int
     message: str | None
+    source: str = "endpoint"
+    notes: str | None = None
 
 
 def default_db_path() -> Path:
@@ -200,7 +210,7 @@ class Store:
                 run_id, prediction.sample_id, subset, prediction.output,
                 _dumps([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
                 _dumps(prediction.result), _dumps(prediction.process), prediction.error, prediction.latency,
-                usage.get("prompt_tokens"), usage.get("completion_tokens"), attempts, now,
+                usage.get("prompt_tokens"), usage.get("completion_tokens"), attempts, now, _dumps(prediction.extra),
             ))
         with self._lock:
             self._db.execute("BEGIN")
@@ -211,7 +221,7 @@ class Store:
                 )
                 self._db.executemany(
                     "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
-                    " latency, prompt_tokens, completion_tokens, attempts, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " latency, prompt_tokens, completion_tokens, attempts, created_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     rows,
                 )
                 self._db.execute("COMMIT")
@@ -232,6 +242,7 @@ class Store:
                 error=row["error"],
                 latency=row["latency"],
                 usage={"prompt_tokens": row["prompt_tokens"] or 0, "completion_tokens": row["completion_tokens"] or 0},
+                extra=json.loads(row["extra"]) if row["extra"] else None,
             )
         return predictions
 
@@ -258,10 +269,10 @@ class Store:
                 self._db.execute("DELETE FROM sample_scores WHERE run_id=? AND mode=?", (run_id, mode))
                 self._db.executemany(
                     "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
-                    " process_score) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    " process_score, metrics) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     [
                         (run_id, mode, s.sample_id, s.subset, int(s.correct), s.error_type, s.rule, s.detail,
-                         _safe_dumps(s.decoded), s.process_score)
+                         _safe_dumps(s.decoded), s.process_score, _dumps(s.metrics))
                         for s in scores
                     ],
                 )
