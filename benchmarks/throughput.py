@@ -41,6 +41,30 @@ def cli_startup_seconds() -> float:
     return best
 
 
+async def bare_sdk_seconds(base_url: str, samples: int, concurrency: int) -> float:
+    """The same number of requests through the openai SDK alone (no engine): the ceiling any engine
+    built on the SDK can reach on this machine."""
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
+    client = AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0, http_client=DefaultAioHttpClient())
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for index in range(samples):
+        queue.put_nowait(index)
+
+    async def worker() -> None:
+        while not queue.empty():
+            index = queue.get_nowait()
+            body = json.dumps({"model": "scripted", "messages": [{"role": "user", "content": f"bare {index}"}]}).encode()
+            await client.post("/chat/completions", content=body, cast_to=object,
+                              options={"headers": {"Content-Type": "application/json"}})
+
+    started = time.perf_counter()
+    await asyncio.gather(*[worker() for _ in range(concurrency)])
+    seconds = time.perf_counter() - started
+    await client.close()
+    return seconds
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=1000)
@@ -72,6 +96,7 @@ def main() -> int:
             server.stdin.write("stats\n")
             server.stdin.flush()
             stats = json.loads(server.stdout.readline())
+            bare_wall = asyncio.run(bare_sdk_seconds(base_url, args.samples, args.concurrency))
         finally:
             server.stdin.close()
             server.terminate()
@@ -84,6 +109,8 @@ def main() -> int:
     print(f"wall time        {wall:.2f} s  (all requests, storing and scoring; importing the SDK, {import_seconds:.2f} s, is apart)")
     print(f"ideal            {ideal:.2f} s  (ceil(N/C) x latency)")
     print(f"efficiency       {ideal / wall:.2f}  (target >= 0.9)")
+    print(f"bare SDK loop    {bare_wall:.2f} s, efficiency {ideal / bare_wall:.2f}  (same requests through the openai SDK alone:"
+          " the ceiling for an engine on the SDK)")
     print(f"requests/s       {requests / wall:.1f}  ({requests} requests, peak {peak_in_flight} in flight)")
     print(f"peak RSS         {rss_mb:.0f} MB  (process, the engine's process; target < 400 MB)")
     print(f"scored           {report['subsets']['normal_atom_bool']['n']} samples, accuracy "
