@@ -12,7 +12,7 @@ from pathlib import Path
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, all_benchmarks, get_benchmark, score_all
 from evaluators.core.types import Report
-from evaluators.engine.settings import REQUEST_MODES
+from evaluators.engine.settings import MODALITIES, REQUEST_MODES, JudgeSettings
 
 EXAMPLE_DIR = Path(__file__).parent / "acebench" / "example"
 
@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--mode", choices=MODES, default="official", help="official (default) or strict")
     score.add_argument("--json", action="store_true", help="print the report as one JSON object")
     score.add_argument("--samples", type=Path, help="also write every sample's verdict here (JSON Lines)")
+    _add_judge_options(score)
 
     run = commands.add_parser("run", help="run a benchmark against an OpenAI-compatible endpoint")
     run.add_argument("benchmark", nargs="?", help="benchmark name (not needed with --resume/--rerun-errors)")
@@ -40,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--limit", type=int, help="at most N samples per subset (whole conversations for multi-turn)")
     run.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
     run.add_argument("--request-mode", choices=REQUEST_MODES, default="prompt", help="text prompt (default) or native tools")
+    run.add_argument("--modality", choices=MODALITIES, default="text", help="user turns as transcripts (default) or audio (stepeval_audio)")
+    _add_judge_options(run)
+    run.add_argument("--user-base-url", help="endpoint of the simulated user (ACEBench agent_multi_turn; default: --base-url)")
+    run.add_argument("--user-model", help="model playing the simulated user (default: --model)")
+    run.add_argument("--user-api-key-env", help="environment variable holding the simulated user's key (default: --api-key-env)")
     run.add_argument("--temperature", type=float, default=0.0)
     run.add_argument("--max-tokens", type=int)
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
@@ -50,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send only the samples that ended in request errors")
     run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    replay = commands.add_parser("replay", help="run agent messages through an ACEBench item's environment (no model)")
+    replay.add_argument("benchmark", choices=["acebench"])
+    replay.add_argument("--data-dir", type=Path, help="local copy of ACEBench (else TOOLBOARD_DATA_DIR, else download)")
+    replay.add_argument("--language", default="en", help="en (default) or zh")
+    replay.add_argument("--calls", type=Path, required=True,
+                        help='JSON Lines: {"id": ITEM_ID, "calls": ["[turn_on_wifi()]", ...]}; prints {"id", "state"} per line')
 
     runs = commands.add_parser("runs", help="list stored runs")
     runs.add_argument("--json", action="store_true")
@@ -70,6 +83,23 @@ def _add_data_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--data-dir", type=Path, help="local copy of the benchmark data (else TOOLBOARD_DATA_DIR, else download)")
     command.add_argument("--language", help="en or zh (ACEBench)")
     command.add_argument("--subset", nargs="+", help="subset or group names (default: all)")
+
+
+def _add_judge_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--judge-base-url", help="parameter judge endpoint (stepeval_audio; else arguments are matched exactly)")
+    command.add_argument("--judge-model", help="parameter judge model name")
+    command.add_argument("--judge-api-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's key (never stored)")
+
+
+def judge_settings(args: argparse.Namespace, benchmark: Benchmark) -> JudgeSettings | None:
+    """The judge asked for with --judge-base-url/--judge-model, refused for benchmarks without one."""
+    if not args.judge_base_url and not args.judge_model:
+        return None
+    if not (args.judge_base_url and args.judge_model):
+        raise ToolboardError("--judge-base-url and --judge-model go together")
+    if "judge_predictions" not in benchmark.extra:
+        raise ToolboardError(f"{benchmark.name} has no parameter judge; drop the --judge-* options")
+    return JudgeSettings(base_url=args.judge_base_url, model=args.judge_model, api_key_env=args.judge_api_key_env)
 
 
 def _language(benchmark: Benchmark, language: str | None) -> str | None:
@@ -105,7 +135,11 @@ def format_report(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _fmt(value: float | None) -> str:
+def _fmt(value: float | int | str | None) -> str:
+    if isinstance(value, str):  # labels such as StepEval's param_method
+        return value
+    if isinstance(value, int):  # counts such as StepEval's TP / FP
+        return str(value)
     return "—" if value is None else f"{value:.3f}"
 
 
@@ -113,9 +147,12 @@ def _score(args: argparse.Namespace) -> int:
     benchmark = get_benchmark(args.benchmark)
     language = _language(benchmark, args.language)
     subsets = benchmark.expand_subsets(args.subset)
+    judge = judge_settings(args, benchmark)
     started = time.perf_counter()
     samples = benchmark.load(args.data_dir, language=language, subsets=subsets)
     predictions = benchmark.read_predictions(args.predictions, samples)
+    if judge is not None:  # the judge runs before scoring, which stays pure
+        benchmark.extra["judge_predictions"](samples, predictions, judge)
     scores = score_all(benchmark, samples, predictions, args.mode)
     report = benchmark.report(samples, scores, mode=args.mode, language=language, subsets=subsets)
     if args.samples:
@@ -156,6 +193,17 @@ def _run(args: argparse.Namespace) -> int:
     return run_command(args)
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from evaluators.acebench.agent.replay import replay_file
+    from evaluators.acebench.categories import AGENT
+
+    benchmark = get_benchmark(args.benchmark)
+    language = _language(benchmark, args.language)
+    samples = benchmark.load(args.data_dir, language=language, subsets=list(AGENT))
+    replay_file(samples, args.calls, sys.stdout)
+    return 0
+
+
 def _runs(args: argparse.Namespace) -> int:
     from evaluators.engine.cli_run import runs_command
 
@@ -181,7 +229,7 @@ def _list(_: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"list": _list, "score": _score, "demo": _demo, "run": _run, "runs": _runs, "export": _export}
+    handlers = {"list": _list, "score": _score, "demo": _demo, "run": _run, "replay": _replay, "runs": _runs, "export": _export}
     try:
         return handlers[args.command](args)
     except ToolboardError as exc:

@@ -3,7 +3,7 @@
 from evaluators.acebench import categories
 from evaluators.acebench.checker import score
 from evaluators.acebench.data import DATA_VERSION, load
-from evaluators.acebench.predictions import read_predictions
+from evaluators.acebench.predictions import match_predictions, read_predictions
 from evaluators.acebench.prompts import build_request
 from evaluators.acebench.report import summarize
 from evaluators.acebench.solve import can_solve, solve
@@ -20,12 +20,14 @@ BENCHMARK = register(
         languages=categories.LANGUAGES,
         load=load,
         read_predictions=read_predictions,
+        match_predictions=match_predictions,
         score=score,
         report=summarize,
         build_request=build_request,
         solve=solve,
         can_solve=can_solve,
         description="ACEBench (arXiv 2501.12851): normal, special and agent tool use, en and zh.",
-        extra={"data_version": DATA_VERSION},
+        # user_simulator: agent_multi_turn rollouts need a simulated user's chat client (see engine/runner.py).
+        extra={"data_version": DATA_VERSION, "user_simulator": True},
     )
 )

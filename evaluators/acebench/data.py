@@ -35,22 +35,55 @@ def find_language_dir(root: Path, language: str) -> Path | None:
     return None
 
 
+def _official_archive() -> Path:
+    """The official repository archive at the pinned commit, downloaded once (callers delete it)."""
+    archive = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}.zip"
+    if not archive.is_file():
+        download(official_archive_url(), archive, "ACEBench data")
+    return archive
+
+
+def _extract(archive: Path, target: Path, prefix: str) -> None:
+    try:
+        safe_extract(archive, target, keep_prefix=prefix)
+    except DataError:
+        archive.unlink(missing_ok=True)
+        raise
+    if not (target / prefix).is_dir():
+        raise DataError(f"the downloaded archive has no {prefix} folder", archive)
+
+
 def download_official_data() -> Path:
     """Fetch the official repository archive at the pinned commit into the cache (once)."""
     target = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}"
     if (target / "data_all").is_dir():
         return target
-    archive = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}.zip"
-    if not archive.is_file():
-        download(official_archive_url(), archive, "ACEBench data")
-    try:
-        safe_extract(archive, target, keep_prefix="data_all")
-    except DataError:
-        archive.unlink(missing_ok=True)
-        raise
+    archive = _official_archive()
+    _extract(archive, target, "data_all")
+    if not (official_scenarios_target() / SCENARIO_SOURCES).is_dir():
+        try:  # from the same archive while we have it; only agent rollouts need them
+            _extract(archive, official_scenarios_target(), SCENARIO_SOURCES)
+        except DataError:
+            pass  # download_official_scenarios() reports it if a rollout needs them
     archive.unlink(missing_ok=True)
-    if not (target / "data_all").is_dir():
-        raise DataError("the downloaded archive has no data_all folder", archive)
+    return target
+
+
+# The agent environment's default state lives in the official repository's scenario classes.
+SCENARIO_SOURCES = "model_inference/multi_turn"
+
+
+def official_scenarios_target() -> Path:
+    return datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}-scenarios"
+
+
+def download_official_scenarios() -> Path:
+    """The official scenario sources (Python files, read but never run) from the pinned archive."""
+    target = official_scenarios_target()
+    if not (target / SCENARIO_SOURCES).is_dir():
+        archive = _official_archive()
+        _extract(archive, target, SCENARIO_SOURCES)
+        archive.unlink(missing_ok=True)
     return target
 
 
@@ -124,6 +157,7 @@ def load_category(folder: Path, category: str, language: str = "en") -> list[Sam
             sample_input["initial_config"] = prompt["initial_config"]
             sample_input["involved_classes"] = prompt["involved_classes"]
             meta["mile_stone"] = answer["mile_stone"]
+            meta["data_dir"] = str(folder)  # rollouts find the environment's default state from here
         if is_multi_turn(category):
             meta["conversation"] = _conversation_of(prompt["id"])
         samples.append(

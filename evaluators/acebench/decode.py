@@ -242,7 +242,8 @@ def strict_json_literals(node: ast.Name) -> Any:
     return _JSON_LITERALS.get(node.id, node.id)
 
 
-def _dotted_name(func: ast.AST) -> str:
+def dotted_name(func: ast.AST) -> str:
+    """`a.b.c` for attribute chains ending in a plain name; anything else in front is dropped."""
     parts: list[str] = []
     while isinstance(func, ast.Attribute):
         parts.append(func.attr)
@@ -255,7 +256,7 @@ def _dotted_name(func: ast.AST) -> str:
 def official_drops_positional_args(node: ast.Call, strict: bool) -> None:
     """The reference reads keyword arguments only and silently drops positional ones."""
     if strict and node.args:
-        raise DecodeError(f"positional arguments in call to {_dotted_name(node.func) or '?'}")
+        raise DecodeError(f"positional arguments in call to {dotted_name(node.func) or '?'}")
 
 
 def _resolve_call(node: ast.Call, strict: bool) -> dict[Any, Any]:
@@ -265,7 +266,7 @@ def _resolve_call(node: ast.Call, strict: bool) -> dict[Any, Any]:
         if strict and keyword.arg is None:
             raise DecodeError("`**` arguments are not allowed")
         arguments[keyword.arg] = _resolve(keyword.value, strict)
-    return {_dotted_name(node.func): arguments}
+    return {dotted_name(node.func): arguments}
 
 
 def _resolve(node: ast.AST, strict: bool) -> Any:

@@ -1,4 +1,4 @@
-"""solve(sample, chat, request_mode): one chat call for normal and special items."""
+"""solve(sample, chat, request_mode): one chat call for normal and special items, a rollout for agent items."""
 
 from __future__ import annotations
 
@@ -11,11 +11,19 @@ from evaluators.engine.client import calls_with_benchmark_names
 
 
 def can_solve(subset: str) -> bool:
-    """Agent categories need multi-turn rollouts, which are not built yet."""
-    return not is_agent(subset)
+    """Every category runs against an endpoint (agent ones as rollouts)."""
+    return True
 
 
-async def solve(sample: Sample, chat: Any, request_mode: str = "prompt") -> Prediction:
+async def solve(sample: Sample, chat: Any, request_mode: str = "prompt", user_chat: Any = None) -> Prediction:
+    """Agent items always use the text protocol (the official one); `user_chat` plays the simulated
+    user of agent_multi_turn (default: the model under test)."""
+    if is_agent(sample.subset):
+        from evaluators.acebench.agent.rollout import run_multi_step, run_multi_turn
+
+        if sample.subset == "agent_multi_step":
+            return await run_multi_step(sample, chat)
+        return await run_multi_turn(sample, chat, user_chat or chat)
     request = build_request(sample, mode=request_mode)
     result = await chat.complete(request)
     tool_calls = calls_with_benchmark_names(result, request)

@@ -35,6 +35,8 @@ class Benchmark:
     read_predictions: Callable[[Path, list[Sample]], dict[str, Prediction]]
     score: Callable[[Sample, Prediction | None, str], SampleScore]
     report: Callable[..., Report]
+    # match_predictions(path, samples) -> (predictions, MatchSummary): the upload check, errors collected not raised
+    match_predictions: Callable[[Path, list[Sample]], tuple[dict[str, Prediction], Any]] | None = None
     build_request: Callable[..., Any] | None = None
     # async solve(sample, chat, request_mode) -> Prediction; can_solve(subset) says which subsets it runs
     solve: Callable[..., Any] | None = None
@@ -58,7 +60,7 @@ class Benchmark:
         return [s for s in self.subsets if s in chosen]
 
 
-_BENCHMARK_MODULES = ("evaluators.acebench", "evaluators.toolbench_static")
+_BENCHMARK_MODULES = ("evaluators.acebench", "evaluators.toolbench_static", "evaluators.stepeval_audio")
 _REGISTRY: dict[str, Benchmark] = {}
 
 

@@ -11,9 +11,9 @@ import sys
 from tqdm import tqdm
 
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import get_benchmark
+from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.engine.runner import Progress, execute, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings
 from evaluators.engine.store import Store
 
 
@@ -30,15 +30,34 @@ def _config(args: argparse.Namespace) -> RunConfig:
         raise ToolboardError("--concurrency must be at least 1")
     if not isinstance(args.extra_body, dict):
         raise ToolboardError("--extra-body must be a JSON object")
+    from evaluators.cli import judge_settings
+
+    if args.modality not in benchmark.extra.get("modalities", ("text",)):
+        raise ToolboardError(f"{benchmark.name} has no {args.modality} mode; drop --modality")
     settings = ModelSettings(
         base_url=args.base_url, model=args.model, api_key_env=args.api_key_env, request_mode=args.request_mode,
         temperature=args.temperature, max_tokens=args.max_tokens, timeout=args.timeout, extra_body=args.extra_body,
+        modality=args.modality, judge=judge_settings(args, benchmark),
     )
     return RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=tuple(args.subset or ()), limit=args.limit,
         data_dir=str(args.data_dir) if args.data_dir else None, concurrency=args.concurrency,
-        use_cache=not args.no_cache, max_attempts=args.max_attempts,
+        use_cache=not args.no_cache, max_attempts=args.max_attempts, user_simulator=_user_simulator(args, benchmark),
     )
+
+
+def _user_simulator(args: argparse.Namespace, benchmark: Benchmark) -> UserSimulatorSettings | None:
+    """--user-base-url/--user-model/--user-api-key-env, each defaulting to the tested model's; None
+    when they name the tested model itself (it then plays the user through the same client)."""
+    given = [getattr(args, name, None) for name in ("user_base_url", "user_model", "user_api_key_env")]
+    if not any(given):
+        return None
+    if not benchmark.extra.get("user_simulator"):
+        raise ToolboardError(f"{benchmark.name} has no simulated user; drop the --user-* options")
+    user = UserSimulatorSettings(base_url=given[0] or args.base_url, model=given[1] or args.model,
+                                 api_key_env=given[2] or args.api_key_env)
+    same = (user.base_url, user.model, user.api_key_env) == (args.base_url, args.model, args.api_key_env)
+    return None if same else user
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
+from evaluators.engine.endpoint_guard import check_endpoint_allowed
 from evaluators.engine.settings import RunConfig, fingerprint
 from evaluators.engine.store import Store
 from evaluators.engine.write_behind import WriteBehind
@@ -76,8 +77,37 @@ def _load_samples(benchmark: Benchmark, config: RunConfig) -> list[Sample]:
     return benchmark.load(config.data_dir, language=config.language, subsets=subsets, limit=config.limit)
 
 
-def _api_key(config: RunConfig) -> str | None:
+def _api_key(config: RunConfig, given: str | None = None) -> str | None:
+    """A key handed in for this run only (the app's password field), else the configured variable's value."""
+    if given:
+        return given
     return os.environ.get(config.model.api_key_env) if config.model.api_key_env else None
+
+
+def _user_simulator_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
+    """A client for the simulated user when it has its own endpoint or model; it shares the tested
+    client's cache, retries and limits."""
+    user = config.user_simulator
+    if user is None:
+        return None
+    return ChatClient(
+        user.model_settings(config.model), api_key=os.environ.get(user.api_key_env) if user.api_key_env else None,
+        store=tested.store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
+        on_response=tested.on_response,
+    )
+
+
+def _judge_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
+    """One client for the run's parameter judge (StepEval), sharing the tested client's cache, retries
+    and limits; made once per run because a client is costly to create."""
+    judge = config.model.judge
+    if judge is None:
+        return None
+    return ChatClient(
+        judge.model_settings(), api_key=os.environ.get(judge.api_key_env) if judge.api_key_env else None,
+        store=tested.store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
+        on_response=tested.on_response,
+    )
 
 
 def _run_context(store: Store, run_id: str, samples: list[Sample] | None) -> tuple[RunConfig, Benchmark, list[Sample]]:
@@ -88,6 +118,7 @@ def _run_context(store: Store, run_id: str, samples: list[Sample] | None) -> tup
 
 
 def start_run(config: RunConfig, store: Store) -> tuple[str, list[Sample]]:
+    check_endpoint_allowed(config.model.base_url)
     benchmark = get_benchmark(config.benchmark)
     if benchmark.solve is None:
         raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
@@ -111,10 +142,16 @@ async def execute(
     on_progress: Callable[[Progress], None] | None = None,
     cancel: asyncio.Event | None = None,
     retry: RetryPolicy | None = None,
+    api_key: str | None = None,
 ) -> RunOutcome:
     """Solve every sample of the run that has no prediction yet (or, with rerun_errors, those that
     ended in a request error), then score and report unless cancelled."""
     config, benchmark, samples = _run_context(store, run_id, samples)
+    check_endpoint_allowed(config.model.base_url)
+    if config.user_simulator is not None:
+        check_endpoint_allowed(config.user_simulator.base_url)
+    if config.model.judge is not None:
+        check_endpoint_allowed(config.model.judge.base_url)
     states = store.prediction_states(run_id)
     if rerun_errors:
         todo = [s for s in samples if states.get(s.id) is True]
@@ -143,10 +180,16 @@ async def execute(
 
     writer = WriteBehind(store, run_id, on_stored)
     client = ChatClient(
-        config.model, api_key=_api_key(config), store=store, use_cache=config.use_cache,
+        config.model, api_key=_api_key(config, api_key), store=store, use_cache=config.use_cache,
         retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
         on_response=writer.add_response,
     )
+    user_client = _user_simulator_client(config, client)
+    # Benchmarks with dialogue rollouts also get the simulated user's client (the tested model's by default).
+    solve_options = {"user_chat": user_client or client} if benchmark.extra.get("user_simulator") else {}
+    judge_client = _judge_client(config, client)
+    if judge_client is not None:
+        solve_options["judge_chat"] = judge_client
     cancel = cancel or asyncio.Event()
     queue: asyncio.Queue[Sample] = asyncio.Queue()
     for sample in todo:
@@ -155,12 +198,12 @@ async def execute(
     async def solve_one(sample: Sample) -> None:
         counter = start_request_count()
         try:
-            prediction = await benchmark.solve(sample, client, config.model.request_mode)  # type: ignore[misc]
+            prediction = await benchmark.solve(sample, client, config.model.request_mode, **solve_options)  # type: ignore[misc]
         except RequestFailed as exc:
             prediction = Prediction(sample.id, error=str(exc))
         except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
             prediction = Prediction(sample.id, error=f"internal error: {type(exc).__name__}: {exc}")
-        progress.requests = client.requests_sent
+        progress.requests = client.requests_sent + (user_client.requests_sent if user_client else 0)
         writer.add_prediction(sample, prediction, counter[0])
 
     async def worker() -> None:
@@ -195,6 +238,10 @@ async def execute(
         writer.flush()
         cancel_watch.cancel()
         await client.close()
+        if user_client is not None:
+            await user_client.close()
+        if judge_client is not None:
+            await judge_client.close()
     if cancel.is_set():
         store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
         return RunOutcome(run_id, "cancelled", None, progress)

@@ -8,6 +8,27 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 REQUEST_MODES = ("prompt", "tools")
+MODALITIES = ("text", "audio")
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """An LLM judge set apart from the model under test (StepEval parameter accuracy). The key is read
+    from `api_key_env` at run time only."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 300.0
+
+    def identity(self) -> dict[str, Any]:
+        """What changes the verdicts (part of the run's fingerprint); like the model under test, not its URL."""
+        return {"model": self.model}
+
+    def model_settings(self) -> ModelSettings:
+        """Chat settings for the judge: its own endpoint, temperature 0."""
+        return ModelSettings(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, temperature=0.0,
+                             timeout=self.timeout)
 
 
 @dataclass(frozen=True)
@@ -22,16 +43,44 @@ class ModelSettings:
     max_tokens: int | None = None
     timeout: float = 120.0
     extra_body: dict[str, Any] = field(default_factory=dict)
+    # Read by benchmarks that support them (StepEval): user turns as text or audio, and the judge.
+    modality: str = "text"
+    judge: JudgeSettings | None = None
 
     def generation(self) -> dict[str, Any]:
         """The settings that change what the model returns (part of the run's fingerprint)."""
-        return {
+        settings: dict[str, Any] = {
             "model": self.model,
             "request_mode": self.request_mode,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "extra_body": self.extra_body,
         }
+        # Only when set, so that runs made before these fields existed keep their fingerprints.
+        if self.modality != "text":
+            settings["modality"] = self.modality
+        if self.judge is not None:
+            settings["judge"] = self.judge.identity()
+        return settings
+
+
+@dataclass(frozen=True)
+class UserSimulatorSettings:
+    """The LLM that plays the user in dialogue rollouts (ACEBench agent_multi_turn), when it is not
+    the model under test. The key is read from `api_key_env` at run time only."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+
+    def identity(self) -> dict[str, Any]:
+        """What changes the simulated user's replies (part of the fingerprint); like the model, not its URL."""
+        return {"model": self.model}
+
+    def model_settings(self, tested: ModelSettings) -> ModelSettings:
+        """Chat settings for the simulator: its own endpoint, sampling and timeout as for the tested model."""
+        return ModelSettings(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env,
+                             temperature=tested.temperature, max_tokens=tested.max_tokens, timeout=tested.timeout)
 
 
 @dataclass(frozen=True)
@@ -45,6 +94,8 @@ class RunConfig:
     concurrency: int = 8
     use_cache: bool = True
     max_attempts: int = 6
+    # None: the model under test also plays the simulated user.
+    user_simulator: UserSimulatorSettings | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -54,8 +105,13 @@ class RunConfig:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunConfig:
         data = dict(data)
-        data["model"] = ModelSettings(**data["model"])
+        model = dict(data["model"])
+        if isinstance(model.get("judge"), dict):
+            model["judge"] = JudgeSettings(**model["judge"])
+        data["model"] = ModelSettings(**model)
         data["subsets"] = tuple(data.get("subsets") or ())
+        if isinstance(data.get("user_simulator"), dict):
+            data["user_simulator"] = UserSimulatorSettings(**data["user_simulator"])
         return cls(**data)
 
 
@@ -68,4 +124,6 @@ def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) ->
         "evaluator_version": evaluator_version,
         "generation": config.model.generation(),
     }
+    if config.user_simulator is not None:  # only when set, so earlier runs keep their fingerprints
+        identity["user_simulator"] = config.user_simulator.identity()
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]

@@ -156,13 +156,14 @@ class Store:
     # ---- runs -----------------------------------------------------------------------------
 
     def create_run(self, benchmark: str, language: str | None, model: str, base_url: str, config: dict[str, Any],
-                   fingerprint: str, total: int) -> str:
+                   fingerprint: str, total: int, source: str = "endpoint", notes: str | None = None) -> str:
         run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self._lock:
             self._db.execute(
-                "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, created_at, total)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?)",
-                (run_id, benchmark, language, model, base_url, json.dumps(config), fingerprint, time.time(), total),
+                "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, created_at, total,"
+                " source, notes) VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?, ?)",
+                (run_id, benchmark, language, model, base_url, json.dumps(config), fingerprint, time.time(), total,
+                 source, notes),
             )
         return run_id
 
@@ -182,6 +183,19 @@ class Store:
     def list_runs(self) -> list[RunRow]:
         ids = [r[0] for r in self._query("SELECT id FROM runs ORDER BY created_at DESC")]
         return [self.get_run(run_id) for run_id in ids]
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run and everything stored for it (used to undo a half-stored upload)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                for table in ("sample_scores", "reports", "predictions"):
+                    self._db.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
+                self._db.execute("DELETE FROM runs WHERE id=?", (run_id,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def set_status(self, run_id: str, status: str, message: str | None = None) -> None:
         now = time.time()
@@ -289,6 +303,17 @@ class Store:
         rows = self._query("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode))
         return json.loads(rows[0][0]) if rows else None
 
+    def load_scores(self, run_id: str, mode: str = "official") -> list[SampleScore]:
+        """The stored verdicts of a run, in the order the samples were scored."""
+        scores = []
+        for row in self._query("SELECT * FROM sample_scores WHERE run_id=? AND mode=? ORDER BY rowid", (run_id, mode)):
+            scores.append(SampleScore(
+                sample_id=row["sample_id"], subset=row["subset"], correct=bool(row["correct"]), error_type=row["error_type"],
+                rule=row["rule"], detail=row["detail"] or "", decoded=json.loads(row["decoded"]) if row["decoded"] else None,
+                process_score=row["process_score"], metrics=json.loads(row["metrics"]) if row["metrics"] else None,
+            ))
+        return scores
+
     # ---- response cache -------------------------------------------------------------------
 
     def cache_put(self, key: str, response: dict[str, Any]) -> None:
@@ -302,6 +327,78 @@ class Store:
     def cache_get(self, key: str) -> dict[str, Any] | None:
         rows = self._query("SELECT response FROM cache WHERE key = ?", (key,))
         return json.loads(rows[0][0]) if rows else None
+
+    # ---- whole runs as raw rows (hub sync export and import) ------------------------------
+
+    RUN_TABLES = ("runs", "predictions", "sample_scores", "reports")
+
+    def has_run(self, run_id: str) -> bool:
+        return bool(self._query("SELECT 1 FROM runs WHERE id = ?", (run_id,)))
+
+    def table_columns(self, table: str) -> list[str]:
+        """Column names of one of RUN_TABLES, in schema order."""
+        if table not in self.RUN_TABLES:
+            raise ToolboardError(f"unknown table {table!r}; expected one of {', '.join(self.RUN_TABLES)}")
+        return [row["name"] for row in self._query(f"PRAGMA table_info({table})")]
+
+    def export_rows(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Every stored row of one run, by table, as raw column values in storage order (one consistent read)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                rows = {"runs": [dict(r) for r in self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))]}
+                for table in self.RUN_TABLES[1:]:
+                    cursor = self._db.execute(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY rowid", (run_id,))
+                    rows[table] = [dict(r) for r in cursor]
+            finally:
+                self._db.execute("COMMIT")
+        if not rows["runs"]:
+            raise ToolboardError(f"no run {run_id!r} in {self.path}")
+        return rows
+
+    def import_rows(self, rows: dict[str, list[dict[str, Any]]]) -> bool:
+        """Insert one run in the shape `export_rows` returns, all or nothing. False if its id is already stored."""
+        run_id = self._check_import_rows(rows)
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")  # the existence check and the inserts see the same database
+            try:
+                if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+                    self._db.execute("ROLLBACK")
+                    return False
+                for table in self.RUN_TABLES:
+                    for row in rows.get(table, []):
+                        columns, marks = ", ".join(row), ", ".join("?" * len(row))
+                        self._db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+                self._db.execute("COMMIT")
+            except sqlite3.Error as error:
+                self._db.execute("ROLLBACK")
+                raise ToolboardError(f"run {run_id!r} could not be stored (nothing was written): {error}") from None
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return True
+
+    def _check_import_rows(self, rows: dict[str, list[dict[str, Any]]]) -> str:
+        """The run's id, once table and column names are known ones (they go into the SQL text) and every row is its."""
+        unknown = sorted(set(rows) - set(self.RUN_TABLES))
+        if unknown:
+            raise ToolboardError(f"cannot import rows of unknown table(s) {', '.join(unknown)}")
+        runs = rows.get("runs") or []
+        if len(runs) != 1 or not isinstance(runs[0], dict) or not isinstance(runs[0].get("id"), str):
+            raise ToolboardError("cannot import: expected exactly one runs row with a text id")
+        run_id = runs[0]["id"]
+        for table in self.RUN_TABLES:
+            columns = set(self.table_columns(table))
+            for row in rows.get(table, []):
+                if not isinstance(row, dict):
+                    raise ToolboardError(f"cannot import run {run_id!r}: a {table} row is not an object")
+                extra = sorted(set(row) - columns)
+                if extra:
+                    raise ToolboardError(f"cannot import run {run_id!r}: {table} has no column(s) {', '.join(extra)}"
+                                         " (written by a newer toolboard?)")
+                if table != "runs" and row.get("run_id") != run_id:
+                    raise ToolboardError(f"cannot import run {run_id!r}: a {table} row belongs to run {row.get('run_id')!r}")
+        return run_id
 
 
 def _safe_dumps(value: Any) -> str | None:

@@ -3,7 +3,7 @@
 from evaluators.core.registry import Benchmark, register
 from evaluators.toolbench_static.checker import score
 from evaluators.toolbench_static.data import DATA_VERSION, SUBSETS, load
-from evaluators.toolbench_static.predictions import read_predictions
+from evaluators.toolbench_static.predictions import match_predictions, read_predictions
 from evaluators.toolbench_static.prompts import build_request
 from evaluators.toolbench_static.report import METRICS, summarize
 from evaluators.toolbench_static.solve import solve
@@ -19,6 +19,7 @@ BENCHMARK = register(
         languages=(None,),
         load=load,
         read_predictions=read_predictions,
+        match_predictions=match_predictions,
         score=score,
         report=summarize,
         build_request=build_request,

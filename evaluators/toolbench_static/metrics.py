@@ -4,8 +4,8 @@ argument F1 on call steps, Rouge-L on final answers, Plan.EM and HalluRate on ev
 from __future__ import annotations
 
 import json
-
-from rouge_score import rouge_scorer
+from functools import cache
+from typing import Any
 
 from evaluators.toolbench_static.parse import Step
 
@@ -20,11 +20,17 @@ class WhitespaceTokenizer:
         return text.split()
 
 
-_ROUGE = rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
+@cache
+def _rouge_scorer() -> Any:
+    # Imported on first use: rouge-score pulls in nltk and scipy (seconds), which the app and the
+    # CLI should not pay for unless a final answer is scored.
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
 
 
 def rouge_l_f(prediction: str, reference: str) -> float:
-    return _ROUGE.score(target=reference, prediction=prediction)["rougeL"].fmeasure
+    return _rouge_scorer().score(target=reference, prediction=prediction)["rougeL"].fmeasure
 
 
 def official_skip_reason(reference: Step, prediction: Step, tool_names: set[str], strict: bool) -> str | None:

@@ -1,0 +1,253 @@
+"""Leaderboard tables: published rows, runs evaluated here and uploaded prediction files, side by
+side in the layout of each benchmark's published table. Pure data (pandas); the app only shows it.
+
+Each benchmark has views (ACEBench: a language; ToolBench-Static: a subset; StepEval: a tool) and
+metric columns. Values are fractions in [0, 1], as in reports; the app formats them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from evaluators.core.errors import DataError
+from evaluators.core.leaderboard import load_published
+from evaluators.core.registry import get_benchmark
+from evaluators.engine.store import RunRow, Store
+
+SOURCES = ("published", "evaluated", "uploaded")
+SOURCE_OF_RUN = {"endpoint": "evaluated", "upload": "uploaded"}
+IDENTITY_COLUMNS = ("model", "source")
+INFO_COLUMNS = ("mode", "run_id", "fingerprint", "details")
+
+
+@dataclass(frozen=True)
+class BoardLayout:
+    """How a benchmark's table looks: its views, its metric columns and how reports fill them."""
+
+    benchmark: str
+    view_label: str
+    views: tuple[str, ...]
+    columns: tuple[str, ...]
+    # report JSON -> {view: {column: value}}
+    run_values: Callable[[dict[str, Any]], dict[str, dict[str, Any]]]
+    # a published row -> (view, {column: value})
+    published_values: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]
+    lower_is_better: frozenset[str] = frozenset()
+    detail_columns: tuple[str, ...] = ()
+    text_columns: tuple[str, ...] = ()
+    combine_views: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def default_sort(self) -> str:
+        return self.columns[-1] if self.benchmark == "acebench" else self.columns[0]
+
+
+def _acebench_run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    values: dict[str, Any] = dict(report.get("summary") or {})
+    for name, subset in (report.get("subsets") or {}).items():
+        values[name] = subset.get("metrics", {}).get("accuracy")
+    return {report.get("language") or "en": values}
+
+
+def _acebench_published(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return row.get("language", "en"), dict(row.get("summary") or {})
+
+
+def _per_subset_run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    views = {name: dict(subset.get("metrics") or {}) for name, subset in (report.get("subsets") or {}).items()}
+    summary = report.get("summary") or {}
+    if summary:
+        views["all"] = dict(summary)
+    return views
+
+
+def _per_subset_published(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return row.get("subset", "all"), dict(row.get("metrics") or row.get("summary") or {})
+
+
+def _stepeval_run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    views = _per_subset_run_values(report)
+    summary = report.get("summary") or {}
+    extras = {key: report.get(key, summary.get(key)) for key in ("modality", "param_method")}
+    if "all" in views:
+        views["macro"] = views.pop("all")
+    for values in views.values():
+        values.update({k: v for k, v in extras.items() if v is not None})
+    return views
+
+
+def _stepeval_published(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    view, values = _per_subset_published(row)
+    values.setdefault("modality", row.get("modality"))
+    return ("macro" if view == "all" else view), values
+
+
+ACEBENCH_CATEGORIES = (
+    "normal_atom_bool", "normal_atom_enum", "normal_atom_number", "normal_atom_list", "normal_atom_object_short",
+    "normal_atom_object_deep", "normal_single_turn_single_function", "normal_single_turn_parallel_function",
+    "normal_multi_turn_user_switch", "normal_multi_turn_user_adjust", "normal_similar_api", "normal_preference",
+    "special_incomplete", "special_error_param", "special_irrelevant", "agent_multi_turn", "agent_multi_step",
+)
+
+LAYOUTS: dict[str, BoardLayout] = {
+    "acebench": BoardLayout(
+        benchmark="acebench", view_label="Language", views=("en", "zh", "combined"),
+        columns=("atom", "single", "multi", "api", "pref", "normal", "special", "agent", "overall"),
+        run_values=_acebench_run_values, published_values=_acebench_published,
+        detail_columns=ACEBENCH_CATEGORIES, combine_views={"combined": ("en", "zh")},
+    ),
+    "toolbench_static": BoardLayout(
+        benchmark="toolbench_static", view_label="Subset", views=("in_domain", "out_of_domain", "all"),
+        columns=("act_em", "plan_em", "f1", "hallu_rate", "rouge_l"),
+        run_values=_per_subset_run_values, published_values=_per_subset_published,
+        lower_is_better=frozenset({"hallu_rate"}), detail_columns=("easy_f1", "hard_f1"),
+    ),
+    "stepeval_audio": BoardLayout(
+        benchmark="stepeval_audio", view_label="Tool",
+        views=("macro", "timbre_rag", "get_date_time", "get_weather", "web_search"),
+        columns=("precision", "recall", "type_accuracy", "param_accuracy"),
+        run_values=_stepeval_run_values, published_values=_stepeval_published,
+        detail_columns=("TP", "FN", "FP", "FP_any"), text_columns=("modality", "param_method"),
+    ),
+}
+
+
+def layout_for(benchmark: str) -> BoardLayout:
+    """The benchmark's layout; a benchmark without one gets a plain per-subset table."""
+    if benchmark in LAYOUTS:
+        return LAYOUTS[benchmark]
+    spec = get_benchmark(benchmark)
+    return BoardLayout(
+        benchmark=benchmark, view_label="Subset", views=(*spec.subsets, "all"), columns=spec.metrics,
+        run_values=_per_subset_run_values, published_values=_per_subset_published,
+    )
+
+
+def published_table(benchmark: str) -> dict[str, Any] | None:
+    try:
+        return load_published(benchmark)
+    except DataError:
+        return None
+
+
+def _published_rows(layout: BoardLayout) -> list[dict[str, Any]]:
+    table = published_table(layout.benchmark)
+    if table is None:
+        return []
+    link = (table.get("source") or {}).get("url", "")
+    rows = []
+    for row in table.get("rows", []):
+        view, values = layout.published_values(row)
+        rows.append({"model": row["model"], "source": "published", "view": view, "mode": "official", "run_id": "",
+                     "fingerprint": "", "details": link, **values})
+    return rows
+
+
+def _run_rows(layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
+    rows = []
+    for run in store.list_runs():
+        if run.benchmark != layout.benchmark or run.status != "finished":
+            continue
+        report = store.load_report(run.id, mode)
+        if report is None:
+            continue
+        for view, values in layout.run_values(report).items():
+            rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
+                         "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint, "details": _run_details(run),
+                         **values})
+    return rows
+
+
+def _run_details(run: RunRow) -> str:
+    if run.source == "upload":
+        return run.notes or "uploaded predictions"
+    model = run.config.get("model", {})
+    parts = [f"{model.get('request_mode', 'prompt')} mode", f"T={model.get('temperature', 0)}"]
+    if run.config.get("limit"):
+        parts.append(f"limit {run.config['limit']}")
+    if run.config.get("modality"):
+        parts.append(str(run.config["modality"]))
+    return ", ".join(parts)
+
+
+def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Views that average others (ACEBench's combined = mean of en and zh), for our own runs:
+    the newest run of a model in each part view, when every part exists."""
+    combined = []
+    for view, parts in layout.combine_views.items():
+        latest: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        for row in rows:  # newest first, as list_runs orders them
+            if row["source"] != "published" and row["view"] in parts:
+                latest.setdefault((row["model"], row["source"]), {}).setdefault(row["view"], row)
+        for (model, source), by_view in latest.items():
+            if set(by_view) != set(parts):
+                continue
+            values = {}
+            for column in (*layout.columns, *layout.detail_columns):
+                numbers = [by_view[p].get(column) for p in parts]
+                values[column] = round(sum(numbers) / len(numbers), 3) if all(isinstance(n, int | float) for n in numbers) else None
+            first = by_view[parts[0]]
+            combined.append({"model": model, "source": source, "view": view, "mode": first["mode"],
+                             "run_id": " + ".join(by_view[p]["run_id"] for p in parts), "fingerprint": "",
+                             "details": "mean of " + " and ".join(parts), **values})
+    return combined
+
+
+def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> pd.DataFrame:
+    """Every row of the benchmark's table in every view, one column per metric (fractions)."""
+    layout = layout_for(benchmark)
+    rows = _published_rows(layout) if mode == "official" else []
+    if store is not None:
+        ours = _run_rows(layout, store, mode)
+        rows += ours + _combined_rows(layout, ours)
+    columns = [*IDENTITY_COLUMNS, "view", *layout.columns, *layout.detail_columns, *layout.text_columns, *INFO_COLUMNS]
+    frame = pd.DataFrame(rows)
+    for column in columns:
+        if column not in frame.columns:
+            frame[column] = None
+    return frame[columns]
+
+
+@dataclass(frozen=True)
+class BoardQuery:
+    """What the user chose to see."""
+
+    view: str | None = None
+    search: str = ""
+    sources: tuple[str, ...] = SOURCES
+    columns: tuple[str, ...] | None = None  # metric columns to show; None = the layout's
+    details: bool = False
+    sort_by: str | None = None
+    descending: bool | None = None
+
+
+def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> pd.DataFrame:
+    """Filter, choose columns and sort, server-side."""
+    rows = frame
+    if query.view:
+        rows = rows[rows["view"] == query.view]
+    rows = rows[rows["source"].isin(query.sources)]
+    if query.search.strip():
+        needle = query.search.strip().lower()
+        rows = rows[rows["model"].str.lower().str.contains(needle, regex=False)
+                    | rows["details"].fillna("").astype(str).str.lower().str.contains(needle, regex=False)]
+    metrics = [c for c in (query.columns if query.columns is not None else layout.columns) if c in frame.columns]
+    if query.details:
+        metrics += [c for c in layout.detail_columns if c not in metrics]
+    sort_by = query.sort_by if query.sort_by in metrics else (layout.default_sort if layout.default_sort in metrics else None)
+    if sort_by:
+        descending = query.descending if query.descending is not None else sort_by not in layout.lower_is_better
+        rows = rows.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
+    shown = [*IDENTITY_COLUMNS, *metrics, *layout.text_columns, *INFO_COLUMNS]
+    if not query.view:
+        shown.insert(2, "view")
+    return rows[[c for c in shown if c in rows.columns]].reset_index(drop=True)
+
+
+def as_json_records(frame: pd.DataFrame) -> str:
+    return json.dumps(json.loads(frame.to_json(orient="records", force_ascii=False)), ensure_ascii=False, indent=1)

@@ -1,0 +1,147 @@
+"""A run's evidence, sample by sample: verdicts, the prompt, the raw output, the decoded calls, the
+gold answer and the rule that decided; and which samples flipped between two runs."""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import pandas as pd
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import get_benchmark
+from evaluators.core.types import Sample
+from evaluators.engine.settings import RunConfig
+from evaluators.engine.store import Store
+
+SAMPLE_COLUMNS = ("sample_id", "subset", "verdict", "error_type", "rule", "latency_s", "request_error")
+VERDICTS = ("right", "wrong", "request error")
+
+
+@functools.lru_cache(maxsize=8)
+def _samples_for(config_json: str) -> dict[str, Sample]:
+    """The samples a run was scored on (loaded once per run configuration)."""
+    config = RunConfig.from_json(json.loads(config_json))
+    benchmark = get_benchmark(config.benchmark)
+    subsets = benchmark.expand_subsets(list(config.subsets) or None)
+    samples = benchmark.load(config.data_dir, language=config.language, subsets=subsets, limit=config.limit)
+    return {sample.id: sample for sample in samples}
+
+
+def run_samples(store: Store, run_id: str) -> dict[str, Sample]:
+    run = store.get_run(run_id)
+    return _samples_for(json.dumps(run.config, sort_keys=True))
+
+
+def _verdict(correct: bool, request_error: str | None) -> str:
+    if request_error:
+        return "request error"
+    return "right" if correct else "wrong"
+
+
+def sample_table(
+    store: Store,
+    run_id: str,
+    mode: str = "official",
+    *,
+    subset: str | None = None,
+    verdict: str | None = None,
+    error_type: str | None = None,
+) -> pd.DataFrame:
+    """One row per scored sample of the run, filtered."""
+    predictions = store.load_predictions(run_id)
+    rows = []
+    for score in store.load_scores(run_id, mode):
+        prediction = predictions.get(score.sample_id)
+        request_error = prediction.error if prediction else None
+        rows.append({
+            "sample_id": score.sample_id, "subset": score.subset, "verdict": _verdict(score.correct, request_error),
+            "error_type": score.error_type or "", "rule": score.rule or "",
+            "latency_s": round(prediction.latency, 3) if prediction and prediction.latency is not None else None,
+            "request_error": request_error or "",
+        })
+    frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+    if subset:
+        frame = frame[frame["subset"] == subset]
+    if verdict:
+        frame = frame[frame["verdict"] == verdict]
+    if error_type:
+        frame = frame[frame["error_type"] == error_type]
+    return frame.reset_index(drop=True)
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return value
+
+
+def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "official") -> dict[str, Any]:
+    """Everything behind one verdict. Model text is returned as data; the app escapes it."""
+    run = store.get_run(run_id)
+    samples = run_samples(store, run_id)
+    sample = samples.get(sample_id)
+    if sample is None:
+        raise ToolboardError(f"run {run_id} has no sample {sample_id!r}")
+    benchmark = get_benchmark(run.benchmark)
+    prediction = store.load_predictions(run_id).get(sample_id)
+    score = next((s for s in store.load_scores(run_id, mode) if s.sample_id == sample_id), None)
+    messages: list[dict[str, Any]] = []
+    prompt_note = ""
+    if benchmark.build_request is not None:
+        request_mode = run.config.get("model", {}).get("request_mode", "prompt")
+        try:
+            messages = benchmark.build_request(sample, mode=request_mode).messages
+        except Exception as exc:  # noqa: BLE001 - some items (agent rollouts) have no single prompt
+            prompt_note = f"no single prompt for this item ({exc})"
+        if run.source == "upload" and messages:
+            prompt_note = "uploaded predictions: this is the prompt this tool would send, not necessarily the one used"
+    extra = prediction.extra if prediction and prediction.extra else {}
+    return {
+        "run_id": run_id,
+        "sample_id": sample_id,
+        "subset": sample.subset,
+        "verdict": _verdict(score.correct, prediction.error if prediction else None) if score else "not scored",
+        "error_type": score.error_type if score else None,
+        "rule": score.rule if score else None,
+        "detail": score.detail if score else "",
+        "process_score": score.process_score if score else None,
+        "metrics": score.metrics if score else None,
+        "prompt_messages": messages,
+        "prompt_note": prompt_note,
+        "raw_output": prediction.output if prediction else None,
+        "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls or []] if prediction else [],
+        "decoded": score.decoded if score else None,
+        "result": prediction.result if prediction else None,
+        "process": prediction.process if prediction else None,
+        "transcript": extra.get("transcript"),
+        "judge": extra.get("judge"),
+        "request_error": prediction.error if prediction else None,
+        "latency_s": prediction.latency if prediction else None,
+        "gold": _plain(sample.gold),
+    }
+
+
+def compare_runs(store: Store, run_a: str, run_b: str, mode: str = "official") -> pd.DataFrame:
+    """Samples whose verdict differs between two runs of the same benchmark (and language)."""
+    first, second = store.get_run(run_a), store.get_run(run_b)
+    if first.benchmark != second.benchmark or first.language != second.language:
+        raise ToolboardError(
+            f"runs {run_a} ({first.benchmark} {first.language or ''}) and {run_b} ({second.benchmark} "
+            f"{second.language or ''}) are not on the same benchmark and language"
+        )
+    verdicts_a = {s.sample_id: s for s in store.load_scores(run_a, mode)}
+    rows = []
+    for score_b in store.load_scores(run_b, mode):
+        score_a = verdicts_a.get(score_b.sample_id)
+        if score_a is None or score_a.correct == score_b.correct:
+            continue
+        rows.append({
+            "sample_id": score_b.sample_id, "subset": score_b.subset,
+            "change": "fixed" if score_b.correct else "broken",
+            f"{run_a}": "right" if score_a.correct else (score_a.error_type or "wrong"),
+            f"{run_b}": "right" if score_b.correct else (score_b.error_type or "wrong"),
+        })
+    return pd.DataFrame(rows, columns=["sample_id", "subset", "change", run_a, run_b])

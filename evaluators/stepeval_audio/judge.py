@@ -1,0 +1,191 @@
+"""The parameter judge: an OpenAI-compatible model, set apart from the model under test, asked whether
+a call's arguments are reasonable (spec §7). It runs before scoring; its verdict is kept in
+`Prediction.extra["judge"]`, so scoring stays pure. Without a judge, arguments are matched exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from typing import Any
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.types import ChatRequest, Prediction, Sample
+from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
+from evaluators.engine.endpoint_guard import check_endpoint_allowed
+from evaluators.engine.settings import JudgeSettings
+from evaluators.stepeval_audio.extract import ExtractedCall, extract_call
+from evaluators.stepeval_audio.tools import NO_PARAMETER_TOOLS, schema_text
+
+EXACT_METHOD = "exact"
+SPEAKER = {"user": "Human", "assistant": "Assistant", "call": "Assistant", "tool_result": "Input"}
+MAX_KEPT_ANSWER = 2000
+
+JUDGE_SYSTEM = (
+    "You review tool calls made by a voice assistant. You are given a dialogue (the user speaks "
+    "Chinese), the schema of the tool that was called, a reference call written by the dataset's "
+    "authors, and the assistant's call. Decide whether the assistant's arguments are reasonable: "
+    "they must fit the schema and carry what the user actually asked for in the last turns. They do "
+    "not have to match the reference word for word; the reference only shows one acceptable answer."
+)
+TOOL_GUIDANCE = {
+    "get_weather": "For get_weather, `location` must name the place the user means, written in English or pinyin.",
+    "timbre_rag": "For timbre_rag, `query` must describe, in Chinese, the voice or timbre the user asked for.",
+    "web_search": "For web_search, `query` must cover the information the user wants to find.",
+}
+JUDGE_QUESTION = (
+    "Are the assistant's arguments reasonable and consistent with the user's intent?\n"
+    "Answer with one JSON object and nothing after it: "
+    '{"reason": "<one or two sentences>", "label": "yes"} or {"reason": "…", "label": "no"}.'
+)
+
+
+def method_name(model: str) -> str:
+    return f"judge:{model}"
+
+
+def needs_judge(sample: Sample, call: ExtractedCall | None) -> bool:
+    """Judged: positives whose call names the right tool, for tools that take arguments."""
+    return (
+        sample.input["polarity"] == "positive" and call is not None and call.name == sample.subset
+        and call.arguments is not None and sample.subset not in NO_PARAMETER_TOOLS
+    )
+
+
+def dialogue_text(sample: Sample) -> str:
+    return "\n".join(f"{SPEAKER[turn['kind']]}: {turn['text']}" for turn in sample.input["history"])
+
+
+def judge_request(sample: Sample, call: ExtractedCall) -> ChatRequest:
+    gold = sample.gold["call"]
+    user = "\n\n".join([
+        f"Dialogue:\n{dialogue_text(sample)}",
+        f"Tool schema:\n{schema_text(sample.subset)}",
+        f"Reference call:\n{json.dumps({'name': gold['name'], 'arguments': gold['arguments']}, ensure_ascii=False)}",
+        f"Assistant's call:\n{json.dumps({'name': call.name, 'arguments': call.arguments}, ensure_ascii=False)}",
+        TOOL_GUIDANCE.get(sample.subset, ""),
+        JUDGE_QUESTION,
+    ])
+    return ChatRequest(messages=[{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}])
+
+
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+_LABELLED = re.compile(r"label\W{0,4}(yes|no|是|否)", re.I)
+_BARE = re.compile(r"\b(yes|no)\b|(是|否)", re.I)
+_YES = {"yes", "y", "true", "reasonable", "是", "合理"}
+_NO = {"no", "n", "false", "unreasonable", "否", "不合理"}
+
+
+def _label(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        word = value.strip().strip(".。!！").lower()
+        return "yes" if word in _YES else "no" if word in _NO else None
+    return None
+
+
+def parse_verdict(text: str | None) -> tuple[str | None, str]:
+    """(label "yes" | "no" | None, reason) from a judge's answer: the last JSON object with a `label`,
+    else a `label: yes/no` phrase, else the last bare yes/no/是/否. Reasoning blocks are dropped first."""
+    text = _THINK.sub("", text or "")
+    text = text.split("</think>", 1)[1] if "</think>" in text else text
+    decoder = json.JSONDecoder()
+    for start in reversed([m.start() for m in re.finditer(r"\{", text)]):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(value, dict) and "label" in value:
+            label = _label(value["label"])
+            if label is not None:
+                return label, str(value.get("reason", ""))
+    labelled = _LABELLED.findall(text)
+    if labelled:
+        return _label(labelled[-1]), "label read from free text"
+    bare = [yes_no or zh for yes_no, zh in _BARE.findall(text.replace("是否", ""))]
+    if bare:
+        return _label(bare[-1]), "label read from a bare yes/no"
+    return None, "unreadable judge answer"
+
+
+def verdict_record(model: str, call: ExtractedCall, answer: str | None) -> dict[str, Any]:
+    """What is kept in Prediction.extra["judge"]: the verdict, why, and the call it is about."""
+    label, reason = parse_verdict(answer)
+    return {
+        "method": method_name(model), "label": label, "reasonable": label == "yes", "reason": reason,
+        "call": {"name": call.name, "arguments": call.arguments}, "answer": (answer or "")[:MAX_KEPT_ANSWER],
+    }
+
+
+def judge_client(judge: JudgeSettings, like: Any = None, store: Any = None, concurrency: int = 8) -> ChatClient:
+    """A chat client for the judge (temperature 0), sharing the store (cache), retries and limits of
+    `like` if given. Its URL passes the same guard as the tested model's."""
+    check_endpoint_allowed(judge.base_url)
+    return ChatClient(
+        judge.model_settings(), api_key=os.environ.get(judge.api_key_env) if judge.api_key_env else None,
+        store=getattr(like, "store", store), on_response=getattr(like, "on_response", None),
+        use_cache=getattr(like, "use_cache", True), retry=getattr(like, "retry", None) or RetryPolicy(),
+        concurrency=getattr(like, "concurrency", concurrency),
+    )
+
+
+async def ask_judge(client: ChatClient, model: str, sample: Sample, call: ExtractedCall) -> dict[str, Any]:
+    try:
+        result = await client.complete(judge_request(sample, call))
+    except RequestFailed as exc:
+        raise RequestFailed(f"judge {model}: {exc}", exc.attempts) from None
+    return verdict_record(model, call, result.text)
+
+
+async def judge_prediction(
+    sample: Sample, prediction: Prediction, judge: JudgeSettings, judge_chat: ChatClient | None = None, like: Any = None
+) -> dict[str, Any] | None:
+    """The verdict on one fresh prediction (inside `solve`), or None when it needs none. Runs hand in
+    their judge client; without one, a client is made for this call (costly: tens of ms)."""
+    call = extract_call(prediction)
+    if not needs_judge(sample, call):
+        return None
+    if judge_chat is not None:
+        return await ask_judge(judge_chat, judge.model, sample, call)  # type: ignore[arg-type]
+    client = judge_client(judge, like)
+    try:
+        return await ask_judge(client, judge.model, sample, call)  # type: ignore[arg-type]
+    finally:
+        await client.close()
+
+
+async def judge_predictions(
+    samples: list[Sample], predictions: dict[str, Prediction], judge: JudgeSettings, store: Any = None, concurrency: int = 8
+) -> int:
+    """Judge uploaded predictions before scoring (verdicts go into `extra["judge"]`); returns how many
+    were judged. A judge request that fails stops with an error naming the sample."""
+    todo = [(s, predictions[s.id]) for s in samples if s.id in predictions and needs_judge(s, extract_call(predictions[s.id]))]
+    if not todo:
+        return 0
+    client = judge_client(judge, store=store, concurrency=concurrency)
+
+    async def one(sample: Sample, prediction: Prediction) -> None:
+        try:
+            verdict = await ask_judge(client, judge.model, sample, extract_call(prediction))  # type: ignore[arg-type]
+        except RequestFailed as exc:
+            raise ToolboardError(f"{sample.id}: {exc}") from None
+        prediction.extra = {**(prediction.extra or {}), "judge": verdict}
+
+    try:
+        await asyncio.gather(*(one(sample, prediction) for sample, prediction in todo))
+    finally:
+        await client.close()
+    return len(todo)
+
+
+def judge_uploaded_predictions(samples: list[Sample], predictions: dict[str, Prediction], judge: JudgeSettings) -> int:
+    """The pre-scoring step of `score --judge-…`: responses are cached in the store like any request."""
+    from evaluators.engine.store import Store
+
+    store = Store()
+    try:
+        return asyncio.run(judge_predictions(samples, predictions, judge, store))
+    finally:
+        store.close()

@@ -1,0 +1,153 @@
+"""Uploaded predictions files: check them against the benchmark, score them (both modes), and only
+when the user asks, store them as a run that joins the leaderboard. A bad file stores nothing."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluators import __version__
+from evaluators.core.errors import ToolboardError
+from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_rows
+from evaluators.core.registry import MODES, Benchmark, get_benchmark, score_all
+from evaluators.core.types import Prediction, Report, Sample, SampleScore
+from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.store import Store
+
+DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+UPLOAD_BASE_URL = "upload"
+
+
+@dataclass
+class Submission:
+    """A checked (and, when clean, scored) predictions file, not stored yet."""
+
+    benchmark: Benchmark
+    language: str | None
+    path: Path
+    data_dir: str | None
+    digest: str
+    samples: list[Sample]
+    predictions: dict[str, Prediction]
+    summary: MatchSummary
+    subsets: list[str]
+    scores: dict[str, list[SampleScore]] = field(default_factory=dict)
+    reports: dict[str, Report] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.summary.errors and bool(self.predictions)
+
+    def validation(self) -> dict[str, Any]:
+        """What the file held, measured against the benchmark: shown before anything is scored."""
+        summary = self.summary
+        return {
+            "benchmark": self.benchmark.name,
+            "language": self.language,
+            "subsets": self.subsets,
+            "lines_read": summary.lines_read,
+            "matched": summary.matched,
+            "unknown": len(summary.unknown),
+            "duplicate": len(summary.duplicates),
+            "missing": len(summary.missing),
+            "other_subsets": summary.other_subsets,
+            "problems": len(summary.errors),
+            "first_errors": summary.errors[:MAX_LISTED_ERRORS],
+            "ok": self.ok,
+        }
+
+
+def check_upload_size(path: Path, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> None:
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ToolboardError(f"{path.name} is {size / 1e6:.1f} MB; uploads are limited to {max_bytes / 1e6:.0f} MB")
+    if size == 0:
+        raise ToolboardError(f"{path.name} is empty")
+
+
+def check_submission(
+    path: str | Path,
+    benchmark_name: str,
+    *,
+    language: str | None = None,
+    subsets: list[str] | None = None,
+    data_dir: str | Path | None = None,
+    max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
+) -> Submission:
+    """Read and match the file. Without chosen subsets, the subsets the file covers are scored,
+    so a file with only some categories is not charged for the rest."""
+    path = Path(path)
+    check_upload_size(path, max_bytes)
+    benchmark = get_benchmark(benchmark_name)
+    if benchmark.match_predictions is None:
+        raise ToolboardError(f"{benchmark.name} does not accept uploaded predictions")
+    if benchmark.languages != (None,):
+        language = language or benchmark.languages[0]
+        if language not in benchmark.languages:
+            raise ToolboardError(f"unknown language {language!r}; expected one of {', '.join(map(str, benchmark.languages))}")
+    else:
+        language = None
+    chosen = benchmark.expand_subsets(subsets or None)
+    if not subsets:
+        chosen = subsets_in_file(path, chosen)
+    samples = benchmark.load(data_dir, language=language, subsets=chosen)
+    predictions, summary = benchmark.match_predictions(path, samples)
+    submission = Submission(benchmark, language, path, str(data_dir) if data_dir else None, _digest(path), samples,
+                            predictions, summary, chosen)
+    if submission.ok:
+        for mode in MODES:
+            submission.scores[mode] = score_all(benchmark, samples, predictions, mode)
+            submission.reports[mode] = benchmark.report(samples, submission.scores[mode], mode=mode, language=language,
+                                                        subsets=chosen)
+    return submission
+
+
+def subsets_in_file(path: Path, subsets: list[str]) -> list[str]:
+    """The subsets the file's ids belong to (every benchmark's ids start with `<subset>_`)."""
+    ids = {row.data["id"] for row in read_rows(path) if isinstance(row.data, dict) and isinstance(row.data.get("id"), str)}
+    covered = [name for name in subsets if any(sample_id.startswith(name + "_") for sample_id in ids)]
+    if not covered:
+        shown = ", ".join(sorted(ids)[:3]) or "none"
+        raise ToolboardError(f"no id in {path.name} belongs to this benchmark's subsets (first ids: {shown})")
+    return covered
+
+
+def store_submission(store: Store, submission: Submission, model: str, notes: str = "") -> str:
+    """Add a clean, scored submission to the leaderboard as an uploaded run."""
+    model = model.strip()
+    if not model:
+        raise ToolboardError("give the model a name before adding it to the leaderboard")
+    if not submission.ok or not submission.reports:
+        raise ToolboardError("this file has problems; fix them and upload it again (nothing was stored)")
+    config = RunConfig(
+        benchmark=submission.benchmark.name, model=ModelSettings(base_url=UPLOAD_BASE_URL, model=model, api_key_env=""),
+        language=submission.language, subsets=tuple(submission.subsets), data_dir=submission.data_dir,
+    )
+    fingerprint = hashlib.sha256(
+        f"{submission.digest}|{submission.benchmark.extra.get('data_version', 'unknown')}|{__version__}".encode()
+    ).hexdigest()[:16]
+    run_id = store.create_run(
+        submission.benchmark.name, submission.language, model, UPLOAD_BASE_URL, config.to_json(), fingerprint,
+        len(submission.samples), source="upload", notes=notes.strip() or None,
+    )
+    by_id = {s.id: s for s in submission.samples}
+    try:
+        store.save_batch(run_id, [], [(by_id[p.sample_id].subset, p, 0) for p in submission.predictions.values()
+                                      if p.sample_id in by_id])
+        for mode in MODES:
+            store.save_scores(run_id, mode, submission.scores[mode], submission.reports[mode])
+        store.set_status(run_id, "finished", f"uploaded {submission.path.name}: {submission.summary.matched} predictions")
+    except BaseException:
+        store.delete_run(run_id)  # all or nothing: a half-stored upload would show a wrong row
+        raise
+    return run_id
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,78 @@
+"""The real app on 127.0.0.1 for tests: its own store, a scripted endpoint, helpers to wait for jobs."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators.engine.store import Store
+from tests.engine_fixtures import correct_reply, write_dataset
+from tests.scripted_server import ScriptedServer
+from ui.app import build_app
+from ui.context import AppContext
+
+SECRET_KEY = "sk-test-9f8e7d6c5b4a-never-stored"
+
+
+@dataclass
+class RunningApp:
+    url: str
+    context: AppContext
+    server: ScriptedServer
+    data: Path
+    db_path: Path
+
+
+@contextmanager
+def running_app(root: Path, latency: float = 0.0, public: bool = False) -> Iterator[RunningApp]:
+    data = write_dataset(root / "data", 30)
+    db_path = root / "home" / "toolboard.db"
+    context = AppContext(store=Store(db_path), public=public, max_upload_bytes=200_000)
+    with ScriptedServer(reply=correct_reply, latency=latency) as server:
+        demo = build_app(context)
+        demo.queue()
+        demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+        try:
+            yield RunningApp(demo.local_url, context, server, data, db_path)
+        finally:
+            demo.close()
+            context.close()
+
+
+def form(server_url: str, model: str, data: Path, **overrides: Any) -> dict[str, Any]:
+    """Arguments of the /start_run endpoint for a small ACEBench run on the synthetic data."""
+    values = {
+        "base_url": server_url, "model": model, "benchmark": "acebench", "language": "en", "subsets": ["normal_atom_bool"],
+        "data_source": "local folder", "data_folder": str(data), "limit": 6, "concurrency": 4,
+    }
+    values.update(overrides)
+    return values
+
+
+def wait_for_status(context: AppContext, run_id: str, statuses: tuple[str, ...], timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = context.jobs.status_of(run_id, context.store.get_run(run_id).status)
+        if status in statuses:
+            return status
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} did not reach {statuses}; last status {status}")
+
+
+def table_rows(value: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Dataframe value as the client receives it -> row dicts."""
+    return [dict(zip(value["headers"], row)) for row in value["data"]]
+
+
+def write_predictions(path: Path, rows: list[dict[str, Any]] | list[str]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+__all__ = ["SECRET_KEY", "RunningApp", "correct_reply", "form", "running_app", "table_rows", "wait_for_status",
+           "write_predictions"]

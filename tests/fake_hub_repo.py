@@ -1,0 +1,205 @@
+"""A Hugging Face Hub stand-in on 127.0.0.1 with writable dataset repos: just the endpoints
+huggingface_hub uses for create_repo, upload_file (preupload, then a commit with inline base64 content),
+repo_info, the recursive tree listing and file download (what snapshot_download needs).
+
+Every request is logged (method, path with query, body) so tests can check what was sent. Requests
+must carry `Authorization: Bearer <token>` when the hub was given a token."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from tests.loopback_app import LoopbackApp
+
+REPO = "/{kind}/{org}/{name}"
+# huggingface_hub fetches its AI-agent registry (for the User-Agent header) without a token.
+PUBLIC_PATHS = ("/api/agent-harnesses",)
+
+
+@dataclass
+class LoggedRequest:
+    method: str
+    path: str
+    body: str
+    authorization: str | None
+
+
+@dataclass
+class FakeRepo:
+    private: bool
+    commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # sha -> {path: content}
+    head: str = ""
+
+    def files_at(self, revision: str) -> dict[str, bytes] | None:
+        return self.commits.get(self.head if revision == "main" else revision)
+
+
+def git_blob_id(content: bytes) -> str:
+    """The id git gives a file's content; the Hub reports it as the file's oid and ETag."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+
+
+class FakeHubRepo(LoopbackApp):
+    def __init__(self, token: str | None = None):
+        self.token = token
+        self.repos: dict[str, FakeRepo] = {}  # "datasets/org/name" -> repo
+        self.requests: list[LoggedRequest] = []
+        super().__init__()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def routes(self, app: web.Application) -> None:
+        app.middlewares.append(self._log_and_authorize)
+        app.router.add_get("/api/agent-harnesses", self._agent_harnesses)
+        app.router.add_post("/api/repos/create", self._create_repo)
+        app.router.add_get("/api" + REPO, self._repo_info)
+        app.router.add_get("/api" + REPO + "/revision/{revision}", self._repo_info)
+        app.router.add_get("/api" + REPO + "/tree/{revision}", self._tree)
+        app.router.add_post("/api" + REPO + "/preupload/{revision}", self._preupload)
+        app.router.add_post("/api" + REPO + "/commit/{revision}", self._commit)
+        for method in ("HEAD", "GET"):
+            app.router.add_route(method, REPO + "/resolve/{revision}/{path:.+}", self._resolve)
+
+    def files(self, repo_id: str, kind: str = "datasets") -> dict[str, bytes]:
+        repo = self.repos[f"{kind}/{repo_id}"]
+        return repo.commits[repo.head]
+
+    # ---- plumbing -------------------------------------------------------------------------
+
+    @web.middleware
+    async def _log_and_authorize(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        body = await request.read()
+        authorization = request.headers.get("Authorization")
+        self.requests.append(LoggedRequest(request.method, request.path_qs, body.decode("utf-8", "replace"), authorization))
+        if self.token is not None and request.path not in PUBLIC_PATHS and authorization != f"Bearer {self.token}":
+            return _error(401, "Invalid credentials in Authorization header", code=None)
+        return await handler(request)
+
+    def _repo(self, request: web.Request) -> FakeRepo | None:
+        info = request.match_info
+        return self.repos.get(f"{info['kind']}/{info['org']}/{info['name']}")
+
+    def _repo_and_files(self, request: web.Request) -> tuple[FakeRepo, dict[str, bytes]] | web.Response:
+        repo = self._repo(request)
+        if repo is None:
+            return _error(404, "Repository not found", code="RepoNotFound")
+        files = repo.files_at(request.match_info["revision"])
+        if files is None:
+            return _error(404, "Invalid rev id", code="RevisionNotFound")
+        return repo, files
+
+    # ---- endpoints ------------------------------------------------------------------------
+
+    async def _agent_harnesses(self, request: web.Request) -> web.Response:
+        return web.json_response({"standardEnvVars": [], "harnesses": {}})
+
+    async def _create_repo(self, request: web.Request) -> web.Response:
+        payload = await request.json()
+        kind = payload.get("type") or "model"
+        key = f"{kind}s/{payload['organization']}/{payload['name']}"
+        if key in self.repos:
+            return _error(409, "You already created this dataset repo", code=None)
+        repo = FakeRepo(private=payload.get("visibility") == "private")
+        repo.head = _commit_id("", {})
+        repo.commits[repo.head] = {}
+        self.repos[key] = repo
+        return web.json_response({"url": f"{self.endpoint}/{key}"})
+
+    async def _repo_info(self, request: web.Request) -> web.Response:
+        found = self._repo_and_files(request) if "revision" in request.match_info else self._head_files(request)
+        if isinstance(found, web.Response):
+            return found
+        repo, files = found
+        sha = request.match_info.get("revision", repo.head)
+        sha = repo.head if sha == "main" else sha
+        info = request.match_info
+        return web.json_response({"id": f"{info['org']}/{info['name']}", "sha": sha, "private": repo.private,
+                                  "siblings": [{"rfilename": path} for path in sorted(files)]})
+
+    def _head_files(self, request: web.Request) -> tuple[FakeRepo, dict[str, bytes]] | web.Response:
+        repo = self._repo(request)
+        if repo is None:
+            return _error(404, "Repository not found", code="RepoNotFound")
+        return repo, repo.commits[repo.head]
+
+    async def _tree(self, request: web.Request) -> web.Response:
+        found = self._repo_and_files(request)
+        if isinstance(found, web.Response):
+            return found
+        _, files = found
+        folders = sorted({"/".join(path.split("/")[:depth]) for path in files for depth in range(1, path.count("/") + 1)})
+        entries = [{"type": "directory", "path": folder, "oid": "0" * 40} for folder in folders]
+        entries += [{"type": "file", "path": path, "size": len(content), "oid": git_blob_id(content)}
+                    for path, content in sorted(files.items())]
+        return web.json_response(entries)
+
+    async def _preupload(self, request: web.Request) -> web.Response:
+        found = self._repo_and_files(request)
+        if isinstance(found, web.Response):
+            return found
+        _, files = found
+        payload = await request.json()
+        return web.json_response({"files": [
+            {"path": item["path"], "uploadMode": "regular", "shouldIgnore": False,
+             "oid": git_blob_id(files[item["path"]]) if item["path"] in files else None}
+            for item in payload["files"]
+        ]})
+
+    async def _commit(self, request: web.Request) -> web.Response:
+        found = self._repo_and_files(request)
+        if isinstance(found, web.Response):
+            return found
+        repo, files = found
+        changed = dict(files)
+        for line in (await request.read()).decode().splitlines():
+            item = json.loads(line)
+            if item["key"] == "file":
+                value = item["value"]
+                if value.get("encoding") != "base64":
+                    return _error(400, "only base64 inline files are supported here", code=None)
+                changed[value["path"]] = base64.b64decode(value["content"])
+            elif item["key"] != "header":
+                return _error(400, f"operation {item['key']!r} is not supported here", code=None)
+        repo.head = _commit_id(repo.head, changed)
+        repo.commits[repo.head] = changed
+        info = request.match_info
+        commit_url = f"{self.endpoint}/{info['kind']}/{info['org']}/{info['name']}/commit/{repo.head}"
+        return web.json_response({"commitUrl": commit_url, "commitOid": repo.head,
+                                  "pullRequestUrl": None})
+
+    async def _resolve(self, request: web.Request) -> web.Response:
+        found = self._repo_and_files(request)
+        if isinstance(found, web.Response):
+            return found
+        repo, files = found
+        path = request.match_info["path"]
+        if path not in files:
+            return _error(404, "Entry not found", code="EntryNotFound")
+        revision = request.match_info["revision"]
+        content = files[path]
+        headers = {"X-Repo-Commit": repo.head if revision == "main" else revision, "ETag": f'"{git_blob_id(content)}"'}
+        if request.method == "HEAD":
+            return web.Response(headers={**headers, "Content-Length": str(len(content))})
+        return web.Response(body=content, headers=headers)
+
+
+def _commit_id(parent: str, files: dict[str, bytes]) -> str:
+    digest = hashlib.sha1(parent.encode())
+    for path, content in sorted(files.items()):
+        digest.update(path.encode() + b"\0" + content)
+    return digest.hexdigest()
+
+
+def _error(status: int, message: str, code: str | None) -> web.Response:
+    headers = {"X-Error-Message": message}
+    if code:
+        headers["X-Error-Code"] = code
+    return web.json_response({"error": message}, status=status, headers=headers)

@@ -1,0 +1,154 @@
+"""Agent rollouts through the engine against scripted model and user servers (fixture data)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluators.engine.runner import execute, start_run
+from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings, fingerprint
+from evaluators.engine.store import Store
+from tests.agent_fixtures import ITEMS, milestone_plans, write_agent_dataset
+from tests.conftest import PROJECT
+from tests.scripted_server import ScriptedServer
+
+PLANS = milestone_plans()
+DONE = "All done, anything else?"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_agent_dataset(tmp_path / "data")
+
+
+def _item_of(text: str) -> str:
+    """The fixture item a prompt is about: its id is found through the question text."""
+    return next(item["id"] for item in ITEMS if item["question"] in text or f"[{item['id']}]" in text)
+
+
+def is_user_simulator(body: dict[str, Any]) -> bool:
+    return "You play a user talking to an agent" in body["messages"][0]["content"]
+
+
+def simulated_user(body: dict[str, Any], finish: bool = True) -> dict[str, Any]:
+    """Opens with the item's id; says `finish conversation` once the agent reports it is done."""
+    item_id = _item_of(body["messages"][0]["content"])
+    last = body["messages"][-1]["content"]
+    if finish and last == DONE:
+        return {"content": "Thanks.\nfinish conversation"}
+    return {"content": f"Please help me with [{item_id}]."}
+
+
+def milestone_agent(body: dict[str, Any]) -> dict[str, Any]:
+    """Replays the item's milestones one per turn, then reports it is done."""
+    prompt = body["messages"][-1]["content"]
+    item_id = _item_of(prompt)
+    executed = prompt.count("\nexecution result:") + prompt.count("\nexecution:")
+    plan = PLANS[item_id]
+    if executed < len(plan):
+        return {"content": plan[executed]}
+    return {"content": "finish conversation" if item_id.startswith("agent_multi_step") else DONE}
+
+
+def _run(data: Path, tmp_path: Path, server: ScriptedServer, subsets: tuple[str, ...], **kwargs):
+    model = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", timeout=5.0)
+    config = RunConfig("acebench", model, language="en", subsets=subsets, data_dir=str(data), concurrency=4, **kwargs)
+    store = Store(tmp_path / "db.sqlite")
+    run_id, samples = start_run(config, store)
+    outcome = asyncio.run(execute(store, run_id, samples))
+    return outcome, store.load_predictions(run_id)
+
+
+def test_multi_step_model_replaying_milestones_reaches_the_gold_state(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=milestone_agent) as server:
+        outcome, predictions = _run(data, tmp_path, server, ("agent_multi_step",))
+    assert outcome.report.to_json()["subsets"]["agent_multi_step"]["metrics"] == {"accuracy": 1.0, "process_accuracy": 1.0}
+    prediction = predictions["agent_multi_step_0"]
+    assert prediction.process == PLANS["agent_multi_step_0"]
+    assert prediction.result == ITEMS[0]["gold"]
+    roles = [m["role"] for m in prediction.extra["transcript"]]
+    assert roles == ["user"] + ["agent", "execution"] * 4 + ["agent"] and prediction.extra["stop"] == "finish"
+    assert prediction.extra["transcript"][2]["content"] == "[{'status': True, 'message': 'Wi-Fi has been turned on'}]"
+
+
+def test_multi_step_model_that_never_calls_stops_at_the_message_limit(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=lambda body: {"content": "Could you tell me more?"}) as server:
+        outcome, predictions = _run(data, tmp_path, server, ("agent_multi_step",))
+    prediction = predictions["agent_multi_step_1"]
+    assert len(prediction.extra["transcript"]) == 1 + 40 and prediction.extra["stop"] == "message_limit"
+    assert prediction.extra["transcript"][2]["content"].startswith("Please do not ask me any questions")
+    assert len(prediction.process) == 20 and prediction.result == []
+    assert outcome.report.to_json()["subsets"]["agent_multi_step"]["metrics"]["accuracy"] == 0.0
+
+
+def test_multi_turn_with_the_tested_model_as_user_ends_on_finish_conversation(data: Path, tmp_path: Path):
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        return simulated_user(body) if is_user_simulator(body) else milestone_agent(body)
+
+    with ScriptedServer(reply=reply) as server:
+        outcome, predictions = _run(data, tmp_path, server, ("agent_multi_turn",))
+    assert outcome.report.to_json()["subsets"]["agent_multi_turn"]["metrics"]["accuracy"] == 1.0
+    prediction = predictions["agent_multi_turn_1"]
+    roles = [m["role"] for m in prediction.extra["transcript"]]
+    assert roles == ["user", "agent", "execution", "agent", "execution", "agent", "user"]
+    assert prediction.extra["transcript"][-1]["content"].endswith("finish conversation") and prediction.extra["stop"] == "finish"
+    assert prediction.process == PLANS["agent_multi_turn_1"]
+
+
+def test_multi_turn_user_simulator_on_its_own_endpoint(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=simulated_user) as user_server, ScriptedServer(reply=milestone_agent) as model_server:
+        user = UserSimulatorSettings(base_url=user_server.base_url, model="user-llm", api_key_env="")
+        outcome, predictions = _run(data, tmp_path, model_server, ("agent_multi_turn",), user_simulator=user)
+        assert all(is_user_simulator(body) for body in user_server.bodies)
+        assert not any(is_user_simulator(body) for body in model_server.bodies)
+        assert {body["model"] for body in user_server.bodies} == {"user-llm"}
+    assert outcome.report.to_json()["subsets"]["agent_multi_turn"]["metrics"]["accuracy"] == 1.0
+
+
+def test_multi_turn_that_never_finishes_stops_at_the_message_limit(data: Path, tmp_path: Path):
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        return simulated_user(body, finish=False) if is_user_simulator(body) else {"content": "What else?"}
+
+    with ScriptedServer(reply=reply) as server:
+        _, predictions = _run(data, tmp_path, server, ("agent_multi_turn",))
+    prediction = predictions["agent_multi_turn_0"]
+    assert len(prediction.extra["transcript"]) == 1 + 40 and prediction.extra["stop"] == "message_limit"
+    assert prediction.process == [] and prediction.result == []
+
+
+def test_user_simulator_settings_load_and_fingerprint():
+    model = ModelSettings(base_url="http://x/v1", model="m")
+    plain = RunConfig("acebench", model)
+    old = plain.to_json()
+    old.pop("user_simulator")  # a config stored before the field existed
+    assert RunConfig.from_json(old) == plain
+    user = RunConfig("acebench", model, user_simulator=UserSimulatorSettings("http://y/v1", "judge-user"))
+    assert RunConfig.from_json(json.loads(json.dumps(user.to_json()))) == user
+    assert fingerprint(plain, "d", "v") != fingerprint(user, "d", "v")
+
+
+def test_cli_run_agent_multi_step_end_to_end(data: Path, tmp_path: Path):
+    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home")}
+    with ScriptedServer(reply=milestone_agent) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluators", "run", "acebench", "--subset", "agent_multi_step", "--data-dir", str(data),
+             "--base-url", server.base_url, "--model", "scripted", "--api-key-env", "", "--json"],
+            cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["subsets"]["agent_multi_step"] == {"n": 2, "metrics": {"accuracy": 1.0, "process_accuracy": 1.0}}
+
+
+def test_cli_user_flags_need_a_benchmark_with_a_simulated_user(tmp_path: Path):
+    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluators", "run", "toolbench_static", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+         "--user-model", "u"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "has no simulated user" in done.stderr

@@ -1,0 +1,78 @@
+"""The app in a real headless Chromium (Debian's /usr/bin/chromium driven by playwright): load the
+leaderboard, filter it, run a small evaluation against the scripted endpoint, upload a predictions
+file, open one sample. Any page error or console error fails the test."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evaluators.cli import EXAMPLE_DIR
+from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
+TIMEOUT_MS = 30_000
+
+
+def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    problems: list[str] = []
+    with running_app(tmp_path) as app, playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+                if message.type == "error" else None)
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app.url, wait_until="load")  # the jobs timer keeps the network busy
+
+        # Leaderboard: a published ACEBench row, then a server-side filter.
+        board = page.get_by_label("Leaderboard")
+        page.get_by_text("GPT-4o", exact=True).first.wait_for()
+        page.get_by_label("Search models").fill("Kimi")
+        page.wait_for_function("() => !document.body.innerText.includes('GPT-4o')")
+        assert "Kimi" in board.inner_text()
+        page.wait_for_selector(".js-plotly-plot")
+
+        # Evaluate: a small run on the built-in example against the scripted endpoint.
+        page.get_by_role("tab", name="Evaluate").click()
+        page.get_by_label("Endpoint base URL").fill(app.server.base_url)
+        page.get_by_placeholder("sk-… (optional)").fill(SECRET_KEY)
+        page.get_by_label("Model", exact=True).fill("browser-model")
+        page.get_by_label("built-in example").first.check()
+        page.get_by_role("button", name="Start evaluation").click()
+        page.get_by_text(re.compile("Started run")).wait_for()
+        run_id = re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
+        wait_for_status(app.context, run_id, ("finished",))
+        page.locator("text=finished >> visible=true").first.wait_for()  # the jobs panel, polled by its timer
+
+        # Submit: upload the example's predictions and see the score.
+        page.get_by_role("tab", name="Submit").click()
+        page.locator("input[type=file][accept*=jsonl]").set_input_files(str(EXAMPLE_DIR / "predictions.jsonl"))
+        page.get_by_label("built-in example").last.check()
+        page.get_by_role("button", name="Check and score").click()
+        page.get_by_text(re.compile("^Scored")).wait_for()
+        page.locator("text=0.617 >> visible=true").first.wait_for()  # the overall score in the report
+
+        # Explore: the run's samples and one sample's evidence.
+        page.get_by_role("tab", name="Explore").click()
+        page.get_by_role("button", name="Reload runs").click()
+        page.get_by_text(re.compile(r"^\d+ samples$")).wait_for()
+        page.get_by_label("Sample id").fill("normal_atom_bool_0")
+        page.get_by_label("Sample id").press("Enter")
+        page.get_by_text("Gold answer").wait_for()
+
+        html = page.content()
+        browser.close()
+    assert SECRET_KEY not in html
+    assert SECRET_KEY.encode() not in app.db_path.read_bytes()
+    assert not problems, "\n".join(problems)

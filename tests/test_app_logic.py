@@ -1,0 +1,147 @@
+"""The library under the app, without a server: leaderboard tables, uploads, jobs, public mode, the
+store's migration from schema 1."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from evaluators.board import BoardQuery, board_rows, layout_for, query_board
+from evaluators.cli import EXAMPLE_DIR
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
+from evaluators.submissions import check_submission, store_submission
+from tests.app_fixtures import write_predictions
+from tests.engine_fixtures import write_dataset
+from ui.context import AppContext
+from ui.evaluate_tab import run_config
+
+
+def upload(store: Store, model: str, predictions: Path = EXAMPLE_DIR / "predictions.jsonl", data: Path = EXAMPLE_DIR,
+           language: str = "en") -> str:
+    submission = check_submission(predictions, "acebench", language=language, data_dir=data)
+    return store_submission(store, submission, model)
+
+
+def test_combined_view_averages_a_models_en_and_zh_runs(tmp_path: Path):
+    store = Store(tmp_path / "t.db")
+    zh_data = tmp_path / "zh"
+    (zh_data / "data_zh").mkdir(parents=True)
+    for item in (EXAMPLE_DIR / "data_en").rglob("*.json"):
+        target = zh_data / "data_zh" / item.relative_to(EXAMPLE_DIR / "data_en")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(item.read_text(encoding="utf-8"), encoding="utf-8")
+    upload(store, "Twin")
+    upload(store, "Twin", data=zh_data, language="zh")
+    frame = board_rows("acebench", store)
+    combined = frame[(frame["view"] == "combined") & (frame["model"] == "Twin")]
+    assert len(combined) == 1 and combined.iloc[0]["overall"] == pytest.approx(0.617)
+    assert combined.iloc[0]["details"] == "mean of en and zh"
+
+
+def test_strict_mode_has_no_published_rows_and_lower_is_better_sorts_ascending(tmp_path: Path):
+    store = Store(tmp_path / "t.db")
+    upload(store, "Strict one")
+    strict = board_rows("acebench", store, mode="strict")
+    assert set(strict["source"]) == {"uploaded"}
+    layout = layout_for("toolbench_static")
+    shown = query_board(board_rows("toolbench_static", None), layout, BoardQuery(view="in_domain", sort_by="hallu_rate"))
+    values = list(shown["hallu_rate"].dropna())
+    assert values == sorted(values) and len(values) > 3
+
+
+def test_query_filters_by_source_search_and_columns(tmp_path: Path):
+    store = Store(tmp_path / "t.db")
+    upload(store, "Needle model")
+    layout = layout_for("acebench")
+    frame = board_rows("acebench", store)
+    only_uploaded = query_board(frame, layout, BoardQuery(view="en", sources=("uploaded",)))
+    assert list(only_uploaded["model"]) == ["Needle model"]
+    searched = query_board(frame, layout, BoardQuery(view="en", search="NEEDLE", columns=("overall",), details=True))
+    assert list(searched["model"]) == ["Needle model"]
+    assert "overall" in searched.columns and "atom" not in searched.columns and "normal_atom_bool" in searched.columns
+
+
+def test_an_upload_is_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    store = Store(tmp_path / "t.db")
+    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+
+    def failing_save(*args, **kwargs):
+        raise sqlite3.OperationalError("disk full")
+
+    monkeypatch.setattr(store, "save_scores", failing_save)
+    with pytest.raises(sqlite3.OperationalError):
+        store_submission(store, submission, "Half stored")
+    assert store.list_runs() == []
+    with pytest.raises(ToolboardError, match="name"):
+        store_submission(store, submission, "  ")
+
+
+def test_an_upload_with_no_id_of_the_benchmark_is_refused(tmp_path: Path):
+    stray = write_predictions(tmp_path / "stray.jsonl", [{"id": "something_else", "output": "x"}])
+    with pytest.raises(ToolboardError, match="no id"):
+        check_submission(stray, "acebench", language="en", data_dir=EXAMPLE_DIR)
+
+
+def test_public_mode_refuses_loopback_endpoints_local_folders_and_server_keys(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")
+    context = AppContext(store=Store(tmp_path / "t.db"), public=True)
+    try:
+        form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "benchmark": "acebench", "language": "en",
+                "data_source": "built-in example"}
+        with pytest.raises(ToolboardError, match="not allowed"):
+            run_config(context, form)
+        public = {**form, "base_url": "http://93.184.215.14/v1", "api_key_env": "OPENAI_API_KEY"}
+        assert run_config(context, public).model.api_key_env == ""
+        with pytest.raises(ToolboardError, match="public deployment"):
+            run_config(context, {**public, "data_source": "local folder", "data_folder": str(tmp_path)})
+        with pytest.raises(ToolboardError, match="not allowed"):
+            run_config(context, {**public, "judge_base_url": "http://10.0.0.5/v1", "judge_model": "j"})
+    finally:
+        context.close()
+
+
+def test_a_run_left_running_by_a_dead_process_shows_as_interrupted(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 3)
+    store = Store(tmp_path / "t.db")
+    context = AppContext(store=store)
+    try:
+        config = run_config(context, {"base_url": "http://127.0.0.1:9/v1", "model": "m", "benchmark": "acebench",
+                                      "language": "en", "subsets": ["normal_atom_bool"], "data_source": "local folder",
+                                      "data_folder": str(data)})
+        run_id = store.create_run("acebench", "en", "m", config.model.base_url, config.to_json(), "f", 3)
+        store.set_status(run_id, "running")
+        assert context.jobs.status_of(run_id, store.get_run(run_id).status) == "interrupted"
+        with pytest.raises(ToolboardError, match="not running"):
+            context.jobs.cancel(run_id)
+    finally:
+        context.close()
+
+
+def test_a_schema_1_database_is_migrated_in_place(tmp_path: Path):
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(MIGRATIONS[0])
+        db.execute("PRAGMA user_version=1")
+        db.execute("INSERT INTO runs (id, benchmark, model, base_url, config, fingerprint, status, created_at, total)"
+                   " VALUES ('old', 'acebench', 'm', 'u', ?, 'f', 'finished', 0, 1)", (json.dumps({}),))
+    store = Store(path)
+    assert store.schema_version() == SCHEMA_VERSION
+    run = store.get_run("old")
+    assert run.source == "endpoint" and run.notes is None
+
+
+def test_every_benchmark_accepts_uploads_and_has_a_leaderboard_layout():
+    from evaluators.core.registry import all_benchmarks
+
+    for benchmark in all_benchmarks():
+        assert benchmark.match_predictions is not None, benchmark.name
+        layout = layout_for(benchmark.name)
+        frame = board_rows(benchmark.name, None)
+        assert set(layout.columns) <= set(frame.columns)
+        if len(frame):
+            assert set(frame["view"]) <= set(layout.views), benchmark.name

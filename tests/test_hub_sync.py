@@ -1,0 +1,305 @@
+"""Hub sync: run documents (export / import between two stores) and push / pull against a fake Hub."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import huggingface_hub.constants
+import pytest
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
+from evaluators.engine import hub_sync
+from evaluators.engine.hub_sync import HubDocumentError, HubSync, export_run, import_run, without_credentials
+from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.store import Store
+from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo
+
+TOKEN = "hf_fakeToken0123456789abcdef"
+REPO = "toolboard-org/toolboard-results"
+API_KEY = "sk-never-export-this-0123456789"
+MODES = ("official", "strict")
+
+
+def make_finished_run(store: Store, model: str = "my-model") -> str:
+    """A run stored through the real Store API: predictions, scores and reports in both modes."""
+    config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",),
+                       model=ModelSettings(base_url="http://127.0.0.1:8000/v1", model=model, api_key_env="OPENAI_API_KEY"))
+    run_id = store.create_run("acebench", "en", model, config.model.base_url, config.to_json(), "fp0123456789abcd", 3,
+                              source="endpoint", notes="nightly — ü")
+    store.set_status(run_id, "running")
+    predictions = [
+        ("normal_atom_bool", Prediction("normal_atom_bool_0", output="[Clock.setAlarm(time='07:00')]", latency=0.25,
+                                        usage={"prompt_tokens": 120, "completion_tokens": 9}), 1),
+        ("normal_atom_bool", Prediction("normal_atom_bool_1", tool_calls=[ToolCall("Clock.setAlarm", {"time": "08:30"})],
+                                        extra={"judge": {"verdict": "ok", "raw": "是"}}), 2),
+        ("normal_atom_bool", Prediction("normal_atom_bool_2", error="request_error: 503 after 6 attempts"), 6),
+    ]
+    store.save_batch(run_id, [], predictions)
+    for mode in MODES:
+        scores = [
+            SampleScore("normal_atom_bool_0", "normal_atom_bool", True, rule="exact",
+                        decoded=[{"Clock.setAlarm": {"time": "07:00"}}], metrics={"accuracy": 1.0}),
+            SampleScore("normal_atom_bool_1", "normal_atom_bool", mode == "official",
+                        error_type=None if mode == "official" else "wrong_arguments", detail="time differs", process_score=0.5),
+            SampleScore("normal_atom_bool_2", "normal_atom_bool", False, error_type="request_error"),
+        ]
+        accuracy = sum(s.correct for s in scores) / len(scores)
+        report = Report("acebench", mode, {"normal_atom_bool": SubsetResult(3, {"accuracy": round(accuracy, 3)})},
+                        {"normal": round(accuracy, 3), "overall": None}, {"request_error": 1}, language="en")
+        store.save_scores(run_id, mode, scores, report)
+    store.set_status(run_id, "finished", "3 samples, 1 request errors")
+    return run_id
+
+
+def everything_about(store: Store, run_id: str) -> dict[str, Any]:
+    """What the leaderboard and the evidence views read, to compare two stores."""
+    run = store.get_run(run_id)
+    return {
+        "run": {**vars(run)},
+        "predictions": store.load_predictions(run_id),
+        "scores": {mode: store.load_scores(run_id, mode) for mode in MODES},
+        "reports": {mode: store.load_report(run_id, mode) for mode in MODES},
+    }
+
+
+def table_counts(store: Store) -> dict[str, int]:
+    return {table: store._query(f"SELECT COUNT(*) FROM {table}")[0][0] for table in Store.RUN_TABLES}
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Iterator[Store]:
+    store = Store(tmp_path / "source.db")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Iterator[Store]:
+    store = Store(tmp_path / "target.db")
+    yield store
+    store.close()
+
+
+# ---- documents ---------------------------------------------------------------------------------
+
+
+def test_export_import_roundtrip_between_two_stores(source: Store, target: Store, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    run_id = make_finished_run(source)
+    document = export_run(source, run_id)
+    text = json.dumps(document, ensure_ascii=False)
+    assert API_KEY not in text
+    assert document["run"]["config"]["model"]["api_key_env"] == "OPENAI_API_KEY"
+    assert [len(document[s]) for s in ("predictions", "sample_scores", "reports")] == [3, 6, 2]
+    assert import_run(target, json.loads(text)) is True
+    assert everything_about(target, run_id) == everything_about(source, run_id)
+    assert target.get_run(run_id).source == "endpoint" and target.get_run(run_id).notes == "nightly — ü"
+    assert export_run(target, run_id) == document
+
+
+def test_import_of_a_run_already_stored_changes_nothing(source: Store, target: Store):
+    run_id = make_finished_run(source)
+    document = export_run(source, run_id)
+    assert import_run(target, document) is True
+    before = table_counts(target)
+    assert import_run(target, document) is False
+    assert import_run(source, document) is False
+    assert table_counts(target) == before
+
+
+def test_only_finished_runs_are_exported(source: Store):
+    run_id = source.create_run("acebench", "en", "m", "http://h/v1", {}, "fp", 1)
+    source.set_status(run_id, "running")
+    with pytest.raises(ToolboardError, match="is running; only finished runs are exported"):
+        export_run(source, run_id)
+    with pytest.raises(ToolboardError, match="no run 'nope'"):
+        export_run(source, "nope")
+
+
+def test_export_removes_credentials_from_base_urls(source: Store):
+    config = RunConfig(benchmark="acebench", model=ModelSettings(base_url="https://bob:pw123@api.example.com/v1?api_key=k1&x=1",
+                                                                 model="m"))
+    run_id = source.create_run("acebench", "en", "m", config.model.base_url, config.to_json(), "fp", 0)
+    source.set_status(run_id, "finished")
+    document = export_run(source, run_id)
+    assert document["run"]["base_url"] == "https://api.example.com/v1?x=1"
+    assert document["run"]["config"]["model"]["base_url"] == "https://api.example.com/v1?x=1"
+    assert "pw123" not in json.dumps(document) and "k1" not in json.dumps(document)
+    assert without_credentials("http://[::1]:8000/v1") == "http://[::1]:8000/v1"
+
+
+def corruptions() -> list[tuple[str, Any, str]]:
+    """(what, how to break a document, the message expected)."""
+    def drop(path: list[Any]) -> Any:
+        def apply(document: dict[str, Any]) -> None:
+            node = document
+            for key in path[:-1]:
+                node = node[key]
+            del node[path[-1]]
+        return apply
+
+    def put(path: list[Any], value: Any) -> Any:
+        def apply(document: dict[str, Any]) -> None:
+            node = document
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value
+        return apply
+
+    return [
+        ("wrong format", put(["format"], "something-else"), "not a run document"),
+        ("newer version", put(["version"], 99), "version 99 is not supported"),
+        ("run missing", drop(["run"]), "run must be an object"),
+        ("run id missing", drop(["run", "id"]), "missing field 'id'"),
+        ("path in run id", put(["run", "id"], "../../etc"), "the id must be letters"),
+        ("unfinished", put(["run", "status"], "running"), "only finished runs are imported"),
+        ("total as text", put(["run", "total"], "3"), "field 'total' must be int"),
+        ("config as text", put(["run", "config"], "{}"), "field 'config' must be dict"),
+        ("predictions not a list", put(["predictions"], {"a": 1}), "'predictions' must be a list"),
+        ("prediction not an object", put(["predictions", 1], "oops"), r"predictions\[1\] must be an object"),
+        ("sample id missing", drop(["predictions", 2, "sample_id"]), r"predictions\[2\]: missing field 'sample_id'"),
+        ("nested value in a text column", put(["sample_scores", 0, "detail"], {"x": 1}), "must be a string, number"),
+        ("row of another run", put(["sample_scores", 5, "run_id"], "other"), r"sample_scores\[5\] belongs to run 'other'"),
+        ("report not an object", put(["reports", 1, "report"], None), "field 'report' must be dict"),
+        ("unknown column", put(["predictions", 2, "surprise"], 1), "predictions has no column"),
+        ("duplicate sample", put(["predictions", 2, "sample_id"], "normal_atom_bool_0"), "nothing was written"),
+        ("verdict as null", put(["sample_scores", 5, "correct"], None), "must be bool or int"),
+        ("null in a not-null column", put(["run", "source"], None), "nothing was written"),  # the run row is the first insert
+    ]
+
+
+@pytest.mark.parametrize("what, corrupt, message", corruptions(), ids=[c[0] for c in corruptions()])
+def test_a_corrupt_document_is_refused_and_the_store_is_unchanged(source: Store, target: Store, what: str, corrupt: Any,
+                                                                   message: str):
+    other = make_finished_run(target, model="already-here")
+    document = copy.deepcopy(export_run(source, make_finished_run(source)))
+    before = table_counts(target)
+    corrupt(document)
+    with pytest.raises(ToolboardError, match=message):
+        import_run(target, document)
+    assert table_counts(target) == before
+    assert [run.id for run in target.list_runs()] == [other]
+
+
+def test_a_failure_inside_the_transaction_writes_nothing(source: Store, target: Store):
+    document = export_run(source, make_finished_run(source))
+    document["reports"].append(dict(document["reports"][0]))  # same (run, mode) twice: fails on the last insert
+    with pytest.raises(ToolboardError, match="nothing was written"):
+        import_run(target, document)
+    assert table_counts(target) == dict.fromkeys(Store.RUN_TABLES, 0)
+
+
+def test_non_objects_are_refused(target: Store):
+    for document in (None, [], "text"):
+        with pytest.raises(HubDocumentError, match="a run document is a JSON object"):
+            import_run(target, document)
+
+
+# ---- the Hub ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHubRepo]:
+    """A fake Hub that only accepts TOKEN, with HF_ENDPOINT pointing at it.
+
+    huggingface_hub reads HF_ENDPOINT once, at import, into `constants.ENDPOINT` and the download URL
+    template. HubSync reads the variable itself and passes it on; the two constants are patched too
+    (together: hf_hub_url only swaps in an explicit endpoint when the template starts with ENDPOINT), for
+    what the library fetches on its own: its agent registry, cached under HF_HOME, redirected to tmp_path."""
+    with FakeHubRepo(token=TOKEN) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", server.endpoint)
+        monkeypatch.setattr(huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                            server.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(huggingface_hub.constants, "AGENT_HARNESSES_PATH", str(tmp_path / "agent_harnesses.json"))
+        yield server
+
+
+def test_from_env_is_off_without_a_repo(source: Store, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("TOOLBOARD_HUB_REPO", raising=False)
+    assert hub_sync.from_env(source) is None
+    monkeypatch.setenv("TOOLBOARD_HUB_REPO", REPO)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    sync = hub_sync.from_env(source)
+    assert sync is not None and sync.repo_id == REPO and TOKEN not in repr(sync)
+    monkeypatch.setenv("TOOLBOARD_HUB_REPO", "no-slash")
+    with pytest.raises(ToolboardError, match="should look like 'org/name'"):
+        hub_sync.from_env(source)
+
+
+def test_push_then_pull_into_a_fresh_store(hub: FakeHubRepo, source: Store, target: Store, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    first, second = make_finished_run(source, "model-a"), make_finished_run(source, "model-b")
+    monkeypatch.setenv("TOOLBOARD_HUB_REPO", REPO)
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    pusher = hub_sync.from_env(source)
+    assert pusher is not None and pusher.endpoint == hub.endpoint
+    assert pusher.push(first) == f"runs/{first}.json"
+    pusher.push_in_background(second).join(30)
+    stored = hub.files(REPO)
+    assert sorted(stored) == sorted([f"runs/{first}.json", f"runs/{second}.json"])
+    assert json.loads(stored[f"runs/{first}.json"]) == export_run(source, first)
+    assert hub.repos[f"datasets/{REPO}"].private
+
+    puller = HubSync(REPO, TOKEN, target)
+    assert puller.pull() == 2
+    assert puller.pull() == 0  # already there
+    requests = list(hub.requests)
+
+    for run_id in (first, second):
+        assert everything_about(target, run_id) == everything_about(source, run_id)
+        for mode in MODES:
+            assert target.load_report(run_id, mode) == source.load_report(run_id, mode)
+    assert any(r.path.startswith("/api/datasets/") and "/commit/" in r.path for r in requests)
+    assert any("/resolve/" in r.path and r.method == "GET" for r in requests)
+    for request in requests:
+        if request.path not in PUBLIC_PATHS:
+            assert request.authorization == f"Bearer {TOKEN}"  # the only place the token goes
+        assert TOKEN not in request.path and TOKEN not in request.body
+        assert API_KEY not in request.body
+
+
+def test_pull_skips_a_corrupt_file_and_imports_the_rest(hub: FakeHubRepo, source: Store, target: Store,
+                                                        caplog: pytest.LogCaptureFixture):
+    run_id = make_finished_run(source)
+    HubSync(REPO, TOKEN, source).push(run_id)
+    repo = hub.repos[f"datasets/{REPO}"]
+    repo.commits[repo.head]["runs/broken.json"] = b'{"format": "toolboard-run", "version": 1, "run": 3}'
+    with caplog.at_level(logging.WARNING, logger="evaluators.engine.hub_sync"):
+        assert HubSync(REPO, TOKEN, target).pull() == 1
+    assert "skipped runs/broken.json: run must be an object" in caplog.text
+    assert target.has_run(run_id)
+
+
+def test_pull_of_a_repo_that_does_not_exist_yet_imports_nothing(hub: FakeHubRepo, target: Store):
+    assert HubSync(REPO, TOKEN, target).pull() == 0
+    assert target.list_runs() == []
+
+
+def test_hub_failures_are_clear_and_never_show_the_token(hub: FakeHubRepo, source: Store, target: Store,
+                                                         caplog: pytest.LogCaptureFixture):
+    run_id = make_finished_run(source)
+    wrong = "hf_wrongToken9876543210zyxw"
+    with pytest.raises(ToolboardError, match=f"hub sync: could not push run {run_id} to dataset {REPO}") as pushed:
+        HubSync(REPO, wrong, source).push(run_id)
+    with pytest.raises(ToolboardError, match=f"hub sync: could not pull runs from dataset {REPO}") as pulled:
+        HubSync(REPO, wrong, target).pull()
+    with caplog.at_level(logging.WARNING, logger="evaluators.engine.hub_sync"):
+        HubSync(REPO, wrong, source).push_in_background(run_id).join(30)
+    assert "could not push run" in caplog.text
+    with socket.socket() as closed:  # a port nobody listens on: a network failure
+        closed.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    with pytest.raises(ToolboardError, match="could not push run") as unreachable:
+        HubSync(REPO, wrong, source, endpoint=endpoint).push(run_id)
+    for error in (pushed.value, pulled.value, unreachable.value):
+        assert wrong not in str(error) and error.__cause__ is None
+    assert wrong not in caplog.text
+    assert target.list_runs() == []

@@ -1,0 +1,55 @@
+"""Builds the Gradio app from its tabs and launches it (locally or as a Hugging Face Space)."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import gradio as gr
+
+from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, submit_tab
+from ui.context import AppContext, context_from_env
+
+TITLE = "Toolboard — how well do LLMs call tools?"
+CSS = """
+.turn { border-left: 3px solid #999; padding-left: .6em; margin: .4em 0; }
+.turn-agent { border-color: #3b82f6; } .turn-user { border-color: #10b981; } .turn-execution { border-color: #f59e0b; }
+"""
+
+
+def build_app(context: AppContext) -> gr.Blocks:
+    with gr.Blocks(title=TITLE) as demo:
+        gr.Markdown(f"# {TITLE}\nACEBench, ToolBench-Static and StepEval-Audio-Toolcall, scored as the official "
+                    "checkers score them, beside the published numbers.")
+        with gr.Tabs():
+            with gr.Tab("Leaderboard"):
+                board = leaderboard_tab.build(context)
+            with gr.Tab("Evaluate"):
+                jobs = evaluate_tab.build(context)
+            with gr.Tab("Submit"):
+                submit_tab.build(context)
+            with gr.Tab("Explore"):
+                explore = explore_tab.build(context)
+            with gr.Tab("About"):
+                about_tab.build()
+        # Every visit sees the current store: runs finished since the page was built, uploads added.
+        demo.load(board.refresh, board.filters, board.table, api_visibility="private")
+        demo.load(board.chart, board.chart_inputs, board.plot, api_visibility="private")
+        demo.load(jobs["refresh_jobs"], None, jobs["jobs"], api_visibility="private")
+        demo.load(explore["reload"], None, explore["run_controls"], api_visibility="private")
+    return demo
+
+
+def launch(context: AppContext | None = None, **options) -> gr.Blocks:
+    context = context or context_from_env()
+    demo = build_app(context)
+    demo.queue(default_concurrency_limit=8)
+    max_mb = context.max_upload_bytes / 1024 / 1024
+    demo.launch(css=CSS, max_file_size=f"{max_mb:.0f}mb", footer_links=["api", "gradio"], **options)
+    return demo
+
+
+def main() -> None:
+    logging.basicConfig(level=os.environ.get("TOOLBOARD_LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s: %(message)s")
+    # A Space sets the host through GRADIO_SERVER_NAME; locally the app stays on this machine.
+    launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))

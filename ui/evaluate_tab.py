@@ -1,0 +1,276 @@
+"""Evaluate tab: point the engine at an endpoint, run in the background, watch the jobs panel.
+
+The API key typed here goes to the job in memory for that run only: never into the store, the
+logs, the jobs panel or back to the page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import get_benchmark
+from evaluators.engine.endpoint_guard import check_endpoint_allowed
+from evaluators.engine.settings import (
+    MODALITIES,
+    REQUEST_MODES,
+    JudgeSettings,
+    ModelSettings,
+    RunConfig,
+    UserSimulatorSettings,
+)
+from ui.context import AppContext, resolve_data_dir
+from ui.format import user_error
+from ui.leaderboard_tab import benchmark_names
+
+DATA_SOURCES = ("download", "built-in example", "local folder")
+JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "done", "total", "errors", "req/s", "eta_s", "message")
+
+
+def subset_choices(benchmark: str) -> list[str]:
+    spec = get_benchmark(benchmark)
+    return [*[g for g in spec.groups if g != "all"], *[s for s in spec.subsets if spec.can_solve(s)]]
+
+
+def language_choices(benchmark: str) -> list[str]:
+    return [str(lang) for lang in get_benchmark(benchmark).languages if lang is not None]
+
+
+def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
+    """The form -> a run configuration, with every field checked and explained when wrong."""
+    base_url = (form.get("base_url") or "").strip()
+    model = (form.get("model") or "").strip()
+    if not base_url or not model:
+        raise ToolboardError("give the endpoint's base URL and the model name")
+    check_endpoint_allowed(base_url)
+    benchmark = get_benchmark(form["benchmark"])
+    languages = language_choices(benchmark.name)
+    language = form.get("language") or (languages[0] if languages else None)
+    if languages and language not in languages:
+        raise ToolboardError(f"{benchmark.name} has languages {', '.join(languages)}")
+    if not languages:
+        language = None
+    limit = int(form["limit"]) if form.get("limit") not in (None, "") else None
+    if limit is not None and limit < 1:
+        raise ToolboardError("limit must be at least 1 (or empty for every sample)")
+    concurrency = int(form.get("concurrency") or 8)
+    if not 1 <= concurrency <= 256:
+        raise ToolboardError("concurrency must be between 1 and 256")
+    if benchmark.name == "acebench" and (form.get("data_source") == "built-in example") and language != "en":
+        raise ToolboardError("the built-in example is in English: choose language en")
+    judge = None
+    if (form.get("judge_base_url") or "").strip() or (form.get("judge_model") or "").strip():
+        if not (form.get("judge_base_url") and form.get("judge_model")):
+            raise ToolboardError("the judge needs both a base URL and a model")
+        check_endpoint_allowed(form["judge_base_url"].strip())
+        judge = JudgeSettings(base_url=form["judge_base_url"].strip(), model=form["judge_model"].strip(),
+                              api_key_env="" if context.public else (form.get("judge_key_env") or "").strip())
+    user = None
+    if (form.get("user_base_url") or "").strip() or (form.get("user_model") or "").strip():
+        if not (form.get("user_base_url") and form.get("user_model")):
+            raise ToolboardError("the simulated user needs both a base URL and a model (or neither: the tested model plays it)")
+        check_endpoint_allowed(form["user_base_url"].strip())
+        user = UserSimulatorSettings(base_url=form["user_base_url"].strip(), model=form["user_model"].strip(),
+                                     api_key_env="" if context.public else (form.get("user_key_env") or "").strip())
+    settings = ModelSettings(
+        base_url=base_url, model=model,
+        # On a public deployment the server's own keys must never reach a user's endpoint.
+        api_key_env="" if context.public else (form.get("api_key_env") or "OPENAI_API_KEY").strip(),
+        request_mode=form.get("request_mode") or "prompt", temperature=float(form.get("temperature") or 0.0),
+        modality=form.get("modality") or "text", judge=judge,
+    )
+    return RunConfig(
+        benchmark=benchmark.name, model=settings, language=language, subsets=tuple(form.get("subsets") or ()), limit=limit,
+        data_dir=resolve_data_dir(context, form.get("data_source") or "download", form.get("data_folder") or ""),
+        concurrency=concurrency, user_simulator=user,
+    )
+
+
+def start_job(context: AppContext, form: dict[str, Any], api_key: str | None) -> dict[str, str]:
+    """Check the form and start the run; the key goes to the job only."""
+    try:
+        run_id = context.jobs.start(run_config(context, form), api_key=api_key or None)
+    except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
+        return {"run_id": "", "message": user_error(exc)}
+    return {"run_id": run_id, "message": f"Started run `{run_id}`."}
+
+
+def jobs_table(context: AppContext) -> pd.DataFrame:
+    """Runs evaluated here, newest first, with live progress for the running ones."""
+    rows = []
+    for run in context.store.list_runs():
+        if run.source != "endpoint":
+            continue
+        totals = context.store.run_totals(run.id)
+        job = context.jobs.job(run.id)
+        live = job.progress if job is not None and context.jobs.is_active(run.id) else {}
+        rows.append({
+            "run_id": run.id, "benchmark": run.benchmark, "language": run.language or "", "model": run.model,
+            "status": context.jobs.status_of(run.id, run.status),
+            "done": live.get("done", totals["done"]), "total": run.total, "errors": live.get("errors", totals["errors"]),
+            "req/s": round(live["requests_per_s"], 1) if live else None,
+            "eta_s": round(live["eta_s"], 1) if live.get("eta_s") is not None else None,
+            "message": (job.message if job is not None and job.message else run.message) or "",
+        })
+    return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
+
+
+def job_detail(context: AppContext, run_id: str) -> tuple[str, dict[str, Any] | None]:
+    """Per-subset progress (live, or from the store) and the finished report."""
+    run_id = (run_id or "").strip()
+    if not run_id:
+        return "Pick a run in the jobs table (or type its id).", None
+    run = context.store.get_run(run_id)
+    job = context.jobs.job(run_id)
+    status = context.jobs.status_of(run_id, run.status)
+    lines = [f"**{run.model}** on **{run.benchmark}**{' (' + run.language + ')' if run.language else ''} — {status}"]
+    if job is not None and job.progress:
+        progress = job.progress
+        lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "
+                     f"{progress['requests_per_s']:.1f} requests/s"
+                     + (f", about {progress['eta_s']:.0f} s left" if progress.get("eta_s") else ""))
+        for name, counts in progress["per_subset"].items():
+            lines.append(f"- {name}: {counts['done']}/{counts['total']}")
+    else:
+        totals = context.store.run_totals(run_id)
+        lines.append(f"{totals['done']}/{run.total} samples stored, {totals['errors']} request errors")
+    if job is not None and job.message:
+        lines.append(f"⚠️ {job.message}")
+    elif run.message:
+        lines.append(run.message)
+    if status in ("interrupted", "cancelled", "failed"):
+        lines.append("Resume to finish it (type the API key again if the endpoint needs one).")
+    report = context.store.load_report(run_id)
+    return "\n".join(lines), report
+
+
+def build(context: AppContext) -> dict[str, Any]:
+    names = benchmark_names()
+    with gr.Row():
+        with gr.Column(scale=3):
+            base_url = gr.Textbox(label="Endpoint base URL", placeholder="http://127.0.0.1:8000/v1")
+            api_key = gr.Textbox(label="API key (used for this run only; never stored or shown again)", type="password",
+                                 placeholder="sk-… (optional)")
+            model = gr.Textbox(label="Model", placeholder="name as the endpoint knows it")
+            api_key_env = gr.Textbox(label="…or the environment variable holding the key", value="OPENAI_API_KEY",
+                                     visible=not context.public)
+        with gr.Column(scale=3):
+            benchmark = gr.Dropdown(names, value="acebench", label="Benchmark")
+            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language")
+            subsets = gr.Dropdown(subset_choices("acebench"), value=["normal"], multiselect=True, allow_custom_value=True,
+                                  label="Subsets or groups (empty = every runnable subset)")
+            data_source = gr.Radio(list(DATA_SOURCES) if not context.public else ["download", "built-in example"],
+                                   value="download", label="Data")
+            data_folder = gr.Textbox(label="Local data folder", visible=not context.public,
+                                     value=context.default_data_dir or "")
+        with gr.Column(scale=2):
+            limit = gr.Number(label="Limit per subset (empty = all)", value=20, precision=0)
+            concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
+            request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
+            temperature = gr.Number(label="Temperature", value=0.0)
+    with gr.Accordion("StepEval-Audio-Toolcall: modality and parameter judge", open=False):
+        with gr.Row():
+            modality = gr.Radio(list(MODALITIES), value="text", label="Modality")
+            judge_base_url = gr.Textbox(label="Judge base URL (empty = exact-match fallback)")
+            judge_model = gr.Textbox(label="Judge model")
+            judge_key_env = gr.Textbox(label="Judge key environment variable", value="OPENAI_API_KEY",
+                                       visible=not context.public)
+    with gr.Accordion("ACEBench agent_multi_turn: the simulated user (empty = the tested model plays it)", open=False):
+        with gr.Row():
+            user_base_url = gr.Textbox(label="Simulated user base URL")
+            user_model = gr.Textbox(label="Simulated user model")
+            user_key_env = gr.Textbox(label="Simulated user key environment variable", value="OPENAI_API_KEY",
+                                      visible=not context.public)
+    start = gr.Button("Start evaluation", variant="primary")
+    start_message = gr.Markdown()
+    gr.Markdown("### Jobs\nRuns keep going when you close the tab; they are listed here after a refresh.")
+    jobs = gr.Dataframe(jobs_table(context), interactive=False, label="Jobs", max_height=320, wrap=True)
+    with gr.Row():
+        run_id = gr.Textbox(label="Run id", scale=3)
+        cancel = gr.Button("Cancel", size="sm", scale=1)
+        resume = gr.Button("Resume", size="sm", scale=1)
+        rerun = gr.Button("Re-run errors", size="sm", scale=1)
+    action_message = gr.Markdown()
+    detail = gr.Markdown()
+    report = gr.JSON(label="Report (official)")
+
+    form_fields = [base_url, model, api_key_env, benchmark, language, subsets, data_source, data_folder, limit, concurrency,
+                   request_mode, temperature, modality, judge_base_url, judge_model, judge_key_env, user_base_url,
+                   user_model, user_key_env]
+    form_names = ["base_url", "model", "api_key_env", "benchmark", "language", "subsets", "data_source", "data_folder",
+                  "limit", "concurrency", "request_mode", "temperature", "modality", "judge_base_url", "judge_model",
+                  "judge_key_env", "user_base_url", "user_model", "user_key_env"]
+
+    def start_from_form(key: str, *values: Any) -> tuple[str, str, pd.DataFrame]:
+        outcome = start_job(context, dict(zip(form_names, values)), key)
+        return outcome["message"], outcome["run_id"], jobs_table(context)
+
+    def start_run(base_url: str, model: str, benchmark: str = "acebench", api_key: str = "", language: str = "",
+                  subsets: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
+                  request_mode: str = "prompt", temperature: float = 0.0, data_source: str = "download",
+                  data_folder: str = "", modality: str = "text", judge_base_url: str = "", judge_model: str = "",
+                  judge_key_env: str = "", user_base_url: str = "", user_model: str = "", user_key_env: str = "",
+                  api_key_env: str = "") -> dict[str, str]:
+        """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused)."""
+        form = {k: v for k, v in locals().items() if k != "api_key"}
+        return start_job(context, form, api_key)
+
+    def act(action: str):
+        def handler(chosen: str, key: str = "") -> tuple[str, pd.DataFrame]:
+            chosen = (chosen or "").strip()
+            try:
+                if not chosen:
+                    raise ToolboardError("type or pick a run id first")
+                if action == "cancel":
+                    context.jobs.cancel(chosen)
+                    message = f"Cancelling `{chosen}`…"
+                elif action == "resume":
+                    _check_run_endpoint(context, chosen)
+                    context.jobs.resume(chosen, api_key=key or None)
+                    message = f"Resumed `{chosen}`."
+                else:
+                    _check_run_endpoint(context, chosen)
+                    context.jobs.rerun_errors(chosen, api_key=key or None)
+                    message = f"Re-sending the failed requests of `{chosen}`."
+            except Exception as exc:  # noqa: BLE001
+                message = user_error(exc)
+            return message, jobs_table(context)
+        return handler
+
+    def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
+        row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+        return str(table.iloc[row]["run_id"]) if 0 <= row < len(table) else ""
+
+    def detail_view(chosen: str) -> tuple[str, dict[str, Any] | None]:
+        try:
+            return job_detail(context, chosen)
+        except Exception as exc:  # noqa: BLE001
+            return user_error(exc), None
+
+    start.click(start_from_form, [api_key, *form_fields], [start_message, run_id, jobs], api_visibility="private")
+    gr.api(start_run, api_name="start_run")
+    cancel.click(act("cancel"), [run_id], [action_message, jobs], api_name="cancel_run")
+    resume.click(act("resume"), [run_id, api_key], [action_message, jobs], api_name="resume_run")
+    rerun.click(act("rerun"), [run_id, api_key], [action_message, jobs], api_name="rerun_errors")
+    jobs.select(pick, [jobs], [run_id], api_visibility="private")
+    run_id.change(detail_view, [run_id], [detail, report], api_name="job_detail")
+
+    def switch_benchmark(name: str):
+        languages = language_choices(name)
+        return (gr.update(choices=languages, value=languages[0] if languages else None, visible=bool(languages)),
+                gr.update(choices=subset_choices(name), value=[]))
+
+    benchmark.change(switch_benchmark, [benchmark], [language, subsets], api_visibility="private")
+    timer = gr.Timer(1.0)
+    timer.tick(lambda chosen: (jobs_table(context), *detail_view(chosen)), [run_id], [jobs, detail, report],
+               api_visibility="private")
+    gr.Button(visible=False).click(lambda: jobs_table(context), None, jobs, api_name="jobs")
+    return {"jobs": jobs, "refresh_jobs": lambda: jobs_table(context)}
+
+
+def _check_run_endpoint(context: AppContext, run_id: str) -> None:
+    config = context.store.get_run(run_id).config
+    check_endpoint_allowed(config["model"]["base_url"])

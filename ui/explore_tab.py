@@ -1,0 +1,153 @@
+"""Explore tab: a run's samples with their verdicts, one sample's full evidence, and the samples that
+flipped between two runs. Every piece of model or file text is escaped before it is shown."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from evaluators.core.registry import MODES
+from evaluators.explore import SAMPLE_COLUMNS, VERDICTS, compare_runs, sample_detail, sample_table
+from ui.context import AppContext
+from ui.format import escaped_block, user_error
+
+
+def run_choices(context: AppContext) -> list[tuple[str, str]]:
+    return [(f"{run.id} · {run.benchmark}{' ' + run.language if run.language else ''} · {run.model} ({run.source})", run.id)
+            for run in context.store.list_runs() if run.status == "finished"]
+
+
+def samples_view(context: AppContext, run_id: str | None, mode: str, subset: str, verdict: str,
+                 error_type: str) -> tuple[pd.DataFrame, str]:
+    if not run_id:
+        return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), "Pick a run."
+    try:
+        frame = sample_table(context.store, run_id, mode or "official", subset=subset or None, verdict=verdict or None,
+                             error_type=error_type or None)
+    except Exception as exc:  # noqa: BLE001
+        return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc)
+    return frame, f"{len(frame)} samples"
+
+
+def transcript_html(transcript: list[dict[str, Any]] | None) -> str:
+    """An agent rollout as turns (agent, user, execution), escaped."""
+    if not transcript:
+        return ""
+    turns = []
+    for turn in transcript:
+        role = html.escape(str(turn.get("role", "?")))
+        content = html.escape(str(turn.get("content", "")))
+        turns.append(f"<div class='turn turn-{role}'><b>{role}</b><pre style='white-space:pre-wrap'>{content}</pre></div>")
+    return "<h4>Transcript</h4>" + "".join(turns)
+
+
+def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, mode: str) -> str:
+    if not run_id or not sample_id:
+        return "<p>Pick a sample in the table.</p>"
+    try:
+        detail = sample_detail(context.store, run_id, sample_id.strip(), mode or "official")
+    except Exception as exc:  # noqa: BLE001
+        return f"<p>{html.escape(user_error(exc))}</p>"
+    verdict = html.escape(str(detail["verdict"]))
+    head = (f"<h3>{html.escape(detail['sample_id'])} — {verdict}</h3>"
+            f"<p>subset <code>{html.escape(detail['subset'])}</code>; error type "
+            f"<code>{html.escape(str(detail['error_type'] or '—'))}</code>; decided by rule "
+            f"<code>{html.escape(str(detail['rule'] or '—'))}</code></p>")
+    parts = [
+        head,
+        escaped_block("Checker detail", detail["detail"]),
+        escaped_block("Request error", detail["request_error"]),
+        escaped_block("Prompt messages" + (f" ({detail['prompt_note']})" if detail["prompt_note"] else ""),
+                      detail["prompt_messages"]),
+        transcript_html(detail["transcript"]),
+        escaped_block("Raw output", detail["raw_output"]),
+        escaped_block("Native tool calls", detail["tool_calls"]),
+        escaped_block("Decoded calls", detail["decoded"]),
+        escaped_block("End state (agent)", detail["result"]),
+        escaped_block("Process (agent)", detail["process"]),
+        escaped_block("Judge", detail["judge"]),
+        escaped_block("Per-sample metrics", detail["metrics"]),
+        escaped_block("Gold answer", detail["gold"]),
+    ]
+    return "".join(part for part in parts if part)
+
+
+def compare_view(context: AppContext, run_a: str | None, run_b: str | None, mode: str) -> tuple[pd.DataFrame, str]:
+    if not run_a or not run_b:
+        return pd.DataFrame(), "Pick two runs."
+    try:
+        frame = compare_runs(context.store, run_a, run_b, mode or "official")
+    except Exception as exc:  # noqa: BLE001
+        return pd.DataFrame(), user_error(exc)
+    fixed = int((frame["change"] == "fixed").sum()) if len(frame) else 0
+    return frame, f"{len(frame)} samples flipped: {fixed} fixed, {len(frame) - fixed} broken (second run against first)."
+
+
+def build(context: AppContext) -> dict[str, Any]:
+    choices = run_choices(context)
+    with gr.Row():
+        run = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="Run", scale=4, allow_custom_value=True)
+        mode = gr.Radio(list(MODES), value="official", label="Scoring mode", scale=1)
+        reload_runs = gr.Button("Reload runs", size="sm", scale=1)
+    with gr.Row():
+        subset = gr.Textbox(label="Subset", placeholder="e.g. normal_atom_bool")
+        verdict = gr.Dropdown(["", *VERDICTS], value="", label="Verdict")
+        error_type = gr.Textbox(label="Error type", placeholder="e.g. wrong_value")
+    count = gr.Markdown()
+    samples = gr.Dataframe(pd.DataFrame(columns=list(SAMPLE_COLUMNS)), interactive=False, max_height=400, label="Samples")
+    sample_id = gr.Textbox(label="Sample id")
+    detail = gr.HTML()
+    gr.Markdown("### Compare two runs")
+    with gr.Row():
+        run_a = gr.Dropdown(choices, label="First run", allow_custom_value=True)
+        run_b = gr.Dropdown(choices, label="Second run", allow_custom_value=True)
+        compare = gr.Button("Compare", size="sm")
+    flipped_note = gr.Markdown()
+    flipped = gr.Dataframe(interactive=False, max_height=360, label="Flipped samples")
+
+    filters = [run, mode, subset, verdict, error_type]
+    list_samples = lambda *values: samples_view(context, *values)  # noqa: E731 - one-line adapter
+    for control in filters:
+        control.change(list_samples, filters, [samples, count], api_visibility="private")
+
+    def samples_api(run_id: str, mode: str = "official", subset: str = "", verdict: str = "",
+                    error_type: str = "") -> dict[str, Any]:
+        """A run's scored samples, filtered: {"headers", "data", "count"}."""
+        frame, note = samples_view(context, run_id, mode, subset, verdict, error_type)
+        return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist(),
+                "count": note}
+
+    def sample_api(run_id: str, sample_id: str, mode: str = "official") -> str:
+        """One sample's evidence as escaped HTML."""
+        return detail_html(context, run_id, sample_id, mode)
+
+    def compare_api(run_a: str, run_b: str, mode: str = "official") -> dict[str, Any]:
+        """Samples whose verdict flipped between two runs: {"headers", "data", "note"}."""
+        frame, note = compare_view(context, run_a, run_b, mode)
+        return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist(),
+                "note": note}
+
+    gr.api(samples_api, api_name="samples")
+    gr.api(sample_api, api_name="sample")
+    gr.api(compare_api, api_name="compare")
+
+    def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
+        row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+        return str(table.iloc[row]["sample_id"]) if 0 <= row < len(table) else ""
+
+    samples.select(pick, [samples], [sample_id], api_visibility="private")
+    sample_id.change(lambda r, s, m: detail_html(context, r, s, m), [run, sample_id, mode], detail,
+                     api_visibility="private")
+    compare.click(lambda a, b, m: compare_view(context, a, b, m), [run_a, run_b, mode], [flipped, flipped_note],
+                  api_visibility="private")
+
+    def reload() -> tuple[Any, Any, Any]:
+        fresh = run_choices(context)
+        return (gr.update(choices=fresh, value=fresh[0][1] if fresh else None), gr.update(choices=fresh),
+                gr.update(choices=fresh))
+
+    reload_runs.click(reload, None, [run, run_a, run_b], api_visibility="private")
+    return {"reload": reload, "run_controls": [run, run_a, run_b]}

@@ -1,0 +1,38 @@
+"""Turning library values into what the page shows: percentages, escaped model text, errors."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+import pandas as pd
+
+from evaluators.board import BoardLayout
+from evaluators.core.errors import ToolboardError
+
+COUNT_COLUMNS = frozenset({"TP", "FN", "FP", "FP_any", "n"})
+
+
+def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
+    """Metric fractions as percentages with one decimal, as the published tables print them."""
+    shown = frame.copy()
+    for column in shown.columns:
+        if column in (*layout.columns, *layout.detail_columns) and column not in COUNT_COLUMNS:
+            shown[column] = pd.to_numeric(shown[column], errors="coerce").mul(100).round(1)
+    return shown
+
+
+def escaped_block(title: str, value: Any) -> str:
+    """A titled <pre> block; everything from a model or a file is escaped."""
+    if value is None or value == "" or value == []:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+    return f"<h4>{html.escape(title)}</h4><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
+
+
+def user_error(exc: Exception) -> str:
+    """A message for the page: our own errors as they are, anything else with its type."""
+    if isinstance(exc, ToolboardError):
+        return f"⚠️ {exc}"
+    return f"⚠️ {type(exc).__name__}: {exc}"

@@ -1,0 +1,163 @@
+"""Leaderboard tab: published rows, runs evaluated here and uploads, filtered server-side; charts;
+CSV/JSON download of the current view."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from evaluators.board import SOURCES, BoardQuery, as_json_records, board_rows, layout_for, published_table, query_board
+from evaluators.core.registry import MODES, all_benchmarks
+from ui import charts
+from ui.context import AppContext
+from ui.format import as_percent
+
+DEFAULT_BENCHMARK = "acebench"
+
+
+def benchmark_names() -> list[str]:
+    return [b.name for b in all_benchmarks()]
+
+
+def _query(view: str | None, search: str, sources: list[str] | None, columns: list[str] | None, details: bool,
+           sort_by: str | None) -> BoardQuery:
+    return BoardQuery(view=view or None, search=search or "", sources=tuple(SOURCES if sources is None else sources),
+                      columns=tuple(columns) if columns is not None else None,
+                      details=bool(details), sort_by=sort_by or None)
+
+
+def view_table(context: AppContext, benchmark: str, view: str | None, search: str, sources: list[str] | None,
+               columns: list[str] | None, details: bool, mode: str, sort_by: str | None) -> pd.DataFrame:
+    """The rows of the current view as fractions (what downloads and charts use)."""
+    layout = layout_for(benchmark)
+    frame = board_rows(benchmark, context.store, mode)
+    return query_board(frame, layout, _query(view, search, sources, columns, details, sort_by))
+
+
+def source_note(benchmark: str, mode: str) -> str:
+    table = published_table(benchmark)
+    lines = ["Values in %. Sources: **published** (the paper or the benchmark's site), **evaluated** (runs in this app, "
+             "with their settings fingerprint), **uploaded** (scored predictions files)."]
+    if table:
+        source = table.get("source") or {}
+        lines.append(f"Published rows: [{source.get('title', 'source')}]({source.get('url', '')}).")
+        for caveat in table.get("caveats", []) + table.get("notes", [])[:2]:
+            lines.append(f"- {caveat}")
+    if mode != "official":
+        lines.append("**Strict mode**: published rows are official numbers, so they are hidden here; only runs scored "
+                     "with the documented checker bugs fixed are shown.")
+    return "\n".join(lines)
+
+
+@dataclass
+class LeaderboardParts:
+    """What the app wires to the page load: the table and the chart are refreshed on every visit."""
+
+    filters: list[Any]
+    table: gr.Dataframe
+    refresh: Callable[..., pd.DataFrame]
+    chart_inputs: list[Any]
+    plot: gr.Plot
+    chart: Callable[..., Any]
+
+
+def build(context: AppContext) -> LeaderboardParts:
+    names = benchmark_names()
+    layout = layout_for(DEFAULT_BENCHMARK)
+    with gr.Row():
+        benchmark = gr.Dropdown(names, value=DEFAULT_BENCHMARK, label="Benchmark", scale=2)
+        view = gr.Dropdown(list(layout.views), value=layout.views[0], label=layout.view_label, scale=1)
+        mode = gr.Radio(list(MODES), value="official", label="Scoring mode", scale=1)
+        search = gr.Textbox(label="Search models", placeholder="model name or notes…", scale=2)
+    with gr.Row():
+        sources = gr.CheckboxGroup(list(SOURCES), value=list(SOURCES), label="Rows from", scale=2)
+        columns = gr.CheckboxGroup(list(layout.columns), value=list(layout.columns), label="Columns", scale=4)
+        details = gr.Checkbox(label="Per-subset detail", value=False, scale=1)
+        sort_by = gr.Dropdown(list(layout.columns), value=layout.default_sort, label="Sort by", scale=1)
+    note = gr.Markdown(source_note(DEFAULT_BENCHMARK, "official"))
+    initial = as_percent(view_table(context, DEFAULT_BENCHMARK, layout.views[0], "", list(SOURCES), list(layout.columns),
+                                    False, "official", layout.default_sort), layout)
+    table = gr.Dataframe(initial, interactive=False, pinned_columns=1, buttons=["fullscreen", "copy"], max_height=560,
+                         wrap=True, label="Leaderboard")
+    with gr.Row():
+        csv_button = gr.Button("Download CSV", size="sm")
+        json_button = gr.Button("Download JSON", size="sm")
+        download = gr.File(label="Download", interactive=False, height=70)
+    with gr.Accordion("Charts", open=True):
+        with gr.Row():
+            chart_kind = gr.Dropdown(list(charts.CHARTS), value="subset bars", label="Chart", scale=1)
+            chart_rows = gr.Slider(1, charts.MAX_MODELS, value=5, step=1, label="Top rows of the view to chart", scale=2)
+        plot = gr.Plot(label="Chart")
+
+    filters = [benchmark, view, search, sources, columns, details, mode, sort_by]
+
+    def refresh(benchmark: str, view: str, search: str, sources: list[str], columns: list[str], details: bool, mode: str,
+                sort_by: str) -> pd.DataFrame:
+        return as_percent(view_table(context, benchmark, view, search, sources, columns, details, mode, sort_by),
+                          layout_for(benchmark))
+
+    def switch_benchmark(name: str, mode: str):
+        chosen = layout_for(name)
+        return (gr.update(choices=list(chosen.views), value=chosen.views[0], label=chosen.view_label),
+                gr.update(choices=list(chosen.columns), value=list(chosen.columns)),
+                gr.update(choices=list(chosen.columns), value=chosen.default_sort),
+                source_note(name, mode))
+
+    def draw_chart(benchmark: str, view: str, search: str, sources: list[str], columns: list[str], details: bool, mode: str,
+              sort_by: str, kind: str, top: float):
+        chosen = layout_for(benchmark)
+        rows = view_table(context, benchmark, view, search, sources, columns, details, mode, sort_by).head(int(top))
+        title = f"{benchmark} · {chosen.view_label.lower()} {view} · {mode}"
+        if kind == "radar":
+            return charts.radar(rows, chosen, title)
+        if kind in ("accuracy vs latency", "accuracy vs tokens"):
+            return charts.accuracy_vs_cost(context.store, rows, chosen, kind.split()[-1], title)
+        if kind == "error types":
+            return charts.error_types(context.store, rows, title)
+        return charts.subset_bars(rows, chosen, title)
+
+    def export(kind: str):
+        def write(*values):
+            frame = view_table(context, *values)
+            folder = Path(tempfile.mkdtemp(prefix="toolboard-view-"))
+            path = folder / f"leaderboard-{values[0]}-{values[1] or 'all'}.{kind}"
+            if kind == "csv":
+                frame.to_csv(path, index=False)
+            else:
+                path.write_text(as_json_records(frame), encoding="utf-8")
+            return str(path)
+        return write
+
+    benchmark.change(switch_benchmark, [benchmark, mode], [view, columns, sort_by, note], api_visibility="private")
+    mode.change(lambda name, m: source_note(name, m), [benchmark, mode], note, api_visibility="private")
+    for control in filters:
+        control.change(refresh, filters, table, api_visibility="private")
+    csv_button.click(export("csv"), filters, download, api_name="download_csv")
+    json_button.click(export("json"), filters, download, api_name="download_json")
+    for control in [*filters, chart_kind, chart_rows]:
+        control.change(draw_chart, [*filters, chart_kind, chart_rows], plot, api_visibility="private")
+
+    def leaderboard_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
+                        columns: list[str] | None = None, details: bool = False, mode: str = "official",
+                        sort_by: str = "") -> dict[str, Any]:
+        """The leaderboard's current view, as the table shows it (values in %): {"headers", "data"}."""
+        frame = refresh(benchmark, view, search, sources, columns, details, mode, sort_by)
+        return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist()}
+
+    def chart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
+                  columns: list[str] | None = None, mode: str = "official", kind: str = "subset bars",
+                  top: int = 5) -> dict[str, Any]:
+        """A chart of the view's top rows, as plotly JSON: {"type": "plotly", "plot": str}."""
+        figure = draw_chart(benchmark, view, search, sources, columns, False, mode, "", kind, top)
+        return {"type": "plotly", "plot": figure.to_json()}
+
+    # Typed API endpoints: any benchmark's views and columns, independent of what the page shows.
+    gr.api(leaderboard_api, api_name="leaderboard")
+    gr.api(chart_api, api_name="chart")
+    return LeaderboardParts(filters, table, refresh, [*filters, chart_kind, chart_rows], plot, draw_chart)

@@ -1,0 +1,85 @@
+"""Submit tab: upload a predictions file, see what it holds, see its score, then add it to the
+leaderboard under a model name. Nothing is stored until the user adds a clean file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from evaluators.core.errors import ToolboardError
+from evaluators.submissions import Submission, check_submission, store_submission
+from ui.context import AppContext, resolve_data_dir
+from ui.evaluate_tab import language_choices
+from ui.format import user_error
+from ui.leaderboard_tab import benchmark_names
+
+UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
+
+
+def check_file(context: AppContext, path: str | None, benchmark: str, language: str | None, data_source: str,
+               data_folder: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Submission | None, str]:
+    """Validation summary, official report (when clean) and the pending submission."""
+    if not path:
+        return None, None, None, "Upload a predictions file first."
+    try:
+        data_dir = resolve_data_dir(context, data_source, data_folder)
+        submission = check_submission(path, benchmark, language=language or None, data_dir=data_dir,
+                                      max_bytes=context.max_upload_bytes)
+    except Exception as exc:  # noqa: BLE001 - the page explains every failure
+        return None, None, None, user_error(exc)
+    validation = submission.validation()
+    if not submission.ok:
+        reason = "no prediction matched a sample" if not submission.predictions else f"{validation['problems']} problem(s)"
+        return validation, None, None, f"⚠️ Not scored: {reason}. Fix the file and upload it again; nothing was stored."
+    report = submission.reports["official"].to_json()
+    report["strict_summary"] = submission.reports["strict"].to_json()["summary"]
+    return validation, report, submission, "Scored. Name the model and add it to the leaderboard if you want it listed."
+
+
+def add_to_board(context: AppContext, submission: Submission | None, model: str, notes: str) -> str:
+    try:
+        if submission is None:
+            raise ToolboardError("upload and check a clean file first")
+        run_id = store_submission(context.store, submission, model, notes)
+    except Exception as exc:  # noqa: BLE001
+        return user_error(exc)
+    context.after_run(run_id)
+    return f"Added as run `{run_id}`: it is on the leaderboard (source: uploaded) and in the Explore tab."
+
+
+def build(context: AppContext) -> None:
+    gr.Markdown(
+        "Upload predictions as JSON Lines (`{\"id\": ..., \"output\": ...}` or `tool_calls`), a JSON array, or a zip of "
+        f"the official ACEBench result files. Limit: {context.max_upload_bytes / 1024 / 1024:.0f} MB. The file is checked "
+        "and scored first; nothing is stored until you add it."
+    )
+    with gr.Row():
+        upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath")
+        with gr.Column():
+            benchmark = gr.Dropdown(benchmark_names(), value="acebench", label="Benchmark")
+            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language")
+            data_source = gr.Radio(["download", "built-in example"] + ([] if context.public else ["local folder"]),
+                                   value="download", label="Data")
+            data_folder = gr.Textbox(label="Local data folder", visible=not context.public, value=context.default_data_dir or "")
+    check = gr.Button("Check and score", variant="primary")
+    message = gr.Markdown()
+    with gr.Row():
+        validation = gr.JSON(label="Validation")
+        report = gr.JSON(label="Report (official; strict summary included)")
+    pending = gr.State(None)
+    with gr.Row():
+        model = gr.Textbox(label="Model name", scale=2)
+        notes = gr.Textbox(label="Notes (settings, prompt, date…)", scale=3)
+        add = gr.Button("Add to leaderboard", scale=1)
+    added = gr.Markdown()
+
+    def on_check(path, name, lang, source, folder):
+        return check_file(context, path, name, lang, source, folder)
+
+    check.click(on_check, [upload, benchmark, language, data_source, data_folder], [validation, report, pending, message],
+                api_name="check_upload")
+    add.click(lambda sub, m, n: add_to_board(context, sub, m, n), [pending, model, notes], added, api_name="add_upload")
+    benchmark.change(lambda name: gr.update(choices=language_choices(name), value=(language_choices(name) or [None])[0],
+                                            visible=bool(language_choices(name))),
+                     [benchmark], [language], api_visibility="private")
