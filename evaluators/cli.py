@@ -35,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a benchmark against an OpenAI-compatible endpoint")
     run.add_argument("benchmark", nargs="?", help="benchmark name (not needed with --resume/--rerun-errors)")
     run.add_argument("--base-url", help="endpoint base URL, e.g. http://127.0.0.1:8000/v1")
-    run.add_argument("--model", help="model name as the endpoint knows it")
+    run.add_argument("--model", help="model name as the endpoint knows it, or local:smollm2 for the built-in local model "
+                     "(optional install, no key or network needed)")
     run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (never stored)")
     _add_data_options(run)
     run.add_argument("--limit", type=int, help="at most N samples per subset (whole conversations for multi-turn)")

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,10 +22,12 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 TIMEOUT_MS = 30_000
 
 
-def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
+@contextmanager
+def browser_page() -> Iterator[tuple[Any, list[str]]]:
+    """A page in headless Chromium, and the page and console errors it collects."""
     playwright = pytest.importorskip("playwright.sync_api")
     problems: list[str] = []
-    with running_app(tmp_path) as app, playwright.sync_playwright() as driver:
+    with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(
             executable_path=CHROMIUM, headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -33,6 +38,14 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
                 if message.type == "error" else None)
         page.set_default_timeout(TIMEOUT_MS)
+        try:
+            yield page, problems
+        finally:
+            browser.close()
+
+
+def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
         page.goto(app.url, wait_until="load")  # the jobs timer keeps the network busy
 
         # Leaderboard: a published ACEBench row, then a server-side filter.
@@ -72,7 +85,6 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_text("Gold answer").wait_for()
 
         html = page.content()
-        browser.close()
     assert SECRET_KEY not in html
     assert SECRET_KEY.encode() not in app.db_path.read_bytes()
     assert not problems, "\n".join(problems)

@@ -14,6 +14,7 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
+from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
 from evaluators.engine.settings import (
     MODALITIES,
     REQUEST_MODES,
@@ -27,6 +28,21 @@ from ui.format import user_error
 from ui.leaderboard_tab import benchmark_names
 
 DATA_SOURCES = ("download", "built-in example", "local folder")
+LOCAL_DEMO = LOCAL_MODELS["smollm2"]
+ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
+# The demo preset: the local model on ACEBench's built-in example (15 normal items): no key, no network.
+DEMO_PRESET = {"benchmark": "acebench", "language": "en", "subsets": ["normal"], "data_source": "built-in example",
+               "limit": 20, "concurrency": 2, "request_mode": "tools", "temperature": 0.0}
+
+
+def local_model_note(kind: str) -> str:
+    if kind != LOCAL_DEMO.title:
+        return ""
+    problem = installed_problem()
+    if problem:
+        return f"⚠️ {problem}"
+    return ("SmolLM2-135M runs on this machine (about 700 MB of RAM; its server starts with the first run). It is a "
+            "smoke test of the whole pipeline, not a competitor: expect low scores. No key or base URL is needed.")
 JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "done", "total", "errors", "req/s", "eta_s", "message")
 
 
@@ -43,6 +59,12 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
     """The form -> a run configuration, with every field checked and explained when wrong."""
     base_url = (form.get("base_url") or "").strip()
     model = (form.get("model") or "").strip()
+    if form.get("endpoint_kind") == LOCAL_DEMO.title:
+        problem = installed_problem()
+        if problem:
+            raise ToolboardError(problem)
+        base_url, model = "local:" + LOCAL_DEMO.name, LOCAL_DEMO.name
+        form = {**form, "max_tokens": LOCAL_DEMO.max_tokens}
     if not base_url or not model:
         raise ToolboardError("give the endpoint's base URL and the model name")
     check_endpoint_allowed(base_url)
@@ -78,8 +100,9 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
     settings = ModelSettings(
         base_url=base_url, model=model,
         # On a public deployment the server's own keys must never reach a user's endpoint.
-        api_key_env="" if context.public else (form.get("api_key_env") or "OPENAI_API_KEY").strip(),
+        api_key_env="" if context.public or base_url.startswith("local:") else (form.get("api_key_env") or "OPENAI_API_KEY").strip(),
         request_mode=form.get("request_mode") or "prompt", temperature=float(form.get("temperature") or 0.0),
+        max_tokens=form.get("max_tokens"),
         modality=form.get("modality") or "text", judge=judge,
     )
     return RunConfig(
@@ -151,6 +174,8 @@ def build(context: AppContext) -> dict[str, Any]:
     names = benchmark_names()
     with gr.Row():
         with gr.Column(scale=3):
+            endpoint_kind = gr.Radio(list(ENDPOINT_KINDS), value=ENDPOINT_KINDS[0], label="Model to evaluate")
+            local_note = gr.Markdown()
             base_url = gr.Textbox(label="Endpoint base URL", placeholder="http://127.0.0.1:8000/v1")
             api_key = gr.Textbox(label="API key (used for this run only; never stored or shown again)", type="password",
                                  placeholder="sk-… (optional)")
@@ -184,7 +209,9 @@ def build(context: AppContext) -> dict[str, Any]:
             user_model = gr.Textbox(label="Simulated user model")
             user_key_env = gr.Textbox(label="Simulated user key environment variable", value="OPENAI_API_KEY",
                                       visible=not context.public)
-    start = gr.Button("Start evaluation", variant="primary")
+    with gr.Row():
+        start = gr.Button("Start evaluation", variant="primary")
+        demo = gr.Button(f"Demo: {LOCAL_DEMO.title} on the built-in ACEBench example (no key, no network)")
     start_message = gr.Markdown()
     gr.Markdown("### Jobs\nRuns keep going when you close the tab; they are listed here after a refresh.")
     jobs = gr.Dataframe(jobs_table(context), interactive=False, label="Jobs", max_height=320, wrap=True)
@@ -197,10 +224,10 @@ def build(context: AppContext) -> dict[str, Any]:
     detail = gr.Markdown()
     report = gr.JSON(label="Report (official)")
 
-    form_fields = [base_url, model, api_key_env, benchmark, language, subsets, data_source, data_folder, limit, concurrency,
+    form_fields = [endpoint_kind, base_url, model, api_key_env, benchmark, language, subsets, data_source, data_folder, limit, concurrency,
                    request_mode, temperature, modality, judge_base_url, judge_model, judge_key_env, user_base_url,
                    user_model, user_key_env]
-    form_names = ["base_url", "model", "api_key_env", "benchmark", "language", "subsets", "data_source", "data_folder",
+    form_names = ["endpoint_kind", "base_url", "model", "api_key_env", "benchmark", "language", "subsets", "data_source", "data_folder",
                   "limit", "concurrency", "request_mode", "temperature", "modality", "judge_base_url", "judge_model",
                   "judge_key_env", "user_base_url", "user_model", "user_key_env"]
 
@@ -208,13 +235,14 @@ def build(context: AppContext) -> dict[str, Any]:
         outcome = start_job(context, dict(zip(form_names, values)), key)
         return outcome["message"], outcome["run_id"], jobs_table(context)
 
-    def start_run(base_url: str, model: str, benchmark: str = "acebench", api_key: str = "", language: str = "",
+    def start_run(base_url: str = "", model: str = "", benchmark: str = "acebench", api_key: str = "", language: str = "",
                   subsets: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
                   request_mode: str = "prompt", temperature: float = 0.0, data_source: str = "download",
                   data_folder: str = "", modality: str = "text", judge_base_url: str = "", judge_model: str = "",
                   judge_key_env: str = "", user_base_url: str = "", user_model: str = "", user_key_env: str = "",
-                  api_key_env: str = "") -> dict[str, str]:
-        """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused)."""
+                  api_key_env: str = "", endpoint_kind: str = "your endpoint") -> dict[str, str]:
+        """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
+        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused)."""
         form = {k: v for k, v in locals().items() if k != "api_key"}
         return start_job(context, form, api_key)
 
@@ -250,6 +278,16 @@ def build(context: AppContext) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001
             return user_error(exc), None
 
+    endpoint_kind.change(local_model_note, [endpoint_kind], [local_note], api_visibility="private")
+    preset_outputs = [endpoint_kind, benchmark, language, subsets, data_source, limit, concurrency, request_mode, temperature]
+
+    def fill_demo_preset():
+        return (LOCAL_DEMO.title, DEMO_PRESET["benchmark"], DEMO_PRESET["language"], DEMO_PRESET["subsets"],
+                DEMO_PRESET["data_source"], DEMO_PRESET["limit"], DEMO_PRESET["concurrency"], DEMO_PRESET["request_mode"],
+                DEMO_PRESET["temperature"])
+
+    demo.click(fill_demo_preset, None, preset_outputs, api_visibility="private").then(
+        start_from_form, [api_key, *form_fields], [start_message, run_id, jobs], api_visibility="private")
     start.click(start_from_form, [api_key, *form_fields], [start_message, run_id, jobs], api_visibility="private")
     gr.api(start_run, api_name="start_run")
     cancel.click(act("cancel"), [run_id], [action_message, jobs], api_name="cancel_run")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.board import BoardLayout
+from evaluators.board import INFO_COLUMNS, BoardLayout
 from evaluators.core.errors import ToolboardError
 
 COUNT_COLUMNS = frozenset({"TP", "FN", "FP", "FP_any", "n"})
@@ -21,6 +21,17 @@ def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
         if column in (*layout.columns, *layout.detail_columns) and column not in COUNT_COLUMNS:
             shown[column] = pd.to_numeric(shown[column], errors="coerce").mul(100).round(1)
     return shown
+
+
+def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Drop run id / fingerprint / details columns that are blank in every shown row (published-only views)."""
+    empty = [c for c in INFO_COLUMNS if c in frame.columns and frame[c].fillna("").astype(str).str.strip().eq("").all()]
+    return frame.drop(columns=empty)
+
+
+def markdown_text(text: str) -> str:
+    """Plain text for a Markdown component: formulas such as 6*atom must not turn into italics."""
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_")
 
 
 def escaped_block(title: str, value: Any) -> str:

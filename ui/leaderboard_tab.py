@@ -16,7 +16,7 @@ from evaluators.board import SOURCES, BoardQuery, as_json_records, board_rows, l
 from evaluators.core.registry import MODES, all_benchmarks
 from ui import charts
 from ui.context import AppContext
-from ui.format import as_percent
+from ui.format import as_percent, markdown_text, without_empty_info_columns
 
 DEFAULT_BENCHMARK = "acebench"
 
@@ -48,7 +48,7 @@ def source_note(benchmark: str, mode: str) -> str:
         source = table.get("source") or {}
         lines.append(f"Published rows: [{source.get('title', 'source')}]({source.get('url', '')}).")
         for caveat in table.get("caveats", []) + table.get("notes", [])[:2]:
-            lines.append(f"- {caveat}")
+            lines.append(f"- {markdown_text(caveat)}")
     if mode != "official":
         lines.append("**Strict mode**: published rows are official numbers, so they are hidden here; only runs scored "
                      "with the documented checker bugs fixed are shown.")
@@ -81,14 +81,15 @@ def build(context: AppContext) -> LeaderboardParts:
         details = gr.Checkbox(label="Per-subset detail", value=False, scale=1)
         sort_by = gr.Dropdown(list(layout.columns), value=layout.default_sort, label="Sort by", scale=1)
     note = gr.Markdown(source_note(DEFAULT_BENCHMARK, "official"))
-    initial = as_percent(view_table(context, DEFAULT_BENCHMARK, layout.views[0], "", list(SOURCES), list(layout.columns),
-                                    False, "official", layout.default_sort), layout)
+    initial = without_empty_info_columns(as_percent(view_table(
+        context, DEFAULT_BENCHMARK, layout.views[0], "", list(SOURCES), list(layout.columns), False, "official",
+        layout.default_sort), layout))
     table = gr.Dataframe(initial, interactive=False, pinned_columns=1, buttons=["fullscreen", "copy"], max_height=560,
                          wrap=True, label="Leaderboard")
     with gr.Row():
         csv_button = gr.Button("Download CSV", size="sm")
         json_button = gr.Button("Download JSON", size="sm")
-        download = gr.File(label="Download", interactive=False, height=70)
+        download = gr.File(label="Download", interactive=False, height=60)
     with gr.Accordion("Charts", open=True):
         with gr.Row():
             chart_kind = gr.Dropdown(list(charts.CHARTS), value="subset bars", label="Chart", scale=1)
@@ -99,8 +100,8 @@ def build(context: AppContext) -> LeaderboardParts:
 
     def refresh(benchmark: str, view: str, search: str, sources: list[str], columns: list[str], details: bool, mode: str,
                 sort_by: str) -> pd.DataFrame:
-        return as_percent(view_table(context, benchmark, view, search, sources, columns, details, mode, sort_by),
-                          layout_for(benchmark))
+        frame = view_table(context, benchmark, view, search, sources, columns, details, mode, sort_by)
+        return without_empty_info_columns(as_percent(frame, layout_for(benchmark)))
 
     def switch_benchmark(name: str, mode: str):
         chosen = layout_for(name)

@@ -12,14 +12,23 @@ from tqdm import tqdm
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.engine.local_model import is_local, local_model
 from evaluators.engine.runner import Progress, execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings
 from evaluators.engine.store import Store
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
+    if args.model and is_local(args.model):
+        # The built-in local model: its server is ours, so there is no URL or key to give.
+        if args.base_url and args.base_url != args.model:
+            raise ToolboardError(f"--model {args.model} runs the built-in local model; drop --base-url")
+        chosen = local_model(args.model)
+        args.base_url, args.model, args.api_key_env = args.model, chosen.name, ""
+        args.max_tokens = args.max_tokens or chosen.max_tokens
     if not args.benchmark or not args.base_url or not args.model:
-        raise ToolboardError("run needs BENCHMARK, --base-url and --model (or --resume/--rerun-errors RUN_ID)")
+        raise ToolboardError("run needs BENCHMARK, --base-url and --model (or --model local:smollm2, "
+                             "or --resume/--rerun-errors RUN_ID)")
     benchmark = get_benchmark(args.benchmark)
     language = args.language
     if benchmark.languages != (None,):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.core.types import ChatRequest, ToolCall
+from evaluators.engine import local_model
 from evaluators.engine.settings import ModelSettings
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -157,8 +158,9 @@ class ChatClient:
         # a fraction of the CPU per request of the default one, which matters at high concurrency.
         from openai import AsyncOpenAI, DefaultAioHttpClient
 
+        # `local:NAME` is the built-in local model: its server starts on first use (cache keys keep the name).
         self._client = AsyncOpenAI(
-            base_url=self.settings.base_url,
+            base_url=local_model.resolve(self.settings.base_url),
             api_key=self.api_key or "not-needed",
             timeout=self.settings.timeout,
             max_retries=0,

