@@ -5,6 +5,10 @@ answers 200, then times the leaderboard filter through the app's API (round trip
 (the server-side work alone), over a store holding published rows plus N stored runs.
 
 Usage: python benchmarks/app_speed.py [--runs 50] [--repeat 20]
+
+Most of the start-up is `import gradio` (3.5-4.5 s on a 2-core machine here). Measure in an environment
+with only requirements.txt installed, as a new user has: gradio also imports optional packages it finds
+(IPython, for one), which adds a second or more in a crowded environment.
 """
 
 from __future__ import annotations

@@ -37,13 +37,14 @@ def build_app(context: AppContext) -> gr.Blocks:
         demo.load(board.chart, board.chart_inputs, board.plot, api_visibility="private")
         demo.load(jobs["refresh_jobs"], None, jobs["jobs"], api_visibility="private")
         demo.load(explore["reload"], None, explore["run_controls"], api_visibility="private")
+        # Inside the block: configuring the queue after it would build the server app a second time.
+        demo.queue(default_concurrency_limit=8)
     return demo
 
 
 def launch(context: AppContext | None = None, **options) -> gr.Blocks:
     context = context or context_from_env()
     demo = build_app(context)
-    demo.queue(default_concurrency_limit=8)
     max_mb = context.max_upload_bytes / 1024 / 1024
     demo.launch(css=CSS, max_file_size=f"{max_mb:.0f}mb", footer_links=["api", "gradio"], **options)
     return demo
