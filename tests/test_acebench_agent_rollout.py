@@ -152,3 +152,26 @@ def test_cli_user_flags_need_a_benchmark_with_a_simulated_user(tmp_path: Path):
         [sys.executable, "-m", "evaluators", "run", "toolbench_static", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
          "--user-model", "u"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "has no simulated user" in done.stderr
+
+
+def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_path: Path):
+    from evaluators.explore import sample_detail
+    from ui.context import AppContext
+    from ui.explore_tab import detail_html
+
+    with ScriptedServer(reply=milestone_agent) as server:
+        model = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", timeout=5.0)
+        config = RunConfig("acebench", model, language="en", subsets=("agent_multi_step",), data_dir=str(data))
+        store = Store(tmp_path / "db.sqlite")
+        run_id, samples = start_run(config, store)
+        asyncio.run(execute(store, run_id, samples))
+    detail = sample_detail(store, run_id, "agent_multi_step_0")
+    assert [turn["role"] for turn in detail["transcript"]][:3] == ["user", "agent", "execution"]
+    context = AppContext(store=store)
+    try:
+        page = detail_html(context, run_id, "agent_multi_step_0", "official")
+    finally:
+        context.close()
+    assert "<h4>Transcript</h4>" in page and "turn-agent" in page and "turn-execution" in page
+    assert "[{&#x27;status&#x27;: True" in page  # execution results are shown escaped
+    assert "End state (agent)" in page and "Gold answer" in page

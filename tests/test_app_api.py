@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,9 @@ def test_chart_endpoint_returns_a_plotly_figure(client: Client):
     assert len(plot["data"]) == 3 and plot["layout"]["yaxis"]["title"]["text"] == "score (%)"
 
 
-def test_evaluate_runs_in_the_background_reports_and_joins_the_leaderboard(app: RunningApp, client: Client):
+def test_evaluate_runs_in_the_background_reports_and_joins_the_leaderboard(app: RunningApp, client: Client,
+                                                                            caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.DEBUG)
     started = client.predict(**form(app.server.base_url, "scripted-model", app.data, api_key=SECRET_KEY),
                              api_name="/start_run")
     run_id = started["run_id"]
@@ -90,6 +93,7 @@ def test_evaluate_runs_in_the_background_reports_and_joins_the_leaderboard(app: 
     assert any(h.get("authorization") == f"Bearer {SECRET_KEY}" for h in app.server.headers_seen)
     assert SECRET_KEY.encode() not in app.db_path.read_bytes()
     assert all(SECRET_KEY not in str(v) for v in (jobs, detail, report))
+    assert SECRET_KEY not in caplog.text
 
 
 def test_evaluate_refuses_bad_forms_without_creating_runs(app: RunningApp, client: Client):
