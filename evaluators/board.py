@@ -41,6 +41,8 @@ class BoardLayout:
     detail_columns: tuple[str, ...] = ()
     text_columns: tuple[str, ...] = ()
     combine_views: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # A view that averages the others, derived for published tables that print only the parts.
+    macro_view: str | None = None
 
     @property
     def default_sort(self) -> str:
@@ -113,6 +115,7 @@ LAYOUTS: dict[str, BoardLayout] = {
         columns=("precision", "recall", "type_accuracy", "param_accuracy"),
         run_values=_stepeval_run_values, published_values=_stepeval_published,
         detail_columns=("TP", "FN", "FP", "FP_any"), text_columns=("modality", "param_method"),
+        macro_view="macro",
     ),
 }
 
@@ -145,7 +148,33 @@ def _published_rows(layout: BoardLayout) -> list[dict[str, Any]]:
         view, values = layout.published_values(row)
         rows.append({"model": row["model"], "source": "published", "view": view, "mode": "official", "run_id": "",
                      "fingerprint": "", "details": link, **values})
-    return rows
+    return rows + _published_macro_rows(layout, rows)
+
+
+def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The macro view of a published table that prints only per-part rows: the mean of each column
+    over the parts that have a value (as our reports compute it), labelled as computed here."""
+    if layout.macro_view is None:
+        return []
+    parts = [v for v in layout.views if v != layout.macro_view]
+    grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        if row["view"] in parts:
+            grouped.setdefault((row["model"], str(row.get("modality", ""))), {})[row["view"]] = row
+    macro = []
+    for (model, _), by_view in grouped.items():
+        if set(by_view) != set(parts):
+            continue
+        values: dict[str, Any] = {}
+        for column in layout.columns:
+            numbers = [by_view[p][column] for p in parts if isinstance(by_view[p].get(column), int | float)]
+            values[column] = round(sum(numbers) / len(numbers), 4) if numbers else None
+        first = by_view[parts[0]]
+        extras = {c: first.get(c) for c in layout.text_columns if first.get(c) is not None}
+        macro.append({"model": model, "source": "published", "view": layout.macro_view, "mode": "official", "run_id": "",
+                      "fingerprint": "", "details": f"mean over the {len(parts)} published per-{layout.view_label.lower()} "
+                      "rows, computed here", **extras, **values})
+    return macro
 
 
 def _run_rows(layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:

@@ -44,9 +44,7 @@ class Submission:
         """What the file held, measured against the benchmark: shown before anything is scored."""
         summary = self.summary
         return {
-            "benchmark": self.benchmark.name,
-            "language": self.language,
-            "subsets": self.subsets,
+            "ok": self.ok,
             "lines_read": summary.lines_read,
             "matched": summary.matched,
             "unknown": len(summary.unknown),
@@ -55,7 +53,9 @@ class Submission:
             "other_subsets": summary.other_subsets,
             "problems": len(summary.errors),
             "first_errors": summary.errors[:MAX_LISTED_ERRORS],
-            "ok": self.ok,
+            "benchmark": self.benchmark.name,
+            "language": self.language,
+            "subsets": self.subsets,
         }
 
 

@@ -4,6 +4,7 @@ flipped between two runs. Every piece of model or file text is escaped before it
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 
 import gradio as gr
@@ -32,16 +33,18 @@ def samples_view(context: AppContext, run_id: str | None, mode: str, subset: str
     return frame, f"{len(frame)} samples"
 
 
-def transcript_html(transcript: list[dict[str, Any]] | None) -> str:
-    """An agent rollout as turns (agent, user, execution), escaped."""
-    if not transcript:
+def turns_html(title: str, turns: list[dict[str, Any]] | None) -> str:
+    """Chat messages or an agent rollout (agent, user, execution turns) as escaped blocks."""
+    if not turns:
         return ""
-    turns = []
-    for turn in transcript:
+    blocks = []
+    for turn in turns:
         role = html.escape(str(turn.get("role", "?")))
-        content = html.escape(str(turn.get("content", "")))
-        turns.append(f"<div class='turn turn-{role}'><b>{role}</b><pre style='white-space:pre-wrap'>{content}</pre></div>")
-    return "<h4>Transcript</h4>" + "".join(turns)
+        content = turn.get("content", "")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=1, default=repr)
+        blocks.append(f"<div class='turn turn-{role}'><b>{role}</b><pre style='white-space:pre-wrap'>"
+                      f"{html.escape(text)}</pre></div>")
+    return f"<h4>{html.escape(title)}</h4>" + "".join(blocks)
 
 
 def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, mode: str) -> str:
@@ -60,9 +63,9 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
         head,
         escaped_block("Checker detail", detail["detail"]),
         escaped_block("Request error", detail["request_error"]),
-        escaped_block("Prompt messages" + (f" ({detail['prompt_note']})" if detail["prompt_note"] else ""),
-                      detail["prompt_messages"]),
-        transcript_html(detail["transcript"]),
+        turns_html("Prompt messages" + (f" ({detail['prompt_note']})" if detail["prompt_note"] else ""),
+                   detail["prompt_messages"]),
+        turns_html("Transcript", detail["transcript"]),
         escaped_block("Raw output", detail["raw_output"]),
         escaped_block("Native tool calls", detail["tool_calls"]),
         escaped_block("Decoded calls", detail["decoded"]),
@@ -106,7 +109,8 @@ def build(context: AppContext) -> dict[str, Any]:
         run_b = gr.Dropdown(choices, label="Second run", allow_custom_value=True)
         compare = gr.Button("Compare", size="sm")
     flipped_note = gr.Markdown()
-    flipped = gr.Dataframe(interactive=False, max_height=360, label="Flipped samples")
+    flipped = gr.Dataframe(pd.DataFrame(columns=["sample_id", "subset", "change"]), interactive=False, max_height=360,
+                           label="Flipped samples")
 
     filters = [run, mode, subset, verdict, error_type]
     list_samples = lambda *values: samples_view(context, *values)  # noqa: E731 - one-line adapter

@@ -36,6 +36,11 @@ def view_table(context: AppContext, benchmark: str, view: str | None, search: st
                columns: list[str] | None, details: bool, mode: str, sort_by: str | None) -> pd.DataFrame:
     """The rows of the current view as fractions (what downloads and charts use)."""
     layout = layout_for(benchmark)
+    # While the page switches benchmark, a control may still hold the previous benchmark's choice.
+    if view and view not in layout.views:
+        view = layout.views[0]
+    if columns and not set(columns) & set(layout.columns):
+        columns = list(layout.columns)
     frame = board_rows(benchmark, context.store, mode)
     return query_board(frame, layout, _query(view, search, sources, columns, details, sort_by))
 
@@ -72,14 +77,17 @@ def build(context: AppContext) -> LeaderboardParts:
     layout = layout_for(DEFAULT_BENCHMARK)
     with gr.Row():
         benchmark = gr.Dropdown(names, value=DEFAULT_BENCHMARK, label="Benchmark", scale=2)
-        view = gr.Dropdown(list(layout.views), value=layout.views[0], label=layout.view_label, scale=1)
+        view = gr.Dropdown(list(layout.views), value=layout.views[0], label=layout.view_label, scale=1,
+                           allow_custom_value=True)
         mode = gr.Radio(list(MODES), value="official", label="Scoring mode", scale=1)
         search = gr.Textbox(label="Search models", placeholder="model name or notes…", scale=2)
     with gr.Row():
         sources = gr.CheckboxGroup(list(SOURCES), value=list(SOURCES), label="Rows from", scale=2)
-        columns = gr.CheckboxGroup(list(layout.columns), value=list(layout.columns), label="Columns", scale=4)
+        columns = gr.Dropdown(list(layout.columns), value=list(layout.columns), multiselect=True, allow_custom_value=True,
+                              label="Columns", scale=4)
         details = gr.Checkbox(label="Per-subset detail", value=False, scale=1)
-        sort_by = gr.Dropdown(list(layout.columns), value=layout.default_sort, label="Sort by", scale=1)
+        sort_by = gr.Dropdown(list(layout.columns), value=layout.default_sort, label="Sort by", scale=1,
+                              allow_custom_value=True)
     note = gr.Markdown(source_note(DEFAULT_BENCHMARK, "official"))
     initial = without_empty_info_columns(as_percent(view_table(
         context, DEFAULT_BENCHMARK, layout.views[0], "", list(SOURCES), list(layout.columns), False, "official",
@@ -135,13 +143,17 @@ def build(context: AppContext) -> LeaderboardParts:
             return str(path)
         return write
 
-    benchmark.change(switch_benchmark, [benchmark, mode], [view, columns, sort_by, note], api_visibility="private")
+    # Switching benchmark replaces the view, column and sort choices first, then redraws: a redraw
+    # racing the switch would send the old benchmark's view to the new one's choices.
+    benchmark.change(switch_benchmark, [benchmark, mode], [view, columns, sort_by, note], api_visibility="private").then(
+        refresh, filters, table, api_visibility="private").then(
+        draw_chart, [*filters, chart_kind, chart_rows], plot, api_visibility="private")
     mode.change(lambda name, m: source_note(name, m), [benchmark, mode], note, api_visibility="private")
-    for control in filters:
+    for control in filters[1:]:
         control.change(refresh, filters, table, api_visibility="private")
     csv_button.click(export("csv"), filters, download, api_name="download_csv")
     json_button.click(export("json"), filters, download, api_name="download_json")
-    for control in [*filters, chart_kind, chart_rows]:
+    for control in [*filters[1:], chart_kind, chart_rows]:
         control.change(draw_chart, [*filters, chart_kind, chart_rows], plot, api_visibility="private")
 
     def leaderboard_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,

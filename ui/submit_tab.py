@@ -34,7 +34,9 @@ def check_file(context: AppContext, path: str | None, benchmark: str, language: 
         return validation, None, None, f"⚠️ Not scored: {reason}. Fix the file and upload it again; nothing was stored."
     report = submission.reports["official"].to_json()
     report["strict_summary"] = submission.reports["strict"].to_json()["summary"]
-    return validation, report, submission, "Scored. Name the model and add it to the leaderboard if you want it listed."
+    counts = (f"{validation['lines_read']} lines read, {validation['matched']} matched, {validation['missing']} missing "
+              f"(scored as failures) in {len(validation['subsets'])} subsets.")
+    return validation, report, submission, f"Scored: {counts} Name the model and add it to the leaderboard if you want it listed."
 
 
 def add_to_board(context: AppContext, submission: Submission | None, model: str, notes: str) -> str:
@@ -51,7 +53,7 @@ def add_to_board(context: AppContext, submission: Submission | None, model: str,
 def build(context: AppContext) -> None:
     gr.Markdown(
         "Upload predictions as JSON Lines (`{\"id\": ..., \"output\": ...}` or `tool_calls`), a JSON array, or a zip of "
-        f"the official ACEBench result files. Limit: {context.max_upload_bytes / 1024 / 1024:.0f} MB. The file is checked "
+        f"the official ACEBench result files. Limit: {context.max_upload_bytes / 1024 / 1024:.3g} MB. The file is checked "
         "and scored first; nothing is stored until you add it."
     )
     with gr.Row():
