@@ -55,6 +55,15 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.wait_for_function("() => !document.body.innerText.includes('GPT-4o')")
         assert "Kimi" in board.inner_text()
         page.wait_for_selector(".js-plotly-plot")
+        # Switching benchmark swaps the view, column and sort choices without an error toast.
+        page.get_by_label("Search models").fill("")
+        page.get_by_label("Benchmark").first.click()
+        page.get_by_role("option", name="toolbench_static").click()
+        page.get_by_text("ChatGPT (0-shot)").first.wait_for()
+        page.get_by_label("Benchmark").first.click()
+        page.get_by_role("option", name="acebench").click()
+        page.get_by_text("GPT-4o", exact=True).first.wait_for()
+        assert page.locator(".toast-body").count() == 0, page.locator(".toast-body").all_inner_texts()
 
         # Evaluate: a small run on the built-in example against the scripted endpoint.
         page.get_by_role("tab", name="Evaluate").click()

@@ -184,7 +184,7 @@ def build(context: AppContext) -> dict[str, Any]:
                                      visible=not context.public)
         with gr.Column(scale=3):
             benchmark = gr.Dropdown(names, value="acebench", label="Benchmark")
-            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language")
+            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language", allow_custom_value=True)
             subsets = gr.Dropdown(subset_choices("acebench"), value=["normal"], multiselect=True, allow_custom_value=True,
                                   label="Subsets or groups (empty = every runnable subset)")
             data_source = gr.Radio(list(DATA_SOURCES) if not context.public else ["download", "built-in example"],

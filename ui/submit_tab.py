@@ -60,7 +60,7 @@ def build(context: AppContext) -> None:
         upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath")
         with gr.Column():
             benchmark = gr.Dropdown(benchmark_names(), value="acebench", label="Benchmark")
-            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language")
+            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language", allow_custom_value=True)
             data_source = gr.Radio(["download", "built-in example"] + ([] if context.public else ["local folder"]),
                                    value="download", label="Data")
             data_folder = gr.Textbox(label="Local data folder", visible=not context.public, value=context.default_data_dir or "")
