@@ -22,7 +22,7 @@ from evaluators.engine.store import RunRow, Store
 SOURCES = ("published", "evaluated", "uploaded")
 SOURCE_OF_RUN = {"endpoint": "evaluated", "upload": "uploaded"}
 IDENTITY_COLUMNS = ("model", "source")
-INFO_COLUMNS = ("mode", "run_id", "fingerprint", "details")
+INFO_COLUMNS = ("request_errors", "mode", "run_id", "fingerprint", "details")
 
 
 @dataclass(frozen=True)
@@ -185,11 +185,21 @@ def _run_rows(layout: BoardLayout, store: Store, mode: str) -> list[dict[str, An
         report = store.load_report(run.id, mode)
         if report is None:
             continue
+        # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
+        errors = store.run_totals(run.id)["errors"] if run.source == "endpoint" else None
         for view, values in layout.run_values(report).items():
             rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
                          "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint, "details": _run_details(run),
-                         **values})
+                         "request_errors": errors, "pair_key": _pair_key(run), **values})
     return rows
+
+
+def _pair_key(run: RunRow) -> str:
+    """What two runs must share to be averaged across languages: everything but the language."""
+    config = run.config
+    return json.dumps([run.model, run.source, run.notes, (config.get("model") or {}).get("request_mode"),
+                       (config.get("model") or {}).get("temperature"), (config.get("model") or {}).get("extra_body"),
+                       config.get("limit"), config.get("subsets")], sort_keys=True, default=str)
 
 
 def _run_details(run: RunRow) -> str:
@@ -199,8 +209,8 @@ def _run_details(run: RunRow) -> str:
     parts = [f"{model.get('request_mode', 'prompt')} mode", f"T={model.get('temperature', 0)}"]
     if run.config.get("limit"):
         parts.append(f"limit {run.config['limit']}")
-    if run.config.get("modality"):
-        parts.append(str(run.config["modality"]))
+    if model.get("modality", "text") != "text":
+        parts.append(f"{model['modality']} input")
     return ", ".join(parts)
 
 
@@ -209,11 +219,11 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
     the newest run of a model in each part view, when every part exists."""
     combined = []
     for view, parts in layout.combine_views.items():
-        latest: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        latest: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
         for row in rows:  # newest first, as list_runs orders them
             if row["source"] != "published" and row["view"] in parts:
-                latest.setdefault((row["model"], row["source"]), {}).setdefault(row["view"], row)
-        for (model, source), by_view in latest.items():
+                latest.setdefault((row["model"], row["source"], row["pair_key"]), {}).setdefault(row["view"], row)
+        for (model, source, _), by_view in latest.items():
             if set(by_view) != set(parts):
                 continue
             values = {}
@@ -221,9 +231,11 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
                 numbers = [by_view[p].get(column) for p in parts]
                 values[column] = round(sum(numbers) / len(numbers), 3) if all(isinstance(n, int | float) for n in numbers) else None
             first = by_view[parts[0]]
+            errors = [by_view[p]["request_errors"] for p in parts]
             combined.append({"model": model, "source": source, "view": view, "mode": first["mode"],
                              "run_id": " + ".join(by_view[p]["run_id"] for p in parts), "fingerprint": "",
-                             "details": "mean of " + " and ".join(parts), **values})
+                             "details": "mean of " + " and ".join(parts), "pair_key": first["pair_key"],
+                             "request_errors": None if None in errors else sum(errors), **values})
     return combined
 
 

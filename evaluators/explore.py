@@ -51,6 +51,7 @@ def sample_table(
     error_type: str | None = None,
 ) -> pd.DataFrame:
     """One row per scored sample of the run, filtered."""
+    store.get_run(run_id)  # an unknown run is an error, not an empty table
     predictions = store.load_predictions(run_id)
     rows = []
     for score in store.load_scores(run_id, mode):
@@ -133,14 +134,18 @@ def compare_runs(store: Store, run_a: str, run_b: str, mode: str = "official") -
             f"{second.language or ''}) are not on the same benchmark and language"
         )
     verdicts_a = {s.sample_id: s for s in store.load_scores(run_a, mode)}
+    failed_a = store.prediction_states(run_a)
+    failed_b = store.prediction_states(run_b)
     rows = []
     for score_b in store.load_scores(run_b, mode):
         score_a = verdicts_a.get(score_b.sample_id)
         if score_a is None or score_a.correct == score_b.correct:
             continue
+        # A request that failed says nothing about the model: such flips are listed apart.
+        failed = failed_a.get(score_b.sample_id) or failed_b.get(score_b.sample_id)
         rows.append({
             "sample_id": score_b.sample_id, "subset": score_b.subset,
-            "change": "fixed" if score_b.correct else "broken",
+            "change": "request error" if failed else ("fixed" if score_b.correct else "broken"),
             f"{run_a}": "right" if score_a.correct else (score_a.error_type or "wrong"),
             f"{run_b}": "right" if score_b.correct else (score_b.error_type or "wrong"),
         })

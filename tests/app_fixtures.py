@@ -35,7 +35,6 @@ def running_app(root: Path, latency: float = 0.0, public: bool = False) -> Itera
     context = AppContext(store=Store(db_path), public=public, max_upload_bytes=200_000)
     with ScriptedServer(reply=correct_reply, latency=latency) as server:
         demo = build_app(context)
-        demo.queue()
         demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
         try:
             yield RunningApp(demo.local_url, context, server, data, db_path)

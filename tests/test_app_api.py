@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,11 @@ def app(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def client(app: RunningApp) -> Client:
     return Client(app.url, verbose=False)
+
+
+def added_run_id(message) -> str:
+    text = message[0] if isinstance(message, (list, tuple)) else message
+    return re.search(r"Added as run (\S+):", text).group(1)
 
 
 def leaderboard(client: Client, benchmark="acebench", view="en", search="", sources=None, columns=None, mode="official",
@@ -141,7 +147,9 @@ def test_submit_checks_scores_and_adds_an_upload(app: RunningApp, client: Client
     assert report["summary"]["overall"] == 0.617 and "strict_summary" in report
     before = len(app.context.store.list_runs())
     added = client.predict("Example model", "from the built-in example", api_name="/add_upload")
-    assert "Added as run" in added
+    assert added_run_id(added)
+    again = client.predict("Example model", "clicked twice", api_name="/add_upload")
+    assert "Added" not in str(again)  # the checked file is used once
     assert len(app.context.store.list_runs()) == before + 1
     rows = leaderboard(client, search="example model")
     assert rows and rows[0]["source"] == "uploaded" and rows[0]["overall"] == pytest.approx(61.7)
@@ -159,7 +167,7 @@ def test_a_bad_upload_is_explained_and_never_stored(app: RunningApp, client: Cli
                                                  api_name="/check_upload")
     assert validation is None or not validation["ok"]
     assert report is None and ("line 4" in message or any("line" in e for e in (validation or {}).get("first_errors", [])))
-    assert "Added" not in client.predict("Bad model", "", api_name="/add_upload")
+    assert "Added" not in str(client.predict("Bad model", "", api_name="/add_upload"))
     big = tmp_path / "big.jsonl"
     big.write_text(json.dumps({"id": "x", "output": "y" * 300_000}) + "\n")
     _, _, message = client.predict(handle_file(str(big)), "acebench", "en", "built-in example", "", api_name="/check_upload")
@@ -176,7 +184,7 @@ def test_explore_lists_samples_shows_escaped_evidence_and_compares_runs(app: Run
     validation, _, _ = client.predict(handle_file(str(hostile)), "acebench", "en", "local folder", str(app.data),
                                       api_name="/check_upload")
     assert validation["ok"], validation
-    run_id = client.predict("Hostile model", "", api_name="/add_upload").split("`")[1]
+    run_id = added_run_id(client.predict("Hostile model", "", api_name="/add_upload"))
     assert validation["missing"] == 27  # the rest of the subset: scored as failures, and said so
     listed = client.predict(run_id=run_id, api_name="/samples")
     assert listed["count"] == "30 samples"
@@ -191,7 +199,7 @@ def test_explore_lists_samples_shows_escaped_evidence_and_compares_runs(app: Run
         {"id": "normal_atom_bool_2", "output": "[Clock.setAlarm(time='02:02')]"},
     ])
     client.predict(handle_file(str(second)), "acebench", "en", "local folder", str(app.data), api_name="/check_upload")
-    second_id = client.predict("Second model", "", api_name="/add_upload").split("`")[1]
+    second_id = added_run_id(client.predict("Second model", "", api_name="/add_upload"))
     flipped = client.predict(run_a=run_id, run_b=second_id, api_name="/compare")
     changes = {r["sample_id"]: r["change"] for r in table_rows(flipped)}
     assert changes == {"normal_atom_bool_1": "broken", "normal_atom_bool_2": "fixed"}, flipped["note"]

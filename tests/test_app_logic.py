@@ -92,7 +92,7 @@ def test_public_mode_refuses_loopback_endpoints_local_folders_and_server_keys(tm
     context = AppContext(store=Store(tmp_path / "t.db"), public=True)
     try:
         form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "benchmark": "acebench", "language": "en",
-                "data_source": "built-in example"}
+                "data_source": "built-in example", "limit": 5}
         with pytest.raises(ToolboardError, match="not allowed"):
             run_config(context, form)
         public = {**form, "base_url": "http://93.184.215.14/v1", "api_key_env": "OPENAI_API_KEY"}
@@ -101,8 +101,36 @@ def test_public_mode_refuses_loopback_endpoints_local_folders_and_server_keys(tm
             run_config(context, {**public, "data_source": "local folder", "data_folder": str(tmp_path)})
         with pytest.raises(ToolboardError, match="not allowed"):
             run_config(context, {**public, "judge_base_url": "http://10.0.0.5/v1", "judge_model": "j"})
+        with pytest.raises(ToolboardError, match="at most"):
+            run_config(context, {**public, "limit": None})
+        with pytest.raises(ToolboardError, match="concurrency"):
+            run_config(context, {**public, "concurrency": 100})
     finally:
         context.close()
+
+
+def test_only_variables_named_as_keys_can_be_used_and_a_space_is_public_by_default(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch):
+    from evaluators.engine.endpoint_guard import is_public_mode, key_from_environment
+
+    monkeypatch.delenv("TOOLBOARD_PUBLIC", raising=False)
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "benchmark": "acebench", "language": "en",
+                "data_source": "built-in example"}
+        with pytest.raises(ToolboardError, match="must end in _KEY"):
+            run_config(context, {**form, "api_key_env": "HF_TOKEN"})
+        assert run_config(context, form).model.api_key_env == ""  # no variable unless one is named
+        assert run_config(context, {**form, "api_key_env": "OPENAI_API_KEY"}).model.api_key_env == "OPENAI_API_KEY"
+        with pytest.raises(ToolboardError, match="request mode"):
+            run_config(context, {**form, "request_mode": "bogus"})
+    finally:
+        context.close()
+    monkeypatch.setenv("SPACE_ID", "org/space")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-server-own")
+    assert is_public_mode() and key_from_environment("OPENAI_API_KEY") is None
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "0")
+    assert not is_public_mode() and key_from_environment("OPENAI_API_KEY") == "sk-server-own"
 
 
 def test_a_run_left_running_by_a_dead_process_shows_as_interrupted(tmp_path: Path):
@@ -145,3 +173,92 @@ def test_every_benchmark_accepts_uploads_and_has_a_leaderboard_layout():
         assert set(layout.columns) <= set(frame.columns)
         if len(frame):
             assert set(frame["view"]) <= set(layout.views), benchmark.name
+
+
+def test_a_zip_that_would_unpack_too_far_is_refused_before_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import zipfile
+
+    from evaluators.core import predictions as reader
+    from evaluators.core.errors import PredictionsError
+
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("data_normal_atom_bool_result.json", " " * 5_000_000)
+    monkeypatch.setattr(reader, "MAX_UNPACKED_BYTES", 1_000_000)
+    with pytest.raises(PredictionsError, match="unpacks to"):
+        reader.read_rows(bomb)
+    assert bomb.stat().st_size < 100_000  # small on disk, large unpacked
+
+
+def test_redirects_from_an_endpoint_are_not_followed(tmp_path: Path):
+    import asyncio
+
+    from aiohttp import web
+
+    from evaluators.core.types import ChatRequest
+    from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
+    from evaluators.engine.settings import ModelSettings
+    from tests.loopback_app import LoopbackApp
+
+    class Redirector(LoopbackApp):
+        hits: list[str] = []
+
+        def routes(self, app: web.Application) -> None:
+            async def bounce(request: web.Request) -> web.Response:
+                self.hits.append(request.path)
+                raise web.HTTPTemporaryRedirect("/internal/metadata")
+
+            app.router.add_route("*", "/{tail:.*}", bounce)
+
+    async def ask(base_url: str) -> None:
+        client = ChatClient(ModelSettings(base_url=base_url, model="m", api_key_env=""), retry=RetryPolicy(max_attempts=1))
+        try:
+            await client.complete(ChatRequest(messages=[{"role": "user", "content": "hi"}]))
+        finally:
+            await client.close()
+
+    with Redirector() as server:
+        with pytest.raises(RequestFailed, match="HTTP 307"):
+            asyncio.run(ask(f"http://127.0.0.1:{server.port}/v1"))
+    assert server.hits == ["/v1/chat/completions"]  # the redirect target was never requested
+
+
+def test_a_cancel_right_after_the_start_is_kept_and_a_finished_run_is_not_resumed(tmp_path: Path):
+    from tests.scripted_server import ScriptedServer
+
+    data = write_dataset(tmp_path / "data", 20)
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        with ScriptedServer(latency=0.2) as server:
+            form = {"base_url": server.base_url, "model": "m", "benchmark": "acebench", "language": "en",
+                    "subsets": ["normal_atom_bool"], "data_source": "local folder", "data_folder": str(data),
+                    "concurrency": 1}
+            run_id = context.jobs.start(run_config(context, form))
+            context.jobs.cancel(run_id)
+            outcome = context.jobs.wait(run_id, timeout=30)
+            assert outcome is not None and outcome.status == "cancelled"
+            assert context.store.run_totals(run_id)["done"] < 20
+            context.jobs.resume(run_id)
+            assert context.jobs.wait(run_id, timeout=60).status == "finished"
+        with pytest.raises(ToolboardError, match="nothing to resume"):
+            context.jobs.resume(run_id)
+        assert context.store.get_run(run_id).status == "finished"
+    finally:
+        context.close()
+
+
+def test_model_names_are_shown_as_text_in_the_jobs_panel(tmp_path: Path):
+    from ui.evaluate_tab import job_detail
+
+    store = Store(tmp_path / "t.db")
+    run_id = upload(store, "![x](https://attacker.example/p.png) <img src=x>")
+    context = AppContext(store=store)
+    try:
+        text, _ = job_detail(context, run_id)
+    finally:
+        context.close()
+    import re
+
+    # Every Markdown or HTML character of the name is escaped, so it renders as the text it is.
+    assert not re.search(r"(?<!\\)[!<\[(]", text.split(" on ")[0])
+    assert "\\!\\[x\\]" in text and "\\<img" in text

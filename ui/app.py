@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 
@@ -44,6 +45,8 @@ def build_app(context: AppContext) -> gr.Blocks:
 
 def launch(context: AppContext | None = None, **options) -> gr.Blocks:
     context = context or context_from_env()
+    # On exit: cancel running jobs and flush what they stored, so a resume repeats nothing.
+    atexit.register(context.close)
     demo = build_app(context)
     max_mb = context.max_upload_bytes / 1024 / 1024
     demo.launch(css=CSS, max_file_size=f"{max_mb:.0f}mb", footer_links=["api", "gradio"], **options)

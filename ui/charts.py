@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -25,8 +27,9 @@ def _empty(message: str) -> go.Figure:
 
 
 def _label(row: pd.Series) -> str:
+    """A legend label; plotly renders some HTML in labels, and model names come from visitors."""
     suffix = "" if row["source"] == "published" else f" · {row['source']} {str(row['run_id'])[-6:]}"
-    return f"{row['model']}{suffix}"
+    return html.escape(f"{row['model']}{suffix}")
 
 
 def _metric_columns(frame: pd.DataFrame, layout: BoardLayout) -> list[str]:
@@ -88,7 +91,8 @@ def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cos
         return _empty("No runs evaluated here yet: start one in the Evaluate tab")
     x_title = "mean latency per sample (s)" if cost == "latency" else "mean tokens per sample (prompt + completion)"
     figure = go.Figure(go.Scatter(
-        x=points[cost], y=points[score_column] * 100, mode="markers+text", text=points["model"], textposition="top center",
+        x=points[cost], y=points[score_column] * 100, mode="markers+text", text=points["model"].map(html.escape),
+        textposition="top center",
         hovertemplate="%{text}<br>" + x_title + ": %{x:.2f}<br>" + score_column + ": %{y:.1f}%<extra></extra>",
     ))
     figure.update_layout(title=title, xaxis_title=x_title, yaxis_title=f"{score_column} (%)", height=420)
@@ -104,7 +108,7 @@ def error_types(store: Store, frame: pd.DataFrame, title: str) -> go.Figure:
         report = store.load_report(run_id) or {}
         counts[run_id] = dict(report.get("errors") or {})
         run = store.get_run(run_id)
-        labels[run_id] = f"{run.model} · {run_id[-6:]}"
+        labels[run_id] = html.escape(f"{run.model} · {run_id[-6:]}")
     kinds = sorted({kind for errors in counts.values() for kind in errors})
     if not kinds:
         return _empty("No failed samples among the chosen runs (or no runs evaluated here)")

@@ -13,7 +13,7 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
-from evaluators.engine.endpoint_guard import check_endpoint_allowed
+from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
 from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
 from evaluators.engine.settings import (
     MODALITIES,
@@ -24,10 +24,14 @@ from evaluators.engine.settings import (
     UserSimulatorSettings,
 )
 from ui.context import AppContext, resolve_data_dir
-from ui.format import user_error
+from ui.format import markdown_text, user_error
 from ui.leaderboard_tab import benchmark_names
 
 DATA_SOURCES = ("download", "built-in example", "local folder")
+# A public deployment must not be usable to flood an endpoint or starve other visitors.
+PUBLIC_MAX_CONCURRENCY = 16
+PUBLIC_MAX_LIMIT = 100
+PUBLIC_MAX_ACTIVE_JOBS = 4
 LOCAL_DEMO = LOCAL_MODELS["smollm2"]
 ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
 # The demo preset: the local model on ACEBench's built-in example (15 normal items): no key, no network.
@@ -55,6 +59,16 @@ def language_choices(benchmark: str) -> list[str]:
     return [str(lang) for lang in get_benchmark(benchmark).languages if lang is not None]
 
 
+def key_variable(context: AppContext, name: str | None, base_url: str) -> str:
+    """The environment variable a run may take its key from: only one named explicitly, ending in _KEY,
+    and none on a public deployment or for the local model."""
+    name = (name or "").strip()
+    if context.public or base_url.startswith("local:"):
+        return ""
+    check_key_variable(name)
+    return name
+
+
 def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
     """The form -> a run configuration, with every field checked and explained when wrong."""
     base_url = (form.get("base_url") or "").strip()
@@ -79,8 +93,17 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
     if limit is not None and limit < 1:
         raise ToolboardError("limit must be at least 1 (or empty for every sample)")
     concurrency = int(form.get("concurrency") or 8)
-    if not 1 <= concurrency <= 256:
-        raise ToolboardError("concurrency must be between 1 and 256")
+    max_concurrency = PUBLIC_MAX_CONCURRENCY if context.public else 256
+    if not 1 <= concurrency <= max_concurrency:
+        raise ToolboardError(f"concurrency must be between 1 and {max_concurrency}")
+    if context.public and (limit is None or limit > PUBLIC_MAX_LIMIT):
+        raise ToolboardError(f"on a public deployment a run takes at most {PUBLIC_MAX_LIMIT} samples per subset: set the limit")
+    request_mode = form.get("request_mode") or "prompt"
+    if request_mode not in REQUEST_MODES:
+        raise ToolboardError(f"request mode must be one of {', '.join(REQUEST_MODES)}")
+    modality = form.get("modality") or "text"
+    if modality not in MODALITIES:
+        raise ToolboardError(f"modality must be one of {', '.join(MODALITIES)}")
     if benchmark.name == "acebench" and (form.get("data_source") == "built-in example") and language != "en":
         raise ToolboardError("the built-in example is in English: choose language en")
     judge = None
@@ -89,21 +112,21 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
             raise ToolboardError("the judge needs both a base URL and a model")
         check_endpoint_allowed(form["judge_base_url"].strip())
         judge = JudgeSettings(base_url=form["judge_base_url"].strip(), model=form["judge_model"].strip(),
-                              api_key_env="" if context.public else (form.get("judge_key_env") or "").strip())
+                              api_key_env=key_variable(context, form.get("judge_key_env"), base_url))
     user = None
     if (form.get("user_base_url") or "").strip() or (form.get("user_model") or "").strip():
         if not (form.get("user_base_url") and form.get("user_model")):
             raise ToolboardError("the simulated user needs both a base URL and a model (or neither: the tested model plays it)")
         check_endpoint_allowed(form["user_base_url"].strip())
         user = UserSimulatorSettings(base_url=form["user_base_url"].strip(), model=form["user_model"].strip(),
-                                     api_key_env="" if context.public else (form.get("user_key_env") or "").strip())
+                                     api_key_env=key_variable(context, form.get("user_key_env"), base_url))
     settings = ModelSettings(
         base_url=base_url, model=model,
         # On a public deployment the server's own keys must never reach a user's endpoint.
-        api_key_env="" if context.public or base_url.startswith("local:") else (form.get("api_key_env") or "OPENAI_API_KEY").strip(),
-        request_mode=form.get("request_mode") or "prompt", temperature=float(form.get("temperature") or 0.0),
+        api_key_env=key_variable(context, form.get("api_key_env"), base_url),
+        request_mode=request_mode, temperature=float(form.get("temperature") or 0.0),
         max_tokens=form.get("max_tokens"),
-        modality=form.get("modality") or "text", judge=judge,
+        modality=modality, judge=judge,
     )
     return RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=tuple(form.get("subsets") or ()), limit=limit,
@@ -115,10 +138,12 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
 def start_job(context: AppContext, form: dict[str, Any], api_key: str | None) -> dict[str, str]:
     """Check the form and start the run; the key goes to the job only."""
     try:
+        if context.public and context.jobs.active_count() >= PUBLIC_MAX_ACTIVE_JOBS:
+            raise ToolboardError(f"{PUBLIC_MAX_ACTIVE_JOBS} runs are going on already; try again when one has finished")
         run_id = context.jobs.start(run_config(context, form), api_key=api_key or None)
     except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
         return {"run_id": "", "message": user_error(exc)}
-    return {"run_id": run_id, "message": f"Started run `{run_id}`."}
+    return {"run_id": run_id, "message": f"Started run {run_id}."}
 
 
 def jobs_table(context: AppContext) -> pd.DataFrame:
@@ -149,7 +174,8 @@ def job_detail(context: AppContext, run_id: str) -> tuple[str, dict[str, Any] | 
     run = context.store.get_run(run_id)
     job = context.jobs.job(run_id)
     status = context.jobs.status_of(run_id, run.status)
-    lines = [f"**{run.model}** on **{run.benchmark}**{' (' + run.language + ')' if run.language else ''} — {status}"]
+    lines = [f"**{markdown_text(run.model)}** on **{run.benchmark}**{' (' + run.language + ')' if run.language else ''}"
+             f" — {status}"]
     if job is not None and job.progress:
         progress = job.progress
         lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "
@@ -161,9 +187,9 @@ def job_detail(context: AppContext, run_id: str) -> tuple[str, dict[str, Any] | 
         totals = context.store.run_totals(run_id)
         lines.append(f"{totals['done']}/{run.total} samples stored, {totals['errors']} request errors")
     if job is not None and job.message:
-        lines.append(f"⚠️ {job.message}")
+        lines.append(f"⚠️ {markdown_text(job.message)}")
     elif run.message:
-        lines.append(run.message)
+        lines.append(markdown_text(run.message))
     if status in ("interrupted", "cancelled", "failed"):
         lines.append("Resume to finish it (type the API key again if the endpoint needs one).")
     report = context.store.load_report(run_id)

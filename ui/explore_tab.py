@@ -53,7 +53,7 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
     try:
         detail = sample_detail(context.store, run_id, sample_id.strip(), mode or "official")
     except Exception as exc:  # noqa: BLE001
-        return f"<p>{html.escape(user_error(exc))}</p>"
+        return f"<p>⚠️ {html.escape(str(exc))}</p>"
     verdict = html.escape(str(detail["verdict"]))
     head = (f"<h3>{html.escape(detail['sample_id'])} — {verdict}</h3>"
             f"<p>subset <code>{html.escape(detail['subset'])}</code>; error type "
@@ -119,7 +119,7 @@ def build(context: AppContext) -> dict[str, Any]:
 
     def samples_api(run_id: str, mode: str = "official", subset: str = "", verdict: str = "",
                     error_type: str = "") -> dict[str, Any]:
-        """A run's scored samples, filtered: {"headers", "data", "count"}."""
+        """A run's scored samples, filtered: {"headers", "data", "count"} (count says why when the run is unknown)."""
         frame, note = samples_view(context, run_id, mode, subset, verdict, error_type)
         return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist(),
                 "count": note}

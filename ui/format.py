@@ -29,9 +29,13 @@ def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns=empty)
 
 
+MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|<>~&"
+
+
 def markdown_text(text: str) -> str:
-    """Plain text for a Markdown component: formulas such as 6*atom must not turn into italics."""
-    return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_")
+    """Text for a Markdown component, shown as written: no formatting, links, images or HTML (model
+    names and messages may come from visitors and files)."""
+    return "".join("\\" + char if char in MARKDOWN_SPECIALS else char for char in str(text))
 
 
 def escaped_block(title: str, value: Any) -> str:
@@ -45,5 +49,5 @@ def escaped_block(title: str, value: Any) -> str:
 def user_error(exc: Exception) -> str:
     """A message for the page: our own errors as they are, anything else with its type."""
     if isinstance(exc, ToolboardError):
-        return f"⚠️ {exc}"
-    return f"⚠️ {type(exc).__name__}: {exc}"
+        return f"⚠️ {markdown_text(str(exc))}"
+    return f"⚠️ {markdown_text(f'{type(exc).__name__}: {exc}')}"

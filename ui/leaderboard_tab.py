@@ -3,6 +3,7 @@ CSV/JSON download of the current view."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from evaluators.board import SOURCES, BoardQuery, as_json_records, board_rows, l
 from evaluators.core.registry import MODES, all_benchmarks
 from ui import charts
 from ui.context import AppContext
-from ui.format import as_percent, markdown_text, without_empty_info_columns
+from ui.format import as_percent, markdown_text, user_error, without_empty_info_columns
 
 DEFAULT_BENCHMARK = "acebench"
 
@@ -39,8 +40,8 @@ def view_table(context: AppContext, benchmark: str, view: str | None, search: st
     # While the page switches benchmark, a control may still hold the previous benchmark's choice.
     if view and view not in layout.views:
         view = layout.views[0]
-    if columns and not set(columns) & set(layout.columns):
-        columns = list(layout.columns)
+    if columns is not None:
+        columns = list(dict.fromkeys(c for c in columns if c in layout.columns)) or (list(layout.columns) if columns else [])
     frame = board_rows(benchmark, context.store, mode)
     return query_board(frame, layout, _query(view, search, sources, columns, details, sort_by))
 
@@ -135,7 +136,8 @@ def build(context: AppContext) -> LeaderboardParts:
         def write(*values):
             frame = view_table(context, *values)
             folder = Path(tempfile.mkdtemp(prefix="toolboard-view-"))
-            path = folder / f"leaderboard-{values[0]}-{values[1] or 'all'}.{kind}"
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"leaderboard-{values[0]}-{values[1] or 'all'}")
+            path = folder / f"{name}.{kind}"
             if kind == "csv":
                 frame.to_csv(path, index=False)
             else:
@@ -160,14 +162,20 @@ def build(context: AppContext) -> LeaderboardParts:
                         columns: list[str] | None = None, details: bool = False, mode: str = "official",
                         sort_by: str = "") -> dict[str, Any]:
         """The leaderboard's current view, as the table shows it (values in %): {"headers", "data"}."""
-        frame = refresh(benchmark, view, search, sources, columns, details, mode, sort_by)
+        try:
+            frame = refresh(benchmark, view, search, sources, columns, details, mode, sort_by)
+        except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
+            raise gr.Error(user_error(exc)) from None
         return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist()}
 
     def chart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                   columns: list[str] | None = None, mode: str = "official", kind: str = "subset bars",
                   top: int = 5) -> dict[str, Any]:
         """A chart of the view's top rows, as plotly JSON: {"type": "plotly", "plot": str}."""
-        figure = draw_chart(benchmark, view, search, sources, columns, False, mode, "", kind, top)
+        try:
+            figure = draw_chart(benchmark, view, search, sources, columns, False, mode, "", kind, top)
+        except Exception as exc:  # noqa: BLE001
+            raise gr.Error(user_error(exc)) from None
         return {"type": "plotly", "plot": figure.to_json()}
 
     # Typed API endpoints: any benchmark's views and columns, independent of what the page shows.

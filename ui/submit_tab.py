@@ -47,7 +47,7 @@ def add_to_board(context: AppContext, submission: Submission | None, model: str,
     except Exception as exc:  # noqa: BLE001
         return user_error(exc)
     context.after_run(run_id)
-    return f"Added as run `{run_id}`: it is on the leaderboard (source: uploaded) and in the Explore tab."
+    return f"Added as run {run_id}: it is on the leaderboard (source: uploaded) and in the Explore tab."
 
 
 def build(context: AppContext) -> None:
@@ -73,7 +73,7 @@ def build(context: AppContext) -> None:
     with gr.Row():
         model = gr.Textbox(label="Model name", scale=2)
         notes = gr.Textbox(label="Notes (settings, prompt, date…)", scale=3)
-        add = gr.Button("Add to leaderboard", scale=1)
+        add_button = gr.Button("Add to leaderboard", scale=1)
     added = gr.Markdown()
 
     def on_check(path, name, lang, source, folder):
@@ -81,7 +81,12 @@ def build(context: AppContext) -> None:
 
     check.click(on_check, [upload, benchmark, language, data_source, data_folder], [validation, report, pending, message],
                 api_name="check_upload")
-    add.click(lambda sub, m, n: add_to_board(context, sub, m, n), [pending, model, notes], added, api_name="add_upload")
+    def add(submission: Submission | None, model_name: str, notes_text: str) -> tuple[str, None]:
+        # The pending upload is used once: a second click, or a new file not yet checked, stores nothing.
+        return add_to_board(context, submission, model_name, notes_text), None
+
+    add_button.click(add, [pending, model, notes], [added, pending], api_name="add_upload")
+    upload.change(lambda: None, None, pending, api_visibility="private")
     benchmark.change(lambda name: gr.update(choices=language_choices(name), value=(language_choices(name) or [None])[0],
                                             visible=bool(language_choices(name))),
                      [benchmark], [language], api_visibility="private")

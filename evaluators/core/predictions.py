@@ -51,6 +51,21 @@ def _rows_from_text(text: str, where: str) -> list[Row]:
     return [Row(where, line, data) for line, data in iter_json_lines(text, where, PredictionsError)]
 
 
+MAX_ZIP_MEMBERS = 1_000
+MAX_UNPACKED_BYTES = 1 << 30
+
+
+def check_unpacked_size(bundle: zipfile.ZipFile, members: list[str], path: Path) -> None:
+    """Refuse a zip whose members would unpack to more than we read (a small upload can expand a
+    thousandfold), before reading any of it."""
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise PredictionsError(f"the zip holds {len(members)} files; at most {MAX_ZIP_MEMBERS} are read", path)
+    unpacked = sum(bundle.getinfo(name).file_size for name in members)
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise PredictionsError(f"the zip unpacks to {unpacked / 1e9:.1f} GB; at most {MAX_UNPACKED_BYTES / 1e9:.1f} GB is read",
+                               path)
+
+
 def read_rows(path: str | Path) -> list[Row]:
     """Rows of a .jsonl/.json file, of every *.json/*.jsonl file in a folder, or in a .zip."""
     path = Path(path)
@@ -69,6 +84,7 @@ def read_rows(path: str | Path) -> list[Row]:
             )
             if not members:
                 raise PredictionsError("the zip holds no .json or .jsonl files", path)
+            check_unpacked_size(bundle, members, path)
             for name in members:
                 where = f"{path}:{name}"
                 rows.extend(_rows_from_text(decode_utf8(bundle.read(name), where, PredictionsError), where))

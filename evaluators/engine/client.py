@@ -20,7 +20,9 @@ from evaluators.engine import local_model
 from evaluators.engine.settings import ModelSettings
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
-_JSON_OPTIONS: dict[str, Any] = {"headers": {"Content-Type": "application/json"}}
+# Redirects are not followed: an endpoint that passed the public-mode check must not bounce requests
+# elsewhere (a 3xx is reported as an HTTP error).
+_JSON_OPTIONS: dict[str, Any] = {"headers": {"Content-Type": "application/json"}, "follow_redirects": False}
 GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
 
 

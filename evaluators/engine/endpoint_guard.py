@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import socket
 from urllib.parse import SplitResult, urlsplit
 
@@ -34,8 +35,30 @@ class EndpointNotAllowedError(ToolboardError):
 
 
 def is_public_mode() -> bool:
-    """True when TOOLBOARD_PUBLIC is set to 1 (or true/yes/on)."""
-    return os.environ.get(PUBLIC_MODE_ENV, "").strip().lower() in _TRUE_VALUES
+    """True when TOOLBOARD_PUBLIC is set to 1 (or true/yes/on); on a Hugging Face Space (SPACE_ID set)
+    also when it is unset, so a Space is public unless TOOLBOARD_PUBLIC=0 says otherwise."""
+    configured = os.environ.get(PUBLIC_MODE_ENV)
+    if configured is None or not configured.strip():
+        return bool(os.environ.get("SPACE_ID"))
+    return configured.strip().lower() in _TRUE_VALUES
+
+
+KEY_VARIABLE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*_KEY$")
+
+
+def check_key_variable(name: str) -> None:
+    """Only variables that hold API keys may be sent to an endpoint: the name must end in _KEY (so
+    HF_TOKEN, passwords and other secrets of the server can never be named)."""
+    if name and not KEY_VARIABLE.match(name):
+        raise ToolboardError(f"{name!r} is not an API key variable: its name must end in _KEY (e.g. OPENAI_API_KEY)")
+
+
+def key_from_environment(name: str | None) -> str | None:
+    """The key held by the variable `name`, never on a public deployment (the server's own keys must
+    not reach an endpoint a visitor chose, even for a run stored before public mode was switched on)."""
+    if not name or is_public_mode():
+        return None
+    return os.environ.get(name)
 
 
 def check_endpoint_allowed(base_url: str) -> None:

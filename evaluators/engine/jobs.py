@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.local_model import is_local
+from evaluators.engine.local_model import resolve as resolve_local
 from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import Store
@@ -36,6 +38,10 @@ class Job:
     started: float = field(default_factory=time.time)
     future: Future[RunOutcome] | None = None
     cancel: asyncio.Event | None = None
+
+
+def base_url_needs_start(store: Store, run_id: str) -> bool:
+    return is_local(store.get_run(run_id).base_url)
 
 
 class JobManager:
@@ -60,6 +66,8 @@ class JobManager:
 
     def resume(self, run_id: str, api_key: str | None = None) -> None:
         self._check_idle(run_id)
+        if self.store.get_run(run_id).status == "finished":
+            raise ToolboardError(f"run {run_id} is finished: nothing to resume (re-run errors re-sends failed requests)")
         self._launch(run_id, "resume", None, api_key, rerun_errors=False)
 
     def rerun_errors(self, run_id: str, api_key: str | None = None) -> None:
@@ -101,6 +109,9 @@ class JobManager:
     def job(self, run_id: str) -> Job | None:
         return self._jobs.get(run_id)
 
+    def active_count(self) -> int:
+        return sum(job.status in ACTIVE for job in list(self._jobs.values()))
+
     def is_active(self, run_id: str) -> bool:
         job = self._jobs.get(run_id)
         return job is not None and job.status in ACTIVE
@@ -123,16 +134,22 @@ class JobManager:
             raise ToolboardError(f"run {run_id} is already running")
 
     def _launch(self, run_id: str, action: str, samples: list | None, api_key: str | None, *, rerun_errors: bool) -> None:
-        job = Job(run_id=run_id, action=action)
+        # The cancel switch exists before the job runs, so a cancel right after the start is never lost.
+        job = Job(run_id=run_id, action=action, cancel=asyncio.Event())
         with self._lock:
+            if self.is_active(run_id):
+                raise ToolboardError(f"run {run_id} is already running")
             self._jobs[run_id] = job
 
         def on_progress(progress: Progress) -> None:
             job.progress = progress.snapshot()
 
         async def run() -> RunOutcome:
-            job.cancel = asyncio.Event()
-            job.status = "running"
+            if job.status == "queued":
+                job.status = "running"
+            if base_url_needs_start(self.store, run_id):
+                # Starting a local model server blocks: off the loop, so other jobs go on meanwhile.
+                await asyncio.to_thread(resolve_local, self.store.get_run(run_id).base_url)
             return await execute(self.store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
                                  cancel=job.cancel, api_key=api_key)
 
@@ -145,6 +162,7 @@ class JobManager:
         except Exception as exc:  # noqa: BLE001 - shown on the jobs panel, the run stays resumable
             job.status = "failed"
             job.message = f"{type(exc).__name__}: {exc}"
+            exc.__traceback__ = None  # its frames hold the run's API key; nothing keeps them alive
             log.warning("run %s failed: %s", job.run_id, job.message)
             try:
                 self.store.set_status(job.run_id, "failed", job.message)

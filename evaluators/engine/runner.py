@@ -4,7 +4,6 @@ completes, then score and report. Resumable after any interruption, cancellable,
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
-from evaluators.engine.endpoint_guard import check_endpoint_allowed
+from evaluators.engine.endpoint_guard import check_endpoint_allowed, key_from_environment
 from evaluators.engine.settings import RunConfig, fingerprint
 from evaluators.engine.store import Store
 from evaluators.engine.write_behind import WriteBehind
@@ -81,7 +80,7 @@ def _api_key(config: RunConfig, given: str | None = None) -> str | None:
     """A key handed in for this run only (the app's password field), else the configured variable's value."""
     if given:
         return given
-    return os.environ.get(config.model.api_key_env) if config.model.api_key_env else None
+    return key_from_environment(config.model.api_key_env)
 
 
 def _user_simulator_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
@@ -91,7 +90,7 @@ def _user_simulator_client(config: RunConfig, tested: ChatClient) -> ChatClient 
     if user is None:
         return None
     return ChatClient(
-        user.model_settings(config.model), api_key=os.environ.get(user.api_key_env) if user.api_key_env else None,
+        user.model_settings(config.model), api_key=key_from_environment(user.api_key_env),
         store=tested.store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
         on_response=tested.on_response,
     )
@@ -104,7 +103,7 @@ def _judge_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
     if judge is None:
         return None
     return ChatClient(
-        judge.model_settings(), api_key=os.environ.get(judge.api_key_env) if judge.api_key_env else None,
+        judge.model_settings(), api_key=key_from_environment(judge.api_key_env),
         store=tested.store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
         on_response=tested.on_response,
     )

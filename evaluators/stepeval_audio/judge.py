@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import ChatRequest, Prediction, Sample
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
-from evaluators.engine.endpoint_guard import check_endpoint_allowed
+from evaluators.engine.endpoint_guard import check_endpoint_allowed, key_from_environment
 from evaluators.engine.settings import JudgeSettings
 from evaluators.stepeval_audio.extract import ExtractedCall, extract_call
 from evaluators.stepeval_audio.tools import NO_PARAMETER_TOOLS, schema_text
@@ -124,7 +123,7 @@ def judge_client(judge: JudgeSettings, like: Any = None, store: Any = None, conc
     `like` if given. Its URL passes the same guard as the tested model's."""
     check_endpoint_allowed(judge.base_url)
     return ChatClient(
-        judge.model_settings(), api_key=os.environ.get(judge.api_key_env) if judge.api_key_env else None,
+        judge.model_settings(), api_key=key_from_environment(judge.api_key_env),
         store=getattr(like, "store", store), on_response=getattr(like, "on_response", None),
         use_cache=getattr(like, "use_cache", True), retry=getattr(like, "retry", None) or RetryPolicy(),
         concurrency=getattr(like, "concurrency", concurrency),
