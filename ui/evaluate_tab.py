@@ -328,9 +328,23 @@ def build(context: AppContext) -> dict[str, Any]:
                 gr.update(choices=subset_choices(name), value=[]))
 
     benchmark.change(switch_benchmark, [benchmark], [language, subsets], api_visibility="private")
+    shown_status = gr.State("")
+
+    def tick(chosen: str, last_status: str) -> tuple[Any, ...]:
+        """Live jobs and progress; the report is re-sent only when the chosen run's status changes, so a
+        report the user has unfolded is not redrawn every second."""
+        text, stored_report = detail_view(chosen)
+        status = ""
+        if (chosen or "").strip():
+            try:
+                status = context.jobs.status_of(chosen.strip(), context.store.get_run(chosen.strip()).status)
+            except ToolboardError:
+                status = "unknown"
+        report_update = stored_report if status != last_status else gr.update()
+        return jobs_table(context), text, report_update, status
+
     timer = gr.Timer(1.0)
-    timer.tick(lambda chosen: (jobs_table(context), *detail_view(chosen)), [run_id], [jobs, detail, report],
-               api_visibility="private")
+    timer.tick(tick, [run_id, shown_status], [jobs, detail, report, shown_status], api_visibility="private")
     gr.Button(visible=False).click(lambda: jobs_table(context), None, jobs, api_name="jobs")
     return {"jobs": jobs, "refresh_jobs": lambda: jobs_table(context)}
 
