@@ -25,7 +25,8 @@ def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
 
 def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Drop run id / fingerprint / details columns that are blank in every shown row (published-only views)."""
-    empty = [c for c in INFO_COLUMNS if c in frame.columns and frame[c].fillna("").astype(str).str.strip().eq("").all()]
+    empty = [c for c in INFO_COLUMNS if c in frame.columns
+             and frame[c].map(lambda value: value is None or pd.isna(value) or str(value).strip() == "").all()]
     return frame.drop(columns=empty)
 
 
