@@ -4,20 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.acebench.agent.apis.texts import text
+from evaluators.acebench.agent.apis.state import AppObject
 
 
-class BaseApi:
+class BaseApi(AppObject):
     """Holds `wifi` and `logged_in`. MessageApi, ReminderApi and FoodPlatform inherit it, and each
     object keeps its own copy of the flags."""
-
-    def __init__(self, state: dict[str, Any], language: str) -> None:
-        self._language = language
-        for name, value in state.items():
-            setattr(self, name, value)
-
-    def _text(self, key: str, **values: Any) -> str:
-        return text(self._language, key, **values)
 
     def _load_scenario(self, config: dict[str, Any]) -> None:
         """The reference's loader: flags come from `config` with defaults, never merged."""

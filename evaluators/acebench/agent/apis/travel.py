@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from evaluators.acebench.agent.apis.texts import text
+from evaluators.acebench.agent.apis.state import AppObject
 
 # The reference fixes "now" for cancellations at 2024-07-14 06:00.
 CANCELLATION_NOW = datetime(2024, 7, 14, 6, 0, 0)
@@ -13,15 +13,7 @@ FREE_BAGS = {"regular": (1, 2), "silver": (2, 3), "gold": (3, 3)}  # (economy, b
 BAG_FEE = 50
 
 
-class Travel:
-    def __init__(self, state: dict[str, Any], language: str) -> None:
-        self._language = language
-        for name, value in state.items():
-            setattr(self, name, value)
-
-    def _text(self, key: str, **values: Any) -> str:
-        return text(self._language, key, **values)
-
+class Travel(AppObject):
     def _load_scenario(self, config: dict[str, Any]) -> None:
         """The reference's Travel loader does nothing: initial_config never changes the airline."""
 
