@@ -57,5 +57,8 @@ def main() -> None:
     # The app must start offline (a laptop with no network, a Space behind a firewall).
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     logging.basicConfig(level=os.environ.get("TOOLBOARD_LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s: %(message)s")
+    # HTTP clients log every request URL at INFO: endpoint URLs are the user's business, not the log's.
+    for noisy in ("httpx", "httpx2", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     # A Space sets the host through GRADIO_SERVER_NAME; locally the app stays on this machine.
     launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
