@@ -24,7 +24,7 @@ from evaluators.engine.settings import (
     UserSimulatorSettings,
 )
 from ui.context import AppContext, resolve_data_dir
-from ui.format import markdown_text, user_error
+from ui.format import markdown_text, picked_value, user_error
 from ui.leaderboard_tab import benchmark_names
 
 DATA_SOURCES = ("download", "built-in example", "local folder")
@@ -69,6 +69,20 @@ def key_variable(context: AppContext, name: str | None, base_url: str) -> str:
     return name
 
 
+def other_endpoint(context: AppContext, form: dict[str, Any], prefix: str, what: str,
+                   base_url: str) -> tuple[str, str, str] | None:
+    """(base URL, model, key variable) of another model the run talks to, from the form's
+    `<prefix>_base_url`, `<prefix>_model` and `<prefix>_key_env`; None when both are empty."""
+    url = (form.get(f"{prefix}_base_url") or "").strip()
+    model = (form.get(f"{prefix}_model") or "").strip()
+    if not url and not model:
+        return None
+    if not (url and model):
+        raise ToolboardError(f"{what} needs both a base URL and a model")
+    check_endpoint_allowed(url)
+    return url, model, key_variable(context, form.get(f"{prefix}_key_env"), base_url)
+
+
 def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
     """The form -> a run configuration, with every field checked and explained when wrong."""
     base_url = (form.get("base_url") or "").strip()
@@ -106,20 +120,10 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
         raise ToolboardError(f"modality must be one of {', '.join(MODALITIES)}")
     if benchmark.name == "acebench" and (form.get("data_source") == "built-in example") and language != "en":
         raise ToolboardError("the built-in example is in English: choose language en")
-    judge = None
-    if (form.get("judge_base_url") or "").strip() or (form.get("judge_model") or "").strip():
-        if not (form.get("judge_base_url") and form.get("judge_model")):
-            raise ToolboardError("the judge needs both a base URL and a model")
-        check_endpoint_allowed(form["judge_base_url"].strip())
-        judge = JudgeSettings(base_url=form["judge_base_url"].strip(), model=form["judge_model"].strip(),
-                              api_key_env=key_variable(context, form.get("judge_key_env"), base_url))
-    user = None
-    if (form.get("user_base_url") or "").strip() or (form.get("user_model") or "").strip():
-        if not (form.get("user_base_url") and form.get("user_model")):
-            raise ToolboardError("the simulated user needs both a base URL and a model (or neither: the tested model plays it)")
-        check_endpoint_allowed(form["user_base_url"].strip())
-        user = UserSimulatorSettings(base_url=form["user_base_url"].strip(), model=form["user_model"].strip(),
-                                     api_key_env=key_variable(context, form.get("user_key_env"), base_url))
+    judge_endpoint = other_endpoint(context, form, "judge", "the judge", base_url)
+    judge = JudgeSettings(*judge_endpoint) if judge_endpoint else None
+    user_endpoint = other_endpoint(context, form, "user", "the simulated user", base_url)
+    user = UserSimulatorSettings(*user_endpoint) if user_endpoint else None
     settings = ModelSettings(
         base_url=base_url, model=model,
         # On a public deployment the server's own keys must never reach a user's endpoint.
@@ -295,8 +299,7 @@ def build(context: AppContext) -> dict[str, Any]:
         return handler
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
-        row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
-        return str(table.iloc[row]["run_id"]) if 0 <= row < len(table) else ""
+        return picked_value(table, evt.index, "run_id")
 
     def detail_view(chosen: str) -> tuple[str, dict[str, Any] | None]:
         try:

@@ -13,7 +13,7 @@ import pandas as pd
 from evaluators.core.registry import MODES
 from evaluators.explore import SAMPLE_COLUMNS, VERDICTS, compare_runs, sample_detail, sample_table
 from ui.context import AppContext
-from ui.format import escaped_block, user_error
+from ui.format import escaped_block, picked_value, table_json, user_error
 
 
 def run_choices(context: AppContext) -> list[tuple[str, str]]:
@@ -121,8 +121,7 @@ def build(context: AppContext) -> dict[str, Any]:
                     error_type: str = "") -> dict[str, Any]:
         """A run's scored samples, filtered: {"headers", "data", "count"} (count says why when the run is unknown)."""
         frame, note = samples_view(context, run_id, mode, subset, verdict, error_type)
-        return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist(),
-                "count": note}
+        return table_json(frame, count=note)
 
     def sample_api(run_id: str, sample_id: str, mode: str = "official") -> str:
         """One sample's evidence as escaped HTML."""
@@ -131,16 +130,14 @@ def build(context: AppContext) -> dict[str, Any]:
     def compare_api(run_a: str, run_b: str, mode: str = "official") -> dict[str, Any]:
         """Samples whose verdict flipped between two runs: {"headers", "data", "note"}."""
         frame, note = compare_view(context, run_a, run_b, mode)
-        return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist(),
-                "note": note}
+        return table_json(frame, note=note)
 
     gr.api(samples_api, api_name="samples")
     gr.api(sample_api, api_name="sample")
     gr.api(compare_api, api_name="compare")
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
-        row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
-        return str(table.iloc[row]["sample_id"]) if 0 <= row < len(table) else ""
+        return picked_value(table, evt.index, "sample_id")
 
     samples.select(pick, [samples], [sample_id], api_visibility="private")
     sample_id.change(lambda r, s, m: detail_html(context, r, s, m), [run, sample_id, mode], detail,

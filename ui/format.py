@@ -52,3 +52,14 @@ def user_error(exc: Exception) -> str:
     if isinstance(exc, ToolboardError):
         return f"⚠️ {markdown_text(str(exc))}"
     return f"⚠️ {markdown_text(f'{type(exc).__name__}: {exc}')}"
+
+
+def table_json(frame: pd.DataFrame, **extra: Any) -> dict[str, Any]:
+    """A table for API callers, in the Dataframe's own shape: {"headers", "data"} with None for blanks."""
+    return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist(), **extra}
+
+
+def picked_value(table: pd.DataFrame, row: Any, column: str) -> str:
+    """The `column` value of the row a user clicked in a Dataframe (the select event's index)."""
+    index = row[0] if isinstance(row, list | tuple) else row
+    return str(table.iloc[index][column]) if isinstance(index, int) and 0 <= index < len(table) else ""

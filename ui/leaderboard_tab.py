@@ -17,7 +17,7 @@ from evaluators.board import SOURCES, BoardQuery, as_json_records, board_rows, l
 from evaluators.core.registry import MODES, all_benchmarks
 from ui import charts
 from ui.context import AppContext
-from ui.format import as_percent, markdown_text, user_error, without_empty_info_columns
+from ui.format import as_percent, markdown_text, table_json, user_error, without_empty_info_columns
 
 DEFAULT_BENCHMARK = "acebench"
 
@@ -166,7 +166,7 @@ def build(context: AppContext) -> LeaderboardParts:
             frame = refresh(benchmark, view, search, sources, columns, details, mode, sort_by)
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
             raise gr.Error(user_error(exc)) from None
-        return {"headers": list(frame.columns), "data": frame.astype(object).where(frame.notna(), None).values.tolist()}
+        return table_json(frame)
 
     def chart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                   columns: list[str] | None = None, mode: str = "official", kind: str = "subset bars",

@@ -40,10 +40,6 @@ class Job:
     cancel: asyncio.Event | None = None
 
 
-def base_url_needs_start(store: Store, run_id: str) -> bool:
-    return is_local(store.get_run(run_id).base_url)
-
-
 class JobManager:
     """Starts, cancels, resumes and reports runs in the background."""
 
@@ -147,9 +143,10 @@ class JobManager:
         async def run() -> RunOutcome:
             if job.status == "queued":
                 job.status = "running"
-            if base_url_needs_start(self.store, run_id):
+            base_url = self.store.get_run(run_id).base_url
+            if is_local(base_url):
                 # Starting a local model server blocks: off the loop, so other jobs go on meanwhile.
-                await asyncio.to_thread(resolve_local, self.store.get_run(run_id).base_url)
+                await asyncio.to_thread(resolve_local, base_url)
             return await execute(self.store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
                                  cancel=job.cancel, api_key=api_key)
 

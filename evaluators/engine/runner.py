@@ -16,7 +16,7 @@ from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, key_from_environment
-from evaluators.engine.settings import RunConfig, fingerprint
+from evaluators.engine.settings import ModelSettings, RunConfig, fingerprint
 from evaluators.engine.store import Store
 from evaluators.engine.write_behind import WriteBehind
 
@@ -83,30 +83,25 @@ def _api_key(config: RunConfig, given: str | None = None) -> str | None:
     return key_from_environment(config.model.api_key_env)
 
 
-def _user_simulator_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
-    """A client for the simulated user when it has its own endpoint or model; it shares the tested
-    client's cache, retries and limits."""
-    user = config.user_simulator
-    if user is None:
-        return None
+def _companion_client(settings: ModelSettings, key_env: str, tested: ChatClient) -> ChatClient:
+    """A client for another model the run talks to (simulated user, parameter judge), sharing the tested
+    client's cache, retries and limits; made once per run because a client is costly to create."""
     return ChatClient(
-        user.model_settings(config.model), api_key=key_from_environment(user.api_key_env),
-        store=tested.store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
-        on_response=tested.on_response,
+        settings, api_key=key_from_environment(key_env), store=tested.store, use_cache=tested.use_cache,
+        retry=tested.retry, concurrency=tested.concurrency, on_response=tested.on_response,
     )
+
+
+def _user_simulator_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
+    """The simulated user's client when it has its own endpoint or model (else the tested model plays it)."""
+    user = config.user_simulator
+    return None if user is None else _companion_client(user.model_settings(config.model), user.api_key_env, tested)
 
 
 def _judge_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
-    """One client for the run's parameter judge (StepEval), sharing the tested client's cache, retries
-    and limits; made once per run because a client is costly to create."""
+    """The run's parameter judge (StepEval), when one is configured."""
     judge = config.model.judge
-    if judge is None:
-        return None
-    return ChatClient(
-        judge.model_settings(), api_key=key_from_environment(judge.api_key_env),
-        store=tested.store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
-        on_response=tested.on_response,
-    )
+    return None if judge is None else _companion_client(judge.model_settings(), judge.api_key_env, tested)
 
 
 def _run_context(store: Store, run_id: str, samples: list[Sample] | None) -> tuple[RunConfig, Benchmark, list[Sample]]:
