@@ -5,7 +5,13 @@ synthetic ACEBench items at concurrency C through the real engine (client, retri
 off), and prints wall time, the ideal ceil(N/C)·latency, the efficiency ratio, requests/s and peak
 RSS; also the CLI's start-up time. Optionally injects faults (--fault-rate) to show none is lost.
 
+Without --http-workers (and without faults) it measures three ways in one run: the engine as it
+runs by default on this machine, the engine sending through 2 HTTP worker processes that are already
+running (as in the web app, which keeps them), and the same requests through the bare openai SDK with
+no engine at all: the ceiling for anything built on the SDK here.
+
 Usage: python benchmarks/throughput.py [--samples 1000] [--concurrency 64] [--latency 0.2] [--fault-rate 0.1]
+                                      [--http-workers N]
 """
 
 from __future__ import annotations
@@ -20,16 +26,29 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluators.engine.client import ChatClient, RetryPolicy  # noqa: E402
-from evaluators.engine.runner import execute, start_run  # noqa: E402
+from evaluators.engine.client import RetryPolicy  # noqa: E402
+from evaluators.engine.http_pool import HttpWorkerPool, workers_for  # noqa: E402
+from evaluators.engine.runner import RunOutcome, execute, start_run  # noqa: E402
+from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client  # noqa: E402
 from evaluators.engine.settings import ModelSettings, RunConfig  # noqa: E402
 from evaluators.engine.store import Store  # noqa: E402
 from tests.engine_fixtures import write_dataset  # noqa: E402
+
+
+@dataclass
+class EngineTiming:
+    label: str
+    workers: int
+    one_off: float  # SDK import and first client, or the worker processes' start
+    wall: float
+    outcome: RunOutcome
+    workers_peak_rss_mb: float
 
 
 def cli_startup_seconds() -> float:
@@ -41,8 +60,32 @@ def cli_startup_seconds() -> float:
     return best
 
 
-async def warm_up_client(model: ModelSettings) -> None:
-    await ChatClient(model).close()
+def peak_rss_mb(pid: int) -> float:
+    """A live process's peak resident memory (Linux), 0 where /proc is not there."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+async def timed_engine_run(label: str, store: Store, config: RunConfig, workers: int) -> EngineTiming:
+    """One engine run, its one-off start timed apart, in one event loop as in the app."""
+    run_id, samples = start_run(config, store)
+    started = time.perf_counter()
+    pool = HttpWorkerPool.for_running_loop(workers) if workers else None
+    if pool is not None:
+        await pool.wait_ready()
+    else:
+        await make_sdk_client(EndpointSpec("http://127.0.0.1:9/v1", None, 1.0)).close()
+    one_off = time.perf_counter() - started
+    started = time.perf_counter()
+    outcome = await execute(store, run_id, samples, retry=RetryPolicy(base_delay=0.05), http_workers=workers)
+    wall = time.perf_counter() - started
+    workers_rss = sum(peak_rss_mb(pid) for pid in pool.process_ids()) if pool is not None else 0.0
+    return EngineTiming(label, workers, one_off, wall, outcome, workers_rss)
 
 
 async def bare_sdk_seconds(base_url: str, samples: int, concurrency: int) -> float:
@@ -69,13 +112,30 @@ async def bare_sdk_seconds(base_url: str, samples: int, concurrency: int) -> flo
     return seconds
 
 
+def server_stats(server: subprocess.Popen) -> dict:
+    server.stdin.write("stats\n")
+    server.stdin.flush()
+    return json.loads(server.stdout.readline())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--http-workers", type=int, help="measure only the engine with this many HTTP worker processes")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of first attempts answered with 503")
     args = parser.parse_args()
+    # Faults hit only first attempts of each prompt, so with faults the prompts are sent by one run only.
+    if args.http_workers is not None or args.fault_rate:
+        chosen = workers_for(args.concurrency, args.http_workers)
+        variants = [(f"engine, {chosen} HTTP worker processes", chosen)]
+    else:
+        variants = [(f"engine, default here ({workers_for(args.concurrency)} HTTP worker processes)", workers_for(args.concurrency))]
+        if workers_for(args.concurrency) != 2:
+            variants.append(("engine, 2 HTTP worker processes, running already", 2))
+    timings: list[EngineTiming] = []
+    requests: list[int] = []
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["TOOLBOARD_HOME"] = tmp
         data = write_dataset(Path(tmp) / "data", args.samples)
@@ -89,39 +149,37 @@ def main() -> int:
             config = RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
                                concurrency=args.concurrency, use_cache=False)
             store = Store(Path(tmp) / "bench.db")
-            run_id, samples = start_run(config, store)
-            import_started = time.perf_counter()
-            # One-off costs per process, reported apart: importing the SDK, and the first client, which
-            # imports the SDK's HTTP stack lazily (httpcore) and builds its TLS context.
-            asyncio.run(warm_up_client(model))
-            import_seconds = time.perf_counter() - import_started
-            started = time.perf_counter()
-            outcome = asyncio.run(execute(store, run_id, samples, retry=RetryPolicy(base_delay=0.05)))
-            wall = time.perf_counter() - started
-            server.stdin.write("stats\n")
-            server.stdin.flush()
-            stats = json.loads(server.stdout.readline())
-            # The bare loop has no retries, so it is only comparable (and only runs) without injected faults.
+            for label, workers in variants:
+                before = server_stats(server)["requests"]
+                timings.append(asyncio.run(timed_engine_run(label, store, config, workers)))
+                requests.append(server_stats(server)["requests"] - before)
+            peak_in_flight = server_stats(server)["max_in_flight"]
             bare_wall = asyncio.run(bare_sdk_seconds(base_url, args.samples, args.concurrency)) if not args.fault_rate else None
         finally:
             server.stdin.close()
             server.terminate()
             server.wait()
-        requests, peak_in_flight = stats["requests"], stats["max_in_flight"]
-    report = outcome.report.to_json()
     ideal = math.ceil(args.samples / args.concurrency) * args.latency
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"samples {args.samples}, concurrency {args.concurrency}, latency {args.latency:g} s, fault rate {args.fault_rate:g}")
-    print(f"wall time        {wall:.2f} s  (all requests, storing and scoring; the one-off SDK import and first client, {import_seconds:.2f} s, are apart)")
+    print(f"samples {args.samples}, concurrency {args.concurrency}, latency {args.latency:g} s, fault rate {args.fault_rate:g}, "
+          f"{os.cpu_count()} cores")
     print(f"ideal            {ideal:.2f} s  (ceil(N/C) x latency)")
-    print(f"efficiency       {ideal / wall:.2f}  (target >= 0.9)")
+    for timing, sent in zip(timings, requests):
+        subset = timing.outcome.report.to_json()["subsets"]["normal_atom_bool"]
+        errors = timing.outcome.report.to_json()["errors"].get("request_error", 0)
+        print(f"{timing.label}:")
+        print(f"  wall time      {timing.wall:.2f} s  (all requests, storing and scoring; the one-off start, "
+              f"{timing.one_off:.2f} s, is apart)")
+        print(f"  efficiency     {ideal / timing.wall:.2f}  (target >= 0.9)")
+        print(f"  requests/s     {sent / timing.wall:.1f}  ({sent} requests)")
+        print(f"  scored         {subset['n']} samples, accuracy {subset['metrics']['accuracy']}, request errors {errors}")
+        if timing.workers:
+            print(f"  workers' RSS   {timing.workers_peak_rss_mb:.0f} MB  (peak, all worker processes together)")
     if bare_wall is not None:
-        print(f"bare SDK loop    {bare_wall:.2f} s, efficiency {ideal / bare_wall:.2f}  (same requests through the openai SDK"
-              " alone: the ceiling for an engine on the SDK)")
-    print(f"requests/s       {requests / wall:.1f}  ({requests} requests, peak {peak_in_flight} in flight)")
-    print(f"peak RSS         {rss_mb:.0f} MB  (process, the engine's process; target < 400 MB)")
-    print(f"scored           {report['subsets']['normal_atom_bool']['n']} samples, accuracy "
-          f"{report['subsets']['normal_atom_bool']['metrics']['accuracy']}, request errors {report['errors'].get('request_error', 0)}")
+        print(f"bare SDK loop    {bare_wall:.2f} s, efficiency {ideal / bare_wall:.2f}  (the same requests through the"
+              " openai SDK alone, no engine: the ceiling for an engine on the SDK on this machine)")
+    print(f"peak in flight   {peak_in_flight}  (the server's count; limit {args.concurrency})")
+    print(f"peak RSS         {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB  (the engine's process;"
+          " target < 400 MB)")
     print(f"CLI --help       {cli_startup_seconds():.2f} s  (target < 1 s)")
     return 0
 

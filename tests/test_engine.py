@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.engine.client import RetryPolicy
+from evaluators.engine.http_pool import HttpWorkerPool
 from evaluators.engine.runner import execute, score_run, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import SCHEMA_VERSION, Store
@@ -32,9 +33,25 @@ def _config(server: ScriptedServer, data: Path, **kwargs) -> RunConfig:
                      concurrency=kwargs.pop("concurrency", 4), **kwargs)
 
 
-def _run(store: Store, config: RunConfig, **kwargs):
+def _run(store: Store, config: RunConfig, http_workers: int = 0, **kwargs):
+    """Start and execute a run; with `http_workers`, its worker processes are ready before the first
+    request, so every request goes through them."""
     run_id, samples = start_run(config, store)
-    return asyncio.run(execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), **kwargs))
+
+    async def run():
+        pool = HttpWorkerPool.for_running_loop(http_workers) if http_workers else None
+        if pool is not None:
+            assert await pool.wait_ready()
+        outcome = await execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), http_workers=http_workers, **kwargs)
+        # every request went through the workers (those in flight at a cancel are not yet counted by the run)
+        assert pool is None or pool.requests_sent >= outcome.progress.requests
+        return outcome
+
+    return asyncio.run(run())
+
+
+# Each test run both ways: requests sent from the engine's process, and through HTTP worker processes.
+SENDERS = pytest.mark.parametrize("http_workers", [0, 2], ids=["in-process", "worker-processes"])
 
 
 def _number(body: dict) -> int:
@@ -46,7 +63,8 @@ def data(tmp_path: Path) -> Path:
     return write_dataset(tmp_path / "data", 30)
 
 
-def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: Path):
+@SENDERS
+def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: Path, http_workers: int):
     attempts_by_number: dict[int, int] = {}
 
     def fault(key: str, attempt: int) -> Fault | None:
@@ -76,7 +94,7 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
 
     with ScriptedServer(reply=correct_reply, fault=fault, on_request=remember) as server:
         store = Store(tmp_path / "db.sqlite")
-        outcome = _run(store, _config(server, data, timeout=0.4))
+        outcome = _run(store, _config(server, data, timeout=0.4), http_workers)
     predictions = store.load_predictions(outcome.run_id)
     assert len(predictions) == 30
     errors = {p.sample_id for p in predictions.values() if p.error}
@@ -94,27 +112,30 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
     assert report["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == round((30 - len(expected_errors)) / 30, 3)
 
 
-def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Path):
+@SENDERS
+def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        first = _run(store, _config(server, data))
+        first = _run(store, _config(server, data), http_workers)
         assert server.requests == 30
-        second = _run(store, _config(server, data))
+        second = _run(store, _config(server, data), http_workers)
         assert server.requests == 30  # zero new requests
         assert second.report.to_json() == first.report.to_json()
-        _run(store, _config(server, data, use_cache=False))
+        _run(store, _config(server, data, use_cache=False), http_workers)
         assert server.requests == 60
 
 
-def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path):
+@SENDERS
+def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
-        _run(Store(tmp_path / "db.sqlite"), _config(server, data, concurrency=3))
+        _run(Store(tmp_path / "db.sqlite"), _config(server, data, concurrency=3), http_workers)
     assert server.max_in_flight == 3
 
 
-def test_native_tools_mode_maps_tool_names_back(data: Path, tmp_path: Path):
+@SENDERS
+def test_native_tools_mode_maps_tool_names_back(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply) as server:
-        outcome = _run(Store(tmp_path / "db.sqlite"), _config(server, data, request_mode="tools"))
+        outcome = _run(Store(tmp_path / "db.sqlite"), _config(server, data, request_mode="tools"), http_workers)
     assert server.bodies[0]["tools"][0]["function"]["name"] == "Clock_setAlarm"
     assert outcome.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
@@ -134,21 +155,23 @@ def test_rerun_errors_resends_only_failed_samples(data: Path, tmp_path: Path):
     assert again.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
 
-def test_cancel_then_resume(data: Path, tmp_path: Path):
+@SENDERS
+def test_cancel_then_resume(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
-        run_id, samples = start_run(_config(server, data, concurrency=2), store)
+        config = _config(server, data, concurrency=2)
         cancel = asyncio.Event()
 
         def on_progress(progress):
             if progress.done_count >= 6:
                 cancel.set()
 
-        outcome = asyncio.run(execute(store, run_id, samples, on_progress=on_progress, cancel=cancel, retry=FAST_RETRY))
+        outcome = _run(store, config, http_workers, on_progress=on_progress, cancel=cancel)
+        run_id = outcome.run_id
         assert outcome.status == "cancelled" and store.get_run(run_id).status == "cancelled"
         done_before = set(store.prediction_states(run_id))
         assert 6 <= len(done_before) < 30
-        finished = asyncio.run(execute(store, run_id, retry=FAST_RETRY))
+        finished = asyncio.run(execute(store, run_id, retry=FAST_RETRY, http_workers=http_workers))
     assert finished.status == "finished" and len(store.prediction_states(run_id)) == 30
     assert server.requests <= 30 + 2  # only the 2 requests in flight at the cancel may be sent again
 
@@ -178,14 +201,16 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_the_key(tmp_path: Path):
+@pytest.mark.parametrize("http_workers", ["0", "2"], ids=["in-process", "worker-processes"])
+def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_the_key(tmp_path: Path, http_workers: str):
     data = write_dataset(tmp_path / "data", 40)
     home = tmp_path / "home"
     secret = "sk-test-SECRET-never-stored-1234"
     env = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_TEST_KEY": secret}
     with ScriptedServer(reply=correct_reply, latency=0.1) as server:
         args = ["run", "acebench", "--base-url", server.base_url, "--model", "scripted", "--api-key-env", "TOOLBOARD_TEST_KEY",
-                "--data-dir", str(data), "--subset", "normal_atom_bool", "--concurrency", "2", "--json"]
+                "--data-dir", str(data), "--subset", "normal_atom_bool", "--concurrency", "2", "--json",
+                "--http-workers", http_workers]
         process = _cli(*args, env=env)
         db_path = home / "toolboard.db"
         done_at_kill: set[str] = set()
@@ -208,7 +233,7 @@ def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_
             time.sleep(0.02)
         assert done_at_kill and len(done_at_kill) < 40
         counts_at_kill = dict(server.per_key)
-        resumed = _cli("run", "--resume", run_id, "--json", env=env)
+        resumed = _cli("run", "--resume", run_id, "--json", "--http-workers", http_workers, env=env)
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
         report = json.loads(out)

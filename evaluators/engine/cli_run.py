@@ -72,6 +72,8 @@ def _user_simulator(args: argparse.Namespace, benchmark: Benchmark) -> UserSimul
 def run_command(args: argparse.Namespace) -> int:
     from evaluators.cli import print_report
 
+    if args.http_workers is not None and args.http_workers < 0:
+        raise ToolboardError("--http-workers must be 0 (send from this process) or more")
     store = Store()
     rerun_errors = bool(args.rerun_errors)
     run_id = args.resume or args.rerun_errors
@@ -96,7 +98,8 @@ def run_command(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, cancel.set)
-        return await execute(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel)
+        return await execute(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
+                             http_workers=args.http_workers)
 
     try:
         outcome = asyncio.run(main())

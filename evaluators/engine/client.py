@@ -17,12 +17,10 @@ from typing import Any
 
 from evaluators.core.types import ChatRequest, ToolCall
 from evaluators.engine import local_model
+from evaluators.engine.http_pool import HttpWorkerPool, workers_for
+from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion
 from evaluators.engine.settings import ModelSettings
 
-RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
-# Redirects are not followed: an endpoint that passed the public-mode check must not bounce requests
-# elsewhere (a 3xx is reported as an HTTP error).
-_JSON_OPTIONS: dict[str, Any] = {"headers": {"Content-Type": "application/json"}, "follow_redirects": False}
 GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
 
 
@@ -91,15 +89,6 @@ class _GlobalLimit:
         return cls._semaphores[loop]
 
 
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any]:
     body: dict[str, Any] = {"model": settings.model, "messages": request.messages, "temperature": settings.temperature}
     if settings.max_tokens is not None:
@@ -121,28 +110,6 @@ def cache_key(base_url: str, payload: bytes) -> str:
     return hashlib.sha256(base_url.rstrip("/").encode() + b"\n" + payload).hexdigest()
 
 
-def _parse_completion(data: dict[str, Any]) -> dict[str, Any]:
-    """Keep what scoring needs from a chat completion; raise ValueError when it is malformed."""
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ValueError("response has no choices")
-    message = choices[0].get("message")
-    if not isinstance(message, dict):
-        raise ValueError("response choice has no message")
-    calls = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            raise ValueError("malformed tool call in response")
-        calls.append({"name": function["name"], "arguments": function.get("arguments") or ""})
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return {
-        "text": message.get("content") if isinstance(message.get("content"), str) else None,
-        "tool_calls": calls or None,
-        "usage": {"prompt_tokens": int(usage.get("prompt_tokens") or 0), "completion_tokens": int(usage.get("completion_tokens") or 0)},
-    }
-
-
 @dataclass
 class ChatClient:
     settings: ModelSettings
@@ -155,23 +122,34 @@ class ChatClient:
     concurrency: int = 8
     requests_sent: int = 0
 
-    def __post_init__(self) -> None:
-        # Imported here: the SDK is slow to import and only runs need it. Its aiohttp transport costs
-        # a fraction of the CPU per request of the default one, which matters at high concurrency.
-        from openai import AsyncOpenAI, DefaultAioHttpClient
+    # HTTP worker processes to send through (None: decided by the concurrency, see http_pool.workers_for).
+    http_workers: int | None = None
 
+    def __post_init__(self) -> None:
         # `local:NAME` is the built-in local model: its server starts on first use (cache keys keep the name).
-        self._client = AsyncOpenAI(
-            base_url=local_model.resolve(self.settings.base_url),
-            api_key=self.api_key or "not-needed",
-            timeout=self.settings.timeout,
-            max_retries=0,
-            http_client=DefaultAioHttpClient(timeout=self.settings.timeout),
-        )
+        self._endpoint = EndpointSpec(local_model.resolve(self.settings.base_url), self.api_key, self.settings.timeout)
+        self._sdk_client: Any = None
+        self._workers = workers_for(self.concurrency, self.http_workers)
+        self._pool: HttpWorkerPool | None = None
+        self._client_id = HttpWorkerPool.new_client_id()
         self._limit: asyncio.Semaphore | None = None
 
     async def close(self) -> None:
-        await self._client.close()
+        if self._pool is not None:
+            self._pool.drop_client(self._client_id)
+        if self._sdk_client is not None:
+            await self._sdk_client.close()
+
+    async def _attempt(self, payload: bytes) -> dict[str, Any]:
+        """One attempt, through a ready worker process when this client uses them, else in this process."""
+        if self._workers and self._pool is None:
+            self._pool = HttpWorkerPool.for_running_loop(self._workers)
+        worker = self._pool.pick() if self._pool is not None else None
+        if worker is not None:
+            return await worker.post(self._client_id, self._endpoint, payload)
+        if self._sdk_client is None:
+            self._sdk_client = make_sdk_client(self._endpoint)
+        return await post_completion(self._sdk_client, payload, self.settings.timeout)
 
     def _result(self, response: dict[str, Any], key: str, latency: float, attempts: int, cached: bool) -> ChatResult:
         calls = [ToolCall(c["name"], c["arguments"]) for c in response["tool_calls"]] if response["tool_calls"] else None
@@ -190,40 +168,25 @@ class ChatClient:
             return await self._send_with_retries(payload, key)
 
     async def _send_with_retries(self, payload: bytes, key: str) -> ChatResult:
-        import openai
-
         attempt = 0
         while True:
             attempt += 1
             started = time.perf_counter()
-            retry_after: float | None = None
+            self.requests_sent += 1
+            box = _REQUESTS_IN_TASK.get()
+            if box is not None:
+                box[0] += 1
             try:
-                self.requests_sent += 1
-                box = _REQUESTS_IN_TASK.get()
-                if box is not None:
-                    box[0] += 1
-                raw = await self._client.post("/chat/completions", content=payload, cast_to=object, options=_JSON_OPTIONS)
-                response = _parse_completion(raw if isinstance(raw, dict) else {})
-                if self.on_response is not None:
-                    self.on_response(key, response)
-                elif self.store is not None:
-                    self.store.cache_put(key, response)
-                return self._result(response, key, time.perf_counter() - started, attempt, cached=False)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in RETRYABLE_STATUS:
-                    raise RequestFailed(f"HTTP {exc.status_code}: {_short(exc.message)}", attempt) from None
-                problem = f"HTTP {exc.status_code}"
-                retry_after = _retry_after(exc)
-            except openai.APITimeoutError:
-                problem = f"timeout after {self.settings.timeout:g} s"
-            except openai.APIConnectionError as exc:
-                problem = f"connection error: {_short(str(exc))}"
-            except (ValueError, TypeError, openai.APIResponseValidationError) as exc:
-                problem = f"malformed response: {_short(str(exc))}"
-            if attempt >= self.retry.max_attempts:
-                raise RequestFailed(f"{problem} (gave up after {attempt} attempts)", attempt)
-            await asyncio.sleep(self.retry.delay(attempt, retry_after))
-
-
-def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+                response = await self._attempt(payload)
+            except AttemptFailed as failure:
+                if not failure.retryable:
+                    raise RequestFailed(failure.problem, attempt) from None
+                if attempt >= self.retry.max_attempts:
+                    raise RequestFailed(f"{failure.problem} (gave up after {attempt} attempts)", attempt) from None
+                await asyncio.sleep(self.retry.delay(attempt, failure.retry_after))
+                continue
+            if self.on_response is not None:
+                self.on_response(key, response)
+            elif self.store is not None:
+                self.store.cache_put(key, response)
+            return self._result(response, key, time.perf_counter() - started, attempt, cached=False)

@@ -89,6 +89,7 @@ def _companion_client(settings: ModelSettings, key_env: str, tested: ChatClient)
     return ChatClient(
         settings, api_key=key_from_environment(key_env), store=tested.store, use_cache=tested.use_cache,
         retry=tested.retry, concurrency=tested.concurrency, on_response=tested.on_response,
+        http_workers=tested.http_workers,
     )
 
 
@@ -137,9 +138,11 @@ async def execute(
     cancel: asyncio.Event | None = None,
     retry: RetryPolicy | None = None,
     api_key: str | None = None,
+    http_workers: int | None = None,
 ) -> RunOutcome:
     """Solve every sample of the run that has no prediction yet (or, with rerun_errors, those that
-    ended in a request error), then score and report unless cancelled."""
+    ended in a request error), then score and report unless cancelled. `http_workers`: processes that
+    send the requests (None: by the concurrency, see http_pool.workers_for)."""
     config, benchmark, samples = _run_context(store, run_id, samples)
     check_endpoint_allowed(config.model.base_url)
     if config.user_simulator is not None:
@@ -176,7 +179,7 @@ async def execute(
     client = ChatClient(
         config.model, api_key=_api_key(config, api_key), store=store, use_cache=config.use_cache,
         retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
-        on_response=writer.add_response,
+        on_response=writer.add_response, http_workers=http_workers,
     )
     user_client = _user_simulator_client(config, client)
     # Benchmarks with dialogue rollouts also get the simulated user's client (the tested model's by default).

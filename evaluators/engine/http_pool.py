@@ -1,0 +1,204 @@
+"""HTTP worker processes for the engine (see `http_worker`): started per event loop when a client asks
+for them, used once ready (until then, and whenever none is alive, requests go through the SDK in the
+engine's own process), stopped when the loop's tasks are cancelled at its end or their pipe closes."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import sys
+import weakref
+from pathlib import Path
+from typing import Any
+
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec
+
+WORKERS_ENV = "TOOLBOARD_HTTP_WORKERS"
+# Below this many requests in flight the SDK's CPU per request is no bottleneck: no worker is started.
+AUTO_MIN_CONCURRENCY = 32
+AUTO_MIN_CORES = 4
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+log = logging.getLogger(__name__)
+
+
+def workers_for(concurrency: int, requested: int | None = None, cores: int | None = None) -> int:
+    """How many worker processes a client uses: the number asked for (argument, else
+    TOOLBOARD_HTTP_WORKERS), else 2-4 (half the cores) at concurrency 32 or more on 4 cores or more.
+    On 2 cores none by default: there the workers' start (each imports the SDK, ~1 s of CPU) costs a
+    one-off run more than they save (measured in benchmarks/throughput.py); they pay off in a process
+    that keeps them, like the web app, or when asked for."""
+    value = os.environ.get(WORKERS_ENV, "").strip()
+    if requested is None and value:
+        if not value.isdigit():
+            raise ToolboardError(f"{WORKERS_ENV} must be a whole number of processes (0 for none), not {value!r}")
+        requested = int(value)
+    if requested is not None:
+        return max(0, requested)
+    cores = cores or os.cpu_count() or 1
+    if concurrency < AUTO_MIN_CONCURRENCY or cores < AUTO_MIN_CORES:
+        return 0
+    return min(4, cores // 2)
+
+
+class _Worker:
+    def __init__(self, index: int):
+        self.index = index
+        self.ready = False
+        self.alive = True
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.known_clients: set[int] = set()
+        self.requests_sent = 0
+        self._ids = itertools.count(1)
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def run(self) -> None:
+        """Start the process and hand out its answers until it ends (or this task is cancelled)."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "evaluators.engine.http_worker",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, limit=1 << 30,
+            )
+            assert self._process.stdout is not None
+            while line := await self._process.stdout.readline():
+                self._deliver(json.loads(line))
+            log.warning("HTTP worker %d ended (exit code %s)", self.index, await self._process.wait())
+        except Exception as exc:  # noqa: BLE001 - the engine goes on without this worker
+            log.warning("HTTP worker %d failed: %s: %s", self.index, type(exc).__name__, exc)
+        finally:
+            self.alive = self.ready = False
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(AttemptFailed("HTTP worker process ended", retryable=True))
+            self.pending.clear()
+            await self._stop()
+
+    async def _stop(self) -> None:
+        process = self._process
+        if process is None or process.returncode is not None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except (TimeoutError, asyncio.CancelledError):
+            process.kill()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None and self._process.returncode is None else None
+
+    def _deliver(self, message: dict[str, Any]) -> None:
+        if message.get("ready"):
+            self.ready = True
+            return
+        future = self.pending.pop(int(message["id"]), None)
+        if future is None or future.done():
+            return
+        if "response" in message:
+            future.set_result(message["response"])
+        else:
+            future.set_exception(AttemptFailed.from_json(message["failed"]))
+
+    def _send(self, header: dict[str, Any], body: bytes = b"") -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write(json.dumps(header).encode() + b"\n" + body)
+
+    async def post(self, cid: int, spec: EndpointSpec, payload: bytes) -> dict[str, Any]:
+        if not self.alive:
+            raise AttemptFailed("HTTP worker process ended", retryable=True)
+        if cid not in self.known_clients:
+            self._send({"op": "client", "cid": cid, "spec": spec.to_json()})
+            self.known_clients.add(cid)
+        request_id = next(self._ids)
+        self.requests_sent += 1
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        self._send({"op": "post", "id": request_id, "cid": cid, "size": len(payload)}, payload)
+        try:
+            # The worker's SDK enforces the timeout; this one only guards against a worker that hangs.
+            return await asyncio.wait_for(future, spec.timeout + 30)
+        except TimeoutError:
+            self._forget(request_id)
+            raise AttemptFailed(f"no answer from HTTP worker {self.index} within {spec.timeout + 30:g} s", True) from None
+        except asyncio.CancelledError:
+            self._forget(request_id)
+            raise
+
+    def _forget(self, request_id: int) -> None:
+        if self.pending.pop(request_id, None) is not None and self.alive:
+            self._send({"op": "cancel", "id": request_id})
+
+    def drop(self, cid: int) -> None:
+        if cid in self.known_clients and self.alive:
+            self._send({"op": "drop", "cid": cid})
+        self.known_clients.discard(cid)
+
+
+class HttpWorkerPool:
+    """The worker processes of one event loop."""
+
+    _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, HttpWorkerPool] = weakref.WeakKeyDictionary()
+    _client_ids = itertools.count(1)
+
+    def __init__(self) -> None:
+        self.workers: list[_Worker] = []
+        self._retired_requests = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def for_running_loop(cls, size: int) -> HttpWorkerPool:
+        """This loop's pool, grown to at least `size` workers (they start in the background)."""
+        loop = asyncio.get_running_loop()
+        pool = cls._pools.get(loop)
+        if pool is None:
+            pool = cls._pools[loop] = cls()
+        pool._grow(size)
+        return pool
+
+    @classmethod
+    def new_client_id(cls) -> int:
+        return next(cls._client_ids)
+
+    def _grow(self, size: int) -> None:
+        # Workers that ended are replaced when the next client asks (a run in progress does without them).
+        retired = [w for w in self.workers if not w.alive]
+        self._retired_requests += sum(w.requests_sent for w in retired)
+        self.workers = [w for w in self.workers if w.alive]
+        while len(self.workers) < size:
+            worker = _Worker(len(self.workers))
+            task = asyncio.get_running_loop().create_task(worker.run(), name=f"http-worker-{worker.index}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            self.workers.append(worker)
+
+    def pick(self) -> _Worker | None:
+        """The ready worker with the fewest requests in flight, if any."""
+        ready = [w for w in self.workers if w.ready]
+        return min(ready, key=lambda w: len(w.pending)) if ready else None
+
+    @property
+    def requests_sent(self) -> int:
+        return self._retired_requests + sum(w.requests_sent for w in self.workers)
+
+    def process_ids(self) -> list[int]:
+        return [w.pid for w in self.workers if w.pid is not None]
+
+    def drop_client(self, cid: int) -> None:
+        for worker in self.workers:
+            worker.drop(cid)
+
+    async def wait_ready(self, timeout: float = 30.0) -> bool:
+        """Wait until every worker is ready (or has ended); True when all are ready."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while any(w.alive and not w.ready for w in self.workers):
+            if asyncio.get_running_loop().time() > deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return all(w.ready for w in self.workers)

@@ -1,0 +1,103 @@
+"""An HTTP worker process: sends chat requests through the `openai` SDK for the engine's process.
+
+At high concurrency the SDK's own CPU per request (about 1.5 ms here: building the request, its HTTP
+stack, parsing) fills the engine's event loop, and answers wait in line for it. Worker processes
+carry that work on other cores; the engine keeps the cache, limits, retries and the store.
+
+Protocol, over stdin/stdout (started by `http_pool`; not for people):
+- in: one JSON header line per message, a `post` followed by exactly `size` bytes of request body:
+  `{"op": "client", "cid": 1, "spec": {...}}`, `{"op": "post", "id": 7, "cid": 1, "size": 123}`,
+  `{"op": "cancel", "id": 7}`, `{"op": "drop", "cid": 1}`.
+- out: `{"ready": true}` once the SDK is imported, then one line per finished post:
+  `{"id": 7, "response": {...}}` or `{"id": 7, "failed": {"problem": ..., "retryable": ..., "retry_after": ...}}`.
+The API key arrives in a `client` message, lives in memory only and is never printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any, BinaryIO
+
+from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion, short
+
+READ_LIMIT = 1 << 30  # one header line; bodies are read by size
+
+
+class WorkerServer:
+    def __init__(self, out: asyncio.WriteTransport):
+        self.out = out
+        self.clients: dict[int, tuple[Any, float]] = {}
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+
+    def reply(self, message: dict[str, Any]) -> None:
+        self.out.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+
+    async def attempt(self, request_id: int, cid: int, payload: bytes) -> None:
+        try:
+            sdk_client, timeout = self.clients[cid]
+            self.reply({"id": request_id, "response": await post_completion(sdk_client, payload, timeout)})
+        except AttemptFailed as exc:
+            self.reply({"id": request_id, "failed": exc.to_json()})
+        except asyncio.CancelledError:
+            pass  # the engine gave up on this request and expects no answer
+        except Exception as exc:  # noqa: BLE001 - reported to the engine, which retries
+            self.reply({"id": request_id, "failed": AttemptFailed(f"worker error: {type(exc).__name__}: {short(str(exc))}", True).to_json()})
+        finally:
+            self.tasks.pop(request_id, None)
+
+    async def handle(self, header: dict[str, Any], reader: asyncio.StreamReader) -> None:
+        op = header.get("op")
+        if op == "post":
+            payload = await reader.readexactly(int(header["size"]))
+            request_id = int(header["id"])
+            self.tasks[request_id] = asyncio.create_task(self.attempt(request_id, int(header["cid"]), payload))
+        elif op == "client":
+            spec = EndpointSpec(**header["spec"])
+            self.clients[int(header["cid"])] = (make_sdk_client(spec), spec.timeout)
+        elif op == "cancel":
+            task = self.tasks.get(int(header["id"]))
+            if task is not None:
+                task.cancel()
+        elif op == "drop":
+            client = self.clients.pop(int(header["cid"]), None)
+            if client is not None:
+                await client[0].close()
+
+    async def close(self) -> None:
+        for task in list(self.tasks.values()):
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+        for sdk_client, _ in self.clients.values():
+            await sdk_client.close()
+
+
+async def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
+    import openai  # noqa: F401 - imported before saying ready, so the first request does not wait for it
+
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=READ_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    out, _ = await loop.connect_write_pipe(asyncio.Protocol, stdout)
+    server = WorkerServer(out)
+    server.reply({"ready": True})
+    try:
+        while line := await reader.readline():
+            await server.handle(json.loads(line), reader)
+    finally:
+        # End of input: the engine closed the pipe or its process ended; nothing more will be read.
+        await server.close()
+
+
+def main() -> None:
+    # Stdout carries the protocol alone: keep a private copy of it, and send anything a library prints
+    # to stderr instead.
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    asyncio.run(serve(sys.stdin.buffer, protocol_out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""The engine's HTTP worker processes: they carry every request once ready, lose nothing when one
+dies, pass bodies of any size intact, end with their event loop, and bad settings are refused."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.types import ChatRequest
+from evaluators.engine.client import ChatClient, RetryPolicy
+from evaluators.engine.http_pool import AUTO_MIN_CONCURRENCY, WORKERS_ENV, HttpWorkerPool, workers_for
+from evaluators.engine.runner import execute, start_run
+from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.store import Store
+from tests.conftest import PROJECT
+from tests.engine_fixtures import correct_reply, write_dataset
+from tests.scripted_server import ScriptedServer
+
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+
+
+def _config(server: ScriptedServer, data: Path, concurrency: int) -> RunConfig:
+    model = ModelSettings(base_url=server.base_url, model="scripted", timeout=5.0)
+    return RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
+                     concurrency=concurrency)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_workers_carry_every_request_and_end_with_their_loop(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 40)
+    with ScriptedServer(reply=correct_reply, latency=0.02) as server:
+        store = Store(tmp_path / "db.sqlite")
+        run_id, samples = start_run(_config(server, data, concurrency=8), store)
+
+        async def run():
+            pool = HttpWorkerPool.for_running_loop(2)
+            assert await pool.wait_ready()
+            outcome = await execute(store, run_id, samples, retry=FAST_RETRY, http_workers=2)
+            return outcome, pool.requests_sent, pool.process_ids(), [w.requests_sent for w in pool.workers]
+
+        outcome, through_workers, pids, per_worker = asyncio.run(run())
+    assert outcome.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
+    assert through_workers == server.requests == 40
+    assert len(pids) == 2 and all(per_worker)  # both took a share
+    assert all(_gone(pid) for pid in pids)  # stopped when asyncio.run ended its loop
+
+
+def test_a_worker_killed_mid_run_loses_no_sample(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 40)
+    victim: dict[str, int] = {}
+
+    def kill_one_worker(body: dict) -> None:
+        # runs on the server's thread, as the 10th request arrives
+        if server.requests == 10 and "pid" in victim:
+            os.kill(victim["pid"], signal.SIGKILL)
+
+    with ScriptedServer(reply=correct_reply, latency=0.05, on_request=kill_one_worker) as server:
+        store = Store(tmp_path / "db.sqlite")
+        run_id, samples = start_run(_config(server, data, concurrency=8), store)
+
+        async def run():
+            pool = HttpWorkerPool.for_running_loop(2)
+            assert await pool.wait_ready()
+            victim["pid"] = pool.process_ids()[0]
+            outcome = await execute(store, run_id, samples, retry=FAST_RETRY, http_workers=2)
+            return outcome, [w.alive for w in pool.workers]
+
+        outcome, alive = asyncio.run(run())
+    assert alive.count(False) == 1
+    report = outcome.report.to_json()
+    assert report["errors"] == {} and report["subsets"]["normal_atom_bool"]["n"] == 40
+    assert report["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
+    assert len(store.prediction_states(run_id)) == 40
+
+
+def test_large_bodies_and_answers_pass_through_a_worker_intact(tmp_path: Path):
+    long_text = "é" * 1_500_000 + " end"  # an audio turn's base64 is of this size
+
+    def echo(body: dict) -> dict:
+        return {"content": body["messages"][0]["content"][::-1]}
+
+    with ScriptedServer(reply=echo) as server:
+        async def run():
+            pool = HttpWorkerPool.for_running_loop(1)
+            assert await pool.wait_ready()
+            client = ChatClient(ModelSettings(base_url=server.base_url, model="scripted"), http_workers=1)
+            result = await client.complete(ChatRequest(messages=[{"role": "user", "content": long_text}]))
+            await client.close()
+            return result, pool.requests_sent
+
+        result, through_workers = asyncio.run(run())
+    assert through_workers == 1
+    assert server.bodies[0]["messages"][0]["content"] == long_text
+    assert result.text == long_text[::-1]
+
+
+def test_worker_count_follows_the_concurrency_unless_set(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert workers_for(AUTO_MIN_CONCURRENCY - 1, cores=16) == 0
+    assert workers_for(AUTO_MIN_CONCURRENCY, cores=2) == 0  # the workers' start would cost more than they save
+    assert workers_for(AUTO_MIN_CONCURRENCY, cores=4) == 2 and workers_for(64, cores=64) == 4
+    assert workers_for(64, requested=0) == 0 and workers_for(1, requested=3) == 3
+    monkeypatch.setenv(WORKERS_ENV, "1")
+    assert workers_for(64) == 1 and workers_for(64, requested=2) == 2
+
+
+def test_bad_worker_settings_are_refused_clearly(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv(WORKERS_ENV, "two")
+    with pytest.raises(ToolboardError, match=f"{WORKERS_ENV} must be a whole number of processes .* not 'two'"):
+        workers_for(64)
+    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path)}
+    env.pop(WORKERS_ENV)
+    done = subprocess.run([sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", "http://127.0.0.1:9/v1",
+                           "--model", "m", "--http-workers", "-1"], cwd=PROJECT, env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "--http-workers must be 0" in done.stderr
