@@ -5,10 +5,11 @@ synthetic ACEBench items at concurrency C through the real engine (client, retri
 off), and prints wall time, the ideal ceil(N/C)·latency, the efficiency ratio, requests/s and peak
 RSS; also the CLI's start-up time. Optionally injects faults (--fault-rate) to show none is lost.
 
-Without --http-workers (and without faults) it measures three ways in one run: the engine as it
-runs by default on this machine, the engine sending through 2 HTTP worker processes that are already
-running (as in the web app, which keeps them), and the same requests through the bare openai SDK with
-no engine at all: the ceiling for anything built on the SDK here.
+Without --http-workers (and without faults) it measures three ways in one run: the engine as the CLI
+runs it by default on this machine (at this concurrency, with HTTP worker processes forked before the
+run, as `python -m evaluators run` does on Linux), the engine sending every request from its own
+process, and the same requests through the bare openai SDK with no engine at all: the ceiling for
+anything built on the SDK in one process here.
 
 Usage: python benchmarks/throughput.py [--samples 1000] [--concurrency 64] [--latency 0.2] [--fault-rate 0.1]
                                       [--http-workers N]
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluators.engine.client import RetryPolicy  # noqa: E402
-from evaluators.engine.http_pool import HttpWorkerPool, workers_for  # noqa: E402
+from evaluators.engine.http_pool import HttpWorkerPool, can_fork_workers, fork_workers, workers_for  # noqa: E402
 from evaluators.engine.runner import RunOutcome, execute, start_run  # noqa: E402
 from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client  # noqa: E402
 from evaluators.engine.settings import ModelSettings, RunConfig  # noqa: E402
@@ -45,7 +46,7 @@ from tests.engine_fixtures import write_dataset  # noqa: E402
 class EngineTiming:
     label: str
     workers: int
-    one_off: float  # SDK import and first client, or the worker processes' start
+    one_off: float  # the SDK's import and first client, or the worker processes' start
     wall: float
     outcome: RunOutcome
     workers_peak_rss_mb: float
@@ -72,7 +73,8 @@ def peak_rss_mb(pid: int) -> float:
 
 
 async def timed_engine_run(label: str, store: Store, config: RunConfig, workers: int) -> EngineTiming:
-    """One engine run, its one-off start timed apart, in one event loop as in the app."""
+    """One engine run, its one-off start (the SDK's import and first client, or the workers' start)
+    timed apart."""
     run_id, samples = start_run(config, store)
     started = time.perf_counter()
     pool = HttpWorkerPool.for_running_loop(workers) if workers else None
@@ -127,13 +129,15 @@ def main() -> int:
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of first attempts answered with 503")
     args = parser.parse_args()
     # Faults hit only first attempts of each prompt, so with faults the prompts are sent by one run only.
+    forking = can_fork_workers()
+    chosen = workers_for(args.concurrency, args.http_workers, cheap_start=forking)
+    how = "forked before the run" if forking else "started by the run"
     if args.http_workers is not None or args.fault_rate:
-        chosen = workers_for(args.concurrency, args.http_workers)
-        variants = [(f"engine, {chosen} HTTP worker processes", chosen)]
+        variants = [(f"engine, {chosen} HTTP worker processes ({how})", chosen)]
     else:
-        variants = [(f"engine, default here ({workers_for(args.concurrency)} HTTP worker processes)", workers_for(args.concurrency))]
-        if workers_for(args.concurrency) != 2:
-            variants.append(("engine, 2 HTTP worker processes, running already", 2))
+        variants = [(f"engine, as the CLI runs it here ({chosen} HTTP worker processes, {how})", chosen)]
+        if chosen:
+            variants.append(("engine, every request from its own process (no HTTP workers)", 0))
     timings: list[EngineTiming] = []
     requests: list[int] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -151,7 +155,12 @@ def main() -> int:
             store = Store(Path(tmp) / "bench.db")
             for label, workers in variants:
                 before = server_stats(server)["requests"]
-                timings.append(asyncio.run(timed_engine_run(label, store, config, workers)))
+                started = time.perf_counter()
+                fork_workers(workers)  # as the CLI does; the run adopts them (or starts them itself where it cannot fork)
+                forked = time.perf_counter() - started
+                timing = asyncio.run(timed_engine_run(label, store, config, workers))
+                timing.one_off += forked
+                timings.append(timing)
                 requests.append(server_stats(server)["requests"] - before)
             peak_in_flight = server_stats(server)["max_in_flight"]
             bare_wall = asyncio.run(bare_sdk_seconds(base_url, args.samples, args.concurrency)) if not args.fault_rate else None

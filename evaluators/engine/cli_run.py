@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.engine.http_pool import can_fork_workers, fork_workers, workers_for
 from evaluators.engine.local_model import is_local, local_model
 from evaluators.engine.runner import Progress, execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings
@@ -79,9 +80,14 @@ def run_command(args: argparse.Namespace) -> int:
     run_id = args.resume or args.rerun_errors
     samples = None
     if run_id is None:
-        run_id, samples = start_run(_config(args), store)
+        config = _config(args)
+        run_id, samples = start_run(config, store)
     else:
-        store.get_run(run_id)
+        config = RunConfig.from_json(store.get_run(run_id).config)
+    # Forked now, before the progress bar's thread and the event loop: the workers share this process's
+    # SDK import and are ready at once (where forking is not possible, the run starts them itself).
+    http_workers = workers_for(config.concurrency, args.http_workers, cheap_start=can_fork_workers())
+    fork_workers(http_workers)
     bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
 
     def on_progress(progress: Progress) -> None:
@@ -99,7 +105,7 @@ def run_command(args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, cancel.set)
         return await execute(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
-                             http_workers=args.http_workers)
+                             http_workers=http_workers)
 
     try:
         outcome = asyncio.run(main())

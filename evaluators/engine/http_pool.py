@@ -1,18 +1,25 @@
 """HTTP worker processes for the engine (see `http_worker`): started per event loop when a client asks
 for them, used once ready (until then, and whenever none is alive, requests go through the SDK in the
-engine's own process), stopped when the loop's tasks are cancelled at its end or their pipe closes."""
+engine's own process), stopped when the loop's tasks are cancelled at its end or their pipe closes.
+
+A worker is either forked from the engine's process before its event loop starts (`fork_workers`, the
+CLI on Linux: the SDK is imported once and shared, so the workers are ready at once) or started as a
+fresh interpreter by the pool (each imports the SDK, ~1 s of CPU)."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec
@@ -22,16 +29,17 @@ WORKERS_ENV = "TOOLBOARD_HTTP_WORKERS"
 AUTO_MIN_CONCURRENCY = 32
 AUTO_MIN_CORES = 4
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_READ_LIMIT = 1 << 30  # one answer line; answers carry whole responses
 
 log = logging.getLogger(__name__)
 
 
-def workers_for(concurrency: int, requested: int | None = None, cores: int | None = None) -> int:
+def workers_for(concurrency: int, requested: int | None = None, cores: int | None = None, cheap_start: bool = False) -> int:
     """How many worker processes a client uses: the number asked for (argument, else
-    TOOLBOARD_HTTP_WORKERS), else 2-4 (half the cores) at concurrency 32 or more on 4 cores or more.
-    On 2 cores none by default: there the workers' start (each imports the SDK, ~1 s of CPU) costs a
-    one-off run more than they save (measured in benchmarks/throughput.py); they pay off in a process
-    that keeps them, like the web app, or when asked for."""
+    TOOLBOARD_HTTP_WORKERS), else, at concurrency 32 or more, half the cores (at most 4). On 2-3 cores
+    only when their start is cheap (`cheap_start`: forked from a process that has the SDK already, or
+    kept by a long-lived process like the web app): a fresh worker imports the SDK (~1 s of CPU), which
+    there costs a one-off run more than the worker saves (measured in benchmarks/throughput.py)."""
     value = os.environ.get(WORKERS_ENV, "").strip()
     if requested is None and value:
         if not value.isdigit():
@@ -40,46 +48,96 @@ def workers_for(concurrency: int, requested: int | None = None, cores: int | Non
     if requested is not None:
         return max(0, requested)
     cores = cores or os.cpu_count() or 1
-    if concurrency < AUTO_MIN_CONCURRENCY or cores < AUTO_MIN_CORES:
+    if concurrency < AUTO_MIN_CONCURRENCY or cores < (2 if cheap_start else AUTO_MIN_CORES):
         return 0
     return min(4, cores // 2)
 
 
-class _Worker:
-    def __init__(self, index: int):
-        self.index = index
-        self.ready = False
-        self.alive = True
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.known_clients: set[int] = set()
-        self.requests_sent = 0
-        self._ids = itertools.count(1)
+def can_fork_workers() -> bool:
+    """Whether `fork_workers` can start workers from this process now: Linux (fork is unsafe on macOS
+    and absent on Windows), and no other thread running (a fork copies only the calling thread, and a
+    lock another thread holds would stay locked in the child forever)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+# Forked workers not yet adopted by a pool: (process id, read end of its answers, write end of its input).
+_forked: list[tuple[int, int, int]] = []
+
+
+def fork_workers(count: int) -> int:
+    """Fork `count` worker processes now, before this process starts an event loop or a thread; the
+    first pool created afterwards adopts them. Returns how many were forked (0 when this process
+    cannot fork them; the pool then starts fresh ones itself). A worker keeps copies of this process's
+    other open files until it ends, which it does when its input pipe closes: when the loop that
+    adopted it ends, or this process does."""
+    if count <= 0 or not can_fork_workers():
+        return 0
+    # Loaded here once, so every worker has them already.
+    import openai  # noqa: F401
+
+    from evaluators.engine.http_worker import serve_forked
+    from evaluators.engine.sdk_transport import tls_context
+
+    tls_context()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Frozen objects are never scanned by a collection, so the workers do not copy this process's memory
+    # page by page just by collecting garbage (the pattern the `gc` docs give for fork without exec).
+    gc.freeze()
+    for _ in range(count):
+        to_worker_read, to_worker_write = os.pipe()
+        from_worker_read, from_worker_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            # Only this worker's own ends stay open here, so every pipe sees its end when its owner closes it.
+            for fd in (to_worker_write, from_worker_read, *(fd for _, read, write in _forked for fd in (read, write))):
+                os.close(fd)
+            serve_forked(to_worker_read, from_worker_write)  # never returns
+        os.close(to_worker_read)
+        os.close(from_worker_write)
+        _forked.append((pid, from_worker_read, to_worker_write))
+    gc.unfreeze()
+    return count
+
+
+class _WorkerProcess(Protocol):
+    pid: int | None
+
+    async def start(self) -> asyncio.StreamReader: ...
+    def write(self, data: bytes) -> None: ...
+    async def wait(self) -> int: ...
+    async def stop(self) -> None: ...
+
+
+class _SpawnedProcess:
+    """A worker started as a fresh interpreter: `python -m evaluators.engine.http_worker`."""
+
+    def __init__(self) -> None:
         self._process: asyncio.subprocess.Process | None = None
 
-    async def run(self) -> None:
-        """Start the process and hand out its answers until it ends (or this task is cancelled)."""
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None and self._process.returncode is None else None
+
+    async def start(self) -> asyncio.StreamReader:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        try:
-            self._process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "evaluators.engine.http_worker",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, limit=1 << 30,
-            )
-            assert self._process.stdout is not None
-            while line := await self._process.stdout.readline():
-                self._deliver(json.loads(line))
-            log.warning("HTTP worker %d ended (exit code %s)", self.index, await self._process.wait())
-        except Exception as exc:  # noqa: BLE001 - the engine goes on without this worker
-            log.warning("HTTP worker %d failed: %s: %s", self.index, type(exc).__name__, exc)
-        finally:
-            self.alive = self.ready = False
-            for future in self.pending.values():
-                if not future.done():
-                    future.set_exception(AttemptFailed("HTTP worker process ended", retryable=True))
-            self.pending.clear()
-            await self._stop()
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "evaluators.engine.http_worker",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, limit=_READ_LIMIT,
+        )
+        assert self._process.stdout is not None
+        return self._process.stdout
 
-    async def _stop(self) -> None:
+    def write(self, data: bytes) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write(data)
+
+    async def wait(self) -> int:
+        assert self._process is not None
+        return await self._process.wait()
+
+    async def stop(self) -> None:
         process = self._process
         if process is None or process.returncode is not None:
             return
@@ -90,9 +148,86 @@ class _Worker:
         except (TimeoutError, asyncio.CancelledError):
             process.kill()
 
+
+class _ForkedProcess:
+    """A worker forked by `fork_workers`, talking over the two pipes made for it."""
+
+    def __init__(self, pid: int, from_worker: int, to_worker: int):
+        self._pid = pid
+        self._from_worker = from_worker
+        self._to_worker = to_worker
+        self._input: asyncio.WriteTransport | None = None
+        self.returncode: int | None = None
+
     @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process is not None and self._process.returncode is None else None
+        return self._pid if self.returncode is None else None
+
+    async def start(self) -> asyncio.StreamReader:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_READ_LIMIT)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self._from_worker, "rb", 0))
+        self._input, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(self._to_worker, "wb", 0))
+        return reader
+
+    def write(self, data: bytes) -> None:
+        assert self._input is not None
+        self._input.write(data)
+
+    async def wait(self) -> int:
+        # Polled, not waited for in a thread: a worker ends right after its answers' pipe closes.
+        while self.returncode is None:
+            pid, status = os.waitpid(self._pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+            else:
+                await asyncio.sleep(0.02)
+        return self.returncode
+
+    async def stop(self) -> None:
+        if self.returncode is not None:
+            return
+        if self._input is not None:
+            self._input.close()
+        else:
+            os.close(self._to_worker)
+        try:
+            await asyncio.wait_for(self.wait(), 5)
+        except (TimeoutError, asyncio.CancelledError):
+            os.kill(self._pid, signal.SIGKILL)
+
+
+class _Worker:
+    def __init__(self, index: int, process: _WorkerProcess):
+        self.index = index
+        self.ready = False
+        self.alive = True
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.known_clients: set[int] = set()
+        self.requests_sent = 0
+        self._ids = itertools.count(1)
+        self._process = process
+
+    async def run(self) -> None:
+        """Start the process and hand out its answers until it ends (or this task is cancelled)."""
+        try:
+            answers = await self._process.start()
+            while line := await answers.readline():
+                self._deliver(json.loads(line))
+            log.warning("HTTP worker %d ended (exit code %s)", self.index, await self._process.wait())
+        except Exception as exc:  # noqa: BLE001 - the engine goes on without this worker
+            log.warning("HTTP worker %d failed: %s: %s", self.index, type(exc).__name__, exc)
+        finally:
+            self.alive = self.ready = False
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(AttemptFailed("HTTP worker process ended", retryable=True))
+            self.pending.clear()
+            await self._process.stop()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
 
     def _deliver(self, message: dict[str, Any]) -> None:
         if message.get("ready"):
@@ -107,8 +242,7 @@ class _Worker:
             future.set_exception(AttemptFailed.from_json(message["failed"]))
 
     def _send(self, header: dict[str, Any], body: bytes = b"") -> None:
-        assert self._process is not None and self._process.stdin is not None
-        self._process.stdin.write(json.dumps(header).encode() + b"\n" + body)
+        self._process.write(json.dumps(header).encode() + b"\n" + body)
 
     async def post(self, cid: int, spec: EndpointSpec, payload: bytes) -> dict[str, Any]:
         if not self.alive:
@@ -172,7 +306,8 @@ class HttpWorkerPool:
         self._retired_requests += sum(w.requests_sent for w in retired)
         self.workers = [w for w in self.workers if w.alive]
         while len(self.workers) < size:
-            worker = _Worker(len(self.workers))
+            process: _WorkerProcess = _ForkedProcess(*_forked.pop(0)) if _forked else _SpawnedProcess()
+            worker = _Worker(len(self.workers), process)
             task = asyncio.get_running_loop().create_task(worker.run(), name=f"http-worker-{worker.index}")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

@@ -8,7 +8,7 @@ Protocol, over stdin/stdout (started by `http_pool`; not for people):
 - in: one JSON header line per message, a `post` followed by exactly `size` bytes of request body:
   `{"op": "client", "cid": 1, "spec": {...}}`, `{"op": "post", "id": 7, "cid": 1, "size": 123}`,
   `{"op": "cancel", "id": 7}`, `{"op": "drop", "cid": 1}`.
-- out: `{"ready": true}` once the SDK is imported, then one line per finished post:
+- out: `{"ready": true}` once the SDK is imported and the certificates loaded, then one line per finished post:
   `{"id": 7, "response": {...}}` or `{"id": 7, "failed": {"problem": ..., "retryable": ..., "retry_after": ...}}`.
 The API key arrives in a `client` message, lives in memory only and is never printed.
 """
@@ -18,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
-from typing import Any, BinaryIO
+import traceback
+from typing import Any, BinaryIO, NoReturn
 
-from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion, short
+from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion, short, tls_context
 
 READ_LIMIT = 1 << 30  # one header line; bodies are read by size
 
@@ -75,7 +77,10 @@ class WorkerServer:
 
 
 async def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
-    import openai  # noqa: F401 - imported before saying ready, so the first request does not wait for it
+    # Imported and loaded before saying ready, so the first request waits for neither.
+    import openai  # noqa: F401
+
+    tls_context()
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_LIMIT)
@@ -91,12 +96,37 @@ async def serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         await server.close()
 
 
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group: the engine cancels its run and then closes this worker's
+    # input, which ends it; an interrupt here would only fail the requests still being answered.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main() -> None:
+    _ignore_interrupts()
     # Stdout carries the protocol alone: keep a private copy of it, and send anything a library prints
     # to stderr instead.
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     asyncio.run(serve(sys.stdin.buffer, protocol_out))
+
+
+def serve_forked(from_engine: int, to_engine: int) -> NoReturn:
+    """The life of a worker forked from the engine's process (`http_pool.fork_workers`): serve over the
+    two pipes, then leave at once, running none of the engine's exit handlers or finalizers (its open
+    files and database belong to the engine)."""
+    code = 0
+    try:
+        _ignore_interrupts()
+        # The engine's stdout may carry a report (--json): whatever a library prints here goes to stderr.
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        asyncio.run(serve(os.fdopen(from_engine, "rb", 0), os.fdopen(to_engine, "wb", 0)))
+    except BaseException:  # noqa: BLE001 - reported, then this process ends whatever happened
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.http_pool import workers_for
 from evaluators.engine.local_model import is_local
 from evaluators.engine.local_model import resolve as resolve_local
 from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
@@ -26,6 +27,13 @@ from evaluators.engine.store import Store
 log = logging.getLogger(__name__)
 
 ACTIVE = ("queued", "running", "cancelling")
+
+
+async def _cancel_other_tasks() -> None:
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @dataclass
@@ -98,6 +106,11 @@ class JobManager:
                     job.future.result(timeout=10)
                 except Exception:  # noqa: BLE001 - shutting down either way
                     pass
+        # What the loop still runs (HTTP worker processes, kept from run to run) is ended before it stops.
+        try:
+            asyncio.run_coroutine_threadsafe(_cancel_other_tasks(), self._loop).result(timeout=10)
+        except Exception:  # noqa: BLE001 - shutting down either way
+            pass
         self._loop.call_soon_threadsafe(self._loop.stop)
 
     # ---- views -----------------------------------------------------------------------------
@@ -143,12 +156,14 @@ class JobManager:
         async def run() -> RunOutcome:
             if job.status == "queued":
                 job.status = "running"
-            base_url = self.store.get_run(run_id).base_url
-            if is_local(base_url):
+            run = self.store.get_run(run_id)
+            if is_local(run.base_url):
                 # Starting a local model server blocks: off the loop, so other jobs go on meanwhile.
-                await asyncio.to_thread(resolve_local, base_url)
+                await asyncio.to_thread(resolve_local, run.base_url)
+            # This loop keeps its HTTP worker processes from run to run, so their start is paid once.
+            http_workers = workers_for(RunConfig.from_json(run.config).concurrency, cheap_start=True)
             return await execute(self.store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
-                                 cancel=job.cancel, api_key=api_key)
+                                 cancel=job.cancel, api_key=api_key, http_workers=http_workers)
 
         job.future = asyncio.run_coroutine_threadsafe(run(), self._loop)
         job.future.add_done_callback(lambda future: self._finish(job, future))

@@ -255,10 +255,13 @@ def score_run(
     """Score the stored predictions (pure, re-computable at any time) and store scores and reports.
     `scored` holds verdicts already computed from the same predictions, by mode and sample id."""
     config, benchmark, samples = _run_context(store, run_id, samples)
-    predictions = store.load_predictions(run_id)
+    scored = scored or {}
+    # Predictions are read back only for samples not scored while the run went (e.g. a resumed run's).
+    all_known = all(s.id in scored.get(mode, {}) for mode in SCORING_MODES for s in samples)
+    predictions = {} if all_known else store.load_predictions(run_id)
     reports: dict[str, Report] = {}
     for mode in SCORING_MODES:
-        known = (scored or {}).get(mode, {})
+        known = scored.get(mode, {})
         scores = [known.get(s.id) or benchmark.score(s, predictions.get(s.id), mode) for s in samples]
         reports[mode] = benchmark.report(samples, scores, mode=mode, language=config.language,
                                          subsets=benchmark.expand_subsets(list(config.subsets) or None))
