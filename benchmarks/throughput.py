@@ -5,11 +5,11 @@ synthetic ACEBench items at concurrency C through the real engine (client, retri
 off), and prints wall time, the ideal ceil(N/C)·latency, the efficiency ratio, requests/s and peak
 RSS; also the CLI's start-up time. Optionally injects faults (--fault-rate) to show none is lost.
 
-Without --http-workers (and without faults) it measures three ways in one run: the engine as the CLI
-runs it by default on this machine (at this concurrency, with HTTP worker processes forked before the
-run, as `python -m evaluators run` does on Linux), the engine sending every request from its own
-process, and the same requests through the bare openai SDK with no engine at all: the ceiling for
-anything built on the SDK in one process here.
+Without --http-workers (and without faults) it measures, in one run: the engine as the CLI runs it by
+default on this machine (at this concurrency, with HTTP worker processes forked before the run, as
+`python -m evaluators run` does on Linux, and request starts paced), the engine sending every request
+from its own process, the engine with starts not paced, and the same requests through the bare
+openai SDK with no engine at all (one process, no pacing).
 
 Usage: python benchmarks/throughput.py [--samples 1000] [--concurrency 64] [--latency 0.2] [--fault-rate 0.1]
                                       [--http-workers N]
@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluators.engine.client import RetryPolicy  # noqa: E402
 from evaluators.engine.http_pool import HttpWorkerPool, can_fork_workers, fork_workers, workers_for  # noqa: E402
+from evaluators.engine.pacing import PACING_ENV, pacing_enabled  # noqa: E402
 from evaluators.engine.runner import RunOutcome, execute, start_run  # noqa: E402
 from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client  # noqa: E402
 from evaluators.engine.settings import ModelSettings, RunConfig  # noqa: E402
@@ -132,12 +133,14 @@ def main() -> int:
     forking = can_fork_workers()
     chosen = workers_for(args.concurrency, args.http_workers, cheap_start=forking)
     how = "forked before the run" if forking else "started by the run"
+    # (label, HTTP workers, starts paced)
     if args.http_workers is not None or args.fault_rate:
-        variants = [(f"engine, {chosen} HTTP worker processes ({how})", chosen)]
+        variants = [(f"engine, {chosen} HTTP worker processes ({how})", chosen, pacing_enabled())]
     else:
-        variants = [(f"engine, as the CLI runs it here ({chosen} HTTP worker processes, {how})", chosen)]
+        variants = [(f"engine, as the CLI runs it here ({chosen} HTTP worker processes, {how}; starts paced)", chosen, True)]
         if chosen:
-            variants.append(("engine, every request from its own process (no HTTP workers)", 0))
+            variants.append(("engine, every request from its own process (no HTTP workers; starts paced)", 0, True))
+        variants.append((f"engine, as the CLI runs it but starts not paced ({PACING_ENV}=off)", chosen, False))
     timings: list[EngineTiming] = []
     requests: list[int] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,8 +156,9 @@ def main() -> int:
             config = RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
                                concurrency=args.concurrency, use_cache=False)
             store = Store(Path(tmp) / "bench.db")
-            for label, workers in variants:
+            for label, workers, paced in variants:
                 before = server_stats(server)["requests"]
+                os.environ[PACING_ENV] = "on" if paced else "off"
                 started = time.perf_counter()
                 fork_workers(workers)  # as the CLI does; the run adopts them (or starts them itself where it cannot fork)
                 forked = time.perf_counter() - started
@@ -185,7 +189,7 @@ def main() -> int:
             print(f"  workers' RSS   {timing.workers_peak_rss_mb:.0f} MB  (peak, all worker processes together)")
     if bare_wall is not None:
         print(f"bare SDK loop    {bare_wall:.2f} s, efficiency {ideal / bare_wall:.2f}  (the same requests through the"
-              " openai SDK alone, no engine: the ceiling for an engine on the SDK on this machine)")
+              " openai SDK alone: no engine, one process, starts not paced)")
     print(f"peak in flight   {peak_in_flight}  (the server's count; limit {args.concurrency})")
     print(f"peak RSS         {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB  (the engine's process;"
           " target < 400 MB)")

@@ -1,5 +1,5 @@
 """The one async chat interface every benchmark's `solve` talks through: the `openai` SDK, with our
-own retries, a response cache and concurrency limits."""
+own retries, a response cache, concurrency limits and paced request starts (see `pacing`)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any
 from evaluators.core.types import ChatRequest, ToolCall
 from evaluators.engine import local_model
 from evaluators.engine.http_pool import HttpWorkerPool, workers_for
+from evaluators.engine.pacing import SendPacer, pacing_enabled
 from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion
 from evaluators.engine.settings import ModelSettings
 
@@ -133,6 +134,7 @@ class ChatClient:
         self._pool: HttpWorkerPool | None = None
         self._client_id = HttpWorkerPool.new_client_id()
         self._limit: asyncio.Semaphore | None = None
+        self._pacer = SendPacer(self.concurrency) if pacing_enabled() else None
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -171,6 +173,8 @@ class ChatClient:
         attempt = 0
         while True:
             attempt += 1
+            if self._pacer is not None:
+                await self._pacer.wait()
             started = time.perf_counter()
             self.requests_sent += 1
             box = _REQUESTS_IN_TASK.get()
@@ -185,8 +189,11 @@ class ChatClient:
                     raise RequestFailed(f"{failure.problem} (gave up after {attempt} attempts)", attempt) from None
                 await asyncio.sleep(self.retry.delay(attempt, failure.retry_after))
                 continue
+            latency = time.perf_counter() - started
+            if self._pacer is not None:
+                self._pacer.observe(latency)
             if self.on_response is not None:
                 self.on_response(key, response)
             elif self.store is not None:
                 self.store.cache_put(key, response)
-            return self._result(response, key, time.perf_counter() - started, attempt, cached=False)
+            return self._result(response, key, latency, attempt, cached=False)
