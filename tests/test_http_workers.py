@@ -11,12 +11,14 @@ import signal
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from evaluators.core.errors import ToolboardError
-from evaluators.core.types import ChatRequest
+from evaluators.core.types import ChatRequest, Prediction
+from evaluators.engine.cli_run import _requests_expected
 from evaluators.engine.client import ChatClient, RetryPolicy
 from evaluators.engine.http_pool import (
     AUTO_MIN_CONCURRENCY,
@@ -218,3 +220,24 @@ def test_cli_at_high_concurrency_runs_with_its_default_workers_and_its_json_stay
     report = json.loads(done.stdout)
     assert report["subsets"]["normal_atom_bool"]["n"] == 40 and report["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
     assert server.requests == 40
+
+
+def test_the_cli_forks_no_worker_when_nothing_will_be_sent(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 4)
+    write_dataset(tmp_path / "data", 4, category="normal_atom_number")
+    store = Store(tmp_path / "db.sqlite")
+    model = ModelSettings(base_url="http://127.0.0.1:9/v1", model="scripted")
+    config = RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data), concurrency=64)
+    first, samples = start_run(config, store)
+    assert _requests_expected(store, first, rerun_errors=False)  # nothing cached yet
+    store.save_batch(first, [], [("normal_atom_bool", Prediction(s.id, output="[]", error="HTTP 503" if i == 0 else None), 1)
+                                 for i, s in enumerate(samples)])
+    assert not _requests_expected(store, first, rerun_errors=False)  # resuming a finished run
+    assert _requests_expected(store, first, rerun_errors=True)  # one sample ended with a request error
+    # The same requests again, at another concurrency: the cache answers them.
+    repeat, _ = start_run(replace(config, concurrency=128), store)
+    assert not _requests_expected(store, repeat, rerun_errors=False)
+    other_subset, _ = start_run(replace(config, subsets=("normal_atom_number",)), store)
+    assert _requests_expected(store, other_subset, rerun_errors=False)
+    no_cache, _ = start_run(replace(config, use_cache=False), store)
+    assert _requests_expected(store, no_cache, rerun_errors=False)

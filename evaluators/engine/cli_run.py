@@ -70,6 +70,28 @@ def _user_simulator(args: argparse.Namespace, benchmark: Benchmark) -> UserSimul
     return None if same else user
 
 
+# Settings that change how a run goes, not which requests it sends.
+_PACE_ONLY_SETTINGS = ("concurrency", "max_attempts", "use_cache")
+
+
+def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
+    """Whether this run will send requests: False when no sample is left to do, or when an earlier
+    run with the same requests (benchmark, data, subsets, model settings) makes the cache answer."""
+    run = store.get_run(run_id)
+    states = store.prediction_states(run_id)
+    if rerun_errors:
+        return any(states.values())
+    if len(states) >= run.total:
+        return False
+    if not run.config.get("use_cache", True):
+        return True
+    same_requests = {k: v for k, v in run.config.items() if k not in _PACE_ONLY_SETTINGS}
+    return not any(
+        other.id != run_id and {k: v for k, v in other.config.items() if k not in _PACE_ONLY_SETTINGS} == same_requests
+        for other in store.list_runs()
+    )
+
+
 def run_command(args: argparse.Namespace) -> int:
     from evaluators.cli import print_report
 
@@ -84,10 +106,13 @@ def run_command(args: argparse.Namespace) -> int:
         run_id, samples = start_run(config, store)
     else:
         config = RunConfig.from_json(store.get_run(run_id).config)
-    # Forked now, before the progress bar's thread and the event loop: the workers share this process's
-    # SDK import and are ready at once (where forking is not possible, the run starts them itself).
     http_workers = workers_for(config.concurrency, args.http_workers, cheap_start=can_fork_workers())
-    fork_workers(http_workers)
+    if _requests_expected(store, run_id, rerun_errors):
+        # Forked now, before the progress bar's thread and the event loop: the workers share this
+        # process's SDK import and are ready at once (where forking is not possible, the run starts them).
+        fork_workers(http_workers)
+    else:
+        http_workers = 0  # nothing to send: not even the SDK is imported
     bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
 
     def on_progress(progress: Progress) -> None:
