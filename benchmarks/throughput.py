@@ -136,11 +136,12 @@ def main() -> int:
     forking = can_fork_workers()
     chosen = workers_for(args.concurrency, args.http_workers, cheap_start=forking)
     how = "forked before the run" if forking else "started by the run"
+    workers_text = f"{chosen} HTTP worker process{'' if chosen == 1 else 'es'}"
     # (label, HTTP workers, starts paced)
     if args.http_workers is not None or args.fault_rate:
-        variants = [(f"engine, {chosen} HTTP worker processes ({how})", chosen, pacing_enabled())]
+        variants = [(f"engine, {workers_text} ({how})", chosen, pacing_enabled())]
     else:
-        variants = [(f"engine, as the CLI runs it here ({chosen} HTTP worker processes, {how}; starts paced)", chosen, True)]
+        variants = [(f"engine, as the CLI runs it here ({workers_text}, {how}; starts paced)", chosen, True)]
         if chosen:
             variants.append(("engine, every request from its own process (no HTTP workers; starts paced)", 0, True))
         variants.append((f"engine, as the CLI runs it but starts not paced ({PACING_ENV}=off)", chosen, False))

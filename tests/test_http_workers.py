@@ -228,15 +228,25 @@ def test_the_cli_forks_no_worker_when_nothing_will_be_sent(tmp_path: Path):
     store = Store(tmp_path / "db.sqlite")
     model = ModelSettings(base_url="http://127.0.0.1:9/v1", model="scripted")
     config = RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data), concurrency=64)
+
+    def finish(run_id: str, samples: list, failing: int = 0) -> None:
+        store.save_batch(run_id, [], [("normal_atom_bool", Prediction(s.id, output="[]", error="HTTP 503" if i < failing else None), 1)
+                                      for i, s in enumerate(samples)])
+        store.set_status(run_id, "finished")
+
     first, samples = start_run(config, store)
     assert _requests_expected(store, first, rerun_errors=False)  # nothing cached yet
-    store.save_batch(first, [], [("normal_atom_bool", Prediction(s.id, output="[]", error="HTTP 503" if i == 0 else None), 1)
-                                 for i, s in enumerate(samples)])
+    finish(first, samples, failing=1)
     assert not _requests_expected(store, first, rerun_errors=False)  # resuming a finished run
     assert _requests_expected(store, first, rerun_errors=True)  # one sample ended with a request error
-    # The same requests again, at another concurrency: the cache answers them.
+    # The same requests again, at another concurrency: the failed one is not in the cache...
     repeat, _ = start_run(replace(config, concurrency=128), store)
-    assert not _requests_expected(store, repeat, rerun_errors=False)
+    assert _requests_expected(store, repeat, rerun_errors=False)
+    # ... but after a run that finished without errors, the cache answers them all.
+    clean, samples = start_run(config, store)
+    finish(clean, samples)
+    again, _ = start_run(replace(config, concurrency=128), store)
+    assert not _requests_expected(store, again, rerun_errors=False)
     other_subset, _ = start_run(replace(config, subsets=("normal_atom_number",)), store)
     assert _requests_expected(store, other_subset, rerun_errors=False)
     no_cache, _ = start_run(replace(config, use_cache=False), store)

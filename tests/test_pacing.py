@@ -1,34 +1,85 @@
-"""Paced request starts: a short fixed gap before the first answer, then a share of the measured
-latency over the concurrency (never more than a cap), never a wait when starts are already apart;
-a real run's requests reach the server spread out; the switch to turn it off."""
+"""Paced request starts: a short fixed gap before the first answer (the first wave spread over a
+bounded span), then a share of the measured latency over the concurrency (never more than a cap);
+no wait when starts are already apart; waiting starts take the gap as it is when released, and one
+given up costs the others nothing; a real run's requests reach the server spread out; the switch."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
 import pytest
 
-from evaluators.engine import pacing
-from evaluators.engine.pacing import LATENCY_SHARE, MAX_GAP, PACING_ENV, RAMP_GAP, SendPacer, pacing_enabled
+from evaluators.engine.pacing import (
+    LATENCY_SHARE,
+    MAX_GAP,
+    PACING_ENV,
+    RAMP_GAP,
+    RAMP_SPAN,
+    RECENT_ANSWERS,
+    SendPacer,
+    pacing_enabled,
+)
 from evaluators.engine.store import Store
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.scripted_server import ScriptedServer
 from tests.test_engine import _config, _run
 
 
+def _release_times(pacer: SendPacer, waiters: int, cancel: int | None = None, after_first=None) -> list[float]:
+    """When each of `waiters` concurrent starts was let through (seconds after the first); the one
+    numbered `cancel` gives up while waiting; `after_first` runs once the first is through."""
+
+    async def run() -> list[float]:
+        loop = asyncio.get_running_loop()
+        times: dict[int, float] = {}
+
+        async def start(index: int) -> None:
+            await pacer.wait()
+            times[index] = loop.time()
+            if index == 0 and after_first is not None:
+                after_first()
+
+        tasks = [asyncio.create_task(start(i)) for i in range(waiters)]
+        await asyncio.sleep(0)
+        if cancel is not None:
+            tasks[cancel].cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return [times[i] - times[0] for i in sorted(times)]
+
+    return asyncio.run(run())
+
+
 def test_first_starts_are_spread_by_the_ramp_gap():
-    pacer = SendPacer(concurrency=8)
-    waits = [pacer.reserve(now=10.0) for _ in range(4)]
-    assert waits == pytest.approx([0, RAMP_GAP, 2 * RAMP_GAP, 3 * RAMP_GAP])
+    times = _release_times(SendPacer(concurrency=8), 4)
+    assert times[0] == 0
+    assert all(later - earlier >= RAMP_GAP * 0.9 for earlier, later in zip(times, times[1:]))
+
+
+def test_the_first_wave_is_spread_over_a_bounded_span_at_any_concurrency():
+    assert SendPacer(concurrency=8).gap() == RAMP_GAP
+    assert SendPacer(concurrency=1024).gap() * 1024 == pytest.approx(RAMP_SPAN)
 
 
 def test_after_answers_the_gap_is_a_share_of_the_latency_over_the_concurrency():
     pacer = SendPacer(concurrency=64)
     pacer.observe(0.2)
     assert pacer.gap() == pytest.approx(LATENCY_SHARE * 0.2 / 64)
-    pacer.observe(0.4)  # a moving average: one slow answer moves it a little
-    assert pacer.latency == pytest.approx(0.2 * (1 - pacing.LATENCY_WEIGHT) + 0.4 * pacing.LATENCY_WEIGHT)
+    pacer.observe(5.0)  # a slow straggler does not lengthen it
+    assert pacer.gap() == pytest.approx(LATENCY_SHARE * 0.2 / 64)
+    pacer.observe(0.01)  # a fast answer shortens it at once
+    assert pacer.gap() == pytest.approx(LATENCY_SHARE * 0.01 / 64)
+    for _ in range(RECENT_ANSWERS):  # and it follows the endpoint when it slows down for good
+        pacer.observe(0.4)
+    assert pacer.gap() == pytest.approx(LATENCY_SHARE * 0.4 / 64)
+
+
+def test_gaps_finer_than_the_loops_timers_still_give_their_rate():
+    pacer = SendPacer(concurrency=1024)
+    pacer.observe(0.05)  # 25 microseconds apart: 40,000 starts a second
+    times = _release_times(pacer, 400)
+    assert times[-1] < 0.1  # not one loop turn (~1 ms) each
 
 
 def test_slow_endpoints_at_low_concurrency_never_wait_long():
@@ -40,8 +91,30 @@ def test_slow_endpoints_at_low_concurrency_never_wait_long():
 def test_no_wait_when_starts_are_already_apart():
     pacer = SendPacer(concurrency=4)
     pacer.observe(0.1)
-    assert pacer.reserve(now=1.0) == 0
-    assert pacer.reserve(now=2.0) == 0
+
+    async def run() -> float:
+        await pacer.wait()
+        await asyncio.sleep(0.05)  # longer than the gap
+        started = asyncio.get_running_loop().time()
+        await pacer.wait()
+        return asyncio.get_running_loop().time() - started
+
+    assert asyncio.run(run()) < 0.005
+
+
+def test_waiting_starts_take_the_gap_as_it_is_when_released():
+    pacer = SendPacer(concurrency=1)
+    pacer.observe(0.04)  # a gap of 20 ms while the first waits...
+    times = _release_times(pacer, 4, after_first=lambda: pacer.observe(0.002))  # ... then 1 ms
+    assert times[1] >= MAX_GAP * 0.9  # booked before the speed-up
+    assert times[3] - times[1] < 2 * MAX_GAP  # not 20 ms each
+
+
+def test_a_start_given_up_while_waiting_costs_the_others_no_gap():
+    pacer = SendPacer(concurrency=1)
+    pacer.observe(0.04)  # 20 ms between starts
+    times = _release_times(pacer, 3, cancel=1)
+    assert len(times) == 2 and times[1] < 1.9 * MAX_GAP
 
 
 def test_the_switch(monkeypatch: pytest.MonkeyPatch):

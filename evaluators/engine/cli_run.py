@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 
@@ -12,7 +13,7 @@ from tqdm import tqdm
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.engine.http_pool import can_fork_workers, fork_workers, workers_for
+from evaluators.engine.http_pool import WORKERS_ENV, can_fork_workers, fork_workers, workers_for
 from evaluators.engine.local_model import is_local, local_model
 from evaluators.engine.runner import Progress, execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings
@@ -76,7 +77,8 @@ _PACE_ONLY_SETTINGS = ("concurrency", "max_attempts", "use_cache")
 
 def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
     """Whether this run will send requests: False when no sample is left to do, or when an earlier
-    run with the same requests (benchmark, data, subsets, model settings) makes the cache answer."""
+    run with the same requests (benchmark, data, subsets, model settings) finished without a request
+    error, so the cache holds every answer."""
     run = store.get_run(run_id)
     states = store.prediction_states(run_id)
     if rerun_errors:
@@ -85,11 +87,16 @@ def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
         return False
     if not run.config.get("use_cache", True):
         return True
-    same_requests = {k: v for k, v in run.config.items() if k not in _PACE_ONLY_SETTINGS}
-    return not any(
-        other.id != run_id and {k: v for k, v in other.config.items() if k not in _PACE_ONLY_SETTINGS} == same_requests
-        for other in store.list_runs()
-    )
+
+    def requests_of(config: dict) -> dict:
+        return {key: value for key, value in config.items() if key not in _PACE_ONLY_SETTINGS}
+
+    for other in store.list_runs():
+        if other.id != run_id and other.status == "finished" and requests_of(other.config) == requests_of(run.config):
+            totals = store.run_totals(other.id)
+            if totals["done"] >= other.total and not totals["errors"]:
+                return False
+    return True
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -106,13 +113,15 @@ def run_command(args: argparse.Namespace) -> int:
         run_id, samples = start_run(config, store)
     else:
         config = RunConfig.from_json(store.get_run(run_id).config)
+    asked = args.http_workers is not None or bool(os.environ.get(WORKERS_ENV, "").strip())
     http_workers = workers_for(config.concurrency, args.http_workers, cheap_start=can_fork_workers())
-    if _requests_expected(store, run_id, rerun_errors):
-        # Forked now, before the progress bar's thread and the event loop: the workers share this
-        # process's SDK import and are ready at once (where forking is not possible, the run starts them).
-        fork_workers(http_workers)
-    else:
-        http_workers = 0  # nothing to send: not even the SDK is imported
+    if not asked and not _requests_expected(store, run_id, rerun_errors):
+        http_workers = 0  # the cache answers, or nothing is left: not even the SDK is imported
+    # Forked now, before the progress bar's thread and the event loop: the workers share this process's
+    # SDK import and are ready at once. Where they cannot be forked, the run starts fresh ones, which
+    # by default only pays off on more cores.
+    if http_workers and not fork_workers(http_workers) and not asked:
+        http_workers = workers_for(config.concurrency)
     bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
 
     def on_progress(progress: Progress) -> None:

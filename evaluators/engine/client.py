@@ -166,7 +166,7 @@ class ChatClient:
                 return self._result(cached, key, 0.0, 0, cached=True)
         if self._limit is None:
             self._limit = asyncio.Semaphore(self.concurrency)
-        async with self._limit, _GlobalLimit.get():
+        async with self._limit:
             return await self._send_with_retries(payload, key)
 
     async def _send_with_retries(self, payload: bytes, key: str) -> ChatResult:
@@ -175,13 +175,16 @@ class ChatClient:
             attempt += 1
             if self._pacer is not None:
                 await self._pacer.wait()
-            started = time.perf_counter()
             self.requests_sent += 1
             box = _REQUESTS_IN_TASK.get()
             if box is not None:
                 box[0] += 1
             try:
-                response = await self._attempt(payload)
+                # The global limit is held only while a request is out: not while paced or backing off.
+                async with _GlobalLimit.get():
+                    started = time.perf_counter()
+                    response = await self._attempt(payload)
+                    latency = time.perf_counter() - started
             except AttemptFailed as failure:
                 if not failure.retryable:
                     raise RequestFailed(failure.problem, attempt) from None
@@ -189,7 +192,6 @@ class ChatClient:
                     raise RequestFailed(f"{failure.problem} (gave up after {attempt} attempts)", attempt) from None
                 await asyncio.sleep(self.retry.delay(attempt, failure.retry_after))
                 continue
-            latency = time.perf_counter() - started
             if self._pacer is not None:
                 self._pacer.observe(latency)
             if self.on_response is not None:

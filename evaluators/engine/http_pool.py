@@ -19,7 +19,7 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec
@@ -56,8 +56,17 @@ def workers_for(concurrency: int, requested: int | None = None, cores: int | Non
 def can_fork_workers() -> bool:
     """Whether `fork_workers` can start workers from this process now: Linux (fork is unsafe on macOS
     and absent on Windows), and no other thread running (a fork copies only the calling thread, and a
-    lock another thread holds would stay locked in the child forever)."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    lock another thread holds would stay locked in the child forever), and no event loop running."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1 and not _loop_running()
+
+
+def _loop_running() -> bool:
+    # Workers forked while a loop runs would keep copies of the pipes of the workers it has adopted.
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 # Forked workers not yet adopted by a pool: (process id, read end of its answers, write end of its input).
@@ -66,38 +75,68 @@ _forked: list[tuple[int, int, int]] = []
 
 def fork_workers(count: int) -> int:
     """Fork `count` worker processes now, before this process starts an event loop or a thread; the
-    first pool created afterwards adopts them. Returns how many were forked (0 when this process
-    cannot fork them; the pool then starts fresh ones itself). A worker keeps copies of this process's
-    other open files until it ends, which it does when its input pipe closes: when the loop that
-    adopted it ends, or this process does."""
+    first pool created afterwards adopts them. Returns how many were forked (fewer, or 0, when this
+    process cannot fork them; the pool then starts fresh ones itself). A worker keeps copies of this
+    process's other open files until it ends, which it does when its input pipe closes: when the loop
+    that adopted it ends, or this process does."""
     if count <= 0 or not can_fork_workers():
         return 0
-    # Loaded here once, so every worker has them already.
-    import openai  # noqa: F401
+    try:
+        # Loaded here once, so every worker has them already.
+        import openai  # noqa: F401
 
-    from evaluators.engine.http_worker import serve_forked
-    from evaluators.engine.sdk_transport import tls_context
+        from evaluators.engine.http_worker import serve_forked
+        from evaluators.engine.sdk_transport import tls_context
 
-    tls_context()
+        tls_context()
+    except Exception as exc:  # noqa: BLE001 - e.g. a bad SSL_CERT_FILE: reported by the first request instead
+        log.warning("HTTP workers not forked: %s: %s", type(exc).__name__, exc)
+        return 0
     sys.stdout.flush()
     sys.stderr.flush()
+    forked = 0
     # Frozen objects are never scanned by a collection, so the workers do not copy this process's memory
     # page by page just by collecting garbage (the pattern the `gc` docs give for fork without exec).
     gc.freeze()
-    for _ in range(count):
-        to_worker_read, to_worker_write = os.pipe()
-        from_worker_read, from_worker_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            # Only this worker's own ends stay open here, so every pipe sees its end when its owner closes it.
-            for fd in (to_worker_write, from_worker_read, *(fd for _, read, write in _forked for fd in (read, write))):
-                os.close(fd)
-            serve_forked(to_worker_read, from_worker_write)  # never returns
-        os.close(to_worker_read)
-        os.close(from_worker_write)
-        _forked.append((pid, from_worker_read, to_worker_write))
-    gc.unfreeze()
-    return count
+    # Ctrl-C is held back until each child has set itself to ignore it: one arriving in between would
+    # make the child carry on as a second copy of this program.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        for _ in range(count):
+            pipes: list[int] = []
+            try:
+                pipes.extend(os.pipe())
+                pipes.extend(os.pipe())
+                pid = os.fork()
+            except OSError as exc:  # too many processes or open files: go on with those forked
+                log.warning("HTTP worker not forked: %s", exc)
+                for fd in pipes:
+                    os.close(fd)
+                break
+            to_worker_read, to_worker_write, from_worker_read, from_worker_write = pipes
+            if pid == 0:
+                _become_worker(to_worker_read, from_worker_write, (to_worker_write, from_worker_read), serve_forked)
+            os.close(to_worker_read)
+            os.close(from_worker_write)
+            _forked.append((pid, from_worker_read, to_worker_write))
+            forked += 1
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        gc.unfreeze()
+    return forked
+
+
+def _become_worker(read_fd: int, write_fd: int, others: tuple[int, ...], serve: Any) -> NoReturn:
+    """In a forked child: keep only this worker's own pipe ends (so every pipe sees its end when its
+    owner closes it), then serve; never return into the parent's program."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        for fd in (*others, *(fd for _, read, write in _forked for fd in (read, write))):
+            os.close(fd)
+        serve(read_fd, write_fd)
+    finally:
+        os._exit(1)
 
 
 class _WorkerProcess(Protocol):
@@ -154,9 +193,11 @@ class _ForkedProcess:
 
     def __init__(self, pid: int, from_worker: int, to_worker: int):
         self._pid = pid
-        self._from_worker = from_worker
-        self._to_worker = to_worker
+        # As file objects: closing one twice (by its transport, then here) is harmless.
+        self._from_worker = os.fdopen(from_worker, "rb", 0)
+        self._to_worker = os.fdopen(to_worker, "wb", 0)
         self._input: asyncio.WriteTransport | None = None
+        self._output: asyncio.ReadTransport | None = None
         self.returncode: int | None = None
 
     @property
@@ -166,35 +207,49 @@ class _ForkedProcess:
     async def start(self) -> asyncio.StreamReader:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=_READ_LIMIT)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(self._from_worker, "rb", 0))
-        self._input, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(self._to_worker, "wb", 0))
+        self._output, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._from_worker)
+        self._input, _ = await loop.connect_write_pipe(asyncio.Protocol, self._to_worker)
         return reader
 
     def write(self, data: bytes) -> None:
         assert self._input is not None
         self._input.write(data)
 
+    def _reap(self, flags: int) -> bool:
+        try:
+            pid, status = os.waitpid(self._pid, flags)
+        except ChildProcessError:  # reaped elsewhere (e.g. SIGCHLD ignored): its status is lost
+            self.returncode = 255
+            return True
+        if pid:
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return bool(pid)
+
     async def wait(self) -> int:
-        # Polled, not waited for in a thread: a worker ends right after its answers' pipe closes.
-        while self.returncode is None:
-            pid, status = os.waitpid(self._pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-            else:
-                await asyncio.sleep(0.02)
+        # Polled, not waited for in a thread: a worker ends right after its input pipe closes.
+        while self.returncode is None and not self._reap(os.WNOHANG):
+            await asyncio.sleep(0.02)
+        assert self.returncode is not None
         return self.returncode
 
     async def stop(self) -> None:
-        if self.returncode is not None:
-            return
+        # A transport closes its pipe itself (after writing what it holds); a pipe not yet handed to one
+        # is closed here.
         if self._input is not None:
             self._input.close()
         else:
-            os.close(self._to_worker)
-        try:
-            await asyncio.wait_for(self.wait(), 5)
-        except (TimeoutError, asyncio.CancelledError):
-            os.kill(self._pid, signal.SIGKILL)
+            self._to_worker.close()
+        if self.returncode is None:
+            try:
+                await asyncio.wait_for(self.wait(), 5)
+            except (TimeoutError, asyncio.CancelledError):
+                if self.returncode is None:
+                    os.kill(self._pid, signal.SIGKILL)
+                    self._reap(0)  # promptly gone after SIGKILL; no zombie left behind
+        if self._output is not None:
+            self._output.close()
+        else:
+            self._from_worker.close()
 
 
 class _Worker:
