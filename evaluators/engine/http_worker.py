@@ -118,8 +118,9 @@ def serve_forked(from_engine: int, to_engine: int) -> NoReturn:
     code = 0
     try:
         _ignore_interrupts()
-        # The engine's stdout may carry a report (--json): whatever a library prints here goes to stderr.
-        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        # The engine's stdout may carry a report (--json): whatever a library prints here goes to stderr
+        # (the descriptors themselves, whatever sys.stdout has been replaced with).
+        os.dup2(2, 1)
         asyncio.run(serve(os.fdopen(from_engine, "rb", 0), os.fdopen(to_engine, "wb", 0)))
     except BaseException:  # noqa: BLE001 - reported, then this process ends whatever happened
         traceback.print_exc()
