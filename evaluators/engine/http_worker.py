@@ -112,12 +112,11 @@ def main() -> None:
 
 
 def serve_forked(from_engine: int, to_engine: int) -> NoReturn:
-    """The life of a worker forked from the engine's process (`http_pool.fork_workers`): serve over the
-    two pipes, then leave at once, running none of the engine's exit handlers or finalizers (its open
-    files and database belong to the engine)."""
+    """The life of a worker forked from the engine's process (`http_pool.fork_workers`, which has set
+    it to ignore Ctrl-C): serve over the two pipes, then leave at once, running none of the engine's
+    exit handlers or finalizers (its open files and database belong to the engine)."""
     code = 0
     try:
-        _ignore_interrupts()
         # The engine's stdout may carry a report (--json): whatever a library prints here goes to stderr
         # (the descriptors themselves, whatever sys.stdout has been replaced with).
         os.dup2(2, 1)
