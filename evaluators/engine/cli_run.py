@@ -71,8 +71,8 @@ def _user_simulator(args: argparse.Namespace, benchmark: Benchmark) -> UserSimul
     return None if same else user
 
 
-# Settings that change how a run goes, not which requests it sends.
-_PACE_ONLY_SETTINGS = ("concurrency", "max_attempts", "use_cache")
+# Run settings that change how a run goes, not which requests it sends (nor the cache keys).
+_SETTINGS_NOT_IN_REQUESTS = ("concurrency", "max_attempts", "use_cache")
 
 
 def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
@@ -89,7 +89,7 @@ def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
         return True
 
     def requests_of(config: dict) -> dict:
-        return {key: value for key, value in config.items() if key not in _PACE_ONLY_SETTINGS}
+        return {key: value for key, value in config.items() if key not in _SETTINGS_NOT_IN_REQUESTS}
 
     for other in store.list_runs():
         if other.id != run_id and other.status == "finished" and requests_of(other.config) == requests_of(run.config):
