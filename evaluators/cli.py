@@ -12,7 +12,7 @@ from pathlib import Path
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, all_benchmarks, get_benchmark, score_all
 from evaluators.core.types import Report
-from evaluators.engine.settings import MODALITIES, REQUEST_MODES, JudgeSettings
+from evaluators.engine.settings import MODALITIES, PROMPT_STYLES, REQUEST_MODES, JudgeSettings
 
 EXAMPLE_DIR = Path(__file__).parent / "acebench" / "example"
 
@@ -50,8 +50,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--user-base-url", help="endpoint of the simulated user (ACEBench agent_multi_turn; default: --base-url)")
     run.add_argument("--user-model", help="model playing the simulated user (default: --model)")
     run.add_argument("--user-api-key-env", help="environment variable holding the simulated user's key (default: --api-key-env)")
-    run.add_argument("--temperature", type=float, default=0.0)
-    run.add_argument("--max-tokens", type=int)
+    run.add_argument("--prompt-style", choices=PROMPT_STYLES,
+                     help="ACEBench: official (default when the official prompt files are there: the requests the "
+                          "official code sends) or toolboard (our own wording)")
+    run.add_argument("--temperature", type=float,
+                     help="default: the benchmark's (ACEBench official: 0.7 single-turn, 0.001 agent), else 0")
+    run.add_argument("--top-p", type=float, help="default: the benchmark's (ACEBench official: 1), else not sent")
+    run.add_argument("--max-tokens", type=int,
+                     help="default: the benchmark's (ACEBench official: 1200 single-turn, 1000 agent), else not sent")
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
     run.add_argument("--max-attempts", type=int, default=6, help="attempts per request before it counts as an error")
     run.add_argument("--extra-body", type=json.loads, default={}, help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')

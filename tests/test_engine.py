@@ -326,7 +326,9 @@ def test_real_acebench_normal_and_special_end_to_end_with_gold_answers(real_aceb
     from tests.scripted_server import prompt_key
 
     samples = [s for s in load(real_acebench_dir, language="en") if not s.subset.startswith("agent")]
-    answers = {prompt_key({"messages": build_request(s).messages}): gold_prediction(s)["output"] for s in samples}
+    # the shared data holds the official prompt files, so the run sends the official requests
+    answers = {prompt_key({"messages": build_request(s, prompt_style="official").messages}): gold_prediction(s)["output"]
+               for s in samples}
     with ScriptedServer(reply=lambda body: {"content": answers[prompt_key(body)]}) as server:
         model = ModelSettings(base_url=server.base_url, model="gold", api_key_env="")
         config = RunConfig("acebench", model, language="en", subsets=("normal", "special"), data_dir=str(real_acebench_dir),
@@ -346,10 +348,10 @@ def test_an_internal_error_on_one_sample_is_recorded_not_fatal(data: Path, tmp_p
 
     real_build = solve_module.build_request
 
-    def flaky_build(sample, mode="prompt"):
+    def flaky_build(sample, mode="prompt", **options):
         if sample.id == "normal_atom_bool_5":
             raise ValueError("spec cannot be rendered")
-        return real_build(sample, mode=mode)
+        return real_build(sample, mode=mode, **options)
 
     monkeypatch.setattr(solve_module, "build_request", flaky_build)
     with ScriptedServer(reply=correct_reply) as server:

@@ -6,6 +6,7 @@ from evaluators.acebench.data import DATA_VERSION, load
 from evaluators.acebench.predictions import match_predictions, read_predictions
 from evaluators.acebench.prompts import build_request
 from evaluators.acebench.report import summarize
+from evaluators.acebench.request_profile import request_profile
 from evaluators.acebench.solve import can_solve, solve
 from evaluators.core.registry import Benchmark, register
 
@@ -26,6 +27,7 @@ BENCHMARK = register(
         build_request=build_request,
         solve=solve,
         can_solve=can_solve,
+        request_profile=request_profile,
         description="ACEBench (arXiv 2501.12851): normal, special and agent tool use, en and zh.",
         # user_simulator: agent_multi_turn rollouts need a simulated user's chat client (see engine/runner.py).
         extra={"data_version": DATA_VERSION, "user_simulator": True},

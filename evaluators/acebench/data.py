@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.acebench.categories import CATEGORIES, LANGUAGES, is_agent, is_multi_turn
+from evaluators.acebench.official_source import find_code_dir
 from evaluators.core.archive import download, safe_extract
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
@@ -60,31 +61,52 @@ def download_official_data() -> Path:
         return target
     archive = _official_archive()
     _extract(archive, target, "data_all")
-    if not (official_scenarios_target() / SCENARIO_SOURCES).is_dir():
-        try:  # from the same archive while we have it; only agent rollouts need them
-            _extract(archive, official_scenarios_target(), SCENARIO_SOURCES)
+    if not _has_code(official_code_target()):
+        try:  # from the same archive while we have it; official requests and agent rollouts read it
+            _extract(archive, official_code_target(), OFFICIAL_CODE)
         except DataError:
-            pass  # download_official_scenarios() reports it if a rollout needs them
+            pass  # download_official_code() reports it when it is needed
     archive.unlink(missing_ok=True)
     return target
 
 
-# The agent environment's default state lives in the official repository's scenario classes.
-SCENARIO_SOURCES = "model_inference/multi_turn"
+# The official request code (prompt texts, agent scenario classes): read as data, never run.
+OFFICIAL_CODE = "model_inference"
 
 
-def official_scenarios_target() -> Path:
-    return datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}-scenarios"
+def official_code_target() -> Path:
+    return datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}-code"
 
 
-def download_official_scenarios() -> Path:
-    """The official scenario sources (Python files, read but never run) from the pinned archive."""
-    target = official_scenarios_target()
-    if not (target / SCENARIO_SOURCES).is_dir():
+def _has_code(target: Path) -> bool:
+    return find_code_dir(target / "data_all") is not None
+
+
+def download_official_code() -> Path:
+    """The official `model_inference/` folder from the pinned archive (Python files, read but never run)."""
+    target = official_code_target()
+    if not _has_code(target):
         archive = _official_archive()
-        _extract(archive, target, SCENARIO_SOURCES)
+        _extract(archive, target, OFFICIAL_CODE)
         archive.unlink(missing_ok=True)
     return target
+
+
+def is_downloaded(language_dir: Path) -> bool:
+    """Whether this data folder is the cache's copy of the official archive."""
+    try:
+        return language_dir.resolve().is_relative_to(datasets_dir().resolve())
+    except OSError:
+        return False
+
+
+def official_code_dir(language_dir: Path) -> Path | None:
+    """The official `model_inference/` folder for the data in `language_dir`: beside it (or one level
+    up from `data_all/`), else, for downloaded data, from the pinned archive; None when absent."""
+    found = find_code_dir(language_dir)
+    if found is None and is_downloaded(language_dir):
+        found = download_official_code() / OFFICIAL_CODE
+    return found
 
 
 def resolve_language_dir(data_dir: str | Path | None, language: str) -> Path:
@@ -152,12 +174,12 @@ def load_category(folder: Path, category: str, language: str = "en") -> list[Sam
             "time": prompt.get("time", ""),
             "profile": prompt.get("profile", ""),
         }
-        meta: dict[str, Any] = {"line": p_line, "language": language}
+        # data_dir: official requests and the agent environment's default state are found from here.
+        meta: dict[str, Any] = {"line": p_line, "language": language, "data_dir": str(folder)}
         if agent:
             sample_input["initial_config"] = prompt["initial_config"]
             sample_input["involved_classes"] = prompt["involved_classes"]
             meta["mile_stone"] = answer["mile_stone"]
-            meta["data_dir"] = str(folder)  # rollouts find the environment's default state from here
         if is_multi_turn(category):
             meta["conversation"] = _conversation_of(prompt["id"])
         samples.append(

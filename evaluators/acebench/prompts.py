@@ -1,5 +1,6 @@
-"""Requests for ACEBench items: the text protocol of the official prompts (in our own words) and a
-native-tools mode with the specs converted to valid JSON Schema."""
+"""Requests for ACEBench items: the official requests (prompt texts read from the official source,
+see `official_prompts`), the same text protocol in our own words (`toolboard`), and a native-tools
+mode with the specs converted to valid JSON Schema."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import re
 from typing import Any
 
 from evaluators.acebench.categories import is_agent, is_special
+from evaluators.acebench.official_prompts import official_prompts_for
 from evaluators.core.types import ChatRequest, Sample
 
 MODES = ("prompt", "tools")
+PROMPT_STYLES = ("official", "toolboard")
 
 _FORMAT_RULES_EN = """Reply with the API call(s) for the next step of the conversation, written as a Python-style list of calls:
 [ApiName(key1='value1', key2='value2'), OtherApi(key='value')]
@@ -201,11 +204,21 @@ def _tools_system_prompt(sample: Sample, language: str) -> str:
     return "\n\n".join(parts)
 
 
-def build_request(sample: Sample, mode: str = "prompt", language: str | None = None) -> ChatRequest:
-    """`prompt`: the text protocol; `tools`: native function calling. Agent items are rollouts."""
+def build_request(sample: Sample, mode: str = "prompt", language: str | None = None,
+                  prompt_style: str = "toolboard") -> ChatRequest:
+    """`prompt`: the text protocol (official or in our own words); `tools`: native function calling
+    (our extension, own wording only). Agent items are rollouts."""
     language = language or _language(sample)
     if is_agent(sample.subset):
         raise ValueError(f"{sample.id}: agent items are multi-step rollouts, not a single request")
+    if prompt_style not in PROMPT_STYLES:
+        raise ValueError(f"unknown prompt style {prompt_style!r}; expected one of {', '.join(PROMPT_STYLES)}")
+    if prompt_style == "official":
+        if mode != "prompt":
+            raise ValueError("official requests exist in prompt mode only: native tools mode is our extension")
+        prompts = official_prompts_for(sample)
+        return ChatRequest(messages=prompts.single_turn_messages(sample, language),
+                           sampling=dict(prompts.single_turn_sampling))
     if mode == "prompt":
         messages = [
             {"role": "system", "content": system_prompt(sample, language)},

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
-from evaluators.core.types import Prediction, Report, Sample, SampleScore
+from evaluators.core.types import Prediction, Report, RequestProfile, Sample, SampleScore
 
 MODES = ("official", "strict")
 
@@ -41,6 +41,10 @@ class Benchmark:
     # async solve(sample, chat, request_mode) -> Prediction; can_solve(subset) says which subsets it runs
     solve: Callable[..., Any] | None = None
     can_solve: Callable[[str], bool] = lambda subset: True
+    # request_profile(run config) -> RequestProfile: for benchmarks whose requests come in prompt
+    # styles (official / toolboard); it resolves the run's style and the sampling sent. solve() then
+    # takes `prompt_style=`.
+    request_profile: Callable[[Any], RequestProfile] | None = None
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -98,10 +98,30 @@ class Report:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat-completions request body, without the model name or sampling settings."""
+    """One chat-completions request body, without the model name. `sampling` holds the benchmark's
+    sampling for this request (e.g. the reference harness's temperature); what the user set wins."""
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None = None
     tool_choice: str | dict[str, Any] | None = None
     # Tool names as sent -> the benchmark's own names (OpenAI names allow no dots).
     tool_names: dict[str, str] = field(default_factory=dict)
+    sampling: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RequestProfile:
+    """How a run's requests are built, recorded with the run: the prompt style (`official`: what the
+    reference harness sends; `toolboard`: our own wording), where the prompts come from, the sampling
+    sent for each kind of request, and where our requests knowingly differ from the reference."""
+
+    prompt_style: str
+    source: str
+    sampling: dict[str, dict[str, Any]]
+    differences: tuple[str, ...] = ()
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["differences"] = list(self.differences)
+        return data

@@ -48,7 +48,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
     settings = ModelSettings(
         base_url=args.base_url, model=args.model, api_key_env=args.api_key_env, request_mode=args.request_mode,
         temperature=args.temperature, max_tokens=args.max_tokens, timeout=args.timeout, extra_body=args.extra_body,
-        modality=args.modality, judge=judge_settings(args, benchmark),
+        modality=args.modality, judge=judge_settings(args, benchmark), top_p=args.top_p, prompt_style=args.prompt_style,
     )
     return RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=tuple(args.subset or ()), limit=args.limit,
@@ -99,6 +99,20 @@ def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
     return True
 
 
+def describe_requests(config: dict) -> str:
+    """One line on how the run's requests are built (its request profile), for the terminal."""
+    profile = config.get("request_profile")
+    model = config.get("model") or {}
+    if not profile:
+        return f"requests: {model.get('request_mode', 'prompt')} mode"
+    sampling = "; ".join(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in values.items())
+                         for kind, values in profile.get("sampling", {}).items())
+    line = f"requests: {profile['prompt_style']} prompts ({sampling})"
+    if profile.get("note"):
+        line += f"\n  not the official requests: {profile['note']}"
+    return line
+
+
 def run_command(args: argparse.Namespace) -> int:
     from evaluators.cli import print_report
 
@@ -111,6 +125,7 @@ def run_command(args: argparse.Namespace) -> int:
     if run_id is None:
         config = _config(args)
         run_id, samples = start_run(config, store)
+        print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
     else:
         config = RunConfig.from_json(store.get_run(run_id).config)
     asked = args.http_workers is not None or bool(os.environ.get(WORKERS_ENV, "").strip())

@@ -91,9 +91,8 @@ class _GlobalLimit:
 
 
 def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": settings.model, "messages": request.messages, "temperature": settings.temperature}
-    if settings.max_tokens is not None:
-        body["max_tokens"] = settings.max_tokens
+    body: dict[str, Any] = {"model": settings.model, "messages": request.messages}
+    body.update(settings.sampling_for(request.sampling))
     if request.tools:
         body["tools"] = request.tools
         if request.tool_choice is not None:

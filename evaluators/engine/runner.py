@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evaluators import __version__
@@ -112,14 +112,32 @@ def _run_context(store: Store, run_id: str, samples: list[Sample] | None) -> tup
     return config, benchmark, samples if samples is not None else _load_samples(benchmark, config)
 
 
+def _check_prompt_style_offered(config: RunConfig, benchmark: Benchmark) -> None:
+    if benchmark.request_profile is None and config.model.prompt_style is not None:
+        raise ToolboardError(f"{benchmark.name} has no prompt styles to choose from; drop --prompt-style")
+
+
+def with_request_profile(config: RunConfig, benchmark: Benchmark) -> RunConfig:
+    """The config with its prompt style resolved and its request profile recorded (benchmarks with
+    prompt styles); a style asked of a benchmark without them is an error."""
+    _check_prompt_style_offered(config, benchmark)
+    if benchmark.request_profile is None:
+        return config
+    profile = benchmark.request_profile(config)
+    model = replace(config.model, prompt_style=profile.prompt_style)
+    return replace(config, model=model, request_profile=profile.to_json())
+
+
 def start_run(config: RunConfig, store: Store) -> tuple[str, list[Sample]]:
     check_endpoint_allowed(config.model.base_url)
     benchmark = get_benchmark(config.benchmark)
     if benchmark.solve is None:
         raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
+    _check_prompt_style_offered(config, benchmark)
     samples = _load_samples(benchmark, config)
     if not samples:
         raise ToolboardError("no samples selected")
+    config = with_request_profile(config, benchmark)
     data_version = str(benchmark.extra.get("data_version", "unknown"))
     run_id = store.create_run(
         config.benchmark, config.language, config.model.model, config.model.base_url, config.to_json(),
@@ -183,7 +201,9 @@ async def execute(
     )
     user_client = _user_simulator_client(config, client)
     # Benchmarks with dialogue rollouts also get the simulated user's client (the tested model's by default).
-    solve_options = {"user_chat": user_client or client} if benchmark.extra.get("user_simulator") else {}
+    solve_options: dict[str, Any] = {"user_chat": user_client or client} if benchmark.extra.get("user_simulator") else {}
+    if benchmark.request_profile is not None:  # runs from before prompt styles used our own wording
+        solve_options["prompt_style"] = config.model.prompt_style or "toolboard"
     judge_client = _judge_client(config, client)
     if judge_client is not None:
         solve_options["judge_chat"] = judge_client

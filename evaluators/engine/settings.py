@@ -9,6 +9,11 @@ from typing import Any
 
 REQUEST_MODES = ("prompt", "tools")
 MODALITIES = ("text", "audio")
+PROMPT_STYLES = ("official", "toolboard")
+# Sampling fields a user may set; those left unset take the benchmark's value for each request.
+SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens")
+# Sent when neither the user nor the benchmark sets a temperature.
+DEFAULT_TEMPERATURE = 0.0
 
 
 @dataclass(frozen=True)
@@ -39,13 +44,26 @@ class ModelSettings:
     model: str
     api_key_env: str = "OPENAI_API_KEY"
     request_mode: str = "prompt"
-    temperature: float = 0.0
+    # None: the benchmark's sampling for each request (ACEBench official: the reference's defaults), else 0.
+    temperature: float | None = None
     max_tokens: int | None = None
     timeout: float = 120.0
     extra_body: dict[str, Any] = field(default_factory=dict)
     # Read by benchmarks that support them (StepEval): user turns as text or audio, and the judge.
     modality: str = "text"
     judge: JudgeSettings | None = None
+    top_p: float | None = None
+    # Benchmarks with request profiles (ACEBench): `official` or `toolboard`; None until a run resolves it.
+    prompt_style: str | None = None
+
+    def sampling_for(self, benchmark_sampling: dict[str, Any]) -> dict[str, Any]:
+        """What a request is sent with: the benchmark's sampling, overridden by what the user set."""
+        chosen = {"temperature": DEFAULT_TEMPERATURE, **benchmark_sampling}
+        for name in SAMPLING_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                chosen[name] = value
+        return chosen
 
     def generation(self) -> dict[str, Any]:
         """The settings that change what the model returns (part of the run's fingerprint)."""
@@ -61,6 +79,10 @@ class ModelSettings:
             settings["modality"] = self.modality
         if self.judge is not None:
             settings["judge"] = self.judge.identity()
+        if self.top_p is not None:
+            settings["top_p"] = self.top_p
+        if self.prompt_style not in (None, "toolboard"):  # earlier runs all used our own wording
+            settings["prompt_style"] = self.prompt_style
         return settings
 
 
@@ -80,7 +102,8 @@ class UserSimulatorSettings:
     def model_settings(self, tested: ModelSettings) -> ModelSettings:
         """Chat settings for the simulator: its own endpoint, sampling and timeout as for the tested model."""
         return ModelSettings(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env,
-                             temperature=tested.temperature, max_tokens=tested.max_tokens, timeout=tested.timeout)
+                             temperature=tested.temperature, max_tokens=tested.max_tokens, timeout=tested.timeout,
+                             top_p=tested.top_p)
 
 
 @dataclass(frozen=True)
@@ -96,6 +119,8 @@ class RunConfig:
     max_attempts: int = 6
     # None: the model under test also plays the simulated user.
     user_simulator: UserSimulatorSettings | None = None
+    # How the requests are built and sampled (RequestProfile.to_json()), recorded when the run starts.
+    request_profile: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

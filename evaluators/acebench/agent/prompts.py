@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluators.core.types import Sample
+
 _CALL_FORMAT = {
     "en": """Output API calls as a list in this exact form, and nothing else in that reply (no explanation, no results):
 [ApiName(key1='value1', key2='value2', ...)]
@@ -99,7 +101,7 @@ _AGENT_USER = {
 }
 
 # The simulated user's first message comes in answer to this fixed greeting from the agent.
-USER_GREETING = {"en": "Is there anything you need help with today?", "zh": "今天有什么需要帮助的吗？"}
+USER_GREETING = {"en": "Hello! What can I do for you?", "zh": "你好！需要我为你做些什么？"}
 
 _USER_COMMON = {
     "en": """You play a user talking to an agent. Your goal is given by the Instruction.
@@ -169,3 +171,22 @@ def user_simulator_prompt(question: str, involved_classes: list[str], language: 
     """Phone rules when BaseApi is involved, else the airline rules (the reference's choice)."""
     rules = _USER_PHONE_RULES if "BaseApi" in involved_classes else _USER_TRAVEL_RULES
     return _USER_COMMON[language].format(instruction=question) + "\n" + rules[language]
+
+
+class ToolboardAgentPrompts:
+    """The agent rollouts' requests in our own words, in the item's language, with the run's sampling."""
+
+    prompt_style = "toolboard"
+    agent_sampling: dict[str, Any] = {}
+    user_sampling: dict[str, Any] = {}
+
+    def agent_messages(self, kind: str, sample: Sample, history: str) -> list[dict[str, Any]]:
+        language = sample.meta.get("language", "en")
+        system = agent_system_prompt(kind, sample.input["involved_classes"], language)
+        user = agent_user_prompt(kind, sample.input["functions"], history, language)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def user_opening_messages(self, sample: Sample) -> list[dict[str, Any]]:
+        language = sample.meta.get("language", "en")
+        system = user_simulator_prompt(str(sample.input["question"]), sample.input["involved_classes"], language)
+        return [{"role": "system", "content": system}, {"role": "user", "content": USER_GREETING[language]}]

@@ -8,17 +8,18 @@ from typing import Any
 
 from evaluators.acebench.agent.calls import official_multi_turn_routing
 from evaluators.acebench.agent.env import FINISH, AgentEnvironment
-from evaluators.acebench.agent.prompts import (
-    USER_GREETING,
-    agent_system_prompt,
-    agent_user_prompt,
-    user_simulator_prompt,
-)
+from evaluators.acebench.agent.prompts import ToolboardAgentPrompts
 from evaluators.acebench.agent.replay import environment_for
+from evaluators.acebench.official_prompts import official_prompts_for
 from evaluators.core.types import ChatRequest, Prediction, Sample
 
 # At most this many messages (agent, user and execution) after the opening one, as in the reference.
 MAX_MESSAGES = 40
+
+SIMULATED_USER_ROLE_DIFFERENCE = (
+    "the simulated user's own earlier replies are sent to it as `assistant` messages; the official code "
+    "sends them as `system` messages, which many servers reject after the first message"
+)
 
 
 @dataclass
@@ -36,8 +37,9 @@ class Rollout:
     def add(self, role: str, content: str) -> None:
         self.transcript.append({"role": role, "content": content})
 
-    async def ask(self, chat: Any, messages: list[dict[str, Any]]) -> str:
-        result = await chat.complete(ChatRequest(messages=messages))
+    async def ask(self, chat: Any, messages: list[dict[str, Any]], sampling: dict[str, Any]) -> str:
+        # The messages are copied: the simulated user's list keeps growing after this request.
+        result = await chat.complete(ChatRequest(messages=list(messages), sampling=dict(sampling)))
         self.latency += result.latency
         for key in self.usage:
             self.usage[key] += int(result.usage.get(key, 0))
@@ -49,26 +51,29 @@ class Rollout:
                           latency=self.latency, usage=dict(self.usage), extra=extra)
 
 
+def agent_prompts(sample: Sample, prompt_style: str) -> Any:
+    """The requests of a rollout: the official ones (read from the official source) or our own."""
+    return official_prompts_for(sample) if prompt_style == "official" else ToolboardAgentPrompts()
+
+
 def official_finish_check(index: int, message: str | list[Any]) -> bool:
     """The dialogue ends when a message after the second contains `finish conversation` (a
     substring of text; an equal element of an execution list)."""
     return index > 1 and FINISH in message
 
 
-async def run_multi_step(sample: Sample, chat: Any) -> Prediction:
+async def run_multi_step(sample: Sample, chat: Any, prompt_style: str = "toolboard") -> Prediction:
     """The model alone: every reply goes to execution; the model sees the task and the execution
     results only (official_multi_step_history_without_agent_replies)."""
-    language = sample.meta.get("language", "en")
+    prompts = agent_prompts(sample, prompt_style)
     rollout = Rollout(sample, environment_for(sample))
     question = str(sample.input["question"])
-    system = agent_system_prompt("multi_step", sample.input["involved_classes"], language)
     history = official_multi_step_history_without_agent_replies("", "user", question)
     rollout.add("user", question)
     reply: str | None = None
     for index in range(MAX_MESSAGES):
         if reply is None:
-            user = agent_user_prompt("multi_step", sample.input["functions"], history, language)
-            reply = await rollout.ask(chat, [{"role": "system", "content": system}, {"role": "user", "content": user}])
+            reply = await rollout.ask(chat, prompts.agent_messages("multi_step", sample, history), prompts.agent_sampling)
             rollout.add("agent", reply)
             if official_finish_check(index, reply):
                 rollout.stop = "finish"
@@ -92,20 +97,15 @@ def official_multi_step_history_without_agent_replies(history: str, role: str, t
     return history + prefix + text + "\n"
 
 
-async def run_multi_turn(sample: Sample, chat: Any, user_chat: Any) -> Prediction:
+async def run_multi_turn(sample: Sample, chat: Any, user_chat: Any, prompt_style: str = "toolboard") -> Prediction:
     """The model, the simulated user and execution. Replies holding a decodable `[…]` go to
     execution, others to the user; the user never sees execution results."""
-    language = sample.meta.get("language", "en")
-    involved = sample.input["involved_classes"]
+    prompts = agent_prompts(sample, prompt_style)
     rollout = Rollout(sample, environment_for(sample))
-    system = agent_system_prompt("multi_turn", involved, language)
-    user_messages: list[dict[str, Any]] = [
-        {"role": "system", "content": user_simulator_prompt(str(sample.input["question"]), involved, language)},
-        {"role": "user", "content": USER_GREETING[language]},
-    ]
-    opening = await rollout.ask(user_chat, user_messages)
-    # Our one deliberate change: the simulator's own lines are "assistant" turns (the reference
-    # files them as "system"), which every chat template accepts.
+    user_messages = prompts.user_opening_messages(sample)
+    opening = await rollout.ask(user_chat, user_messages, prompts.user_sampling)
+    # Our one deliberate change (SIMULATED_USER_ROLE_DIFFERENCE): the simulator's own lines are
+    # "assistant" turns (the reference files them as "system"), which every chat template accepts.
     user_messages.append({"role": "assistant", "content": opening})
     rollout.add("user", opening)
     history = "user:" + opening + "\n"
@@ -117,12 +117,11 @@ async def run_multi_turn(sample: Sample, chat: Any, user_chat: Any) -> Predictio
             last_role, last_text, content = "execution", execution.text, execution.content
         elif last_role == "agent":
             user_messages.append({"role": "user", "content": official_user_sees_agent_text(last_text)})
-            last_text = await rollout.ask(user_chat, user_messages)
+            last_text = await rollout.ask(user_chat, user_messages, prompts.user_sampling)
             user_messages.append({"role": "assistant", "content": last_text})
             last_role, content = "user", last_text
         else:
-            user = agent_user_prompt("multi_turn", sample.input["functions"], history, language)
-            last_text = await rollout.ask(chat, [{"role": "system", "content": system}, {"role": "user", "content": user}])
+            last_text = await rollout.ask(chat, prompts.agent_messages("multi_turn", sample, history), prompts.agent_sampling)
             to_execution = official_multi_turn_routing(last_text)
             last_role, content = "agent", last_text
         rollout.add(last_role, last_text)

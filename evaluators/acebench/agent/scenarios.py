@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.acebench.agent.apis import API_CLASSES
+from evaluators.acebench.data import download_official_code, is_downloaded
 from evaluators.core.errors import DataError
-from evaluators.core.paths import datasets_dir
 
 # Where each class lives in the official repository, under model_inference/multi_turn/scenarios<lang>/
 # (the multi_step copies hold the same data).
@@ -37,22 +37,13 @@ def scenario_location(language_dir: Path, language: str) -> Path:
         source_dir = root / SOURCE_DIR.format(language=language)
         if source_dir.is_dir():
             return source_dir
-    if _is_downloaded(language_dir):
-        from evaluators.acebench.data import download_official_scenarios
-
-        return download_official_scenarios() / SOURCE_DIR.format(language=language)
+    if is_downloaded(language_dir):
+        return download_official_code() / SOURCE_DIR.format(language=language)
     raise DataError(
         f"no default state for the agent environment: expected {json_dir}/<Class>.json or the official "
         f"repository's {SOURCE_DIR.format(language=language)}/ next to the data",
         language_dir,
     )
-
-
-def _is_downloaded(language_dir: Path) -> bool:
-    try:
-        return language_dir.resolve().is_relative_to(datasets_dir().resolve())
-    except OSError:
-        return False
 
 
 @lru_cache(maxsize=8)

@@ -1,0 +1,75 @@
+"""Which requests an ACEBench run sends: `official` (the official code's requests, prompt texts read
+from the pinned official source) whenever those files are available, else `toolboard` (our own
+wording); recorded with the run together with the sampling sent and the known differences."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluators.acebench.agent.rollout import SIMULATED_USER_ROLE_DIFFERENCE
+from evaluators.acebench.categories import is_agent
+from evaluators.acebench.data import DATA_VERSION, official_code_dir, resolve_language_dir
+from evaluators.acebench.official_prompts import (
+    OFFICIAL_AGENT_SAMPLING,
+    OFFICIAL_SINGLE_TURN_SAMPLING,
+    SOURCE_NOTE,
+    official_prompts_for_data,
+)
+from evaluators.acebench.prompts import PROMPT_STYLES
+from evaluators.core.errors import ToolboardError
+from evaluators.core.types import RequestProfile
+
+MODEL_NAME_CASES_DIFFERENCE = (
+    "the official code's special cases for some model names are not applied (names containing `o1`: "
+    "one user message and no sampling for the agent; `deepseek-r1`: the reply cut after `</think>`)"
+)
+OWN_WORDING = "our own wording of the official protocol (same output format, same three special sentences)"
+
+
+def _style(asked: str | None, request_mode: str, data_dir: str | None, language: str) -> tuple[str, str]:
+    """The prompt style the run will use and, when it is not the official one, why."""
+    if asked is not None and asked not in PROMPT_STYLES:
+        raise ToolboardError(f"unknown prompt style {asked!r}; expected one of {', '.join(PROMPT_STYLES)}")
+    if request_mode == "tools":
+        if asked == "official":
+            raise ToolboardError("official requests exist in prompt mode only: native tools mode is our "
+                                 "extension; use --request-mode prompt or --prompt-style toolboard")
+        return "toolboard", "native tools mode is our extension: the official harness sends no such requests"
+    if asked == "toolboard":
+        return "toolboard", "own prompts chosen (--prompt-style toolboard)"
+    language_dir = resolve_language_dir(data_dir, language)
+    if asked == "official" or official_code_dir(language_dir) is not None:
+        official_prompts_for_data(language_dir)  # a missing file or constant is a clear error naming it
+        return "official", ""
+    return "toolboard", (f"the official prompt files (model_inference/) are not beside the data in {language_dir}: "
+                         "own prompts used")
+
+
+def request_profile(config: Any) -> RequestProfile:
+    """The run's request profile from its settings (a RunConfig): prompt style, source, sampling sent."""
+    from evaluators.core.registry import get_benchmark
+
+    model = config.model
+    language = config.language or "en"
+    style, note = _style(model.prompt_style, model.request_mode, config.data_dir, language)
+    subsets = get_benchmark("acebench").expand_subsets(list(config.subsets) or None)
+    official = style == "official"
+    kinds: dict[str, dict[str, Any]] = {}
+    if any(not is_agent(s) for s in subsets):
+        kinds["single_turn"] = OFFICIAL_SINGLE_TURN_SAMPLING if official else {}
+    if any(is_agent(s) for s in subsets):
+        kinds["agent"] = OFFICIAL_AGENT_SAMPLING if official else {}
+    if "agent_multi_turn" in subsets:
+        kinds["simulated_user"] = OFFICIAL_AGENT_SAMPLING if official else {}
+    differences: list[str] = []
+    if official:
+        if "agent_multi_turn" in subsets:
+            differences.append(SIMULATED_USER_ROLE_DIFFERENCE)
+        differences.append(MODEL_NAME_CASES_DIFFERENCE)
+    return RequestProfile(
+        prompt_style=style,
+        source=f"{SOURCE_NOTE} ({DATA_VERSION})" if official else OWN_WORDING,
+        sampling={kind: model.sampling_for(sampling) for kind, sampling in kinds.items()},
+        differences=tuple(differences),
+        note=note,
+    )
