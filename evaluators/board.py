@@ -16,12 +16,15 @@ import pandas as pd
 
 from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import load_published
-from evaluators.core.registry import get_benchmark
+from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.engine.settings import SAMPLING_FIELDS
 from evaluators.engine.store import RunRow, Store
 
 SOURCES = ("published", "evaluated", "uploaded")
 SOURCE_OF_RUN = {"endpoint": "evaluated", "upload": "uploaded"}
 IDENTITY_COLUMNS = ("model", "source")
+# Why a row is kept apart from the published ranking (empty: published, or the same experiment).
+APART_COLUMN = "apart_reason"
 INFO_COLUMNS = ("request_errors", "mode", "run_id", "fingerprint", "details")
 
 
@@ -178,6 +181,7 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
 
 
 def _run_rows(layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
+    benchmark = get_benchmark(layout.benchmark)
     rows = []
     for run in store.list_runs():
         if run.benchmark != layout.benchmark or run.status != "finished":
@@ -187,18 +191,46 @@ def _run_rows(layout: BoardLayout, store: Store, mode: str) -> list[dict[str, An
             continue
         # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
         errors = store.run_totals(run.id)["errors"] if run.source == "endpoint" else None
+        apart = apart_reason(run, benchmark)
         for view, values in layout.run_values(report).items():
             rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
                          "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint, "details": _run_details(run),
-                         "request_errors": errors, "pair_key": _pair_key(run), **values})
+                         "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart, **values})
     return rows
+
+
+def apart_reason(run: RunRow, benchmark: Benchmark) -> str:
+    """Empty when an evaluated run is the same experiment as the published rows (the reference's
+    requests and sampling, text mode, every item); else, plainly, why it is not."""
+    if run.source != "endpoint":
+        return "uploaded: how the predictions were made is not known"
+    config = run.config
+    model = config.get("model") or {}
+    reasons = []
+    if model.get("request_mode", "prompt") != "prompt":
+        reasons.append("native tools")
+    if benchmark.request_profile is not None:
+        if model.get("prompt_style") != "official":
+            reasons.append("own prompts")
+        changed = [name for name in SAMPLING_FIELDS if model.get(name) is not None]
+        if changed:
+            reasons.append("own sampling (" + ", ".join(f"{name} {model[name]}" for name in changed) + ")")
+    if model.get("extra_body"):
+        reasons.append("extra request fields")
+    if config.get("limit"):
+        reasons.append(f"partial: {config['limit']} per subset")
+    chosen = benchmark.expand_subsets(config.get("subsets") or None)
+    if len(chosen) < len(benchmark.subsets):
+        reasons.append(f"partial: {len(chosen)} of {len(benchmark.subsets)} subsets")
+    return "; ".join(reasons)
 
 
 def _pair_key(run: RunRow) -> str:
     """What two runs must share to be averaged across languages: everything but the language."""
     config = run.config
-    return json.dumps([run.model, run.source, run.notes, (config.get("model") or {}).get("request_mode"),
-                       (config.get("model") or {}).get("temperature"), (config.get("model") or {}).get("extra_body"),
+    model = config.get("model") or {}
+    return json.dumps([run.model, run.source, run.notes, model.get("request_mode"), model.get("prompt_style"),
+                       *(model.get(name) for name in SAMPLING_FIELDS), model.get("extra_body"),
                        config.get("limit"), config.get("subsets")], sort_keys=True, default=str)
 
 
@@ -206,7 +238,12 @@ def _run_details(run: RunRow) -> str:
     if run.source == "upload":
         return run.notes or "uploaded predictions"
     model = run.config.get("model", {})
-    parts = [f"{model.get('request_mode', 'prompt')} mode", f"T={model.get('temperature', 0)}"]
+    parts = [f"{model.get('request_mode', 'prompt')} mode"]
+    if model.get("prompt_style"):
+        parts.append(f"{model['prompt_style']} prompts")
+    sampling = [f"{short}={model[name]}" for name, short in zip(SAMPLING_FIELDS, ("T", "top_p", "max_tokens"))
+                if model.get(name) is not None]
+    parts.append(", ".join(sampling) if sampling else "the benchmark's sampling")
     if run.config.get("limit"):
         parts.append(f"limit {run.config['limit']}")
     if model.get("modality", "text") != "text":
@@ -232,10 +269,11 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
                 values[column] = round(sum(numbers) / len(numbers), 3) if all(isinstance(n, int | float) for n in numbers) else None
             first = by_view[parts[0]]
             errors = [by_view[p]["request_errors"] for p in parts]
+            apart = "; ".join(dict.fromkeys(r for p in parts for r in by_view[p][APART_COLUMN].split("; ") if r))
             combined.append({"model": model, "source": source, "view": view, "mode": first["mode"],
                              "run_id": " + ".join(by_view[p]["run_id"] for p in parts), "fingerprint": "",
                              "details": "mean of " + " and ".join(parts), "pair_key": first["pair_key"],
-                             "request_errors": None if None in errors else sum(errors), **values})
+                             "request_errors": None if None in errors else sum(errors), APART_COLUMN: apart, **values})
     return combined
 
 
@@ -246,7 +284,8 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> p
     if store is not None:
         ours = _run_rows(layout, store, mode)
         rows += ours + _combined_rows(layout, ours)
-    columns = [*IDENTITY_COLUMNS, "view", *layout.columns, *layout.detail_columns, *layout.text_columns, *INFO_COLUMNS]
+    columns = [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
+               *INFO_COLUMNS]
     frame = pd.DataFrame(rows)
     for column in columns:
         if column not in frame.columns:
@@ -281,10 +320,15 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     if query.details:
         metrics += [c for c in layout.detail_columns if c not in metrics]
     sort_by = query.sort_by if query.sort_by in metrics else (layout.default_sort if layout.default_sort in metrics else None)
+    # The ranking holds the published rows and the runs that are the same experiment; the rest follow it.
+    apart = rows[APART_COLUMN].fillna("").astype(str) != ""
     if sort_by:
         descending = query.descending if query.descending is not None else sort_by not in layout.lower_is_better
-        rows = rows.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
-    shown = [*IDENTITY_COLUMNS, *metrics, *layout.text_columns, *INFO_COLUMNS]
+        rows = rows.assign(_apart=apart).sort_values(["_apart", sort_by], ascending=[True, not descending],
+                                                     na_position="last", kind="stable").drop(columns="_apart")
+    else:
+        rows = rows.assign(_apart=apart).sort_values("_apart", kind="stable").drop(columns="_apart")
+    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *INFO_COLUMNS]
     if not query.view:
         shown.insert(2, "view")
     return rows[[c for c in shown if c in rows.columns]].reset_index(drop=True)

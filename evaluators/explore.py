@@ -92,9 +92,10 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
     messages: list[dict[str, Any]] = []
     prompt_note = ""
     if benchmark.build_request is not None:
-        request_mode = run.config.get("model", {}).get("request_mode", "prompt")
+        model = run.config.get("model", {})
+        options = {} if benchmark.request_profile is None else {"prompt_style": model.get("prompt_style") or "toolboard"}
         try:
-            messages = benchmark.build_request(sample, mode=request_mode).messages
+            messages = benchmark.build_request(sample, mode=model.get("request_mode", "prompt"), **options).messages
         except Exception as exc:  # noqa: BLE001 - some items (agent rollouts) have no single prompt
             prompt_note = f"no single prompt for this item ({exc})"
         if run.source == "upload" and messages:
@@ -112,6 +113,7 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
         "metrics": score.metrics if score else None,
         "prompt_messages": messages,
         "prompt_note": prompt_note,
+        "request_profile": run.config.get("request_profile"),
         "raw_output": prediction.output if prediction else None,
         "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls or []] if prediction else [],
         "decoded": score.decoded if score else None,

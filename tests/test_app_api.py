@@ -64,7 +64,7 @@ def test_download_of_the_current_view(client: Client):
     path = client.predict("acebench", "zh", "gpt", LEADERBOARD_ALL, ["overall"], False, "official", "overall",
                           api_name="/download_csv")
     text = Path(path).read_text(encoding="utf-8")
-    assert text.splitlines()[0].startswith("model,source,overall")
+    assert text.splitlines()[0].startswith("model,source,apart_reason,overall")
     assert all("gpt" in line.lower() for line in text.splitlines()[1:])
     records = json.loads(Path(client.predict("acebench", "zh", "gpt", LEADERBOARD_ALL, ["overall"], False, "official",
                                              "overall", api_name="/download_json")).read_text(encoding="utf-8"))

@@ -17,17 +17,20 @@ from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_v
 from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
 from evaluators.engine.settings import (
     MODALITIES,
+    PROMPT_STYLES,
     REQUEST_MODES,
     JudgeSettings,
     ModelSettings,
     RunConfig,
     UserSimulatorSettings,
+    describe_requests,
 )
 from ui.context import AppContext, resolve_data_dir
 from ui.format import markdown_text, picked_value, user_error
 from ui.leaderboard_tab import benchmark_names
 
 DATA_SOURCES = ("download", "built-in example", "local folder")
+AUTO_PROMPT_STYLE = "auto"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_CONCURRENCY = 16
 PUBLIC_MAX_LIMIT = 100
@@ -115,6 +118,11 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
     request_mode = form.get("request_mode") or "prompt"
     if request_mode not in REQUEST_MODES:
         raise ToolboardError(f"request mode must be one of {', '.join(REQUEST_MODES)}")
+    prompt_style = form.get("prompt_style") or AUTO_PROMPT_STYLE
+    if prompt_style not in (AUTO_PROMPT_STYLE, *PROMPT_STYLES):
+        raise ToolboardError(f"prompts must be one of {AUTO_PROMPT_STYLE}, {', '.join(PROMPT_STYLES)}")
+    if benchmark.request_profile is None:
+        prompt_style = AUTO_PROMPT_STYLE  # the choice is ACEBench's; other benchmarks have one kind of request
     modality = form.get("modality") or "text"
     if modality not in MODALITIES:
         raise ToolboardError(f"modality must be one of {', '.join(MODALITIES)}")
@@ -128,15 +136,25 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
         base_url=base_url, model=model,
         # On a public deployment the server's own keys must never reach a user's endpoint.
         api_key_env=key_variable(context, form.get("api_key_env"), base_url),
-        request_mode=request_mode, temperature=float(form.get("temperature") or 0.0),
+        request_mode=request_mode, temperature=_optional_number(form.get("temperature"), "temperature"),
         max_tokens=form.get("max_tokens"),
-        modality=modality, judge=judge,
+        modality=modality, judge=judge, prompt_style=None if prompt_style == AUTO_PROMPT_STYLE else prompt_style,
     )
     return RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=tuple(form.get("subsets") or ()), limit=limit,
         data_dir=resolve_data_dir(context, form.get("data_source") or "download", form.get("data_folder") or ""),
         concurrency=concurrency, user_simulator=user,
     )
+
+
+def _optional_number(value: Any, name: str) -> float | None:
+    """An empty field means the benchmark's own value."""
+    if value in (None, ""):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ToolboardError(f"{name} must be a number (or empty for the benchmark's own)") from None
 
 
 def start_job(context: AppContext, form: dict[str, Any], api_key: str | None) -> dict[str, str]:
@@ -147,7 +165,8 @@ def start_job(context: AppContext, form: dict[str, Any], api_key: str | None) ->
         run_id = context.jobs.start(run_config(context, form), api_key=api_key or None)
     except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
         return {"run_id": "", "message": user_error(exc)}
-    return {"run_id": run_id, "message": f"Started run {run_id}."}
+    requests = describe_requests(context.store.get_run(run_id).config)
+    return {"run_id": run_id, "message": f"Started run {run_id}. {markdown_text(requests)}"}
 
 
 def jobs_table(context: AppContext) -> pd.DataFrame:
@@ -190,6 +209,7 @@ def job_detail(context: AppContext, run_id: str) -> tuple[str, dict[str, Any] | 
     else:
         totals = context.store.run_totals(run_id)
         lines.append(f"{totals['done']}/{run.total} samples stored, {totals['errors']} request errors")
+    lines.append(markdown_text(describe_requests(run.config)))
     if job is not None and job.message:
         lines.append(f"⚠️ {markdown_text(job.message)}")
     elif run.message:
@@ -225,7 +245,11 @@ def build(context: AppContext) -> dict[str, Any]:
             limit = gr.Number(label="Limit per subset (empty = all)", value=20, precision=0)
             concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
-            temperature = gr.Number(label="Temperature", value=0.0)
+            prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *PROMPT_STYLES], value=AUTO_PROMPT_STYLE,
+                                    label="Prompts (ACEBench): official = what the official code sends; auto = official "
+                                          "when its files are there")
+            temperature = gr.Number(label="Temperature (empty = the benchmark's: ACEBench official 0.7, agent 0.001; else 0)",
+                                    value=None)
     with gr.Accordion("StepEval-Audio-Toolcall: modality and parameter judge", open=False):
         with gr.Row():
             modality = gr.Radio(list(MODALITIES), value="text", label="Modality")
@@ -256,10 +280,10 @@ def build(context: AppContext) -> dict[str, Any]:
 
     form_fields = [endpoint_kind, base_url, model, api_key_env, benchmark, language, subsets, data_source, data_folder, limit, concurrency,
                    request_mode, temperature, modality, judge_base_url, judge_model, judge_key_env, user_base_url,
-                   user_model, user_key_env]
+                   user_model, user_key_env, prompt_style]
     form_names = ["endpoint_kind", "base_url", "model", "api_key_env", "benchmark", "language", "subsets", "data_source", "data_folder",
                   "limit", "concurrency", "request_mode", "temperature", "modality", "judge_base_url", "judge_model",
-                  "judge_key_env", "user_base_url", "user_model", "user_key_env"]
+                  "judge_key_env", "user_base_url", "user_model", "user_key_env", "prompt_style"]
 
     def start_from_form(key: str, *values: Any) -> tuple[str, str, pd.DataFrame]:
         outcome = start_job(context, dict(zip(form_names, values)), key)
@@ -267,12 +291,14 @@ def build(context: AppContext) -> dict[str, Any]:
 
     def start_run(base_url: str = "", model: str = "", benchmark: str = "acebench", api_key: str = "", language: str = "",
                   subsets: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
-                  request_mode: str = "prompt", temperature: float = 0.0, data_source: str = "download",
+                  request_mode: str = "prompt", temperature: float | None = None, data_source: str = "download",
                   data_folder: str = "", modality: str = "text", judge_base_url: str = "", judge_model: str = "",
                   judge_key_env: str = "", user_base_url: str = "", user_model: str = "", user_key_env: str = "",
-                  api_key_env: str = "", endpoint_kind: str = "your endpoint") -> dict[str, str]:
+                  api_key_env: str = "", endpoint_kind: str = "your endpoint", prompt_style: str = "auto") -> dict[str, str]:
         """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
-        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused)."""
+        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused).
+        prompt_style (ACEBench): auto (official when the official prompt files are there), official or toolboard;
+        temperature None: the benchmark's own."""
         form = {k: v for k, v in locals().items() if k != "api_key"}
         return start_job(context, form, api_key)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.board import INFO_COLUMNS, BoardLayout
+from evaluators.board import APART_COLUMN, INFO_COLUMNS, BoardLayout
 from evaluators.core.errors import ToolboardError
 
 COUNT_COLUMNS = frozenset({"TP", "FN", "FP", "FP_any", "n"})
@@ -25,7 +25,7 @@ def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
 
 def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Drop run id / fingerprint / details columns that are blank in every shown row (published-only views)."""
-    empty = [c for c in INFO_COLUMNS if c in frame.columns
+    empty = [c for c in (APART_COLUMN, *INFO_COLUMNS) if c in frame.columns
              and frame[c].map(lambda value: value is None or pd.isna(value) or str(value).strip() == "").all()]
     return frame.drop(columns=empty)
 

@@ -49,7 +49,9 @@ def view_table(context: AppContext, benchmark: str, view: str | None, search: st
 def source_note(benchmark: str, mode: str) -> str:
     table = published_table(benchmark)
     lines = ["Values in %. Sources: **published** (the paper or the benchmark's site), **evaluated** (runs in this app, "
-             "with their settings fingerprint), **uploaded** (scored predictions files)."]
+             "with their settings fingerprint), **uploaded** (scored predictions files).",
+             "Ranked together: the published rows and the evaluated runs that are the same experiment (the reference's "
+             "requests and sampling, text mode, every item). Every other row follows them, its reason in **apart_reason**."]
     if table:
         source = table.get("source") or {}
         lines.append(f"Published rows: [{source.get('title', 'source')}]({source.get('url', '')}).")

@@ -16,7 +16,7 @@ from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.engine.http_pool import WORKERS_ENV, can_fork_workers, fork_workers, workers_for
 from evaluators.engine.local_model import is_local, local_model
 from evaluators.engine.runner import Progress, execute, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings
+from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings, describe_requests
 from evaluators.engine.store import Store
 
 
@@ -97,20 +97,6 @@ def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
             if totals["done"] >= other.total and not totals["errors"]:
                 return False
     return True
-
-
-def describe_requests(config: dict) -> str:
-    """One line on how the run's requests are built (its request profile), for the terminal."""
-    profile = config.get("request_profile")
-    model = config.get("model") or {}
-    if not profile:
-        return f"requests: {model.get('request_mode', 'prompt')} mode"
-    sampling = "; ".join(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in values.items())
-                         for kind, values in profile.get("sampling", {}).items())
-    line = f"requests: {profile['prompt_style']} prompts ({sampling})"
-    if profile.get("note"):
-        line += f"\n  not the official requests: {profile['note']}"
-    return line
 
 
 def run_command(args: argparse.Namespace) -> int:

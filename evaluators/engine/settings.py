@@ -152,3 +152,17 @@ def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) ->
     if config.user_simulator is not None:  # only when set, so earlier runs keep their fingerprints
         identity["user_simulator"] = config.user_simulator.identity()
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def describe_requests(config: dict[str, Any]) -> str:
+    """One line on how the run's requests are built (its request profile), for the terminal."""
+    profile = config.get("request_profile")
+    model = config.get("model") or {}
+    if not profile:
+        return f"requests: {model.get('request_mode', 'prompt')} mode"
+    sampling = "; ".join(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in values.items())
+                         for kind, values in profile.get("sampling", {}).items())
+    line = f"requests: {profile['prompt_style']} prompts ({sampling})"
+    if profile.get("note"):
+        line += f"\n  not the official requests: {profile['note']}"
+    return line
