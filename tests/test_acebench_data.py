@@ -166,3 +166,27 @@ def test_safe_extract_refuses_paths_outside_the_target(tmp_path: Path):
 def test_real_data_counts(real_acebench_dir: Path):
     assert len(data.load(real_acebench_dir, language="en")) == 1023
     assert len(data.load(real_acebench_dir, language="zh")) == 1017
+
+
+def test_the_download_keeps_the_official_request_code(example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """model_inference/ comes out of the same archive (read as data, never run), so a downloaded run
+    sends the official requests; a cache made before keeping it fetches it once."""
+    from evaluators.acebench.official_prompts import official_prompts_for_data
+    from tests.official_fixtures import write_official_files
+
+    served = tmp_path / "served"
+    served.mkdir()
+    archive = _repo_archive(example_dir, served / "acebench.zip")
+    code = write_official_files(tmp_path / "official")
+    with zipfile.ZipFile(archive, "a") as bundle:
+        for path in sorted(code.rglob("*.py")):
+            bundle.write(path, f"ACEBench-{data.OFFICIAL_COMMIT}/model_inference/{path.relative_to(code)}")
+    monkeypatch.delenv("TOOLBOARD_DATA_DIR", raising=False)
+    with _Server(served) as base:
+        monkeypatch.setenv(data.ARCHIVE_URL_ENV, f"{base}/acebench.zip")
+        language_dir = data.resolve_language_dir(None, "en")
+        assert data.official_code_dir(language_dir) == data.official_code_target() / "model_inference"
+        shutil.rmtree(data.official_code_target())  # as in a cache from before the code was kept
+        prompts = official_prompts_for_data(language_dir)
+    assert prompts.code.root == data.official_code_target() / "model_inference"
+    assert not (tmp_path / "official" / "executed.txt").exists()

@@ -222,3 +222,61 @@ def test_gold_targets_score_perfectly_on_the_real_derived_data(tmp_path: Path):
     )
     summary = benchmark.report(samples, score_all(benchmark, samples, predictions)).to_json()["summary"]
     assert summary == {"act_em": 1.0, "plan_em": 1.0, "f1": 1.0, "easy_f1": 1.0, "hard_f1": 1.0, "hallu_rate": 0.0, "rouge_l": 1.0}
+
+
+def _evalscope_messages(record_messages: list[dict]) -> list[dict]:
+    """What EvalScope's ToolBenchAdapter sends (specs/toolbench-static.md §1.2), written out here on
+    its own: `name` dropped, a function turn becomes a user turn holding its JSON."""
+    sent = []
+    for message in record_messages:
+        if message["role"] == "function":
+            content = json.dumps({"role": "function", "content": message["content"]}, ensure_ascii=False)
+            sent.append({"role": "user", "content": content})
+        else:
+            sent.append({"role": message["role"], "content": message["content"]})
+    return sent
+
+
+def _recorded_requests(folder: Path, tmp_path: Path) -> tuple[list[dict], list[Sample]]:
+    import asyncio
+
+    from evaluators.engine.runner import execute, start_run
+    from evaluators.engine.settings import ModelSettings, RunConfig
+    from evaluators.engine.store import Store
+    from tests.scripted_server import ScriptedServer
+
+    with ScriptedServer(reply=lambda body: {"content": FINISH}) as server:
+        config = RunConfig("toolbench_static", ModelSettings(base_url=server.base_url, model="recorder", api_key_env=""),
+                           data_dir=str(folder), concurrency=32, use_cache=False)
+        store = Store(tmp_path / "tb.sqlite")
+        run_id, samples = start_run(config, store)
+        assert asyncio.run(execute(store, run_id, samples)).status == "finished"
+        assert store.get_run(run_id).config["request_profile"] is None
+        return server.bodies, samples
+
+
+def _assert_requests_are_evalscopes(bodies: list[dict], samples: list[Sample]) -> None:
+    from collections import Counter
+
+    expected = Counter(json.dumps(_evalscope_messages(s.input["messages"]), ensure_ascii=False) for s in samples)
+    assert Counter(json.dumps(b["messages"], ensure_ascii=False) for b in bodies) == expected
+    # plain chat, as EvalScope sends it: temperature 0, no tools, nothing else
+    assert all(set(b) == {"model", "messages", "temperature"} and b["temperature"] == 0.0 for b in bodies)
+
+
+def test_requests_equal_evalscopes_message_for_message(tmp_path: Path):
+    bodies, samples = _recorded_requests(write_toolbench(tmp_path / "data"), tmp_path)
+    assert len(bodies) == len(samples) > 0
+    _assert_requests_are_evalscopes(bodies, samples)
+
+
+def test_every_real_step_is_sent_as_evalscope_sends_it(tmp_path: Path):
+    from tests.conftest import shared_data_dir
+
+    root = shared_data_dir()
+    folder = root / "toolbench_static" / "derived" if root else None
+    if folder is None or not (folder / "out_of_domain.jsonl").is_file():
+        pytest.skip("real ToolBench-Static data not found (../shared/data/toolbench_static/derived)")
+    bodies, samples = _recorded_requests(folder, tmp_path)
+    assert len(bodies) == len(samples) == 1547
+    _assert_requests_are_evalscopes(bodies, samples)
