@@ -146,7 +146,12 @@ def test_the_prompt_style_is_part_of_the_fingerprint():
         return RunConfig("acebench", ModelSettings(base_url="http://x/v1", model="m", prompt_style=style), language="en")
 
     official, toolboard, before = (fingerprint(config(s), "d", "v") for s in ("official", "toolboard", None))
-    assert official != toolboard and toolboard == before  # runs from before prompt styles used our own wording
+    assert len({official, toolboard, before}) == 3
+    # settings that send what they always sent keep their fingerprint (temperature 0 when unset)
+    for benchmark in ("acebench", "toolbench_static"):
+        unset = RunConfig(benchmark, ModelSettings(base_url="http://x/v1", model="m"))
+        zero = RunConfig(benchmark, ModelSettings(base_url="http://x/v1", model="m", temperature=0.0))
+        assert fingerprint(unset, "d", "v") == fingerprint(zero, "d", "v")
 
 
 def test_without_the_prompt_files_runs_use_our_wording_and_say_so(example_dir: Path, tmp_path: Path):
@@ -236,3 +241,18 @@ def test_cli_prompt_style(official_data: Path, example_dir: Path, tmp_path: Path
         other = _cli("run", "toolbench_static", "--base-url", server.base_url, "--model", "m", "--prompt-style", "toolboard",
                      home=tmp_path)
         assert other.returncode == 2 and "has no prompt styles" in other.stderr
+
+
+def test_broken_official_files_fall_back_in_auto_and_stop_a_resumed_official_run(official_data: Path, tmp_path: Path):
+    store = Store(tmp_path / "db.sqlite")
+    with ScriptedServer() as server:
+        run_id, _ = start_run(_config(server, official_data), store)
+        (official_data / "model_inference" / "multi_turn" / "APIModel_user.py").unlink()
+        # a run that was started with the official prompts stops with one clear error when they are gone
+        with pytest.raises(DataError, match="multi_turn/APIModel_user.py"):
+            asyncio.run(execute(store, run_id))
+        assert store.prediction_states(run_id) == {}
+        # a new run in auto mode falls back to our wording and says why
+        _, run = _run(store, _config(server, official_data), server)
+    profile = run.config["request_profile"]
+    assert profile["prompt_style"] == "toolboard" and "could not be read" in profile["note"]

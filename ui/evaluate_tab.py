@@ -334,12 +334,13 @@ def build(context: AppContext) -> dict[str, Any]:
             return user_error(exc), None
 
     endpoint_kind.change(local_model_note, [endpoint_kind], [local_note], api_visibility="private")
-    preset_outputs = [endpoint_kind, benchmark, language, subsets, data_source, limit, concurrency, request_mode, temperature]
+    preset_outputs = [endpoint_kind, benchmark, language, subsets, data_source, limit, concurrency, request_mode, temperature,
+                      prompt_style]
 
     def fill_demo_preset():
         return (LOCAL_DEMO.title, DEMO_PRESET["benchmark"], DEMO_PRESET["language"], DEMO_PRESET["subsets"],
                 DEMO_PRESET["data_source"], DEMO_PRESET["limit"], DEMO_PRESET["concurrency"], DEMO_PRESET["request_mode"],
-                DEMO_PRESET["temperature"])
+                DEMO_PRESET["temperature"], AUTO_PROMPT_STYLE)
 
     demo.click(fill_demo_preset, None, preset_outputs, api_visibility="private").then(
         start_from_form, [api_key, *form_fields], [start_message, run_id, jobs], api_visibility="private")

@@ -126,9 +126,7 @@ class OfficialPrompts:
 
 @lru_cache(maxsize=8)
 def _prompts_for(code_dir: str) -> OfficialPrompts:
-    code = OfficialCode(Path(code_dir))
-    code.check()
-    return OfficialPrompts(code)
+    return OfficialPrompts(OfficialCode(Path(code_dir)))
 
 
 def official_prompts_for_data(language_dir: Path) -> OfficialPrompts:
@@ -138,10 +136,12 @@ def official_prompts_for_data(language_dir: Path) -> OfficialPrompts:
         raise DataError(
             "the official prompt files are not here: expected model_inference/prompt_en.py (and the agent "
             "and user prompt files) beside the data_<lang> folder or one level up from data_all/; "
-            "use --prompt-style toolboard to run with our own wording",
+            "choose the toolboard prompt style to run with our own wording",
             language_dir,
         )
-    return _prompts_for(str(code_dir.resolve()))
+    prompts = _prompts_for(str(code_dir.resolve()))
+    prompts.code.check()
+    return prompts
 
 
 def official_prompts_for(sample: Sample) -> OfficialPrompts:

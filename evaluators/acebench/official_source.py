@@ -139,4 +139,7 @@ class OfficialCode:
     def check(self) -> None:
         """Every file the official requests need exists and parses (a clear error naming the first that does not)."""
         for key in PROMPT_FILES:
-            _constants(str(self.file(key).resolve()))
+            path = self.file(key)
+            if not path.is_file():  # checked each time: the parsed texts are cached, the files may have gone
+                _parse(path)
+            _constants(str(path.resolve()))

@@ -16,13 +16,14 @@ from evaluators.acebench.official_prompts import (
     official_prompts_for_data,
 )
 from evaluators.acebench.prompts import PROMPT_STYLES
-from evaluators.core.errors import ToolboardError
+from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.types import RequestProfile
 
 MODEL_NAME_CASES_DIFFERENCE = (
     "the official code's special cases for some model names are not applied (names containing `o1`: "
     "one user message and no sampling for the agent; `deepseek-r1`: the reply cut after `</think>`)"
 )
+OFFICIAL_USER_MODEL = "gpt-4o"  # generate.py's --user-model default
 OWN_WORDING = "our own wording of the official protocol (same output format, same three special sentences)"
 
 
@@ -33,16 +34,22 @@ def _style(asked: str | None, request_mode: str, data_dir: str | None, language:
     if request_mode == "tools":
         if asked == "official":
             raise ToolboardError("official requests exist in prompt mode only: native tools mode is our "
-                                 "extension; use --request-mode prompt or --prompt-style toolboard")
+                                 "extension; choose prompt mode, or the toolboard prompt style")
         return "toolboard", "native tools mode is our extension: the official harness sends no such requests"
     if asked == "toolboard":
         return "toolboard", "own prompts chosen (--prompt-style toolboard)"
     language_dir = resolve_language_dir(data_dir, language)
-    if asked == "official" or official_code_dir(language_dir) is not None:
+    if asked == "official":
         official_prompts_for_data(language_dir)  # a missing file or constant is a clear error naming it
         return "official", ""
-    return "toolboard", (f"the official prompt files (model_inference/) are not beside the data in {language_dir}: "
-                         "own prompts used")
+    try:
+        if official_code_dir(language_dir) is None:
+            return "toolboard", (f"the official prompt files (model_inference/) are not beside the data in "
+                                 f"{language_dir}: own prompts used")
+        official_prompts_for_data(language_dir)
+    except DataError as exc:  # e.g. offline with a cache from before the files were kept, or files missing
+        return "toolboard", f"the official prompt files could not be read ({exc}): own prompts used"
+    return "official", ""
 
 
 def request_profile(config: Any) -> RequestProfile:
@@ -65,6 +72,9 @@ def request_profile(config: Any) -> RequestProfile:
     if official:
         if "agent_multi_turn" in subsets:
             differences.append(SIMULATED_USER_ROLE_DIFFERENCE)
+            user = config.user_simulator.model if config.user_simulator is not None else model.model
+            if user != OFFICIAL_USER_MODEL:
+                differences.append(f"the simulated user is {user} (the official default is {OFFICIAL_USER_MODEL})")
         differences.append(MODEL_NAME_CASES_DIFFERENCE)
     return RequestProfile(
         prompt_style=style,

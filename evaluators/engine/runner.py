@@ -167,6 +167,8 @@ async def execute(
         check_endpoint_allowed(config.user_simulator.base_url)
     if config.model.judge is not None:
         check_endpoint_allowed(config.model.judge.base_url)
+    if benchmark.request_profile is not None and config.model.prompt_style == "official":
+        benchmark.request_profile(config)  # the official files must still be there: one clear error, not one per sample
     states = store.prediction_states(run_id)
     if rerun_errors:
         todo = [s for s in samples if states.get(s.id) is True]

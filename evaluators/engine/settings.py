@@ -67,10 +67,13 @@ class ModelSettings:
 
     def generation(self) -> dict[str, Any]:
         """The settings that change what the model returns (part of the run's fingerprint)."""
+        temperature = self.temperature
+        if temperature is None and self.prompt_style is None:
+            temperature = DEFAULT_TEMPERATURE  # what is sent: equal settings keep the fingerprint they always had
         settings: dict[str, Any] = {
             "model": self.model,
             "request_mode": self.request_mode,
-            "temperature": self.temperature,
+            "temperature": temperature,
             "max_tokens": self.max_tokens,
             "extra_body": self.extra_body,
         }
@@ -81,7 +84,7 @@ class ModelSettings:
             settings["judge"] = self.judge.identity()
         if self.top_p is not None:
             settings["top_p"] = self.top_p
-        if self.prompt_style not in (None, "toolboard"):  # earlier runs all used our own wording
+        if self.prompt_style is not None:  # runs from before prompt styles had none
             settings["prompt_style"] = self.prompt_style
         return settings
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.acebench.agent.apis import API_CLASSES
-from evaluators.acebench.data import download_official_code, is_downloaded
+from evaluators.acebench.data import OFFICIAL_COMMIT, download_official_code, is_downloaded
 from evaluators.core.errors import DataError
+from evaluators.core.paths import datasets_dir
 
 # Where each class lives in the official repository, under model_inference/multi_turn/scenarios<lang>/
 # (the multi_step copies hold the same data).
@@ -38,6 +39,9 @@ def scenario_location(language_dir: Path, language: str) -> Path:
         if source_dir.is_dir():
             return source_dir
     if is_downloaded(language_dir):
+        older_cache = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}-scenarios" / SOURCE_DIR.format(language=language)
+        if older_cache.is_dir():  # the scenario sources a cache from before kept: no new download needed
+            return older_cache
         return download_official_code() / SOURCE_DIR.format(language=language)
     raise DataError(
         f"no default state for the agent environment: expected {json_dir}/<Class>.json or the official "
