@@ -1,4 +1,4 @@
-"""Paced request starts: a short fixed gap before the first answer (the first wave spread over a
+"""Paced request starts (timings on a virtual clock, see tests/virtual_clock.py): a short fixed gap before the first answer (the first wave spread over a
 bounded span), then a share of the measured latency over the concurrency (never more than a cap);
 no wait when starts are already apart; waiting starts take the gap as it is when released, and one
 given up costs the others nothing; a real run's requests reach the server spread out; the switch."""
@@ -25,6 +25,7 @@ from evaluators.engine.store import Store
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.scripted_server import ScriptedServer
 from tests.test_engine import _config, _run
+from tests.virtual_clock import run_on_virtual_clock
 
 
 def _release_times(pacer: SendPacer, waiters: int, cancel: int | None = None, after_first=None) -> list[float]:
@@ -48,7 +49,7 @@ def _release_times(pacer: SendPacer, waiters: int, cancel: int | None = None, af
         await asyncio.gather(*tasks, return_exceptions=True)
         return [times[i] - times[0] for i in sorted(times)]
 
-    return asyncio.run(run())
+    return run_on_virtual_clock(run())
 
 
 def test_first_starts_are_spread_by_the_ramp_gap():
@@ -99,7 +100,7 @@ def test_no_wait_when_starts_are_already_apart():
         await pacer.wait()
         return asyncio.get_running_loop().time() - started
 
-    assert asyncio.run(run()) < 0.005
+    assert run_on_virtual_clock(run()) < 0.005
 
 
 def test_waiting_starts_take_the_gap_as_it_is_when_released():
