@@ -11,8 +11,8 @@ from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, all_benchmarks, get_benchmark, score_all
-from evaluators.core.types import Report
-from evaluators.engine.settings import MODALITIES, PROMPT_STYLES, REQUEST_MODES, JudgeSettings
+from evaluators.core.types import PROMPT_STYLES, Report
+from evaluators.engine.settings import MODALITIES, REQUEST_MODES, JudgeSettings
 
 EXAMPLE_DIR = Path(__file__).parent / "acebench" / "example"
 

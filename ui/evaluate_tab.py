@@ -13,11 +13,11 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
+from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
 from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
 from evaluators.engine.settings import (
     MODALITIES,
-    PROMPT_STYLES,
     REQUEST_MODES,
     JudgeSettings,
     ModelSettings,

@@ -62,7 +62,6 @@ def _system_prompt_name(subset: str) -> str:
 class OfficialPrompts:
     """The official request texts of one data source."""
 
-    prompt_style = "official"
     single_turn_sampling = OFFICIAL_SINGLE_TURN_SAMPLING
     agent_sampling = OFFICIAL_AGENT_SAMPLING
     user_sampling = OFFICIAL_AGENT_SAMPLING
@@ -117,9 +116,9 @@ class OfficialPrompts:
         airline) with the instruction, then the agent's fixed opening line."""
         language = sample.meta.get("language", "en")
         involved = sample.input["involved_classes"]
-        name = "SYSTEM_PROMPT_BASE" if "BaseApi" in involved else "SYSTEM_PROMPT_TRAVEL"
         if "BaseApi" not in involved and "Travel" not in involved:
             raise DataError(f"{sample.id}: the official simulated user needs BaseApi or Travel among the involved classes")
+        name = "SYSTEM_PROMPT_BASE" if "BaseApi" in involved else "SYSTEM_PROMPT_TRAVEL"
         system = official_format(self._text("multi_turn_user", name, language), instruction=sample.input["question"])
         return [{"role": "system", "content": system}, {"role": "user", "content": self.code.opening_line(language)}]
 

@@ -9,10 +9,9 @@ from typing import Any
 
 from evaluators.acebench.categories import is_agent, is_special
 from evaluators.acebench.official_prompts import official_prompts_for
-from evaluators.core.types import ChatRequest, Sample
+from evaluators.core.types import PROMPT_STYLES, ChatRequest, Sample
 
 MODES = ("prompt", "tools")
-PROMPT_STYLES = ("official", "toolboard")
 
 _FORMAT_RULES_EN = """Reply with the API call(s) for the next step of the conversation, written as a Python-style list of calls:
 [ApiName(key1='value1', key2='value2'), OtherApi(key='value')]

@@ -15,9 +15,8 @@ from evaluators.acebench.official_prompts import (
     SOURCE_NOTE,
     official_prompts_for_data,
 )
-from evaluators.acebench.prompts import PROMPT_STYLES
 from evaluators.core.errors import DataError, ToolboardError
-from evaluators.core.types import RequestProfile
+from evaluators.core.types import PROMPT_STYLES, RequestProfile
 
 MODEL_NAME_CASES_DIFFERENCE = (
     "the official code's special cases for some model names are not applied (names containing `o1`: "
@@ -37,7 +36,7 @@ def _style(asked: str | None, request_mode: str, data_dir: str | None, language:
                                  "extension; choose prompt mode, or the toolboard prompt style")
         return "toolboard", "native tools mode is our extension: the official harness sends no such requests"
     if asked == "toolboard":
-        return "toolboard", "own prompts chosen (--prompt-style toolboard)"
+        return "toolboard", "own prompts chosen (the toolboard prompt style)"
     language_dir = resolve_language_dir(data_dir, language)
     if asked == "official":
         official_prompts_for_data(language_dir)  # a missing file or constant is a clear error naming it

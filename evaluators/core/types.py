@@ -109,6 +109,10 @@ class ChatRequest:
     sampling: dict[str, Any] = field(default_factory=dict)
 
 
+# `official`: what the reference harness sends; `toolboard`: our own wording (benchmarks with styles).
+PROMPT_STYLES = ("official", "toolboard")
+
+
 @dataclass(frozen=True)
 class RequestProfile:
     """How a run's requests are built, recorded with the run: the prompt style (`official`: what the

@@ -9,7 +9,6 @@ from typing import Any
 
 REQUEST_MODES = ("prompt", "tools")
 MODALITIES = ("text", "audio")
-PROMPT_STYLES = ("official", "toolboard")
 # Sampling fields a user may set; those left unset take the benchmark's value for each request.
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens")
 # Sent when neither the user nor the benchmark sets a temperature.

@@ -176,7 +176,6 @@ def user_simulator_prompt(question: str, involved_classes: list[str], language: 
 class ToolboardAgentPrompts:
     """The agent rollouts' requests in our own words, in the item's language, with the run's sampling."""
 
-    prompt_style = "toolboard"
     agent_sampling: dict[str, Any] = {}
     user_sampling: dict[str, Any] = {}
 
