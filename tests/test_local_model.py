@@ -88,7 +88,11 @@ def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(tmp_path: Path):
         assert wait_for_status(app.context, run_id, ("finished", "failed"), timeout=300) == "finished"
         assert app.context.store.run_totals(run_id)["done"] == 15
         page.get_by_role("tab", name="Leaderboard").click()
+        assert not problems, "\n".join(problems)
         page.reload(wait_until="load")  # a new visit sees the finished run
+        # The jobs panel polls every second: a poll in flight when the page reloads is aborted by the
+        # browser itself, which logs it. Only those, logged while reloading, are not the app's faults.
+        problems[:] = [p for p in problems if not ("AbortError" in p or "Connection errored out" in p)]
         page.get_by_text("GPT-4o", exact=True).first.wait_for(timeout=60_000)
         page.get_by_label("Search models").fill("smollm2")
         page.locator("text=evaluated >> visible=true").first.wait_for(timeout=60_000)
