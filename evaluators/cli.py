@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import time
 from collections.abc import Sequence
@@ -13,6 +14,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, all_benchmarks, get_benchmark, score_all
 from evaluators.core.types import PROMPT_STYLES, Report
 from evaluators.engine.settings import MODALITIES, REQUEST_MODES, JudgeSettings
+from evaluators.engine.store import StoreDamagedError, default_db_path, is_damage
 
 EXAMPLE_DIR = Path(__file__).parent / "acebench" / "example"
 
@@ -244,6 +246,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handlers[args.command](args)
     except ToolboardError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):
+            raise
+        print(f"error: {StoreDamagedError(default_db_path(), str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

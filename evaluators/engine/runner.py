@@ -4,7 +4,13 @@ completes, then score and report. Resumable after any interruption, cancellable,
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import re
+import socket
+import sqlite3
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -128,7 +134,9 @@ def with_request_profile(config: RunConfig, benchmark: Benchmark) -> RunConfig:
     return replace(config, model=model, request_profile=profile.to_json())
 
 
-def start_run(config: RunConfig, store: Store) -> tuple[str, list[Sample]]:
+def start_run(config: RunConfig, store: Store, owner: str | None = None) -> tuple[str, list[Sample]]:
+    """Create a run (checked, nothing sent yet) and return it with its samples. `owner`: the visitor who
+    may act on it on a public deployment (see Store.create_run)."""
     check_endpoint_allowed(config.model.base_url)
     benchmark = get_benchmark(config.benchmark)
     if benchmark.solve is None:
@@ -141,9 +149,55 @@ def start_run(config: RunConfig, store: Store) -> tuple[str, list[Sample]]:
     data_version = str(benchmark.extra.get("data_version", "unknown"))
     run_id = store.create_run(
         config.benchmark, config.language, config.model.model, config.model.base_url, config.to_json(),
-        fingerprint(config, data_version, __version__), len(samples),
+        fingerprint(config, data_version, __version__), len(samples), owner=owner,
     )
     return run_id, samples
+
+
+# A run's lease: renewed every third of this while the run goes, so a process that died (kill -9)
+# frees its runs within this many seconds, and a live one is never run twice.
+LEASE_SECONDS = 30.0
+
+
+class RunIsLiveError(ToolboardError):
+    """Another process is executing this run right now."""
+
+
+def lease_holder_name() -> str:
+    """Who holds a lease: readable (host and process) and unique to this execution."""
+    return f"{socket.gethostname()} pid {os.getpid()} ({uuid.uuid4().hex[:6]})"
+
+
+def _holder_is_dead(holder: str) -> bool:
+    """The lease holder is a process on this machine that no longer exists (killed before it could
+    release the lease): its lease need not be waited out."""
+    match = re.fullmatch(r"(.+) pid (\d+) \(\w+\)", holder)
+    if match is None or match.group(1) != socket.gethostname():
+        return False
+    try:
+        os.kill(int(match.group(2)), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _claim(store: Store, run_id: str, holder: str) -> None:
+    if store.claim_lease(run_id, holder, LEASE_SECONDS):
+        return
+    other = store.live_holder(run_id)
+    if other is not None and _holder_is_dead(other) and store.take_over_lease(run_id, other, holder, LEASE_SECONDS):
+        return
+    raise RunIsLiveError(f"run {run_id} is being executed right now by {other or 'another process'}; wait for it to"
+                         " end, or stop it there, before resuming it here")
+
+
+async def _keep_lease(store: Store, run_id: str, holder: str) -> None:
+    while True:
+        await asyncio.sleep(LEASE_SECONDS / 3)
+        with contextlib.suppress(sqlite3.Error):  # tried again next time; the run's own writes report the store
+            store.claim_lease(run_id, holder, LEASE_SECONDS)
 
 
 async def execute(
@@ -160,7 +214,32 @@ async def execute(
 ) -> RunOutcome:
     """Solve every sample of the run that has no prediction yet (or, with rerun_errors, those that
     ended in a request error), then score and report unless cancelled. `http_workers`: processes that
-    send the requests (None: by the concurrency, see http_pool.workers_for)."""
+    send the requests (None: by the concurrency, see http_pool.workers_for). Refused while another
+    process executes the same run (it holds the run's lease)."""
+    holder = lease_holder_name()
+    _claim(store, run_id, holder)
+    keeper = asyncio.create_task(_keep_lease(store, run_id, holder))
+    try:
+        return await _execute_leased(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
+                                     cancel=cancel, retry=retry, api_key=api_key, http_workers=http_workers)
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(sqlite3.Error):  # a store refusing writes: the lease expires by itself
+            store.release_lease(run_id, holder)
+
+
+async def _execute_leased(
+    store: Store,
+    run_id: str,
+    samples: list[Sample] | None = None,
+    *,
+    rerun_errors: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    cancel: asyncio.Event | None = None,
+    retry: RetryPolicy | None = None,
+    api_key: str | None = None,
+    http_workers: int | None = None,
+) -> RunOutcome:
     config, benchmark, samples = _run_context(store, run_id, samples)
     check_endpoint_allowed(config.model.base_url)
     if config.user_simulator is not None:
@@ -226,7 +305,7 @@ async def execute(
         writer.add_prediction(sample, prediction, counter[0])
 
     async def worker() -> None:
-        while not cancel.is_set():
+        while not cancel.is_set() and writer.failure is None:
             try:
                 sample = queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -261,11 +340,27 @@ async def execute(
             await user_client.close()
         if judge_client is not None:
             await judge_client.close()
+    if writer.unsaved:
+        writer.flush()  # a last try for what the store refused while the run went
     if cancel.is_set():
         store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
         return RunOutcome(run_id, "cancelled", None, progress)
+    unstored = _unstored(store, run_id, todo)
+    if unstored:
+        problem = f"; the store said: {writer.failure}" if writer.failure is not None else ""
+        message = (f"{unstored} of {len(todo)} samples could not be stored{problem}. Nothing stored was lost: resume"
+                   " the run once the store can be written")
+        with contextlib.suppress(sqlite3.Error):  # the store may refuse this too; the error below says it all
+            store.set_status(run_id, "failed", message)
+        raise ToolboardError(f"run {run_id}: {message}")
     report = score_run(store, run_id, samples, scored)
     return RunOutcome(run_id, "finished", report, progress)
+
+
+def _unstored(store: Store, run_id: str, todo: list[Sample]) -> int:
+    """How many of the samples this execution had to do have no stored row: a run with any is not finished."""
+    states = store.prediction_states(run_id)
+    return sum(sample.id not in states for sample in todo)
 
 
 def score_run(

@@ -7,11 +7,13 @@ cached response), so a run killed at any moment keeps everything that had finish
 from __future__ import annotations
 
 import json
+import math
+import re
 import sqlite3
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,14 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'endpoint';
     ALTER TABLE runs ADD COLUMN notes TEXT;
     """,
+    # 3: who started a run (a public deployment's visitor, as a salted hash), whether its outputs are
+    # shown to everyone, and the lease of the process executing it (so no second process runs it too).
+    """
+    ALTER TABLE runs ADD COLUMN owner TEXT;
+    ALTER TABLE runs ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN lease_holder TEXT;
+    ALTER TABLE runs ADD COLUMN lease_expires REAL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -107,14 +117,124 @@ class RunRow:
     message: str | None
     source: str = "endpoint"
     notes: str | None = None
+    owner: str | None = None
+    shared: int = 0
+    lease_holder: str | None = None
+    lease_expires: float | None = None
 
 
 def default_db_path() -> Path:
     return toolboard_home() / "toolboard.db"
 
 
+def _emptied(path: Path) -> bool:
+    """A 0-byte file where a store was: SQLite would silently start an empty store over it."""
+    if not path.is_file() or path.stat().st_size > 0:
+        return False
+    wal = path.with_name(path.name + "-wal")
+    return not (wal.is_file() and wal.stat().st_size > 0)
+
+
+def set_aside(path: Path, now: float | None = None) -> Path:
+    """Rename a damaged store (and its WAL and shared-memory files) out of the way; never delete it."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", "-wal", "-shm"):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            part.rename(target.with_name(target.name + suffix))
+    return target
+
+
+def open_app_store(path: str | Path | None = None) -> tuple[Store, str | None]:
+    """The web app's store, checked whole. A damaged one is set aside and a new one started, so the app
+    comes up (published rows, hub-synced runs) with a note saying what happened; None when all is well."""
+    path = Path(path) if path else default_db_path()
+    store: Store | None = None
+    try:
+        store = Store(path)
+        store.check_integrity()
+        return store, None
+    except StoreDamagedError as error:
+        if store is not None:
+            store.close()
+        kept = set_aside(path)
+        return Store(path), (f"The results store was damaged ({error.problem}). It was kept aside as {kept.name}"
+                             " and a new one started: published rows and hub-synced runs are shown; runs only in the"
+                             " damaged file are not.")
+
+
+# A lone surrogate is valid in a JSON string (`"\\ud800"`) but not in UTF-8, the only text SQLite takes.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# Token counts beyond this are not counts (and SQLite's SUM would overflow on them).
+MAX_TOKEN_COUNT = 1 << 48
+
+
+# What binding a value SQLite cannot hold raises (e.g. an int beyond 64 bits, a str with a lone surrogate).
+REFUSED_VALUE = (sqlite3.InterfaceError, sqlite3.IntegrityError, sqlite3.DataError, OverflowError, ValueError)
+
+
+def storable_text(text: Any) -> Any:
+    """Text SQLite can hold: lone surrogates kept as their `\\uXXXX` escape, never dropped."""
+    if not isinstance(text, str) or not LONE_SURROGATE.search(text):
+        return text
+    return LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def _json_text(value: Any) -> str:
+    """JSON text that round-trips exactly: non-ASCII kept readable unless a lone surrogate needs escaping."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return json.dumps(value, default=repr) if LONE_SURROGATE.search(text) else text
+
+
 def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=repr)
+    return None if value is None else _json_text(value)
+
+
+def token_count(value: Any) -> int | None:
+    """A usage figure as the store keeps it: a whole number in range, else unknown (None)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    return int(value) if 0 <= value <= MAX_TOKEN_COUNT else None
+
+
+def storable_prediction(prediction: Prediction) -> Prediction:
+    """The prediction as the store will give it back (texts made storable), so what is scored now is
+    what a re-score reads later."""
+    output, error = storable_text(prediction.output), storable_text(prediction.error)
+    if output is prediction.output and error is prediction.error:
+        return prediction
+    return replace(prediction, output=output, error=error)
+
+
+def unstorable(prediction: Prediction, problem: BaseException) -> Prediction:
+    """What is stored for a sample whose prediction the store cannot take: its failure, as a request error
+    (so it is counted, shown and re-sent by --rerun-errors), never silence."""
+    return Prediction(prediction.sample_id, error=f"could not store this prediction: {type(problem).__name__}: "
+                                                 f"{storable_text(str(problem))[:300]}")
+
+
+class StoreDamagedError(ToolboardError):
+    """The store file is not a readable SQLite database (truncated, overwritten, emptied)."""
+
+    def __init__(self, path: Path, problem: str):
+        self.path = path
+        self.problem = problem
+        super().__init__(
+            f"the store {path} is damaged ({problem}); nothing in it was changed. Keep it aside and start a new one:"
+            f" `mv {path} {path}.damaged` (the web app does this by itself when it starts); runs synced to a hub"
+            " dataset come back on the next pull"
+        )
+
+
+# SQLite's own words for a file that is not (or no longer) a database.
+DAMAGE_ERROR_NAMES = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def is_damage(error: BaseException) -> bool:
+    return isinstance(error, sqlite3.DatabaseError) and getattr(error, "sqlite_errorname", "").startswith(DAMAGE_ERROR_NAMES)
 
 
 class Store:
@@ -122,12 +242,33 @@ class Store:
         self.path = Path(path) if path else default_db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        if _emptied(self.path):
+            raise StoreDamagedError(self.path, "the file is empty (0 bytes) but a store was there")
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self._db.close()
+            if is_damage(error):
+                raise StoreDamagedError(self.path, str(error)) from None
+            raise
+
+    def check_integrity(self) -> None:
+        """Read every page (costs a pass over the file: the app does it once when it starts)."""
+        try:
+            rows = self._query("PRAGMA quick_check")
+        except sqlite3.DatabaseError as error:
+            if is_damage(error):
+                raise StoreDamagedError(self.path, str(error)) from None
+            raise
+        problems = [row[0] for row in rows if row[0] != "ok"]
+        if problems:
+            raise StoreDamagedError(self.path, "; ".join(problems[:3]))
 
     def close(self) -> None:
         with self._lock:
@@ -156,16 +297,59 @@ class Store:
     # ---- runs -----------------------------------------------------------------------------
 
     def create_run(self, benchmark: str, language: str | None, model: str, base_url: str, config: dict[str, Any],
-                   fingerprint: str, total: int, source: str = "endpoint", notes: str | None = None) -> str:
+                   fingerprint: str, total: int, source: str = "endpoint", notes: str | None = None,
+                   owner: str | None = None) -> str:
+        """`owner`: who may act on the run in a public deployment (None: the operator; shared with all)."""
         run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         with self._lock:
             self._db.execute(
                 "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, created_at, total,"
-                " source, notes) VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?, ?)",
-                (run_id, benchmark, language, model, base_url, json.dumps(config), fingerprint, time.time(), total,
-                 source, notes),
+                " source, notes, owner) VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?, ?, ?)",
+                (run_id, storable_text(benchmark), storable_text(language), storable_text(model), storable_text(base_url),
+                 _json_text(config), fingerprint, time.time(), total, source, storable_text(notes), owner),
             )
         return run_id
+
+    def set_shared(self, run_id: str, shared: bool) -> None:
+        """Whether the run's outputs are shown to every visitor (its scores always are, once finished)."""
+        with self._lock:
+            self._db.execute("UPDATE runs SET shared=? WHERE id=?", (int(shared), run_id))
+
+    # ---- leases: at most one process executes a run ---------------------------------------
+
+    def claim_lease(self, run_id: str, holder: str, seconds: float, now: float | None = None) -> bool:
+        """Take (or renew) the run's lease unless another holder's is still valid; atomic across processes."""
+        now = time.time() if now is None else now
+        with self._lock:
+            cursor = self._db.execute(
+                "UPDATE runs SET lease_holder=?, lease_expires=? WHERE id=?"
+                " AND (lease_holder IS NULL OR lease_holder=? OR lease_expires IS NULL OR lease_expires < ?)",
+                (holder, now + seconds, run_id, holder, now),
+            )
+        return cursor.rowcount == 1
+
+    def take_over_lease(self, run_id: str, old_holder: str, holder: str, seconds: float, now: float | None = None) -> bool:
+        """Take the lease from `old_holder` (known dead), unless someone else took it meanwhile."""
+        now = time.time() if now is None else now
+        with self._lock:
+            cursor = self._db.execute("UPDATE runs SET lease_holder=?, lease_expires=? WHERE id=? AND lease_holder=?",
+                                      (holder, now + seconds, run_id, old_holder))
+        return cursor.rowcount == 1
+
+    def release_lease(self, run_id: str, holder: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE runs SET lease_holder=NULL, lease_expires=NULL WHERE id=? AND lease_holder=?",
+                             (run_id, holder))
+
+    def live_holder(self, run_id: str, now: float | None = None) -> str | None:
+        """Who executes the run right now (a valid lease), or None."""
+        now = time.time() if now is None else now
+        rows = self._query("SELECT lease_holder FROM runs WHERE id=? AND lease_holder IS NOT NULL AND lease_expires >= ?",
+                           (run_id, now))
+        return rows[0][0] if rows else None
+
+    def run_is_live(self, run_id: str, now: float | None = None) -> bool:
+        return self.live_holder(run_id, now) is not None
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -213,26 +397,68 @@ class Store:
         run_id: str,
         responses: list[tuple[str, dict[str, Any]]],
         predictions: list[tuple[str, Prediction, int]],
-    ) -> None:
-        """One transaction: cached responses, and predictions as (subset, prediction, attempts)."""
+    ) -> list[Prediction]:
+        """One transaction: cached responses, and predictions as (subset, prediction, attempts). Returns the
+        predictions as stored. A prediction the store cannot take is stored as its own failure and never
+        takes its neighbours down with it; a response that cannot be cached is not cached."""
         now = time.time()
-        rows = []
-        for subset, prediction, attempts in predictions:
-            usage = prediction.usage or {}
-            calls = prediction.tool_calls
-            rows.append((
+        cache_rows = []
+        for key, response in responses:
+            try:
+                cache_rows.append((key, _json_text(response), now))
+            except (ValueError, TypeError, RecursionError):
+                continue  # the cache is an optimisation: such a response is requested again if needed
+        stored = [storable_prediction(prediction) for _, prediction, _ in predictions]
+        rows = [self._prediction_row(run_id, subset, prediction, attempts, now)
+                for (subset, _, attempts), prediction in zip(predictions, stored, strict=True)]
+        bad = {index for index, row in enumerate(rows) if isinstance(row, BaseException)}
+        try:
+            self._write_batch(cache_rows, [row for index, row in enumerate(rows) if index not in bad])
+        except REFUSED_VALUE:  # one value SQLite refuses: each row on its own
+            self._write_cache_rows_alone(cache_rows)
+            for index, row in enumerate(rows):
+                if index not in bad:
+                    try:
+                        self._write_batch([], [row])
+                    except REFUSED_VALUE as problem:
+                        rows[index] = problem
+                        bad.add(index)
+        for index in sorted(bad):
+            subset, _, attempts = predictions[index]
+            stored[index] = unstorable(stored[index], rows[index])
+            self._write_batch([], [self._prediction_row(run_id, subset, stored[index], attempts, now)])
+        return stored
+
+    def _write_cache_rows_alone(self, cache_rows: list[tuple[Any, ...]]) -> None:
+        for row in cache_rows:
+            try:
+                self._write_batch([row], [])
+            except REFUSED_VALUE:
+                continue
+
+    @staticmethod
+    def _prediction_row(run_id: str, subset: str, prediction: Prediction, attempts: int,
+                        now: float) -> tuple[Any, ...] | BaseException:
+        """The predictions row of one prediction, or why it cannot be made."""
+        usage = prediction.usage if isinstance(prediction.usage, dict) else {}
+        calls = prediction.tool_calls
+        try:
+            return (
                 run_id, prediction.sample_id, subset, prediction.output,
                 _dumps([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
                 _dumps(prediction.result), _dumps(prediction.process), prediction.error, prediction.latency,
-                usage.get("prompt_tokens"), usage.get("completion_tokens"), attempts, now, _dumps(prediction.extra),
-            ))
+                token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens")), attempts, now,
+                _dumps(prediction.extra),
+            )
+        except (ValueError, TypeError, RecursionError) as problem:  # e.g. an integer too long to write
+            return problem
+
+    def _write_batch(self, cache_rows: list[tuple[Any, ...]], rows: list[Any]) -> None:
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)",
-                    [(key, json.dumps(response, ensure_ascii=False), now) for key, response in responses],
-                )
+                self._db.executemany("INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)",
+                                     cache_rows)
                 self._db.executemany(
                     "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
                     " latency, prompt_tokens, completion_tokens, attempts, created_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -285,14 +511,15 @@ class Store:
                     "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
                     " process_score, metrics) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     [
-                        (run_id, mode, s.sample_id, s.subset, int(s.correct), s.error_type, s.rule, s.detail,
-                         _safe_dumps(s.decoded), s.process_score, _dumps(s.metrics))
+                        (run_id, mode, s.sample_id, s.subset, int(s.correct), storable_text(s.error_type),
+                         storable_text(s.rule), storable_text(s.detail), _safe_dumps(s.decoded), s.process_score,
+                         _safe_dumps(s.metrics))
                         for s in scores
                     ],
                 )
                 self._db.execute(
                     "INSERT OR REPLACE INTO reports (run_id, mode, report, created_at) VALUES (?,?,?,?)",
-                    (run_id, mode, json.dumps(report.to_json(), ensure_ascii=False), time.time()),
+                    (run_id, mode, _json_text(report.to_json()), time.time()),
                 )
                 self._db.execute("COMMIT")
             except BaseException:
@@ -321,7 +548,7 @@ class Store:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)",
-                (key, json.dumps(response, ensure_ascii=False), time.time()),
+                (key, _json_text(response), time.time()),
             )
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
@@ -404,5 +631,5 @@ class Store:
 def _safe_dumps(value: Any) -> str | None:
     try:
         return _dumps(value)
-    except ValueError:  # ints too long to print
+    except (ValueError, RecursionError):  # ints too long to print, nesting too deep
         return json.dumps(repr(type(value)))

@@ -4,6 +4,10 @@ Bookkeeping (storing a prediction, caching its response, scoring it) waits until
 has sent the requests that are ready, then runs once per loop turn in one transaction. On a run
 with 64 requests in flight this keeps the critical path (response in -> next request out) short;
 the store lags the network by one loop turn, well under a millisecond.
+
+A batch the store cannot write (the disk is full, the file was damaged) is kept and tried again on
+the next turn; its error is kept in `failure` so the run stops sending and says why, instead of the
+event loop printing "Exception in callback" while the samples vanish.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ class WriteBehind:
         self._responses: list[tuple[str, dict[str, Any]]] = []
         self._predictions: list[tuple[Sample, Prediction, int]] = []
         self._scheduled = False
+        self.failure: Exception | None = None
 
     def add_response(self, key: str, response: dict[str, Any]) -> None:
         self._responses.append((key, response))
@@ -38,11 +43,22 @@ class WriteBehind:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
 
+    @property
+    def unsaved(self) -> int:
+        """Predictions not in the store yet."""
+        return len(self._predictions)
+
     def flush(self) -> None:
         self._scheduled = False
         if not self._responses and not self._predictions:
             return
         responses, predictions = self._responses, self._predictions
+        try:
+            stored = self.store.save_batch(self.run_id, responses,
+                                           [(s.subset, p, attempts) for s, p, attempts in predictions])
+        except Exception as error:  # noqa: BLE001 - kept for the next turn; the run reads `failure`
+            self.failure = error
+            return
         self._responses, self._predictions = [], []
-        self.store.save_batch(self.run_id, responses, [(s.subset, p, attempts) for s, p, attempts in predictions])
-        self.on_stored([(s, p) for s, p, _ in predictions])
+        self.failure = None
+        self.on_stored([(sample, prediction) for (sample, _, _), prediction in zip(predictions, stored, strict=True)])
