@@ -4,12 +4,13 @@ when the user asks, store them as a run that joins the leaderboard. A bad file s
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evaluators import __version__
-from evaluators.core.errors import ToolboardError
+from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_rows
 from evaluators.core.registry import MODES, Benchmark, get_benchmark, score_all
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
@@ -77,8 +78,30 @@ def check_submission(
     max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
 ) -> Submission:
     """Read and match the file. Without chosen subsets, the subsets the file covers are scored,
-    so a file with only some categories is not charged for the rest."""
+    so a file with only some categories is not charged for the rest.
+
+    Every message names the file by its base name only (an upload lives in a server folder no
+    visitor should see), and the Submission keeps all it needs, so the file can be deleted after."""
     path = Path(path)
+    try:
+        submission = _check(path, benchmark_name, language, subsets, data_dir, max_bytes)
+    except ToolboardError as exc:
+        exc.args = tuple(without_folder(arg, path) if isinstance(arg, str) else arg for arg in exc.args)
+        if isinstance(exc, DataError) and exc.path:
+            exc.path = without_folder(exc.path, path)
+        raise
+    submission.summary.errors = [without_folder(error, path) for error in submission.summary.errors]
+    return submission
+
+
+def without_folder(text: str, path: Path) -> str:
+    """`text` with `path` (and its folder) shown as the file's base name."""
+    text = text.replace(str(path), path.name)
+    return text.replace(str(path.parent) + os.sep, "") if path.parent != Path(".") else text
+
+
+def _check(path: Path, benchmark_name: str, language: str | None, subsets: list[str] | None,
+           data_dir: str | Path | None, max_bytes: int) -> Submission:
     check_upload_size(path, max_bytes)
     benchmark = get_benchmark(benchmark_name)
     if benchmark.match_predictions is None:

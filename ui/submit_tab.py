@@ -3,12 +3,15 @@ leaderboard under a model name. Nothing is stored until the user adds a clean fi
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from evaluators.core.errors import ToolboardError
-from evaluators.submissions import Submission, check_submission, store_submission
+from evaluators.submissions import Submission, check_submission, store_submission, without_folder
 from ui.context import AppContext, resolve_data_dir
 from ui.evaluate_tab import language_choices
 from ui.format import user_error
@@ -19,15 +22,24 @@ UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
 
 def check_file(context: AppContext, path: str | None, benchmark: str, language: str | None, data_source: str,
                data_folder: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Submission | None, str]:
-    """Validation summary, official report (when clean) and the pending submission."""
+    """Validation summary, official report (when clean) and the pending submission.
+
+    The upload is deleted once checked, kept or not: the pending submission holds all that Add needs."""
     if not path:
         return None, None, None, "Upload a predictions file first."
+    upload = Path(path)
+    if not upload.is_file():
+        return None, None, None, "⚠️ This upload was already checked and removed from the server; upload the file again."
     try:
         data_dir = resolve_data_dir(context, data_source, data_folder)
-        submission = check_submission(path, benchmark, language=language or None, data_dir=data_dir,
+        submission = check_submission(upload, benchmark, language=language or None, data_dir=data_dir,
                                       max_bytes=context.max_upload_bytes)
-    except Exception as exc:  # noqa: BLE001 - the page explains every failure
+    except ToolboardError as exc:
         return None, None, None, user_error(exc)
+    except Exception as exc:  # noqa: BLE001 - the page explains every failure, without server paths
+        return None, None, None, user_error(ToolboardError(without_folder(f"{type(exc).__name__}: {exc}", upload)))
+    finally:
+        discard_upload(upload)
     validation = submission.validation()
     if not submission.ok:
         reason = "no prediction matched a sample" if not submission.predictions else f"{validation['problems']} problem(s)"
@@ -37,6 +49,19 @@ def check_file(context: AppContext, path: str | None, benchmark: str, language: 
     counts = (f"{validation['lines_read']} lines read, {validation['matched']} matched, {validation['missing']} missing "
               f"(scored as failures) in {len(validation['subsets'])} subsets.")
     return validation, report, submission, f"Scored: {counts} Name the model and add it to the leaderboard if you want it listed."
+
+
+def discard_upload(path: Path) -> None:
+    """Delete a file from Gradio's upload folder, and its per-upload folder when empty. A file
+    elsewhere (a caller's own) is never touched."""
+    uploads = Path(get_upload_folder()).resolve()
+    resolved = path.resolve()
+    if uploads not in resolved.parents:
+        return
+    resolved.unlink(missing_ok=True)
+    if resolved.parent != uploads:
+        with contextlib.suppress(OSError):  # not empty: another upload shares it
+            resolved.parent.rmdir()
 
 
 def add_to_board(context: AppContext, submission: Submission | None, model: str, notes: str) -> str:

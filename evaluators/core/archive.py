@@ -1,20 +1,94 @@
-"""Downloading a zip archive into the cache and unpacking it safely."""
+"""Downloading a zip archive into the cache and unpacking it safely: every byte unpacked is
+counted as it is read, since a zip's headers (sizes, checksums) can lie."""
 
 from __future__ import annotations
 
+import io
 import shutil
 import tempfile
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from tqdm import tqdm
 
 from evaluators.core.errors import DataError
 
 _CHUNK = 1 << 16
+MB = 1 << 20  # sizes in messages are in MiB, as the limits are written
+MAX_EXTRACTED_BYTES = 512 * MB  # a benchmark's data archive; ACEBench's data is ~10 MB
+MAX_COMPRESSION_RATIO = 200  # per member: JSON deflates ~10:1, a zip bomb 1000:1
+RATIO_FLOOR_BYTES = MB  # a tiny member (padding, blank lines) may compress better; it is harmless
+# Deflate output is read in bounded steps; bzip2 and LZMA are unpacked a whole block at a time,
+# which a bomb can make gigabytes, and no benchmark or results archive uses them.
+READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
+ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError)
+
+
+class ByteBudget:
+    """Bytes still allowed to be read from one input (every member of a zip, every file of a folder)."""
+
+    def __init__(self, limit: int, error_cls: type[DataError] = DataError):
+        self.limit = limit
+        self.left = limit
+        self.error_cls = error_cls
+
+    def spend(self, count: int, where: str | Path) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise self.error_cls(f"unpacks to more than {self.limit / MB:.3g} MB; at most that much is read", where)
+
+
+def member_limit(info: zipfile.ZipInfo) -> int:
+    """The most a member may unpack to: a ratio cap over its compressed size, whatever it declares."""
+    return max(info.compress_size * MAX_COMPRESSION_RATIO, RATIO_FLOOR_BYTES)
+
+
+def check_member(info: zipfile.ZipInfo, where: str | Path, error_cls: type[DataError] = DataError) -> None:
+    """Refuse, before reading it, a member we cannot read safely or whose header admits a bomb."""
+    if info.flag_bits & 0x1:
+        raise error_cls("the file is encrypted; zip it without a password", where)
+    if info.compress_type not in READABLE_METHODS:
+        raise error_cls(f"compression method {info.compress_type} is not read; zip it with deflate", where)
+    if info.file_size > member_limit(info):
+        raise error_cls(f"unpacks {info.file_size / max(info.compress_size, 1):.0f}x its compressed size "
+                        f"(at most {MAX_COMPRESSION_RATIO}x is read)", where)
+
+
+class CountedReader(io.RawIOBase):
+    """A binary stream that raises as soon as more than `limit` bytes (and more than the shared
+    budget) have come out of it, so nothing is unpacked further than we mean to read."""
+
+    def __init__(self, source: IO[bytes], where: str | Path, budget: ByteBudget, limit: int | None = None):
+        self._source = source
+        self._where = where
+        self._budget = budget
+        self._limit = limit
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:
+        data = self._source.read(len(buffer))
+        count = len(data)
+        buffer[:count] = data
+        self.count += count
+        if self._limit is not None and self.count > self._limit:
+            raise self._budget.error_cls(f"unpacks more than {MAX_COMPRESSION_RATIO}x its compressed size "
+                                         "(a zip bomb?); refused", self._where)
+        self._budget.spend(count, self._where)
+        return count
+
+
+def open_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, where: str | Path, budget: ByteBudget) -> io.BufferedReader:
+    """A counted, buffered stream of one member, checked first."""
+    check_member(info, where, budget.error_cls)
+    return io.BufferedReader(CountedReader(bundle.open(info), where, budget, member_limit(info)), buffer_size=_CHUNK)
 
 
 def download(url: str, target: Path, description: str, timeout: float = 60.0) -> Path:
@@ -60,8 +134,9 @@ def safe_extract(archive: Path, destination: Path, keep_prefix: str | None = Non
     """
     try:
         bundle = zipfile.ZipFile(archive)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, OSError):
         raise DataError("not a valid zip archive", archive) from None
+    budget = ByteBudget(MAX_EXTRACTED_BYTES)
     with staged_folder(destination) as staging, bundle:
         names = [n for n in bundle.namelist() if n.strip("/")]
         tops = {PurePosixPath(n).parts[0] for n in names}
@@ -82,6 +157,10 @@ def safe_extract(archive: Path, destination: Path, keep_prefix: str | None = Non
                 out_path.mkdir(parents=True, exist_ok=True)
                 continue
             out_path.parent.mkdir(parents=True, exist_ok=True)
-            with bundle.open(info) as src, out_path.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
+            where = f"{archive}:{info.filename}"
+            try:
+                with open_member(bundle, info, where, budget) as src, out_path.open("wb") as dst:
+                    shutil.copyfileobj(src, dst, _CHUNK)
+            except ZIP_READ_ERRORS as exc:
+                raise DataError(f"the archive is damaged ({exc})", where) from None
     return destination

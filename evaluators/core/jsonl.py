@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,14 +11,29 @@ from typing import Any
 from evaluators.core.errors import DataError
 
 
-def decode_utf8(raw: bytes, path: str | Path, error_cls: type[DataError] = DataError) -> str:
+def decode_utf8(raw: bytes, path: str | Path, error_cls: type[DataError] = DataError, first_line: int = 1) -> str:
+    """`raw` as text; `first_line` is the line `raw` starts at, so an error names the right line."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        line = first_line + raw[: exc.start].count(b"\n")
         raise error_cls(
             f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path, line
         ) from None
+
+
+def parse_json(text: str, path: str | Path, line: int, error_cls: type[DataError] = DataError) -> Any:
+    """json.loads whose every failure (syntax, nesting too deep, a number too long) names the file
+    and the line; `line` is the line `text` starts at."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error_cls(f"invalid JSON: {exc.msg} (column {exc.colno})", path, line + exc.lineno - 1) from None
+    except RecursionError:
+        raise error_cls("invalid JSON: nested too deeply to read", path, line) from None
+    except ValueError:  # int() refuses integer literals longer than the interpreter's digit limit
+        raise error_cls(f"invalid JSON: a number has more than {sys.get_int_max_str_digits()} digits",
+                        path, line) from None
 
 
 def iter_json_lines(
@@ -30,10 +46,7 @@ def iter_json_lines(
         line = line.removesuffix("\r")
         if not line.strip():
             continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise error_cls(f"invalid JSON: {exc.msg} (column {exc.colno})", path, number) from None
+        yield number, parse_json(line, path, number, error_cls)
 
 
 def read_json_lines(path: Path, error_cls: type[DataError] = DataError) -> list[tuple[int, Any]]:

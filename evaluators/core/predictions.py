@@ -3,15 +3,16 @@ rows, and matching them against a benchmark's samples with precise, line-numbere
 
 from __future__ import annotations
 
-import json
+import io
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, CountedReader, check_member, open_member
 from evaluators.core.errors import PredictionsError
-from evaluators.core.jsonl import decode_utf8, iter_json_lines
+from evaluators.core.jsonl import decode_utf8, parse_json
 from evaluators.core.types import Prediction, Sample, ToolCall
 
 MAX_LISTED_ERRORS = 10
@@ -39,57 +40,129 @@ class MatchSummary:
     errors: list[str] = field(default_factory=list)
 
 
-def _rows_from_text(text: str, where: str) -> list[Row]:
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError:
-            items = None
-        if isinstance(items, list):
-            return [Row(where, index + 1, item) for index, item in enumerate(items)]
-    return [Row(where, line, data) for line, data in iter_json_lines(text, where, PredictionsError)]
-
-
 MAX_ZIP_MEMBERS = 1_000
-MAX_UNPACKED_BYTES = 1 << 30
+MAX_UNPACKED_BYTES = 256 * MB  # everything read from one input: a file, a folder or a zip, unpacked
+MAX_JSON_VALUE_BYTES = 16 * MB  # one line, or a whole JSON array file: each is held whole to parse it
+MAX_ROWS = 100_000  # a benchmark has a few thousand samples; each row read is kept until matched
 
 
-def check_unpacked_size(bundle: zipfile.ZipFile, members: list[str], path: Path) -> None:
-    """Refuse a zip whose members would unpack to more than we read (a small upload can expand a
-    thousandfold), before reading any of it."""
+def check_unpacked_size(members: list[zipfile.ZipInfo], path: Path) -> None:
+    """Refuse a zip whose headers already admit too many files or too many bytes, before reading
+    any of it. Headers can lie: the bytes are counted again while reading."""
     if len(members) > MAX_ZIP_MEMBERS:
         raise PredictionsError(f"the zip holds {len(members)} files; at most {MAX_ZIP_MEMBERS} are read", path)
-    unpacked = sum(bundle.getinfo(name).file_size for name in members)
+    unpacked = sum(info.file_size for info in members)
     if unpacked > MAX_UNPACKED_BYTES:
-        raise PredictionsError(f"the zip unpacks to {unpacked / 1e9:.1f} GB; at most {MAX_UNPACKED_BYTES / 1e9:.1f} GB is read",
-                               path)
+        raise PredictionsError(f"the zip unpacks to {unpacked / MB:.3g} MB; at most {MAX_UNPACKED_BYTES / MB:.3g} MB "
+                               "is read", path)
+    for info in members:
+        check_member(info, f"{path}:{info.filename}", PredictionsError)
+
+
+class _RowBudget:
+    """Rows still allowed from one input."""
+
+    def __init__(self) -> None:
+        self.left = MAX_ROWS
+
+    def take(self, count: int, where: str, line: int) -> None:
+        self.left -= count
+        if self.left < 0:
+            raise PredictionsError(f"more than {MAX_ROWS:,} predictions; at most that many are read", where, line)
+
+
+def _lines(stream: IO[bytes], where: str) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes without the line end); only "\n" ends a line, as in iter_json_lines."""
+    number = 0
+    while raw := stream.readline(MAX_JSON_VALUE_BYTES + 1):
+        number += 1
+        if len(raw) > MAX_JSON_VALUE_BYTES and not raw.endswith(b"\n"):
+            raise PredictionsError(f"line longer than {MAX_JSON_VALUE_BYTES / MB:.3g} MB; at most that is read per line",
+                                   where, number)
+        yield number, raw.removesuffix(b"\n").removesuffix(b"\r")
+
+
+def _rows_from_stream(stream: IO[bytes], where: str, rows: _RowBudget) -> list[Row]:
+    """JSON Lines, or a JSON array when the first non-blank line starts with `[`; read line by line
+    so no more than one line (or one array file) is held whole."""
+    found: list[Row] = []
+    for number, raw in _lines(stream, where):
+        if not raw.strip():
+            continue
+        if not found and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["):
+            return _rows_from_array(raw + b"\n" + _read_rest(stream, where, len(raw)), where, number, rows)
+        rows.take(1, where, number)
+        found.append(Row(where, number, parse_json(decode_utf8(raw, where, PredictionsError, number), where, number,
+                                                   PredictionsError)))
+    return found
+
+
+def _read_rest(stream: IO[bytes], where: str, already: int) -> bytes:
+    rest = stream.read(MAX_JSON_VALUE_BYTES + 1 - already)
+    if already + len(rest) > MAX_JSON_VALUE_BYTES:
+        raise PredictionsError(f"a JSON array file is read whole, so at most {MAX_JSON_VALUE_BYTES / MB:.3g} MB; "
+                               "write JSON Lines (one prediction per line) for more", where)
+    return rest
+
+
+def _rows_from_array(raw: bytes, where: str, first_line: int, rows: _RowBudget) -> list[Row]:
+    items = parse_json(decode_utf8(raw, where, PredictionsError, first_line), where, first_line, PredictionsError)
+    rows.take(len(items), where, first_line)
+    return [Row(where, index + 1, item) for index, item in enumerate(items)]
+
+
+def _rows_of_file(path: Path, budget: ByteBudget, rows: _RowBudget) -> list[Row]:
+    size = path.stat().st_size
+    if size > budget.left:
+        raise PredictionsError(f"the file is {size / MB:.3g} MB; at most {MAX_UNPACKED_BYTES / MB:.3g} MB is read", path)
+    with path.open("rb") as handle:
+        return _rows_from_stream(io.BufferedReader(CountedReader(handle, path, budget)), str(path), rows)
+
+
+def _rows_of_zip(path: Path, budget: ByteBudget, rows: _RowBudget) -> list[Row]:
+    try:
+        bundle = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError):
+        raise PredictionsError("not a valid zip file", path) from None
+    found: list[Row] = []
+    with bundle:
+        members = sorted((info for info in bundle.infolist() if info.filename.endswith((".json", ".jsonl"))
+                          and "__MACOSX" not in info.filename and not info.is_dir()), key=lambda info: info.filename)
+        if not members:
+            raise PredictionsError("the zip holds no .json or .jsonl files", path)
+        check_unpacked_size(members, path)
+        for info in members:
+            where = f"{path}:{info.filename}"
+            try:
+                with open_member(bundle, info, where, budget) as stream:
+                    found.extend(_rows_from_stream(stream, where, rows))
+            except ZIP_READ_ERRORS as exc:  # a bad CRC-32, a truncated or corrupt member
+                raise PredictionsError(f"the zip is damaged ({exc})", where) from None
+    return found
 
 
 def read_rows(path: str | Path) -> list[Row]:
-    """Rows of a .jsonl/.json file, of every *.json/*.jsonl file in a folder, or in a .zip."""
+    """Rows of a .jsonl/.json file, of every *.json/*.jsonl file in a folder, or in a .zip.
+
+    Everything read from one input shares one budget of bytes (counted as they are unpacked) and
+    rows; an input that yields no row at all is an error, not a score of zero."""
     path = Path(path)
+    budget = ByteBudget(MAX_UNPACKED_BYTES, PredictionsError)
+    rows = _RowBudget()
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
         if not files:
             raise PredictionsError("no .json or .jsonl files in this folder", path)
-        return [row for file in files for row in read_rows(file)]
-    if not path.is_file():
+        found = [row for file in files for row in _rows_of_file(file, budget, rows)]
+    elif not path.is_file():
         raise PredictionsError("file not found", path)
-    if zipfile.is_zipfile(path):
-        rows: list[Row] = []
-        with zipfile.ZipFile(path) as bundle:
-            members = sorted(
-                n for n in bundle.namelist() if n.endswith((".json", ".jsonl")) and "__MACOSX" not in n
-            )
-            if not members:
-                raise PredictionsError("the zip holds no .json or .jsonl files", path)
-            check_unpacked_size(bundle, members, path)
-            for name in members:
-                where = f"{path}:{name}"
-                rows.extend(_rows_from_text(decode_utf8(bundle.read(name), where, PredictionsError), where))
-        return rows
-    return _rows_from_text(decode_utf8(path.read_bytes(), path, PredictionsError), str(path))
+    elif zipfile.is_zipfile(path):
+        found = _rows_of_zip(path, budget, rows)
+    else:
+        found = _rows_of_file(path, budget, rows)
+    if not found:
+        raise PredictionsError("no prediction was read (the input is empty, holds only blank lines, or is [])", path)
+    return found
 
 
 def parse_tool_calls(value: Any, row: Row) -> list[ToolCall]:
