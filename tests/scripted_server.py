@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks: real HTTP (aiohttp,
-on its own thread and event loop), injectable latency and faults (status codes with Retry-After,
-hangs, malformed bodies), and counters (requests per prompt, peak in-flight requests, headers)."""
+on its own thread and event loop), injectable latency and faults (status codes with Retry-After and
+a chosen error message, hangs, malformed bodies, bodies dripped a byte at a time), and counters
+(requests per prompt, peak in-flight requests, headers, bytes dripped)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,15 @@ from tests.loopback_app import LoopbackApp
 
 @dataclass
 class Fault:
-    """What to do instead of answering: an HTTP status, a hang, or a malformed body."""
+    """What to do instead of answering: an HTTP status (with `message` as its error text), a hang, a
+    malformed body, or the answer sent one byte every `drip` seconds."""
 
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     hang: float = 0.0
     malformed: bool = False
+    message: str | None = None
+    drip: float = 0.0
 
 
 def prompt_key(body: dict[str, Any]) -> str:
@@ -55,6 +59,8 @@ class ScriptedServer(LoopbackApp):
         self.max_in_flight = 0
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[dict[str, Any]] = []
+        # Bytes of each dripped answer that were sent before it ended (or the client hung up).
+        self.dripped: list[int] = []
         super().__init__()
 
     @property
@@ -83,18 +89,39 @@ class ScriptedServer(LoopbackApp):
             if fault and fault.hang:
                 await asyncio.sleep(fault.hang)
             if fault and fault.status:
-                error = {"error": {"message": f"scripted {fault.status}", "type": "scripted"}}
+                error = {"error": {"message": fault.message or f"scripted {fault.status}", "type": "scripted"}}
                 return web.json_response(error, status=fault.status, headers=fault.headers)
             if fault and fault.malformed:
                 return web.Response(text='{"choices": [{"mess', content_type="application/json")
             message = {"role": "assistant", "content": None, **self.reply(body)}
-            return web.json_response({
+            answer = {
                 "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": body.get("model"),
                 "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            })
+            }
+            if fault and fault.drip:
+                return await self._drip(request, json.dumps(answer).encode(), fault.drip)
+            return web.json_response(answer)
         finally:
             self.in_flight -= 1
+
+    async def _drip(self, request: web.Request, payload: bytes, interval: float) -> web.StreamResponse:
+        """Send `payload` one byte every `interval` seconds, until done or the client hangs up."""
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.content_length = len(payload)
+        await response.prepare(request)
+        index = len(self.dripped)
+        self.dripped.append(0)
+        for position in range(len(payload)):
+            if request.transport is None or request.transport.is_closing():
+                break
+            try:
+                await response.write(payload[position:position + 1])
+            except ConnectionError:
+                break
+            self.dripped[index] += 1
+            await asyncio.sleep(interval)
+        return response
 
 
 def main() -> None:

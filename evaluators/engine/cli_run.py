@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.http_pool import WORKERS_ENV, can_fork_workers, fork_workers, workers_for
 from evaluators.engine.local_model import is_local, local_model
 from evaluators.engine.runner import Progress, execute, start_run
@@ -110,10 +111,12 @@ def run_command(args: argparse.Namespace) -> int:
     samples = None
     if run_id is None:
         config = _config(args)
+        check_run_keys(config)
         run_id, samples = start_run(config, store)
         print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
     else:
         config = RunConfig.from_json(store.get_run(run_id).config)
+        check_run_keys(config)
     asked = args.http_workers is not None or bool(os.environ.get(WORKERS_ENV, "").strip())
     http_workers = workers_for(config.concurrency, args.http_workers, cheap_start=can_fork_workers())
     if not asked and not _requests_expected(store, run_id, rerun_errors):

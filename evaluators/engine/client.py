@@ -6,23 +6,38 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import hashlib
+import hmac
 import json
 import os
 import random
+import secrets
 import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.core.errors import ToolboardError
+from evaluators.core.paths import toolboard_home
 from evaluators.core.types import ChatRequest, ToolCall
 from evaluators.engine import local_model
+from evaluators.engine.endpoint_guard import check_api_key
 from evaluators.engine.http_pool import HttpWorkerPool, workers_for
 from evaluators.engine.pacing import SendPacer, pacing_enabled
-from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion
+from evaluators.engine.redact import redact
+from evaluators.engine.sdk_transport import (
+    MAX_RETRY_AFTER,
+    AttemptFailed,
+    EndpointSpec,
+    make_sdk_client,
+    post_completion,
+    usable_delay,
+)
 from evaluators.engine.settings import ModelSettings
 
 GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
+# In TOOLBOARD_HOME: this installation's random secret, mixed with API keys in cache keys (see cache_key).
+CACHE_SALT_FILE = "cache_salt"
 
 
 _REQUESTS_IN_TASK: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("requests_in_task", default=None)
@@ -69,11 +84,14 @@ class RetryPolicy:
     max_attempts: int = 6
     base_delay: float = 0.5
     max_delay: float = 30.0
-    max_retry_after: float = 60.0
+    max_retry_after: float = MAX_RETRY_AFTER
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_retry_after)
+        """Seconds to wait before attempt `attempt + 1`: the server's wish when it is a usable number
+        (finite, not negative; capped), else backoff. A NaN must never reach the event loop's timers."""
+        wish = usable_delay(retry_after)
+        if wish is not None:
+            return min(wish, self.max_retry_after)
         return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
 
 
@@ -102,12 +120,56 @@ def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
-    """The request body as sent. Key order is fixed by `request_body`, so equal requests encode equally."""
-    return json.dumps(body, ensure_ascii=False).encode()
+    """The request body as sent. Key order is fixed by `request_body`, so equal requests encode equally.
+    A lone surrogate (a model's earlier reply can hold one, fed back in a dialogue) goes as its \\u escape."""
+    try:
+        return json.dumps(body, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return json.dumps(body).encode()
 
 
-def cache_key(base_url: str, payload: bytes) -> str:
-    return hashlib.sha256(base_url.rstrip("/").encode() + b"\n" + payload).hexdigest()
+def installation_salt() -> bytes:
+    """This installation's secret for cache keys: made on first use, readable by its owner only. Made
+    aside and linked into place, so a process that starts at the same moment never reads half of it."""
+    path = toolboard_home() / CACHE_SALT_FILE
+    if not path.exists():
+        aside = path.with_name(f".{CACHE_SALT_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(secrets.token_hex(32))
+        try:
+            os.link(aside, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is used
+        except OSError:  # a file system without hard links
+            os.replace(aside, path)
+        finally:
+            aside.unlink(missing_ok=True)
+    text = path.read_text(encoding="ascii", errors="replace").strip()
+    try:
+        salt = bytes.fromhex(text)
+    except ValueError:
+        salt = b""
+    if len(salt) < 16:
+        raise ToolboardError(f"{path} is damaged (it should hold 64 hex digits); delete it: a new one is made, and"
+                             " answers cached for endpoints with keys are asked again")
+    return salt
+
+
+def key_identity(api_key: str) -> str:
+    """Stands for the key in cache keys: an HMAC with this installation's secret, so what is stored is
+    neither the key nor a plain hash of it that guesses could be checked against."""
+    return hmac.new(installation_salt(), api_key.encode(), hashlib.sha256).hexdigest()
+
+
+def cache_key(base_url: str, payload: bytes, key_id: str | None = None) -> str:
+    """The response cache's key: endpoint, the key's identity (`key_identity`) and body, so a visitor
+    with another key (or a wrong one) never gets answers paid for with someone else's. Without a key
+    it is what it always was, so caches made for key-less local endpoints keep answering."""
+    prefix = base_url.rstrip("/").encode() + b"\n"
+    if key_id:
+        prefix += b"key " + key_id.encode() + b"\n"  # bodies are JSON objects: none can read as this line
+    return hashlib.sha256(prefix + payload).hexdigest()
 
 
 @dataclass
@@ -126,6 +188,15 @@ class ChatClient:
     http_workers: int | None = None
 
     def __post_init__(self) -> None:
+        # A key that cannot be sent (a newline, a zero-width space) fails each request at once and
+        # clearly, not after retries as a "malformed response"; runs should refuse it before starting.
+        self._key_problem: str | None = None
+        try:
+            self.api_key = check_api_key(self.api_key)
+        except ToolboardError as problem:
+            self._key_problem = str(problem)
+            self.api_key = None
+        self._key_id = key_identity(self.api_key) if self.api_key else None
         # `local:NAME` is the built-in local model: its server starts on first use (cache keys keep the name).
         self._endpoint = EndpointSpec(local_model.resolve(self.settings.base_url), self.api_key, self.settings.timeout)
         self._sdk_client: Any = None
@@ -158,7 +229,9 @@ class ChatClient:
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         payload = encode_body(request_body(request, self.settings))
-        key = cache_key(self.settings.base_url, payload)
+        if self._key_problem is not None:
+            raise RequestFailed(self._key_problem, 0)
+        key = cache_key(self.settings.base_url, payload, self._key_id)
         if self.use_cache and self.store is not None:
             cached = self.store.cache_get(key)
             if cached is not None:
@@ -185,10 +258,12 @@ class ChatClient:
                     response = await self._attempt(payload)
                     latency = time.perf_counter() - started
             except AttemptFailed as failure:
+                # Redacted here too: whatever sent the attempt, no key leaves this client in an error.
+                problem = redact(failure.problem, (self.api_key,))
                 if not failure.retryable:
-                    raise RequestFailed(failure.problem, attempt) from None
+                    raise RequestFailed(problem, attempt) from None
                 if attempt >= self.retry.max_attempts:
-                    raise RequestFailed(f"{failure.problem} (gave up after {attempt} attempts)", attempt) from None
+                    raise RequestFailed(f"{problem} (gave up after {attempt} attempts)", attempt) from None
                 await asyncio.sleep(self.retry.delay(attempt, failure.retry_after))
                 continue
             if self._pacer is not None:

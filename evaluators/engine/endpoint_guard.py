@@ -15,10 +15,15 @@ import ipaddress
 import os
 import re
 import socket
+import unicodedata
+from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.local_model import is_local, local_model
+
+if TYPE_CHECKING:
+    from evaluators.engine.settings import RunConfig
 
 PUBLIC_MODE_ENV = "TOOLBOARD_PUBLIC"
 ALLOWED_SCHEMES = ("http", "https")
@@ -44,13 +49,84 @@ def is_public_mode() -> bool:
 
 
 KEY_VARIABLE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*_KEY$")
+# The variables whose keys a run started from the app may name, comma-separated (e.g.
+# "OPENAI_API_KEY,GROQ_API_KEY"); the operator lists them. Unset: OPENAI_API_KEY only, so a server's
+# other secrets (AWS_SECRET_ACCESS_KEY, ...) can never be sent to an endpoint a form names.
+KEY_VARS_ENV = "TOOLBOARD_KEY_VARS"
+DEFAULT_KEY_VARS = ("OPENAI_API_KEY",)
+# Characters a pasted key picks up, named so the message says what to remove.
+_CHARACTER_NAMES = {
+    "\n": "a newline", "\r": "a carriage return", "\t": "a tab", " ": "a space",
+    "\u00a0": "a non-breaking space (U+00A0)", "\u200b": "a zero-width space (U+200B)",
+    "\u200c": "a zero-width non-joiner (U+200C)", "\u200d": "a zero-width joiner (U+200D)",
+    "\u2060": "a word joiner (U+2060)", "\ufeff": "a zero-width no-break space (U+FEFF)",
+}
+
+
+class InvalidApiKeyError(ToolboardError):
+    """An API key that cannot be sent as given (it holds a character no key has)."""
+
+
+def allowed_key_variables() -> tuple[str, ...]:
+    """The key variables the operator allows a form to name (TOOLBOARD_KEY_VARS, else OPENAI_API_KEY)."""
+    configured = os.environ.get(KEY_VARS_ENV)
+    if configured is None or not configured.strip():
+        return DEFAULT_KEY_VARS
+    return tuple(name.strip() for name in configured.split(",") if name.strip())
 
 
 def check_key_variable(name: str) -> None:
-    """Only variables that hold API keys may be sent to an endpoint: the name must end in _KEY (so
-    HF_TOKEN, passwords and other secrets of the server can never be named)."""
-    if name and not KEY_VARIABLE.match(name):
+    """Only variables that hold API keys may be sent to an endpoint, and only those the operator lists
+    in TOOLBOARD_KEY_VARS (default: OPENAI_API_KEY): a name ending in _KEY alone is not enough
+    (AWS_SECRET_ACCESS_KEY is no model key)."""
+    if not name:
+        return
+    allowed = allowed_key_variables()
+    if name in allowed:
+        return
+    if not KEY_VARIABLE.match(name):
         raise ToolboardError(f"{name!r} is not an API key variable: its name must end in _KEY (e.g. OPENAI_API_KEY)")
+    raise ToolboardError(f"{name!r} is not one of the key variables this server allows ({', '.join(allowed)}); "
+                         f"its operator can allow more in {KEY_VARS_ENV}")
+
+
+def check_api_key(key: str | None, what: str = "the API key") -> str | None:
+    """The key without surrounding whitespace (None when there is none), or InvalidApiKeyError when it
+    holds a character no key has (only printable ASCII, no spaces): sent as is, it would fail every
+    request as a malformed one. `what` names the key in the message (e.g. "the key in OPENAI_API_KEY")."""
+    if key is None:
+        return None
+    stripped = key.strip()
+    start = len(key) - len(key.lstrip())
+    for index, character in enumerate(stripped):
+        if not ("!" <= character <= "~"):
+            raise InvalidApiKeyError(f"{what} holds {_describe(character)} (character {start + index + 1}): "
+                                     "paste it again without it")
+    return stripped or None
+
+
+def check_run_keys(config: RunConfig, given: str | None = None) -> None:
+    """Refuse, before a run is created or resumed, a key that cannot be sent: `given` (a key handed in
+    for this run, e.g. the app's password field, which stands in for the model's variable), else the
+    model's variable, and the judge's and the simulated user's variables."""
+    if given:
+        check_api_key(given)
+    names = [] if given else [config.model.api_key_env]
+    if config.model.judge is not None:
+        names.append(config.model.judge.api_key_env)
+    if config.user_simulator is not None:
+        names.append(config.user_simulator.api_key_env)
+    for name in dict.fromkeys(n for n in names if n):
+        check_api_key(key_from_environment(name), f"the API key in {name}")
+
+
+def _describe(character: str) -> str:
+    if character in _CHARACTER_NAMES:
+        return _CHARACTER_NAMES[character]
+    code = f"U+{ord(character):04X}"
+    if unicodedata.category(character).startswith("C"):
+        return f"an invisible character ({code})"
+    return f"the character {character!r} ({code}): keys are plain ASCII"
 
 
 def key_from_environment(name: str | None) -> str | None:

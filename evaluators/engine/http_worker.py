@@ -23,6 +23,7 @@ import sys
 import traceback
 from typing import Any, BinaryIO, NoReturn
 
+from evaluators.engine.redact import redact
 from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion, short, tls_context
 
 READ_LIMIT = 1 << 30  # one header line; bodies are read by size
@@ -35,18 +36,26 @@ class WorkerServer:
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
     def reply(self, message: dict[str, Any]) -> None:
-        self.out.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+        text = json.dumps(message, ensure_ascii=False)
+        try:
+            line = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate (valid in the endpoint's JSON) travels as its \u escape
+            line = json.dumps(message).encode()
+        self.out.write(line + b"\n")
 
     async def attempt(self, request_id: int, cid: int, payload: bytes) -> None:
+        sdk_client: Any = None
         try:
             sdk_client, timeout = self.clients[cid]
+            # post_completion bounds the whole attempt by `timeout` (not each read) and redacts the key.
             self.reply({"id": request_id, "response": await post_completion(sdk_client, payload, timeout)})
         except AttemptFailed as exc:
             self.reply({"id": request_id, "failed": exc.to_json()})
         except asyncio.CancelledError:
             pass  # the engine gave up on this request and expects no answer
         except Exception as exc:  # noqa: BLE001 - reported to the engine, which retries
-            self.reply({"id": request_id, "failed": AttemptFailed(f"worker error: {type(exc).__name__}: {short(str(exc))}", True).to_json()})
+            problem = redact(f"worker error: {type(exc).__name__}: {exc}", (getattr(sdk_client, "api_key", None),))
+            self.reply({"id": request_id, "failed": AttemptFailed(short(problem), True).to_json()})
         finally:
             self.tasks.pop(request_id, None)
 

@@ -21,7 +21,8 @@ from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
-from evaluators.engine.endpoint_guard import check_endpoint_allowed, key_from_environment
+from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
+from evaluators.engine.redact import redact
 from evaluators.engine.settings import ModelSettings, RunConfig, fingerprint
 from evaluators.engine.store import Store
 from evaluators.engine.write_behind import WriteBehind
@@ -246,6 +247,7 @@ async def _execute_leased(
         check_endpoint_allowed(config.user_simulator.base_url)
     if config.model.judge is not None:
         check_endpoint_allowed(config.model.judge.base_url)
+    check_run_keys(config, api_key)
     if benchmark.request_profile is not None and config.model.prompt_style == "official":
         benchmark.request_profile(config)  # the official files must still be there: one clear error, not one per sample
     states = store.prediction_states(run_id)
@@ -275,6 +277,7 @@ async def _execute_leased(
                 on_progress(progress)
 
     writer = WriteBehind(store, run_id, on_stored)
+    run_keys = (_api_key(config, api_key),)
     client = ChatClient(
         config.model, api_key=_api_key(config, api_key), store=store, use_cache=config.use_cache,
         retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
@@ -300,7 +303,7 @@ async def _execute_leased(
         except RequestFailed as exc:
             prediction = Prediction(sample.id, error=str(exc))
         except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
-            prediction = Prediction(sample.id, error=f"internal error: {type(exc).__name__}: {exc}")
+            prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}", run_keys))
         progress.requests = client.requests_sent + (user_client.requests_sent if user_client else 0)
         writer.add_prediction(sample, prediction, counter[0])
 

@@ -4,15 +4,29 @@ process and in its HTTP worker processes alike, so both behave the same."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import math
+import re
+import socket
 import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
+
+from evaluators.engine.redact import redact
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 # Redirects are not followed: an endpoint that passed the public-mode check must not bounce requests
 # elsewhere (a 3xx is reported as an HTTP error).
 _JSON_OPTIONS: dict[str, Any] = {"headers": {"Content-Type": "application/json"}, "follow_redirects": False}
+# The longest wait a server's Retry-After may ask for: a longer one is cut to this (the retry loop's
+# own cap, RetryPolicy.max_retry_after, may be lower).
+MAX_RETRY_AFTER = 60.0
+_DELAY_SECONDS = re.compile(r"\d+(\.\d+)?")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class AttemptFailed(Exception):
@@ -29,7 +43,14 @@ class AttemptFailed(Exception):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AttemptFailed:
-        return cls(str(data["problem"]), bool(data["retryable"]), data.get("retry_after"))
+        return cls(str(data["problem"]), bool(data["retryable"]), usable_delay(data.get("retry_after")))
+
+
+def usable_delay(value: Any) -> float | None:
+    """`value` as a wait in seconds when it is a finite number of at least 0, else None (use backoff)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -89,13 +110,76 @@ def parse_completion(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """A Retry-After header as seconds to wait, at most MAX_RETRY_AFTER: whole or decimal seconds, or an
+    HTTP date (a past one is 0). None for anything else (nan, inf, negative, garbage): use backoff."""
+    if value is None:
+        return None
+    text = value.strip()
+    if _DELAY_SECONDS.fullmatch(text):
+        return min(float(text), MAX_RETRY_AFTER)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # "-0000": a date in UTC
+        when = when.replace(tzinfo=UTC)
+    seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
 def _retry_after(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    return parse_retry_after(response.headers.get("retry-after") if response is not None else None)
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and those it was raised from, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _host_port(exc: BaseException) -> str:
+    """host:port of the request that failed (never the whole URL: it may hold user:pass@)."""
+    url = getattr(getattr(exc, "request", None), "url", None)
+    host = getattr(url, "host", None)
+    if not host:
+        return "the endpoint"
+    port = getattr(url, "port", None) or _DEFAULT_PORTS.get(str(getattr(url, "scheme", "")), "")
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _tls_problem(error: ssl.SSLError, where: str) -> str:
+    # The innermost error is the ssl module's, with its short reason; aiohttp's wrappers lack those attributes.
+    if isinstance(error, ssl.SSLCertVerificationError) and getattr(error, "verify_message", None):
+        return f"TLS certificate of {where} not accepted: {short(error.verify_message)}"
+    return f"TLS error with {where}: {short(getattr(error, 'reason', None) or str(error))}"
+
+
+def connection_problem(exc: BaseException, timeout: float) -> str:
+    """What a failed connection really was: the SDK labels refused, reset, DNS and TLS failures alike
+    as timeouts (APITimeoutError), so its causes are read instead."""
+    where = _host_port(exc)
+    causes = list(_causes(exc))
+    for cause in causes:
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection refused by {where}"
+        if isinstance(cause, ConnectionResetError):
+            return f"connection reset by {where}"
+        if isinstance(cause, socket.gaierror):
+            return f"host {where.rsplit(':', 1)[0]} could not be resolved ({cause.strerror or cause})"
+        if isinstance(cause, ssl.SSLError):
+            return _tls_problem([c for c in causes if isinstance(c, ssl.SSLError)][-1], where)
+        if isinstance(cause, TimeoutError):
+            return f"timeout after {timeout:g} s"
+    root = causes[-1]
+    if "Timeout" in type(root).__name__:
+        return f"timeout after {timeout:g} s"
+    return f"connection to {where} failed: {short(str(root) or type(root).__name__)}"
 
 
 def short(text: str, limit: int = 200) -> str:
@@ -103,19 +187,34 @@ def short(text: str, limit: int = 200) -> str:
 
 
 async def post_completion(sdk_client: Any, payload: bytes, timeout: float) -> dict[str, Any]:
-    """Send one encoded request body; the parsed answer, or AttemptFailed."""
+    """Send one encoded request body; the parsed answer, or AttemptFailed. `timeout` bounds the whole
+    attempt (the SDK's own bounds each read: a body sent a byte at a time would never end). Problems
+    never hold the client's key, even when the endpoint echoes it."""
+    key = getattr(sdk_client, "api_key", None)
+    try:
+        async with asyncio.timeout(timeout):
+            return await _post(sdk_client, payload, timeout, key)
+    except TimeoutError:
+        raise AttemptFailed(f"timeout after {timeout:g} s", True) from None
+    except AttemptFailed as failure:  # every problem leaves redacted, also those not built with `told`
+        raise AttemptFailed(redact(failure.problem, (key,)), failure.retryable, failure.retry_after) from None
+
+
+async def _post(sdk_client: Any, payload: bytes, timeout: float, key: str | None) -> dict[str, Any]:
     import openai
+
+    def told(text: str) -> str:
+        # Redacted before being cut short, so no cut leaves part of a key behind.
+        return short(redact(text, (key,)))
 
     try:
         raw = await sdk_client.post("/chat/completions", content=payload, cast_to=object, options=_JSON_OPTIONS)
         return parse_completion(raw if isinstance(raw, dict) else {})
     except openai.APIStatusError as exc:
         retryable = exc.status_code in RETRYABLE_STATUS
-        problem = f"HTTP {exc.status_code}" if retryable else f"HTTP {exc.status_code}: {short(exc.message)}"
+        problem = f"HTTP {exc.status_code}" if retryable else f"HTTP {exc.status_code}: {told(exc.message)}"
         raise AttemptFailed(problem, retryable, _retry_after(exc) if retryable else None) from None
-    except openai.APITimeoutError:
-        raise AttemptFailed(f"timeout after {timeout:g} s", True) from None
-    except openai.APIConnectionError as exc:
-        raise AttemptFailed(f"connection error: {short(str(exc))}", True) from None
+    except openai.APIConnectionError as exc:  # APITimeoutError too: see connection_problem
+        raise AttemptFailed(connection_problem(exc, timeout), True) from None
     except (ValueError, TypeError, openai.APIResponseValidationError) as exc:
-        raise AttemptFailed(f"malformed response: {short(str(exc))}", True) from None
+        raise AttemptFailed(f"malformed response: {told(str(exc))}", True) from None

@@ -1,0 +1,380 @@
+"""Hardening of the request path (issue 15): keys never stored in error texts, a cache that is not
+shared across keys, a whole-request deadline, a strict Retry-After, connection failures named by
+their cause, pasted keys with stray characters refused up front, and only listed key variables."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import os
+import socket
+import sqlite3
+import stat
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+
+import pytest
+
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.client import CACHE_SALT_FILE, RetryPolicy, cache_key, key_identity
+from evaluators.engine.endpoint_guard import (
+    DEFAULT_KEY_VARS,
+    InvalidApiKeyError,
+    check_api_key,
+    check_key_variable,
+    check_run_keys,
+)
+from evaluators.engine.http_pool import HttpWorkerPool
+from evaluators.engine.redact import REDACTED, redact
+from evaluators.engine.runner import execute, start_run
+from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, AttemptFailed, parse_retry_after
+from evaluators.engine.settings import JudgeSettings, ModelSettings, RunConfig
+from evaluators.engine.store import Store
+from tests.conftest import PROJECT
+from tests.engine_fixtures import correct_reply, write_dataset
+from tests.scripted_server import Fault, ScriptedServer
+
+FAST_RETRY = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
+# Not sk-shaped and not after "Bearer": only the exact-text rule can catch it.
+SECRET = "tb-live-0123456789abcdefSECRET"
+SENDERS = pytest.mark.parametrize("http_workers", [0, 1], ids=["in-process", "worker-process"])
+
+
+@pytest.fixture(autouse=True)
+def private_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "0")
+    monkeypatch.delenv("TOOLBOARD_KEY_VARS", raising=False)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_dataset(tmp_path / "data", 4)
+
+
+def _config(base_url: str, data: Path, timeout: float = 5.0, **kwargs) -> RunConfig:
+    model = ModelSettings(base_url=base_url, model="scripted", api_key_env="", timeout=timeout)
+    return RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
+                     concurrency=2, **kwargs)
+
+
+def _run(store: Store, config: RunConfig, api_key: str | None = None, http_workers: int = 0,
+         retry: RetryPolicy = FAST_RETRY):
+    """Start and execute a run; with `http_workers`, every request goes through ready worker processes."""
+    run_id, samples = start_run(config, store)
+
+    async def run():
+        if http_workers:
+            assert await HttpWorkerPool.for_running_loop(http_workers).wait_ready()
+        return await execute(store, run_id, samples, retry=retry, api_key=api_key, http_workers=http_workers)
+
+    return asyncio.run(run())
+
+
+def _stored_errors(db_path: Path) -> dict[str, str | None]:
+    with sqlite3.connect(db_path) as db:
+        return dict(db.execute("SELECT sample_id, error FROM predictions"))
+
+
+# --- keys out of error texts ------------------------------------------------------------------------
+
+
+def test_redact_removes_the_run_key_bearer_tokens_and_sk_tokens():
+    text = f"bad key {SECRET}; header was Bearer abc.def-123; other key sk-proj-AbCdEf0123456789 and sk-abc***wxyz"
+    cleaned = redact(text, (SECRET, None))
+    assert SECRET not in cleaned and "abc.def-123" not in cleaned and "sk-proj" not in cleaned and "***wxyz" not in cleaned
+    assert cleaned == (f"bad key {REDACTED}; header was Bearer {REDACTED}; other key {REDACTED} and {REDACTED}")
+    assert redact("HTTP 401: no", ("x", "")) == "HTTP 401: no"  # placeholders too short to be keys are left alone
+
+
+@SENDERS
+def test_a_key_the_endpoint_echoes_is_never_stored(data: Path, tmp_path: Path, http_workers: int):
+    # The last message puts the key across the cut at 200 characters (after the SDK's "Error code: 401 - "):
+    # no part of it may remain.
+    messages = [f"Incorrect API key provided: {SECRET}", f"Authorization: Bearer {SECRET}",
+                f"invalid token sk-{SECRET}", "x" * 170 + SECRET]
+    by_number = {}
+
+    def fault(key: str, attempt: int) -> Fault:
+        return Fault(status=401, message=messages[by_number[key]])
+
+    def remember(body: dict) -> None:
+        from tests.scripted_server import last_user_text, prompt_key
+
+        by_number[prompt_key(body)] = int(last_user_text(body).split("number ")[1].split(" ")[0])
+
+    with ScriptedServer(reply=correct_reply, fault=fault, on_request=remember) as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(server.base_url, data), api_key=SECRET, http_workers=http_workers)
+        store.close()
+    assert server.headers_seen[0]["authorization"] == f"Bearer {SECRET}"  # it was sent
+    errors = _stored_errors(tmp_path / "db.sqlite")
+    assert len(errors) == 4 and all(e and e.startswith("HTTP 401: ") for e in errors.values())
+    assert all(SECRET[:6] not in e for e in errors.values()), errors
+    assert all(REDACTED in errors[f"normal_atom_bool_{n}"] for n in range(3)), errors
+    assert SECRET[:6].encode() not in (tmp_path / "db.sqlite").read_bytes()  # nor in scores, reports, anywhere
+
+
+# --- the response cache is per key ------------------------------------------------------------------
+
+
+def test_runs_with_different_keys_do_not_share_cached_answers(data: Path, tmp_path: Path, isolated_home: Path):
+    with ScriptedServer(reply=correct_reply) as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(server.base_url, data), api_key="key-of-visitor-one")
+        assert server.requests == 4
+        _run(store, _config(server.base_url, data), api_key="key-of-visitor-two")
+        assert server.requests == 8  # its own requests, not the first visitor's answers
+        _run(store, _config(server.base_url, data), api_key="key-of-visitor-one")
+        assert server.requests == 8  # the same key still hits its cache
+        _run(store, _config(server.base_url, data))
+        assert server.requests == 12  # no key: apart from both
+        _run(store, _config(server.base_url, data))
+        assert server.requests == 12
+        store.close()
+    salt = isolated_home / CACHE_SALT_FILE
+    assert stat.S_IMODE(salt.stat().st_mode) == 0o600 and len(bytes.fromhex(salt.read_text())) == 32
+    assert b"key-of-visitor" not in (tmp_path / "db.sqlite").read_bytes()
+
+
+def test_cache_keys_without_a_key_keep_their_old_form_and_keyed_ones_hide_the_key():
+    payload = b'{"model": "m", "messages": []}'
+    old_form = hashlib.sha256(b"http://host/v1\n" + payload).hexdigest()
+    assert cache_key("http://host/v1/", payload) == cache_key("http://host/v1", payload, None) == old_form
+    identity = key_identity("sk-some-key")
+    assert identity == key_identity("sk-some-key") != key_identity("sk-other-key")
+    assert identity != hashlib.sha256(b"sk-some-key").hexdigest()  # salted: no guess can be checked against it
+    assert cache_key("http://host/v1", payload, identity) != old_form
+
+
+def test_an_existing_cache_entry_without_a_key_still_answers(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=correct_reply) as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(server.base_url, data))
+        bodies = [json.dumps(body, ensure_ascii=False).encode() for body in server.bodies]
+        old_keys = {hashlib.sha256(server.base_url.encode() + b"\n" + body).hexdigest() for body in bodies}
+        assert all(store.cache_get(key) is not None for key in old_keys)
+        store.close()
+
+
+def test_a_damaged_salt_file_is_a_clear_error(isolated_home: Path):
+    (isolated_home / CACHE_SALT_FILE).write_text("not hex")
+    with pytest.raises(ToolboardError, match="damaged.*delete it"):
+        key_identity("sk-some-key")
+
+
+# --- a deadline for the whole request ---------------------------------------------------------------
+
+
+@SENDERS
+def test_a_body_dripped_slowly_fails_as_a_timeout_of_the_attempt(tmp_path: Path, http_workers: int):
+    data = write_dataset(tmp_path / "data", 1)
+    # One byte every 50 ms: each read is quick, but the ~280-byte answer would take ~14 s.
+    with ScriptedServer(reply=correct_reply, fault=lambda key, attempt: Fault(drip=0.05)) as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(server.base_url, data, timeout=0.5), http_workers=http_workers)
+        store.close()
+    assert list(_stored_errors(tmp_path / "db.sqlite").values()) == ["timeout after 0.5 s (gave up after 2 attempts)"]
+    assert len(server.dripped) == 2
+    # About 10 bytes fit in 0.5 s; the whole answer is far more: the client hung up early.
+    assert all(0 < sent < 100 for sent in server.dripped), server.dripped
+
+
+# --- Retry-After ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("header, expected", [
+    ("5", 5.0), ("1.5", 1.5), (" 2 ", 2.0), ("0", 0.0), ("999999", MAX_RETRY_AFTER),
+    ("nan", None), ("NaN", None), ("inf", None), ("-inf", None), ("-3", None), ("1e3", None), ("+4", None),
+    ("soon", None), ("", None), (None, None), ("5 s", None),
+])
+def test_retry_after_is_parsed_strictly(header: str | None, expected: float | None):
+    assert parse_retry_after(header) == expected
+
+
+def test_retry_after_as_an_http_date():
+    now = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
+    assert parse_retry_after(format_datetime(now + timedelta(seconds=30), usegmt=True), now) == 30.0
+    assert parse_retry_after(format_datetime(now - timedelta(hours=1), usegmt=True), now) == 0.0
+    assert parse_retry_after(format_datetime(now + timedelta(days=2), usegmt=True), now) == MAX_RETRY_AFTER
+    assert parse_retry_after("Fri, 99 Foo 2026 99:99:99 GMT", now) is None
+
+
+@pytest.mark.parametrize("wish", [math.nan, math.inf, -math.inf, -5.0, None])
+def test_retry_policy_falls_back_to_backoff_for_unusable_waits(wish: float | None):
+    policy = RetryPolicy(base_delay=0.5, max_delay=30.0)
+    for attempt in (1, 3):
+        delay = policy.delay(attempt, wish)
+        assert math.isfinite(delay) and 0.0 <= delay <= policy.base_delay * 2 ** (attempt - 1)
+
+
+def test_retry_policy_honours_and_caps_a_usable_wait():
+    policy = RetryPolicy(max_retry_after=20.0)
+    assert policy.delay(1, 3.0) == 3.0 and policy.delay(1, 0.0) == 0.0 and policy.delay(1, 500.0) == 20.0
+    assert RetryPolicy().max_retry_after == MAX_RETRY_AFTER
+
+
+def test_an_unusable_wait_from_a_worker_process_is_dropped():
+    # A worker's failure crosses a pipe as JSON, which carries NaN and Infinity as they are.
+    for wish in (math.nan, math.inf, -1.0, "3"):
+        carried = json.loads(json.dumps(AttemptFailed("HTTP 429", True, wish).to_json()))  # type: ignore[arg-type]
+        assert AttemptFailed.from_json(carried).retry_after is None
+    assert AttemptFailed.from_json({"problem": "HTTP 429", "retryable": True, "retry_after": 2}).retry_after == 2.0
+
+
+# --- connection failures named by their cause -------------------------------------------------------
+
+
+def _unused_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _resetting_server() -> Iterator[int]:
+    """A port whose server accepts each connection and resets it at once (RST, not a clean close)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return  # the listener was closed: the test is over
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        thread.join(5)
+
+
+@SENDERS
+def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path: Path, http_workers: int):
+    port = _unused_port()
+    store = Store(tmp_path / "db.sqlite")
+    _run(store, _config(f"http://127.0.0.1:{port}/v1", data), http_workers=http_workers)
+    store.close()
+    errors = set(_stored_errors(tmp_path / "db.sqlite").values())
+    assert errors == {f"connection refused by 127.0.0.1:{port} (gave up after 2 attempts)"}
+
+
+def test_reset_and_tls_failures_are_named(data: Path, tmp_path: Path):
+    store = Store(tmp_path / "db.sqlite")
+    with _resetting_server() as port:
+        reset = _run(store, _config(f"http://127.0.0.1:{port}/v1", data))
+    with ScriptedServer(reply=correct_reply) as server:  # plain HTTP, asked for TLS
+        tls = _run(store, _config(server.base_url.replace("http://", "https://"), data))
+    reset_errors = {p.error for p in store.load_predictions(reset.run_id).values()}
+    tls_errors = {p.error for p in store.load_predictions(tls.run_id).values()}
+    store.close()
+    assert reset_errors == {f"connection reset by 127.0.0.1:{port} (gave up after 2 attempts)"}
+    assert len(tls_errors) == 1 and tls_errors.pop().startswith(f"TLS error with 127.0.0.1:{server.port}: ")
+
+
+def test_a_real_timeout_is_still_called_a_timeout(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 1)
+    with ScriptedServer(reply=correct_reply, fault=lambda key, attempt: Fault(hang=3.0)) as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(server.base_url, data, timeout=0.3), retry=RetryPolicy(max_attempts=1))
+        store.close()
+    assert list(_stored_errors(tmp_path / "db.sqlite").values()) == ["timeout after 0.3 s (gave up after 1 attempts)"]
+
+
+# --- keys with stray characters ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key, message", [
+    ("sk-abcdefg\nhij", "the API key holds a newline (character 11): paste it again without it"),
+    ("sk-abc\u200bdef", "the API key holds a zero-width space (U+200B) (character 7): paste it again without it"),
+    ("sk-abc def", "the API key holds a space (character 7)"),
+    ("  sk-ab\tc", "the API key holds a tab (character 8)"),
+    ("sk-ab\x07c", "the API key holds an invisible character (U+0007) (character 6)"),
+    ("sk-abé", "the API key holds the character 'é' (U+00E9): keys are plain ASCII (character 6)"),
+])
+def test_a_key_with_a_stray_character_is_refused_clearly(key: str, message: str):
+    with pytest.raises(InvalidApiKeyError) as caught:
+        check_api_key(key)
+    assert str(caught.value).startswith(message)
+
+
+def test_surrounding_whitespace_is_stripped_and_no_key_is_none():
+    assert check_api_key("  sk-abc-123\n") == "sk-abc-123"
+    assert check_api_key(None) is None and check_api_key(" \n") is None
+    with pytest.raises(InvalidApiKeyError, match="^the API key in X_KEY holds a newline"):
+        check_api_key("sk-a\nb", "the API key in X_KEY")
+
+
+def test_a_run_with_a_broken_key_sends_nothing(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=correct_reply) as server:
+        store = Store(tmp_path / "db.sqlite")
+        # The run refuses it before sending anything (not six attempts each as a "malformed response").
+        with pytest.raises(InvalidApiKeyError, match=r"^the API key holds a zero-width space \(U\+200B\) \(character 7\)"):
+            _run(store, _config(server.base_url, data), api_key="sk-abc\u200bdef")
+        store.close()
+    assert server.requests == 0 and _stored_errors(tmp_path / "db.sqlite") == {}
+
+
+def test_check_run_keys_checks_the_given_key_and_every_key_variable(monkeypatch: pytest.MonkeyPatch):
+    judge = JudgeSettings("http://127.0.0.1:9/v1", "judge-m", api_key_env="TOOLBOARD_TEST_JUDGE_KEY")
+    config = RunConfig("stepeval_audio", ModelSettings("http://127.0.0.1:9/v1", "m", api_key_env="TOOLBOARD_TEST_KEY",
+                                                       judge=judge))
+    monkeypatch.setenv("TOOLBOARD_TEST_KEY", "sk-model-key\n")  # a trailing newline is only stripped
+    monkeypatch.setenv("TOOLBOARD_TEST_JUDGE_KEY", "sk-judge-key")
+    check_run_keys(config)
+    with pytest.raises(InvalidApiKeyError, match="^the API key holds a space"):
+        check_run_keys(config, "sk-given key")
+    monkeypatch.setenv("TOOLBOARD_TEST_JUDGE_KEY", "sk-judge\u200bkey")
+    with pytest.raises(InvalidApiKeyError, match="^the API key in TOOLBOARD_TEST_JUDGE_KEY holds a zero-width space"):
+        check_run_keys(config, "sk-given-key")
+
+
+def test_the_cli_refuses_a_broken_key_before_creating_a_run(data: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    env = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_TEST_KEY": "sk-pasted\n-twice"}
+    with ScriptedServer(reply=correct_reply) as server:
+        run = subprocess.run(
+            [sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", server.base_url, "--model", "scripted",
+             "--api-key-env", "TOOLBOARD_TEST_KEY", "--data-dir", str(data), "--subset", "normal_atom_bool"],
+            cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120,
+        )
+    assert run.returncode == 2
+    assert "error: the API key in TOOLBOARD_TEST_KEY holds a newline (character 10): paste it again" in run.stderr
+    assert server.requests == 0 and "sk-pasted" not in run.stderr
+    listed = subprocess.run([sys.executable, "-m", "evaluators", "runs", "--json"], cwd=PROJECT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert json.loads(listed.stdout) == []
+
+
+# --- which key variables a form may name ------------------------------------------------------------
+
+
+def test_only_listed_key_variables_may_be_named(monkeypatch: pytest.MonkeyPatch):
+    assert DEFAULT_KEY_VARS == ("OPENAI_API_KEY",)
+    check_key_variable("OPENAI_API_KEY")
+    check_key_variable("")  # none named: no key
+    with pytest.raises(ToolboardError, match="'AWS_SECRET_ACCESS_KEY' is not one of the key variables this server"
+                                             r" allows \(OPENAI_API_KEY\); its operator can allow more in TOOLBOARD_KEY_VARS"):
+        check_key_variable("AWS_SECRET_ACCESS_KEY")
+    with pytest.raises(ToolboardError, match="must end in _KEY"):
+        check_key_variable("HF_TOKEN")
+    monkeypatch.setenv("TOOLBOARD_KEY_VARS", " GROQ_API_KEY, OPENAI_API_KEY ,")
+    check_key_variable("GROQ_API_KEY")
+    check_key_variable("OPENAI_API_KEY")
+    with pytest.raises(ToolboardError, match=r"allows \(GROQ_API_KEY, OPENAI_API_KEY\)"):
+        check_key_variable("ANTHROPIC_API_KEY")
