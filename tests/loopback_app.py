@@ -14,6 +14,7 @@ class LoopbackApp:
 
     def __init__(self) -> None:
         self.port = 0
+        self.bind_port = 0  # 0: any free port; set before entering to come back on a known one
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve_forever, daemon=True)
@@ -42,7 +43,7 @@ class LoopbackApp:
         self.routes(app)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        site = web.TCPSite(runner, "127.0.0.1", self.bind_port, backlog=1024)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self._ready.set()
