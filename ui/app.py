@@ -10,6 +10,8 @@ import gradio as gr
 
 from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, submit_tab
 from ui.context import AppContext, context_from_env
+from ui.format import markdown_text
+from ui.visitor import BROWSER_STORAGE_KEY, MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
 
 TITLE = "Toolboard — how well do LLMs call tools?"
 CSS = """
@@ -18,26 +20,37 @@ CSS = """
 """
 
 
+def keep_or_make_token(token: object) -> str:
+    """The browser's visitor token: the one it keeps, else a new one (first visit, or storage cleared)."""
+    return token if isinstance(token, str) and MIN_TOKEN_CHARS <= len(token) <= MAX_TOKEN_CHARS else new_token()
+
+
 def build_app(context: AppContext) -> gr.Blocks:
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(f"# {TITLE}\nACEBench, ToolBench-Static and StepEval-Audio-Toolcall, scored as the official "
                     "checkers score them, beside the published numbers.")
+        if context.notice:
+            gr.Markdown(f"⚠️ {markdown_text(context.notice)}")
+        # Who this browser is, kept in its storage across reloads: it owns the runs it starts (public mode).
+        visitor = gr.BrowserState(None, storage_key=BROWSER_STORAGE_KEY, secret=context.visitors.browser_secret() or None)
         with gr.Tabs():
             with gr.Tab("Leaderboard"):
                 board = leaderboard_tab.build(context)
             with gr.Tab("Evaluate"):
-                jobs = evaluate_tab.build(context)
+                jobs = evaluate_tab.build(context, visitor)
             with gr.Tab("Submit"):
                 submit_tab.build(context)
             with gr.Tab("Explore"):
-                explore = explore_tab.build(context)
+                explore = explore_tab.build(context, visitor)
             with gr.Tab("About"):
                 about_tab.build()
         # Every visit sees the current store: runs finished since the page was built, uploads added.
         demo.load(board.refresh, board.filters, board.table, api_visibility="private")
         demo.load(board.chart, board.chart_inputs, board.plot, api_visibility="private")
-        demo.load(jobs["refresh_jobs"], None, jobs["jobs"], api_visibility="private")
-        demo.load(explore["reload"], None, explore["run_controls"], api_visibility="private")
+        # The visitor's own jobs and runs once the browser's token is known.
+        demo.load(keep_or_make_token, visitor, visitor, api_visibility="private").then(
+            jobs["refresh_jobs"], visitor, jobs["jobs"], api_visibility="private").then(
+            explore["reload"], visitor, explore["run_controls"], api_visibility="private")
         # Inside the block: configuring the queue after it would build the server app a second time.
         demo.queue(default_concurrency_limit=8)
     return demo

@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
-from evaluators.core.paths import data_dir_from_env
+from evaluators.core.paths import data_dir_from_env, toolboard_home
 from evaluators.engine.endpoint_guard import is_public_mode
 from evaluators.engine.hub_sync import HubSync, from_env
-from evaluators.engine.jobs import JobManager
-from evaluators.engine.store import Store
+from evaluators.engine.jobs import Admission, JobManager
+from evaluators.engine.store import Store, open_app_store
 from evaluators.submissions import DEFAULT_MAX_UPLOAD_BYTES
+from ui.format import PathRedactor, shown_as_is
+from ui.visitor import Visitors
 
 log = logging.getLogger(__name__)
 
-EXAMPLE_DATA = Path(__file__).resolve().parents[1] / "evaluators" / "acebench" / "example"
+APP_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_DATA = APP_ROOT / "evaluators" / "acebench" / "example"
+# A public deployment must not be usable to flood an endpoint or starve other visitors.
+PUBLIC_MAX_ACTIVE_JOBS = 4
+PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR = 1
+PUBLIC_MAX_RUN_SECONDS = 30 * 60
+PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
+                             max_run_seconds=PUBLIC_MAX_RUN_SECONDS)
 
 
 @dataclass
@@ -27,10 +39,21 @@ class AppContext:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     default_data_dir: str | None = None
     hub: HubSync | None = None
+    # Limits on runs; None: the public limits on a public deployment, none on a private one.
+    admission: Admission | None = None
+    # Measures how long runs take (the time limit); tests pass a clock they move by hand.
+    clock: Callable[[], float] = time.monotonic
+    # Shown at the top of the page (e.g. the store was damaged and set aside).
+    notice: str | None = None
     jobs: JobManager = field(init=False)
+    visitors: Visitors = field(init=False)
+    redact_paths: Callable[[str], str] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.jobs = JobManager(self.store, on_finished=self.after_run)
+        admission = self.admission or (PUBLIC_ADMISSION if self.public else Admission())
+        self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock)
+        self.visitors = Visitors(self.public, self.store.path.parent)
+        self.redact_paths = server_path_redactor(self) if self.public else shown_as_is
 
     def after_run(self, run_id: str) -> None:
         if self.hub is not None:
@@ -40,14 +63,33 @@ class AppContext:
         self.jobs.shutdown()
 
 
+def server_path_redactor(context: AppContext) -> PathRedactor:
+    """Short names for the server's folders in what visitors read (errors, run messages)."""
+    folders: dict[str | Path, str] = {
+        tempfile.gettempdir(): "<temp>",
+        APP_ROOT: "<app>",
+        toolboard_home(): "<toolboard home>",
+        context.store.path.parent: "<toolboard home>",
+        Path.home(): "~",
+    }
+    if context.default_data_dir:
+        folders[context.default_data_dir] = "<data folder>"
+    return PathRedactor(folders)
+
+
 def context_from_env(store: Store | None = None) -> AppContext:
     """The app's settings from the environment (TOOLBOARD_HOME, TOOLBOARD_PUBLIC, TOOLBOARD_HUB_REPO,
-    TOOLBOARD_MAX_UPLOAD_MB, TOOLBOARD_DATA_DIR)."""
-    store = store or Store()
+    TOOLBOARD_MAX_UPLOAD_MB, TOOLBOARD_DATA_DIR). A damaged store is set aside and a new one started;
+    the page says so."""
+    notice = None
+    if store is None:
+        store, notice = open_app_store()
     max_mb = float(os.environ.get("TOOLBOARD_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024)
     data_dir = data_dir_from_env()
     context = AppContext(store=store, public=is_public_mode(), max_upload_bytes=int(max_mb * 1024 * 1024),
-                         default_data_dir=str(data_dir) if data_dir else None)
+                         default_data_dir=str(data_dir) if data_dir else None, notice=notice)
+    if notice:
+        log.warning("%s", notice)
     context.hub = from_env(store)
     if context.hub is not None:
         try:

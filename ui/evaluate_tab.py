@@ -2,6 +2,10 @@
 
 The API key typed here goes to the job in memory for that run only: never into the store, the
 logs, the jobs panel or back to the page.
+
+Who acts: the page's visitor token (ui/visitor.py) for the page's own events; for API callers the
+`owner_token` argument when given, else their Gradio session. On a private deployment everyone acts on
+every run.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from evaluators.engine.settings import (
     describe_requests,
 )
 from ui.context import AppContext, resolve_data_dir
-from ui.format import markdown_text, picked_value, user_error
+from ui.format import markdown_text, picked_value, table_json, user_error
+from ui.jobs_panel import act_on_run, job_detail, jobs_table
 from ui.leaderboard_tab import benchmark_names
 
 DATA_SOURCES = ("download", "built-in example", "local folder")
@@ -34,7 +39,6 @@ AUTO_PROMPT_STYLE = "auto"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_CONCURRENCY = 16
 PUBLIC_MAX_LIMIT = 100
-PUBLIC_MAX_ACTIVE_JOBS = 4
 LOCAL_DEMO = LOCAL_MODELS["smollm2"]
 ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
 # The demo preset: the local model on ACEBench's built-in example (15 normal items): no key, no network.
@@ -50,7 +54,6 @@ def local_model_note(kind: str) -> str:
         return f"⚠️ {problem}"
     return ("SmolLM2-135M runs on this machine (about 700 MB of RAM; its server starts with the first run). It is a "
             "smoke test of the whole pipeline, not a competitor: expect low scores. No key or base URL is needed.")
-JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "done", "total", "errors", "req/s", "eta_s", "message")
 
 
 def subset_choices(benchmark: str) -> list[str]:
@@ -157,70 +160,18 @@ def _optional_number(value: Any, name: str) -> float | None:
         raise ToolboardError(f"{name} must be a number (or empty for the benchmark's own)") from None
 
 
-def start_job(context: AppContext, form: dict[str, Any], api_key: str | None) -> dict[str, str]:
-    """Check the form and start the run; the key goes to the job only."""
+def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, owner: str | None = None) -> dict[str, str]:
+    """Check the form and start the run (if the deployment's limits allow it); the key goes to the job only."""
     try:
-        if context.public and context.jobs.active_count() >= PUBLIC_MAX_ACTIVE_JOBS:
-            raise ToolboardError(f"{PUBLIC_MAX_ACTIVE_JOBS} runs are going on already; try again when one has finished")
-        run_id = context.jobs.start(run_config(context, form), api_key=api_key or None)
+        run_id = context.jobs.start(run_config(context, form), api_key=api_key or None, owner=owner)
     except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
-        return {"run_id": "", "message": user_error(exc)}
+        return {"run_id": "", "message": user_error(exc, context.redact_paths)}
     requests = describe_requests(context.store.get_run(run_id).config)
     return {"run_id": run_id, "message": f"Started run {run_id}. {markdown_text(requests)}"}
 
 
-def jobs_table(context: AppContext) -> pd.DataFrame:
-    """Runs evaluated here, newest first, with live progress for the running ones."""
-    rows = []
-    for run in context.store.list_runs():
-        if run.source != "endpoint":
-            continue
-        totals = context.store.run_totals(run.id)
-        job = context.jobs.job(run.id)
-        live = job.progress if job is not None and context.jobs.is_active(run.id) else {}
-        rows.append({
-            "run_id": run.id, "benchmark": run.benchmark, "language": run.language or "", "model": run.model,
-            "status": context.jobs.status_of(run.id, run.status),
-            "done": live.get("done", totals["done"]), "total": run.total, "errors": live.get("errors", totals["errors"]),
-            "req/s": round(live["requests_per_s"], 1) if live else None,
-            "eta_s": round(live["eta_s"], 1) if live.get("eta_s") is not None else None,
-            "message": (job.message if job is not None and job.message else run.message) or "",
-        })
-    return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
-
-
-def job_detail(context: AppContext, run_id: str) -> tuple[str, dict[str, Any] | None]:
-    """Per-subset progress (live, or from the store) and the finished report."""
-    run_id = (run_id or "").strip()
-    if not run_id:
-        return "Pick a run in the jobs table (or type its id).", None
-    run = context.store.get_run(run_id)
-    job = context.jobs.job(run_id)
-    status = context.jobs.status_of(run_id, run.status)
-    lines = [f"**{markdown_text(run.model)}** on **{run.benchmark}**{' (' + run.language + ')' if run.language else ''}"
-             f" — {status}"]
-    if job is not None and job.progress:
-        progress = job.progress
-        lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "
-                     f"{progress['requests_per_s']:.1f} requests/s"
-                     + (f", about {progress['eta_s']:.0f} s left" if progress.get("eta_s") else ""))
-        for name, counts in progress["per_subset"].items():
-            lines.append(f"- {name}: {counts['done']}/{counts['total']}")
-    else:
-        totals = context.store.run_totals(run_id)
-        lines.append(f"{totals['done']}/{run.total} samples stored, {totals['errors']} request errors")
-    lines.append(markdown_text(describe_requests(run.config)))
-    if job is not None and job.message:
-        lines.append(f"⚠️ {markdown_text(job.message)}")
-    elif run.message:
-        lines.append(markdown_text(run.message))
-    if status in ("interrupted", "cancelled", "failed"):
-        lines.append("Resume to finish it (type the API key again if the endpoint needs one).")
-    report = context.store.load_report(run_id)
-    return "\n".join(lines), report
-
-
-def build(context: AppContext) -> dict[str, Any]:
+def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
+    """The tab; `visitor` holds the page's visitor token (see ui/app.py)."""
     names = benchmark_names()
     with gr.Row():
         with gr.Column(scale=3):
@@ -239,8 +190,9 @@ def build(context: AppContext) -> dict[str, Any]:
                                   label="Subsets or groups (empty = every runnable subset)")
             data_source = gr.Radio(list(DATA_SOURCES) if not context.public else ["download", "built-in example"],
                                    value="download", label="Data")
+            # Every value reaches the page's config, shown or not: no server path on a public deployment.
             data_folder = gr.Textbox(label="Local data folder", visible=not context.public,
-                                     value=context.default_data_dir or "")
+                                     value="" if context.public else context.default_data_dir or "")
         with gr.Column(scale=2):
             limit = gr.Number(label="Limit per subset (empty = all)", value=20, precision=0)
             concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
@@ -268,12 +220,14 @@ def build(context: AppContext) -> dict[str, Any]:
         demo = gr.Button(f"Demo: {LOCAL_DEMO.title} on the built-in ACEBench example (no key, no network)")
     start_message = gr.Markdown()
     gr.Markdown("### Jobs\nRuns keep going when you close the tab; they are listed here after a refresh.")
+    # Built once for every visitor: on a public deployment it lists nobody's runs until the page loads.
     jobs = gr.Dataframe(jobs_table(context), interactive=False, label="Jobs", max_height=320, wrap=True)
     with gr.Row():
         run_id = gr.Textbox(label="Run id", scale=3)
         cancel = gr.Button("Cancel", size="sm", scale=1)
         resume = gr.Button("Resume", size="sm", scale=1)
         rerun = gr.Button("Re-run errors", size="sm", scale=1)
+        share = gr.Button("Share outputs", size="sm", scale=1, visible=context.public)
     action_message = gr.Markdown()
     detail = gr.Markdown()
     report = gr.JSON(label="Report (official)")
@@ -285,53 +239,108 @@ def build(context: AppContext) -> dict[str, Any]:
                   "limit", "concurrency", "request_mode", "temperature", "modality", "judge_base_url", "judge_model",
                   "judge_key_env", "user_base_url", "user_model", "user_key_env", "prompt_style"]
 
-    def start_from_form(key: str, *values: Any) -> tuple[str, str, pd.DataFrame]:
-        outcome = start_job(context, dict(zip(form_names, values)), key)
-        return outcome["message"], outcome["run_id"], jobs_table(context)
+    def owner_of(token: Any, request: gr.Request | None) -> str | None:
+        return context.visitors.owner(token, getattr(request, "session_hash", None))
+
+    def start_from_form(values: dict[Any, Any], request: gr.Request) -> tuple[str, str, pd.DataFrame]:
+        try:
+            owner = owner_of(values[visitor], request)
+        except ToolboardError as exc:
+            return user_error(exc), "", jobs_table(context, None)
+        form = {name: values[field] for name, field in zip(form_names, form_fields, strict=True)}
+        outcome = start_job(context, form, values[api_key], owner)
+        return outcome["message"], outcome["run_id"], jobs_table(context, owner)
 
     def start_run(base_url: str = "", model: str = "", benchmark: str = "acebench", api_key: str = "", language: str = "",
                   subsets: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
                   request_mode: str = "prompt", temperature: float | None = None, data_source: str = "download",
                   data_folder: str = "", modality: str = "text", judge_base_url: str = "", judge_model: str = "",
                   judge_key_env: str = "", user_base_url: str = "", user_model: str = "", user_key_env: str = "",
-                  api_key_env: str = "", endpoint_kind: str = "your endpoint", prompt_style: str = "auto") -> dict[str, str]:
+                  api_key_env: str = "", endpoint_kind: str = "your endpoint", prompt_style: str = "auto",
+                  owner_token: str = "", request: gr.Request = None) -> dict[str, str]:
         """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
         endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused).
         prompt_style (ACEBench): auto (official when the official prompt files are there), official or toolboard;
-        temperature None: the benchmark's own."""
-        form = {k: v for k, v in locals().items() if k != "api_key"}
-        return start_job(context, form, api_key)
+        temperature None: the benchmark's own. On a public deployment the run is yours: owner_token (a secret
+        you keep, 16+ characters) names you, else your client session does."""
+        form = {name: value for name, value in locals().items() if name in form_names}
+        try:
+            owner = owner_of(owner_token, request)
+        except ToolboardError as exc:
+            return {"run_id": "", "message": user_error(exc)}
+        return start_job(context, form, api_key, owner)
 
-    def act(action: str):
-        def handler(chosen: str, key: str = "") -> tuple[str, pd.DataFrame]:
-            chosen = (chosen or "").strip()
-            try:
-                if not chosen:
-                    raise ToolboardError("type or pick a run id first")
-                if action == "cancel":
-                    context.jobs.cancel(chosen)
-                    message = f"Cancelling `{chosen}`…"
-                elif action == "resume":
-                    _check_run_endpoint(context, chosen)
-                    context.jobs.resume(chosen, api_key=key or None)
-                    message = f"Resumed `{chosen}`."
-                else:
-                    _check_run_endpoint(context, chosen)
-                    context.jobs.rerun_errors(chosen, api_key=key or None)
-                    message = f"Re-sending the failed requests of `{chosen}`."
-            except Exception as exc:  # noqa: BLE001
-                message = user_error(exc)
-            return message, jobs_table(context)
-        return handler
+    def act(action: str, chosen: str, key: str, token: Any, request: gr.Request | None) -> tuple[str, pd.DataFrame]:
+        owner = None
+        try:
+            owner = owner_of(token, request)
+            message = act_on_run(context, action, chosen, key, owner)
+        except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
+            message = user_error(exc, context.redact_paths)
+        return message, jobs_table(context, owner)
+
+    def cancel_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
+        return act("cancel", chosen, "", token, request)
+
+    def resume_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
+        return act("resume", chosen, key, token, request)
+
+    def rerun_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
+        return act("rerun", chosen, key, token, request)
+
+    def share_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
+        return act("share", chosen, "", token, request)
+
+    def cancel_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Cancel a run you started: (message, your jobs table as {"headers", "data"})."""
+        message, table = act("cancel", run_id, "", owner_token, request)
+        return message, table_json(table)
+
+    def resume_run(run_id: str, api_key: str = "", owner_token: str = "",
+                   request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Resume a run you started that was cancelled, interrupted or failed: (message, your jobs table)."""
+        message, table = act("resume", run_id, api_key, owner_token, request)
+        return message, table_json(table)
+
+    def rerun_errors(run_id: str, api_key: str = "", owner_token: str = "",
+                     request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Re-send the failed requests of a run you started: (message, your jobs table)."""
+        message, table = act("rerun", run_id, api_key, owner_token, request)
+        return message, table_json(table)
+
+    def share_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Show the outputs of a finished run you started to every visitor (Explore): (message, your jobs table).
+        Its scores are on the leaderboard either way."""
+        message, table = act("share", run_id, "", owner_token, request)
+        return message, table_json(table)
+
+    def jobs_api(owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
+        """Your runs (every run on a private deployment), newest first, with live progress: {"headers", "data"}."""
+        try:
+            owner = owner_of(owner_token, request)
+        except ToolboardError as exc:
+            raise gr.Error(user_error(exc)) from None
+        return table_json(jobs_table(context, owner))
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, "run_id")
 
-    def detail_view(chosen: str) -> tuple[str, dict[str, Any] | None]:
+    def detail_view(chosen: str, token: Any, request: gr.Request | None) -> tuple[str, dict[str, Any] | None]:
         try:
-            return job_detail(context, chosen)
+            return job_detail(context, chosen, owner_of(token, request))
         except Exception as exc:  # noqa: BLE001
-            return user_error(exc), None
+            return user_error(exc, context.redact_paths), None
+
+    def job_detail_api(run_id: str, owner_token: str = "",
+                       request: gr.Request = None) -> tuple[str, dict[str, Any] | None]:
+        """A run's progress and its official report (None until it has finished): (Markdown text, report)."""
+        return detail_view(run_id, owner_token, request)
+
+    def visitor_jobs(token: Any, request: gr.Request) -> pd.DataFrame:
+        try:
+            return jobs_table(context, owner_of(token, request))
+        except ToolboardError:
+            return jobs_table(context, None)
 
     endpoint_kind.change(local_model_note, [endpoint_kind], [local_note], api_visibility="private")
     preset_outputs = [endpoint_kind, benchmark, language, subsets, data_source, limit, concurrency, request_mode, temperature,
@@ -342,15 +351,24 @@ def build(context: AppContext) -> dict[str, Any]:
                 DEMO_PRESET["data_source"], DEMO_PRESET["limit"], DEMO_PRESET["concurrency"], DEMO_PRESET["request_mode"],
                 DEMO_PRESET["temperature"], AUTO_PROMPT_STYLE)
 
+    start_inputs = {visitor, api_key, *form_fields}
     demo.click(fill_demo_preset, None, preset_outputs, api_visibility="private").then(
-        start_from_form, [api_key, *form_fields], [start_message, run_id, jobs], api_visibility="private")
-    start.click(start_from_form, [api_key, *form_fields], [start_message, run_id, jobs], api_visibility="private")
-    gr.api(start_run, api_name="start_run")
-    cancel.click(act("cancel"), [run_id], [action_message, jobs], api_name="cancel_run")
-    resume.click(act("resume"), [run_id, api_key], [action_message, jobs], api_name="resume_run")
-    rerun.click(act("rerun"), [run_id, api_key], [action_message, jobs], api_name="rerun_errors")
+        start_from_form, start_inputs, [start_message, run_id, jobs], api_visibility="private")
+    start.click(start_from_form, start_inputs, [start_message, run_id, jobs], api_visibility="private")
+    cancel.click(cancel_clicked, [run_id, visitor], [action_message, jobs], api_visibility="private")
+    resume.click(resume_clicked, [run_id, api_key, visitor], [action_message, jobs], api_visibility="private")
+    rerun.click(rerun_clicked, [run_id, api_key, visitor], [action_message, jobs], api_visibility="private")
+    share.click(share_clicked, [run_id, visitor], [action_message, jobs], api_visibility="private")
     jobs.select(pick, [jobs], [run_id], api_visibility="private")
-    run_id.change(detail_view, [run_id], [detail, report], api_name="job_detail")
+    run_id.change(detail_view, [run_id, visitor], [detail, report], api_visibility="private")
+    # The API: the same actions, each caller acting as its owner_token or its session.
+    gr.api(start_run, api_name="start_run")
+    gr.api(cancel_run, api_name="cancel_run")
+    gr.api(resume_run, api_name="resume_run")
+    gr.api(rerun_errors, api_name="rerun_errors")
+    gr.api(share_run, api_name="share_run")
+    gr.api(jobs_api, api_name="jobs")
+    gr.api(job_detail_api, api_name="job_detail")
 
     def switch_benchmark(name: str):
         languages = language_choices(name)
@@ -360,10 +378,10 @@ def build(context: AppContext) -> dict[str, Any]:
     benchmark.change(switch_benchmark, [benchmark], [language, subsets], api_visibility="private")
     shown_status = gr.State("")
 
-    def tick(chosen: str, last_status: str) -> tuple[Any, ...]:
+    def tick(chosen: str, last_status: str, token: Any, request: gr.Request) -> tuple[Any, ...]:
         """Live jobs and progress; the report is re-sent only when the chosen run's status changes, so a
         report the user has unfolded is not redrawn every second."""
-        text, stored_report = detail_view(chosen)
+        text, stored_report = detail_view(chosen, token, request)
         status = ""
         if (chosen or "").strip():
             try:
@@ -371,14 +389,8 @@ def build(context: AppContext) -> dict[str, Any]:
             except ToolboardError:
                 status = "unknown"
         report_update = stored_report if status != last_status else gr.update()
-        return jobs_table(context), text, report_update, status
+        return visitor_jobs(token, request), text, report_update, status
 
     timer = gr.Timer(1.0)
-    timer.tick(tick, [run_id, shown_status], [jobs, detail, report, shown_status], api_visibility="private")
-    gr.Button(visible=False).click(lambda: jobs_table(context), None, jobs, api_name="jobs")
-    return {"jobs": jobs, "refresh_jobs": lambda: jobs_table(context)}
-
-
-def _check_run_endpoint(context: AppContext, run_id: str) -> None:
-    config = context.store.get_run(run_id).config
-    check_endpoint_allowed(config["model"]["base_url"])
+    timer.tick(tick, [run_id, shown_status, visitor], [jobs, detail, report, shown_status], api_visibility="private")
+    return {"jobs": jobs, "refresh_jobs": visitor_jobs}

@@ -167,7 +167,7 @@ def build(context: AppContext) -> LeaderboardParts:
         try:
             frame = refresh(benchmark, view, search, sources, columns, details, mode, sort_by)
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
-            raise gr.Error(user_error(exc)) from None
+            raise gr.Error(user_error(exc, context.redact_paths)) from None
         return table_json(frame)
 
     def chart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
@@ -177,7 +177,7 @@ def build(context: AppContext) -> LeaderboardParts:
         try:
             figure = draw_chart(benchmark, view, search, sources, columns, False, mode, "", kind, top)
         except Exception as exc:  # noqa: BLE001
-            raise gr.Error(user_error(exc)) from None
+            raise gr.Error(user_error(exc, context.redact_paths)) from None
         return {"type": "plotly", "plot": figure.to_json()}
 
     # Typed API endpoints: any benchmark's views and columns, independent of what the page shows.

@@ -35,9 +35,10 @@ def check_file(context: AppContext, path: str | None, benchmark: str, language: 
         submission = check_submission(upload, benchmark, language=language or None, data_dir=data_dir,
                                       max_bytes=context.max_upload_bytes)
     except ToolboardError as exc:
-        return None, None, None, user_error(exc)
+        return None, None, None, user_error(exc, context.redact_paths)
     except Exception as exc:  # noqa: BLE001 - the page explains every failure, without server paths
-        return None, None, None, user_error(ToolboardError(without_folder(f"{type(exc).__name__}: {exc}", upload)))
+        return None, None, None, user_error(ToolboardError(without_folder(f"{type(exc).__name__}: {exc}", upload)),
+                                            context.redact_paths)
     finally:
         discard_upload(upload)
     validation = submission.validation()
@@ -70,7 +71,7 @@ def add_to_board(context: AppContext, submission: Submission | None, model: str,
             raise ToolboardError("upload and check a clean file first")
         run_id = store_submission(context.store, submission, model, notes)
     except Exception as exc:  # noqa: BLE001
-        return user_error(exc)
+        return user_error(exc, context.redact_paths)
     context.after_run(run_id)
     return f"Added as run {run_id}: it is on the leaderboard (source: uploaded) and in the Explore tab."
 
@@ -88,7 +89,7 @@ def build(context: AppContext) -> None:
             language = gr.Dropdown(language_choices("acebench"), value="en", label="Language", allow_custom_value=True)
             data_source = gr.Radio(["download", "built-in example"] + ([] if context.public else ["local folder"]),
                                    value="download", label="Data")
-            data_folder = gr.Textbox(label="Local data folder", visible=not context.public, value=context.default_data_dir or "")
+            data_folder = gr.Textbox(label="Local data folder", visible=not context.public, value="" if context.public else (context.default_data_dir or ""))
     check = gr.Button("Check and score", variant="primary")
     message = gr.Markdown()
     with gr.Row():

@@ -3,6 +3,10 @@ when the browser tab closes, share the global concurrency limit, and report live
 
 Everything durable lives in the store; this keeps only what a running job needs in memory (its
 progress, its cancel switch and, for the run only, the API key typed into the form).
+
+A public deployment admits runs under limits (Admission): how many run at once, how many per visitor,
+and how long one run may take in all. Admission is checked and the slot taken under one lock, so
+concurrent starts can never exceed the limits.
 """
 
 from __future__ import annotations
@@ -17,16 +21,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.http_pool import workers_for
 from evaluators.engine.local_model import is_local
 from evaluators.engine.local_model import resolve as resolve_local
-from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
+from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import Store
 
 log = logging.getLogger(__name__)
 
 ACTIVE = ("queued", "running", "cancelling")
+# A run the store calls running whose lease another process holds (the CLI, another app).
+RUNNING_ELSEWHERE = "running elsewhere"
+LIVE_ELSEWHERE_MESSAGE = ("run {run_id} is being executed right now by another process (e.g. the command line):"
+                          " wait for it to end, or stop it there, before resuming it here")
+# How often the time limit is checked while runs go (tests call check_time_limits themselves).
+TIME_LIMIT_CHECK_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Limits on the runs this app executes; None means no limit."""
+
+    max_active: int | None = None
+    max_active_per_owner: int | None = None
+    max_run_seconds: float | None = None
 
 
 async def _cancel_other_tasks() -> None:
@@ -43,49 +63,93 @@ class Job:
     status: str = "queued"
     progress: dict[str, Any] = field(default_factory=dict)
     message: str = ""
-    started: float = field(default_factory=time.time)
+    started: float = field(default_factory=time.monotonic)
+    owner: str | None = None
     future: Future[RunOutcome] | None = None
     cancel: asyncio.Event | None = None
+    over_time: bool = False
 
 
 class JobManager:
     """Starts, cancels, resumes and reports runs in the background."""
 
-    def __init__(self, store: Store, on_finished: Callable[[str], None] | None = None):
+    def __init__(self, store: Store, on_finished: Callable[[str], None] | None = None,
+                 admission: Admission | None = None, clock: Callable[[], float] = time.monotonic):
+        """`clock` measures how long runs take (for the time limit); tests pass one they move by hand."""
         self.store = store
         self.on_finished = on_finished
+        self.admission = admission or Admission()
+        self.clock = clock
         self._jobs: dict[str, Job] = {}
+        # Slots taken by starts still loading their samples, by owner: counted as active runs.
+        self._reserved: dict[object, str | None] = {}
+        # Seconds each run has executed in this process, over all its starts and resumes.
+        self._seconds_used: dict[str, float] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="toolboard-jobs", daemon=True)
         self._thread.start()
+        if self.admission.max_run_seconds is not None:
+            asyncio.run_coroutine_threadsafe(self._watch_time_limit(), self._loop)
 
     # ---- actions ---------------------------------------------------------------------------
 
-    def start(self, config: RunConfig, api_key: str | None = None) -> str:
-        """Create a run and execute it in the background. Bad settings raise here, before anything runs."""
-        run_id, samples = start_run(config, self.store)
-        self._launch(run_id, "start", samples, api_key, rerun_errors=False)
+    def start(self, config: RunConfig, api_key: str | None = None, owner: str | None = None) -> str:
+        """Create a run and execute it in the background. Bad settings, and a start over the limits,
+        raise here, before anything runs. `owner`: the visitor's hash (None: the operator)."""
+        check_run_keys(config, api_key)  # a key that cannot be sent: refused before a run exists
+        slot = object()
+        with self._lock:
+            self._check_admission(owner)
+            self._reserved[slot] = owner
+        try:
+            run_id, samples = start_run(config, self.store, owner=owner)
+            self._launch(run_id, "start", samples, api_key, rerun_errors=False, owner=owner, slot=slot)
+        finally:
+            with self._lock:
+                self._reserved.pop(slot, None)
         return run_id
 
-    def resume(self, run_id: str, api_key: str | None = None) -> None:
+    def resume(self, run_id: str, api_key: str | None = None, owner: str | None = None) -> None:
         self._check_idle(run_id)
+        check_run_keys(RunConfig.from_json(self.store.get_run(run_id).config), api_key)
         if self.store.get_run(run_id).status == "finished":
             raise ToolboardError(f"run {run_id} is finished: nothing to resume (re-run errors re-sends failed requests)")
-        self._launch(run_id, "resume", None, api_key, rerun_errors=False)
+        self._launch(run_id, "resume", None, api_key, rerun_errors=False, owner=owner)
 
-    def rerun_errors(self, run_id: str, api_key: str | None = None) -> None:
+    def rerun_errors(self, run_id: str, api_key: str | None = None, owner: str | None = None) -> None:
         self._check_idle(run_id)
+        check_run_keys(RunConfig.from_json(self.store.get_run(run_id).config), api_key)
         if not self.store.run_totals(run_id)["errors"]:
             raise ToolboardError(f"run {run_id} has no request errors to re-send")
-        self._launch(run_id, "rerun-errors", None, api_key, rerun_errors=True)
+        self._launch(run_id, "rerun-errors", None, api_key, rerun_errors=True, owner=owner)
 
     def cancel(self, run_id: str) -> None:
         job = self._jobs.get(run_id)
         if job is None or job.status not in ACTIVE or job.cancel is None:
+            if self.store.has_run(run_id) and self.store.run_is_live(run_id):
+                raise ToolboardError(f"run {run_id} is executed by another process (e.g. the command line): stop it there")
             raise ToolboardError(f"run {run_id} is not running")
         job.status = "cancelling"
         self._loop.call_soon_threadsafe(job.cancel.set)
+
+    def check_time_limits(self) -> list[str]:
+        """Cancel the runs that have used up their time (Admission.max_run_seconds); returns their ids.
+        Called every few seconds while the app runs."""
+        limit = self.admission.max_run_seconds
+        if limit is None:
+            return []
+        stopped = []
+        for job in list(self._jobs.values()):
+            if job.status not in ("queued", "running") or job.cancel is None:
+                continue
+            if self._seconds_of(job) >= limit:
+                job.over_time = True
+                job.message = self._over_time_message(limit)
+                job.status = "cancelling"
+                self._loop.call_soon_threadsafe(job.cancel.set)
+                stopped.append(job.run_id)
+        return stopped
 
     def wait(self, run_id: str, timeout: float | None = None) -> RunOutcome | None:
         """Block until the job ends (for tests and scripts); None if it failed."""
@@ -119,18 +183,30 @@ class JobManager:
         return self._jobs.get(run_id)
 
     def active_count(self) -> int:
-        return sum(job.status in ACTIVE for job in list(self._jobs.values()))
+        """Runs going on, with starts still loading their samples."""
+        return len(self._active_owners())
+
+    def active_count_of(self, owner: str | None) -> int:
+        """The runs `owner` has going on (None: the operator's)."""
+        return self._active_owners().count(owner)
+
+    def _active_owners(self) -> list[str | None]:
+        jobs = [job.owner for job in list(self._jobs.values()) if job.status in ACTIVE]
+        return [*jobs, *list(self._reserved.values())]
 
     def is_active(self, run_id: str) -> bool:
         job = self._jobs.get(run_id)
         return job is not None and job.status in ACTIVE
 
     def status_of(self, run_id: str, stored_status: str) -> str:
-        """A run's status as users should read it: a run the store calls running but no job here
-        drives was interrupted (the app restarted) and can be resumed."""
+        """A run's status as users should read it: a run another process executes right now (it holds
+        the run's lease) is running elsewhere; one the store calls running that nothing drives was
+        interrupted (the app or the CLI stopped) and can be resumed."""
         job = self._jobs.get(run_id)
         if job is not None and job.status in ACTIVE:
             return job.status
+        if stored_status != "finished" and self.store.run_is_live(run_id):
+            return RUNNING_ELSEWHERE
         if stored_status in ("running", "created"):
             return "interrupted"
         return stored_status
@@ -141,13 +217,50 @@ class JobManager:
         self.store.get_run(run_id)
         if self.is_active(run_id):
             raise ToolboardError(f"run {run_id} is already running")
+        if self.store.run_is_live(run_id):
+            raise ToolboardError(LIVE_ELSEWHERE_MESSAGE.format(run_id=run_id))
 
-    def _launch(self, run_id: str, action: str, samples: list | None, api_key: str | None, *, rerun_errors: bool) -> None:
+    def _check_admission(self, owner: str | None, run_id: str | None = None) -> None:
+        """Refuse a start or resume over the limits. The caller holds self._lock and takes the slot under it."""
+        limits = self.admission
+        if limits.max_active is not None and self.active_count() >= limits.max_active:
+            raise ToolboardError(f"{limits.max_active} runs are going on already (the most this deployment runs at "
+                                 "once); try again when one has finished")
+        if limits.max_active_per_owner is not None and self.active_count_of(owner) >= limits.max_active_per_owner:
+            raise ToolboardError(f"you have {limits.max_active_per_owner} run(s) going on already (the most one visitor "
+                                 "runs at once here); wait for it to finish, or cancel it")
+        if limits.max_run_seconds is not None and run_id is not None \
+                and self._seconds_used.get(run_id, 0.0) >= limits.max_run_seconds:
+            raise ToolboardError(f"run {run_id} has used all its time: {self._over_time_message(limits.max_run_seconds)}")
+
+    def _seconds_of(self, job: Job) -> float:
+        """How long the job's run has executed in this process, this execution included."""
+        return self._seconds_used.get(job.run_id, 0.0) + self.clock() - job.started
+
+    @staticmethod
+    def _over_time_message(limit: float) -> str:
+        return (f"a run may take at most {limit / 60:g} minutes in all on this deployment, so it was stopped; what it"
+                " finished is kept")
+
+    async def _watch_time_limit(self) -> None:
+        while True:
+            await asyncio.sleep(TIME_LIMIT_CHECK_SECONDS)
+            try:
+                self.check_time_limits()
+            except Exception as exc:  # noqa: BLE001 - the watch goes on
+                log.warning("checking run time limits: %s", exc)
+
+    def _launch(self, run_id: str, action: str, samples: list | None, api_key: str | None, *, rerun_errors: bool,
+                owner: str | None = None, slot: object | None = None) -> None:
         # The cancel switch exists before the job runs, so a cancel right after the start is never lost.
-        job = Job(run_id=run_id, action=action, cancel=asyncio.Event())
+        job = Job(run_id=run_id, action=action, cancel=asyncio.Event(), owner=owner, started=self.clock())
         with self._lock:
             if self.is_active(run_id):
                 raise ToolboardError(f"run {run_id} is already running")
+            if slot is None:
+                self._check_admission(owner, run_id)
+            # The start's reserved slot becomes this job in one step: the count never dips in between.
+            self._reserved.pop(slot, None)
             self._jobs[run_id] = job
 
         def on_progress(progress: Progress) -> None:
@@ -169,8 +282,16 @@ class JobManager:
         job.future.add_done_callback(lambda future: self._finish(job, future))
 
     def _finish(self, job: Job, future: Future[RunOutcome]) -> None:
+        with self._lock:
+            self._seconds_used[job.run_id] = self._seconds_of(job)
         try:
             outcome = future.result()
+        except RunIsLiveError:
+            # Another process took the run between our check and our start: it is that process's run
+            # (its status is not ours to overwrite), and which host and process it is is not the page's business.
+            job.status = "failed"
+            job.message = LIVE_ELSEWHERE_MESSAGE.format(run_id=job.run_id)
+            return
         except Exception as exc:  # noqa: BLE001 - shown on the jobs panel, the run stays resumable
             job.status = "failed"
             job.message = f"{type(exc).__name__}: {exc}"
@@ -183,6 +304,13 @@ class JobManager:
             return
         job.status = outcome.status
         job.progress = outcome.progress.snapshot()
+        if job.over_time and outcome.status == "cancelled":
+            done = f"{job.progress.get('done', 0)}/{job.progress.get('total', 0)} done"
+            job.message = f"{done}; {job.message}"
+            try:
+                self.store.set_status(job.run_id, "cancelled", job.message)
+            except Exception:  # noqa: BLE001 - the store may be closing
+                pass
         if outcome.status == "finished" and self.on_finished is not None:
             try:
                 self.on_finished(job.run_id)

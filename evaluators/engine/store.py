@@ -558,6 +558,8 @@ class Store:
     # ---- whole runs as raw rows (hub sync export and import) ------------------------------
 
     RUN_TABLES = ("runs", "predictions", "sample_scores", "reports")
+    # Which process executes a run is this machine's business: never exported, never imported.
+    LEASE_COLUMNS = ("lease_holder", "lease_expires")
 
     def has_run(self, run_id: str) -> bool:
         return bool(self._query("SELECT 1 FROM runs WHERE id = ?", (run_id,)))
@@ -573,7 +575,8 @@ class Store:
         with self._lock:
             self._db.execute("BEGIN")
             try:
-                rows = {"runs": [dict(r) for r in self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))]}
+                rows = {"runs": [{key: value for key, value in dict(r).items() if key not in Store.LEASE_COLUMNS}
+                                 for r in self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))]}
                 for table in self.RUN_TABLES[1:]:
                     cursor = self._db.execute(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY rowid", (run_id,))
                     rows[table] = [dict(r) for r in cursor]
@@ -594,6 +597,8 @@ class Store:
                     return False
                 for table in self.RUN_TABLES:
                     for row in rows.get(table, []):
+                        if table == "runs":
+                            row = {key: value for key, value in row.items() if key not in self.LEASE_COLUMNS}
                         columns, marks = ", ".join(row), ", ".join("?" * len(row))
                         self._db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
                 self._db.execute("COMMIT")
