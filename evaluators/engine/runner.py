@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import re
-import socket
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,7 +20,7 @@ from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, sta
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
 from evaluators.engine.redact import redact
 from evaluators.engine.settings import ModelSettings, RunConfig, fingerprint
-from evaluators.engine.store import Store
+from evaluators.engine.store import Store, lease_holder_name
 from evaluators.engine.write_behind import WriteBehind
 
 
@@ -164,34 +160,11 @@ class RunIsLiveError(ToolboardError):
     """Another process is executing this run right now."""
 
 
-def lease_holder_name() -> str:
-    """Who holds a lease: readable (host and process) and unique to this execution."""
-    return f"{socket.gethostname()} pid {os.getpid()} ({uuid.uuid4().hex[:6]})"
-
-
-def _holder_is_dead(holder: str) -> bool:
-    """The lease holder is a process on this machine that no longer exists (killed before it could
-    release the lease): its lease need not be waited out."""
-    match = re.fullmatch(r"(.+) pid (\d+) \(\w+\)", holder)
-    if match is None or match.group(1) != socket.gethostname():
-        return False
-    try:
-        os.kill(int(match.group(2)), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
 def _claim(store: Store, run_id: str, holder: str) -> None:
-    if store.claim_lease(run_id, holder, LEASE_SECONDS):
-        return
-    other = store.live_holder(run_id)
-    if other is not None and _holder_is_dead(other) and store.take_over_lease(run_id, other, holder, LEASE_SECONDS):
-        return
-    raise RunIsLiveError(f"run {run_id} is being executed right now by {other or 'another process'}; wait for it to"
-                         " end, or stop it there, before resuming it here")
+    if not store.claim_lease(run_id, holder, LEASE_SECONDS):
+        other = store.live_holder(run_id) or "another process"
+        raise RunIsLiveError(f"run {run_id} is being executed right now by {other}; wait for it to end, or stop it"
+                             " there, before resuming it here")
 
 
 async def _keep_lease(store: Store, run_id: str, holder: str) -> None:
