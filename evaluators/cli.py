@@ -170,7 +170,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.samples:
         with args.samples.open("w", encoding="utf-8") as out:
             for result in scores:
-                out.write(json.dumps(result.to_dict(), ensure_ascii=False, default=repr) + "\n")
+                out.write(_verdict_line(result.to_dict()) + "\n")
     print_report(report, args.json)
     print(f"scored {len(samples)} samples in {time.perf_counter() - started:.2f}s", file=sys.stderr)
     return 0
@@ -237,6 +237,15 @@ def _list(_: argparse.Namespace) -> int:
         print(f"  subsets: {', '.join(benchmark.subsets)}")
         print(f"  metrics: {', '.join(benchmark.metrics)}; summary: {', '.join(benchmark.summary_metrics)}")
     return 0
+
+
+def _verdict_line(verdict: dict) -> str:
+    """One sample's verdict as JSON; a decoded answer JSON cannot hold (tuple keys, an integer too long
+    to print) is written as its description instead of failing the whole file."""
+    try:
+        return json.dumps(verdict, ensure_ascii=False, default=repr)
+    except (ValueError, TypeError, RecursionError) as problem:
+        return json.dumps({**verdict, "decoded": f"(not writable as JSON: {problem})"}, ensure_ascii=False, default=repr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,6 +17,12 @@ def official_checker_crash_counts_as_failure(exc: Exception) -> Verdict:
     return fail("checker_crash", "official_checker_crash_counts_as_failure", f"{type(exc).__name__}: {exc}")
 
 
+def strict_huge_number_is_a_wrong_value(exc: OverflowError) -> Verdict:
+    """An int past float range (`10 ** 5000` decodes, as the reference computes it) cannot be compared
+    with a number; no gold is that large, so it is a wrong value rather than a crash."""
+    return fail("wrong_value", "strict_huge_number_is_a_wrong_value", f"a number too large to compare: {exc}")
+
+
 def _score(sample: Sample, verdict: Verdict, decoded: Any = None, process_score: float | None = None) -> SampleScore:
     return SampleScore(
         sample_id=sample.id,
@@ -52,10 +58,13 @@ def _score_normal(sample: Sample, prediction: Prediction, strict: bool) -> Sampl
         try:
             verdict = check_calls(sample.input["functions"], decoded, candidate, strict)
         except Exception as exc:  # noqa: BLE001 - mirrors the reference crashing on odd input
-            if strict:
+            if strict and isinstance(exc, OverflowError):
+                verdict = strict_huge_number_is_a_wrong_value(exc)
+            elif strict:
                 raise
-            # The reference aborts at the first crash, so later candidates are never tried.
-            return _score(sample, official_checker_crash_counts_as_failure(exc), decoded)
+            else:
+                # The reference aborts at the first crash, so later candidates are never tried.
+                return _score(sample, official_checker_crash_counts_as_failure(exc), decoded)
         if verdict.valid:
             return _score(sample, verdict, decoded)
         first_failure = first_failure or verdict

@@ -3,6 +3,11 @@
 The bracket syntax `[Api(key='value'), Other()]` is parsed with `ast` and resolved node by node,
 as the official `decode_ast` does. Where the reference calls `eval` (an argument that is a binary
 operation), we compute expressions built from constants only and refuse everything else.
+
+Decoding is bounded: a short answer such as `[F(a=[[1]*99999]*99999)]` would otherwise decode to a
+small shared list that expands to 10^10 elements when written out. What arithmetic builds is
+measured as it is built (shared values counted every time they appear) and an answer over a bound
+is a format error, so nothing after decoding can blow up.
 """
 
 from __future__ import annotations
@@ -11,13 +16,27 @@ import ast
 import json
 import operator
 import re
+from collections.abc import Iterable
+from itertools import chain
 from typing import Any
 
 from evaluators.core.types import ToolCall
 
 DecodedCalls = list[dict[str, dict[Any, Any]]]
 
-MAX_STRING = 100_000
+# Bounds that keep one answer cheap to decode and its decoded calls cheap to store and show. Real
+# answers are far below them (the longest ACEBench gold call list is ~3,000 characters).
+MAX_ANSWER_CHARS = 1_000_000  # text the extraction rules scan; a longer answer is a format error
+MAX_CALL_LIST_CHARS = 100_000  # bracket text given to `ast.parse` per answer (its tree costs ~500 bytes a character)
+# Elements plus characters that constant arithmetic may build in one answer, intermediate values
+# included and a shared value counted every time it appears (as json.dumps writes it out). Real
+# answers compute a number or a short string ('-'*20, 24*60); the rest of a decoded answer is no
+# bigger than its own text, so a whole predictions file decodes to at most its size plus this much per answer.
+MAX_COMPUTED_SIZE = 10_000
+# ~9,000 digits, so an int fits MAX_COMPUTED_SIZE. Above Python's 4,300-digit print limit on purpose:
+# the reference computes and type-checks `10 ** 5000`, so it stays a valid (unprintable) int here.
+MAX_INT_BITS = 30_000
+MAX_FORMAT_WIDTH = 1_000
 
 
 class DecodeError(ValueError):
@@ -26,20 +45,27 @@ class DecodeError(ValueError):
 
 # ---- extraction: which part of the text is parsed -------------------------------------------
 
+_BRACKET = re.compile(r"[\[\]]")
+_STRICT_TOKEN = re.compile(r"""[\[\]'"\\]""")
 
-def official_first_bracket_extraction(text: str) -> str | None:
-    """Single-turn (newer repo): keep the first balanced `[...]`, brackets inside strings counted too."""
+
+def official_first_bracket_extraction(text: str, max_chars: int = MAX_CALL_LIST_CHARS) -> str | None:
+    """Single-turn (newer repo): keep the first balanced `[...]`, brackets inside strings counted too.
+    A list running past max_chars is a format error (it would not be parsed anyway)."""
     start = -1
     depth = 0
-    for index, char in enumerate(text):
-        if char == "[":
+    for match in _BRACKET.finditer(text):
+        index = match.start()
+        if match.group() == "[":
             if depth == 0:
                 start = index
             depth += 1
-        elif char == "]":
+        else:
             depth -= 1
             if depth == 0 and start != -1:
                 return text[start : index + 1]
+        if start != -1 and index - start >= max_chars:
+            raise DecodeError(f"the bracketed list of calls is longer than {max_chars:,} characters")
     return None
 
 
@@ -48,29 +74,43 @@ def official_multi_turn_deletes_all_whitespace(text: str) -> str:
     return "".join(text.split())
 
 
-def strict_bracket_candidates(text: str) -> list[str]:
-    """Every top-level `[...]` in order, counting brackets outside string literals only."""
-    found: list[str] = []
-    start, depth, quote, escaped = -1, 0, "", False
-    for index, char in enumerate(text):
+def _strict_bracket_end(text: str, start: int, max_chars: int) -> int | None:
+    """End of the `[...]` opening at start, brackets inside string literals ignored; None when it is
+    not closed within max_chars characters."""
+    depth, quote, escaped_at = 0, "", -1
+    for match in _STRICT_TOKEN.finditer(text, start, start + max_chars):
+        index, char = match.start(), match.group()
         if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
+            if index == escaped_at:
+                continue
+            if char == "\\":
+                escaped_at = index + 1
             elif char == quote:
                 quote = ""
-            continue
-        if char in "'\"" and depth > 0:
+        elif char in "'\"":
             quote = char
         elif char == "[":
-            if depth == 0:
-                start = index
             depth += 1
-        elif char == "]" and depth > 0:
+        elif char == "]":
             depth -= 1
             if depth == 0:
-                found.append(text[start : index + 1])
+                return index + 1
+    return None
+
+
+def strict_bracket_candidates(text: str, max_chars: int = MAX_CALL_LIST_CHARS) -> list[str]:
+    """Every top-level `[...]` in order, counting brackets outside string literals only. The search
+    stops at a list that is not closed within the max_chars the candidates may take in total, so the
+    parsing they cost stays bounded however many there are."""
+    found: list[str] = []
+    position, left = 0, max_chars
+    while (start := text.find("[", position)) != -1:
+        end = _strict_bracket_end(text, start, left)
+        if end is None:
+            break
+        found.append(text[start:end])
+        left -= end - start
+        position = end
     return found
 
 
@@ -106,107 +146,188 @@ _COMPARE = {
     ast.NotIn: lambda a, b: a not in b,
 }
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
-MAX_INT_BITS = 100_000  # about 30,000 digits: printable, cheap to convert
 _FORMAT_WIDTH = re.compile(r"%[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+_REPEATABLE = (str, bytes, list, tuple)
+Sized = tuple[Any, int]  # a value and its expanded size
 
 
-def _size(value: Any) -> int:
-    if isinstance(value, (str, bytes, list, tuple)):
-        return len(value)
+class ComputeBudget:
+    """What constant arithmetic may still build for one answer (see MAX_COMPUTED_SIZE)."""
+
+    def __init__(self, limit: int = MAX_COMPUTED_SIZE) -> None:
+        self.limit = limit
+        self.left = limit
+
+    def too_big(self) -> DecodeError:
+        return DecodeError(f"constant arithmetic in the answer builds more than {self.limit:,} elements and characters")
+
+    def spend(self, size: int) -> None:
+        if size > self.left:
+            raise self.too_big()
+        self.left -= size
+
+
+def _leaf_size(value: Any) -> int:
+    """Characters of a string, digits of an int (rounded up), else one element."""
+    if isinstance(value, (str, bytes)):
+        return max(1, len(value))
+    if isinstance(value, int):
+        return value.bit_length() * 31 // 100 + 1
     return 1
 
 
-def _guard_operation(op: ast.operator, left: Any, right: Any) -> None:
-    """Refuse the few constant operations whose result would be too large to hold."""
-    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int) and right > 0:
-        if abs(left) > 1 and left.bit_length() * right > MAX_INT_BITS:
+def expanded_size(value: Any, limit: int) -> int | None:
+    """Elements plus characters of value as json.dumps writes it out, a shared value counted every
+    time it appears; None as soon as that passes limit. Each container is walked once, so measuring
+    `[[1] * 1000] * 1000` costs two thousand steps, not a million."""
+    known: dict[int, int] = {}
+
+    def walk(item: Any) -> int | None:
+        if not isinstance(item, _CONTAINERS):
+            return _leaf_size(item)
+        if id(item) in known:
+            return known[id(item)]
+        children: Iterable[Any] = chain.from_iterable(item.items()) if isinstance(item, dict) else item
+        total = 1
+        for child in children:
+            size = walk(child)
+            if size is None or total + size > limit:
+                return None
+            total += size
+        known[id(item)] = total
+        return total
+
+    size = walk(value)
+    return size if size is not None and size <= limit else None
+
+
+def _checked_int(value: Any) -> Any:
+    """Ints past MAX_INT_BITS (e.g. hex literals) could not even be printed: a format error."""
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise DecodeError(f"integer with more than {MAX_INT_BITS:,} bits")
+    return value
+
+
+def _computed(value: Any, budget: ComputeBudget) -> Sized:
+    """A value an operation built: its size is paid from the answer's budget."""
+    _checked_int(value)
+    size = expanded_size(value, budget.left)
+    if size is None:
+        raise budget.too_big()
+    budget.spend(size)
+    return value, size
+
+
+def _guard_operation(op: ast.operator, left: Sized, right: Sized, budget: ComputeBudget) -> None:
+    """Refuse, before computing it, an operation whose result would be too large to hold."""
+    (left_value, left_size), (right_value, right_size) = left, right
+    both_int = isinstance(left_value, int) and isinstance(right_value, int)
+    if isinstance(op, ast.Pow) and both_int and right_value > 0 and abs(left_value) > 1:
+        if left_value.bit_length() * right_value > MAX_INT_BITS:
             raise DecodeError("power too large")
-    if isinstance(op, ast.LShift) and isinstance(left, int) and isinstance(right, int) and right > MAX_INT_BITS:
-        raise DecodeError("shift too large")
+    if isinstance(op, ast.LShift) and both_int and left_value and right_value > 0:
+        if left_value.bit_length() + right_value > MAX_INT_BITS:
+            raise DecodeError("shift too large")
     if isinstance(op, ast.Mult):
-        for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, (str, bytes, list, tuple)) and isinstance(count, int) and _size(seq) * count > MAX_STRING:
-                raise DecodeError("repetition too large")
-        if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+        for (repeated, size), count in (((left_value, left_size), right_value), ((right_value, right_size), left_value)):
+            if isinstance(repeated, _REPEATABLE) and isinstance(count, int) and size * count > budget.left:
+                raise budget.too_big()
+        if both_int and left_value.bit_length() + right_value.bit_length() > MAX_INT_BITS:
             raise DecodeError("product too large")
-    if isinstance(op, ast.Mod) and isinstance(left, (str, bytes)):
-        text = left.decode("latin-1") if isinstance(left, bytes) else left
+    if isinstance(op, ast.Mod) and isinstance(left_value, (str, bytes)):
+        text = left_value.decode("latin-1") if isinstance(left_value, bytes) else left_value
         for width, precision in _FORMAT_WIDTH.findall(text):
             for spec in (width, precision):
-                if spec == "*" or (spec and int(spec) > 1000):
+                if spec == "*" or (spec and int(spec) > MAX_FORMAT_WIDTH):
                     raise DecodeError("format width too large")
 
 
-def _safe_constant_arithmetic(node: ast.AST) -> Any:
-    """What `eval` gives for an expression built from constants only: literals, displays and
-    operators. Names, calls, attributes and the like are refused (the reference would eval them)."""
+def _display(node: ast.List | ast.Tuple | ast.Set, budget: ComputeBudget) -> Sized:
+    items = [_evaluate(item, budget) for item in node.elts]
+    try:
+        value = {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](item for item, _ in items)
+    except TypeError as exc:
+        raise DecodeError(f"invalid constant: {exc}") from None
+    return value, 1 + sum(size for _, size in items)
+
+
+def _dict_display(node: ast.Dict, budget: ComputeBudget) -> Sized:
+    if any(key is None for key in node.keys):
+        raise DecodeError("`**` inside a dict literal")
+    pairs = [(_evaluate(key, budget), _evaluate(value, budget)) for key, value in zip(node.keys, node.values)]  # type: ignore[arg-type]
+    try:
+        value = {key: item for (key, _), (item, _) in pairs}
+    except TypeError as exc:
+        raise DecodeError(f"invalid constant: {exc}") from None
+    return value, 1 + sum(key_size + item_size for (_, key_size), (_, item_size) in pairs)
+
+
+def _evaluate(node: ast.AST, budget: ComputeBudget) -> Sized:
+    """What `eval` gives for an expression built from constants only (literals, displays and
+    operators), with its expanded size. Names, calls, attributes and the like are refused (the
+    reference would eval them); every value an operation builds is paid from the budget."""
     if isinstance(node, ast.Constant):
-        return node.value
+        return _checked_int(node.value), _leaf_size(node.value)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        items = [_safe_constant_arithmetic(item) for item in node.elts]
-        try:
-            return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
-        except TypeError as exc:
-            raise DecodeError(f"invalid constant: {exc}") from None
+        return _display(node, budget)
     if isinstance(node, ast.Dict):
-        if any(key is None for key in node.keys):
-            raise DecodeError("`**` inside a dict literal")
-        try:
-            return {_safe_constant_arithmetic(k): _safe_constant_arithmetic(v) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
-        except TypeError as exc:
-            raise DecodeError(f"invalid constant: {exc}") from None
+        return _dict_display(node, budget)
     if isinstance(node, ast.UnaryOp):
-        operand = _safe_constant_arithmetic(node.operand)
-        return _apply(lambda: _UNARY[type(node.op)](operand))
+        operand, _ = _evaluate(node.operand, budget)
+        return _computed(_apply(lambda: _UNARY[type(node.op)](operand)), budget)
     if isinstance(node, ast.BinOp):
-        left = _safe_constant_arithmetic(node.left)
-        right = _safe_constant_arithmetic(node.right)
-        _guard_operation(node.op, left, right)
-        return _apply(lambda: _BINARY[type(node.op)](left, right))
+        left = _evaluate(node.left, budget)
+        right = _evaluate(node.right, budget)
+        _guard_operation(node.op, left, right, budget)
+        return _computed(_apply(lambda: _BINARY[type(node.op)](left[0], right[0])), budget)
     if isinstance(node, ast.BoolOp):
-        value: Any = None
+        chosen: Sized = (None, 1)
         for operand_node in node.values:
-            value = _safe_constant_arithmetic(operand_node)
-            if isinstance(node.op, ast.And) != bool(value):
-                return value
-        return value
+            chosen = _evaluate(operand_node, budget)
+            if isinstance(node.op, ast.And) != bool(chosen[0]):
+                return chosen
+        return chosen
     if isinstance(node, ast.Compare):
-        left = _safe_constant_arithmetic(node.left)
+        left_value, _ = _evaluate(node.left, budget)
         for op, comparator in zip(node.ops, node.comparators):
-            right = _safe_constant_arithmetic(comparator)
-            if not _apply(lambda: _COMPARE[type(op)](left, right)):  # noqa: B023 - called at once
-                return False
-            left = right
-        return True
+            right_value, _ = _evaluate(comparator, budget)
+            if not _apply(lambda: _COMPARE[type(op)](left_value, right_value)):  # noqa: B023 - called at once
+                return False, 1
+            left_value = right_value
+        return True, 1
     if isinstance(node, ast.IfExp):
-        chosen = node.body if _safe_constant_arithmetic(node.test) else node.orelse
-        return _safe_constant_arithmetic(chosen)
+        return _evaluate(node.body if _evaluate(node.test, budget)[0] else node.orelse, budget)
     if isinstance(node, ast.Subscript):
-        container = _safe_constant_arithmetic(node.value)
-        index = _safe_constant_arithmetic(node.slice)
-        return _apply(lambda: container[index])
+        container, _ = _evaluate(node.value, budget)
+        index, _ = _evaluate(node.slice, budget)
+        return _computed(_apply(lambda: container[index]), budget)
     if isinstance(node, ast.Slice):
-        bounds = [None if part is None else _safe_constant_arithmetic(part) for part in (node.lower, node.upper, node.step)]
-        return _apply(lambda: slice(*bounds))
+        bounds = [None if part is None else _evaluate(part, budget)[0] for part in (node.lower, node.upper, node.step)]
+        return _apply(lambda: slice(*bounds)), 1
     if isinstance(node, ast.JoinedStr):
-        return "".join(_formatted_part(part) for part in node.values)
+        text = "".join(_formatted_part(part, budget) for part in node.values)
+        return text, _leaf_size(text)
     raise DecodeError(f"unsupported expression in arithmetic: {type(node).__name__}")
 
 
 _CONVERSIONS = {-1: lambda v: v, ord("s"): str, ord("r"): repr, ord("a"): ascii}
 
 
-def _formatted_part(part: ast.AST) -> str:
-    """One piece of an f-string made of constants."""
+def _formatted_part(part: ast.AST, budget: ComputeBudget) -> str:
+    """One piece of an f-string made of constants; a formatted piece is paid from the budget."""
     if isinstance(part, ast.Constant):
         return str(part.value)
     if not isinstance(part, ast.FormattedValue):
         raise DecodeError(f"unsupported f-string part: {type(part).__name__}")
-    value = _CONVERSIONS[part.conversion](_safe_constant_arithmetic(part.value))
-    spec = _safe_constant_arithmetic(part.format_spec) if part.format_spec is not None else ""
-    if any(int(width) > 1000 for width in re.findall(r"\d+", spec)):
+    value, _ = _evaluate(part.value, budget)
+    converted = _apply(lambda: _CONVERSIONS[part.conversion](value))
+    spec = _evaluate(part.format_spec, budget)[0] if part.format_spec is not None else ""
+    if any(int(width) > MAX_FORMAT_WIDTH for width in re.findall(r"\d+", spec)):
         raise DecodeError("format width too large")
-    return _apply(lambda: format(value, spec))
+    text = _apply(lambda: format(converted, spec))
+    budget.spend(_leaf_size(text))
+    return text
 
 
 def _apply(operation: Any) -> Any:
@@ -216,17 +337,21 @@ def _apply(operation: Any) -> Any:
         raise DecodeError(f"arithmetic failed: {type(exc).__name__}") from None
 
 
-def official_binop_evaluated_safely(node: ast.BinOp) -> Any:
+def official_binop_evaluated_safely(node: ast.BinOp, budget: ComputeBudget | None = None) -> Any:
     """The reference runs `eval` on a BinOp argument; we compute the same value for expressions of
-    constants (numbers, strings, bytes, lists, …), refusing names, calls and oversized results."""
-    return _safe_constant_arithmetic(node)
+    constants (numbers, strings, bytes, lists, …), refusing names, calls and oversized results.
+    Pass one budget for all the arithmetic of an answer; without one, this expression gets its own."""
+    try:
+        return _evaluate(node, budget or ComputeBudget())[0]
+    except RecursionError:
+        raise DecodeError("expression nested too deeply") from None
 
 
 def official_unary_op_negates(node: ast.UnaryOp) -> Any:
     """The reference returns `-operand.value` for any unary operator, so `+5` and `~5` give -5."""
     if not isinstance(node.operand, ast.Constant):
         raise DecodeError("unary operator on a non-constant")
-    value = node.operand.value
+    value = _checked_int(node.operand.value)
     if not isinstance(value, _NUMBER):
         raise DecodeError(f"bad operand type for unary operator: {type(value).__name__}")
     return -value
@@ -259,85 +384,114 @@ def official_drops_positional_args(node: ast.Call, strict: bool) -> None:
         raise DecodeError(f"positional arguments in call to {dotted_name(node.func) or '?'}")
 
 
-def _resolve_call(node: ast.Call, strict: bool) -> dict[Any, Any]:
+def _resolve_call(node: ast.Call, strict: bool, budget: ComputeBudget) -> dict[Any, Any]:
     official_drops_positional_args(node, strict)
     arguments: dict[Any, Any] = {}
     for keyword in node.keywords:
         if strict and keyword.arg is None:
             raise DecodeError("`**` arguments are not allowed")
-        arguments[keyword.arg] = _resolve(keyword.value, strict)
+        arguments[keyword.arg] = _resolve(keyword.value, strict, budget)
     return {dotted_name(node.func): arguments}
 
 
-def _resolve(node: ast.AST, strict: bool) -> Any:
+def _written_out(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (ValueError, RecursionError):  # an int too long to print, or nesting too deep
+        raise DecodeError("subscript too large to write out") from None
+
+
+def _resolve(node: ast.AST, strict: bool, budget: ComputeBudget) -> Any:
+    """One argument node as the reference resolves it. Only arithmetic can make the result bigger
+    than the node's own text, and that is paid from the budget."""
     if isinstance(node, ast.Constant):
-        return "..." if node.value is Ellipsis else node.value
+        return "..." if node.value is Ellipsis else _checked_int(node.value)
     if isinstance(node, ast.UnaryOp):
         if strict:
-            return _safe_constant_arithmetic(node)
+            return _evaluate(node, budget)[0]
         return official_unary_op_negates(node)
     if isinstance(node, ast.List):
-        return [_resolve(item, strict) for item in node.elts]
+        return [_resolve(item, strict, budget) for item in node.elts]
     if isinstance(node, ast.Dict):
         resolved: dict[Any, Any] = {}
         for key, value in zip(node.keys, node.values):
             if key is None:
                 raise DecodeError("`**` inside a dict literal")
-            resolved_key = _resolve(key, strict)
+            resolved_key = _resolve(key, strict, budget)
             try:
-                resolved[resolved_key] = _resolve(value, strict)
+                resolved[resolved_key] = _resolve(value, strict, budget)
             except TypeError:
                 raise DecodeError("unhashable dict key") from None
         return resolved
     if isinstance(node, ast.BinOp):
-        return official_binop_evaluated_safely(node)
+        return official_binop_evaluated_safely(node, budget)
     if isinstance(node, ast.Name):
         return strict_json_literals(node) if strict else official_name_becomes_string(node)
     if isinstance(node, ast.Call):
-        return _resolve_call(node, strict)
+        return _resolve_call(node, strict, budget)
     if isinstance(node, ast.Tuple):
-        return tuple(_resolve(item, strict) for item in node.elts)
+        return tuple(_resolve(item, strict, budget) for item in node.elts)
     if isinstance(node, ast.Subscript):
-        return ast.unparse(node.value) + "[" + ast.unparse(node.slice) + "]"
+        return _written_out(node.value) + "[" + _written_out(node.slice) + "]"
     raise DecodeError(f"unsupported expression: {type(node).__name__}")
 
 
-def parse_call_list(source: str | None, strict: bool = False) -> DecodedCalls:
-    """`[A(x=1), B()]` -> `[{"A": {"x": 1}}, {"B": {}}]`; raises DecodeError on anything else."""
+def _syntax_tree(source: str) -> ast.Expression:
+    """`ast.parse` with its failures as plain format errors."""
+    if len(source) > MAX_CALL_LIST_CHARS:
+        raise DecodeError(f"the list of calls is longer than {MAX_CALL_LIST_CHARS:,} characters")
+    try:
+        return ast.parse(source, mode="eval")
+    except SyntaxError as exc:
+        if "integer string conversion" in str(exc.msg):
+            raise DecodeError("invalid syntax: an integer literal has more than 4,300 digits") from None
+        raise DecodeError(f"invalid syntax: {exc.msg}") from None
+    except ValueError as exc:  # e.g. null bytes
+        raise DecodeError(f"invalid syntax: {exc}") from None
+    except (RecursionError, MemoryError):  # the parser's own depth limits
+        raise DecodeError("invalid syntax: nested too deeply to parse") from None
+
+
+def parse_call_list(source: str | None, strict: bool = False, budget: ComputeBudget | None = None) -> DecodedCalls:
+    """`[A(x=1), B()]` -> `[{"A": {"x": 1}}, {"B": {}}]`; raises DecodeError on anything else.
+    `budget` bounds the constant arithmetic (pass one to share it between an answer's candidates)."""
     if source is None:
         raise DecodeError("no bracketed list of calls found")
-    try:
-        tree = ast.parse(source, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise DecodeError(f"invalid syntax: {exc.__class__.__name__}: {exc}") from None
-    body = tree.body
+    body = _syntax_tree(source).body
     if not isinstance(body, (ast.List, ast.Tuple, ast.Set)):
         raise DecodeError(f"expected a list of calls, got {type(body).__name__}")
+    budget = budget or ComputeBudget()
     calls: DecodedCalls = []
     try:
         for element in body.elts:
             if not isinstance(element, ast.Call):
                 raise DecodeError(f"list element is not a call: {type(element).__name__}")
-            calls.append(_resolve_call(element, strict))
+            calls.append(_resolve_call(element, strict, budget))
     except RecursionError:
         raise DecodeError("expression nested too deeply") from None
     return calls
 
 
 def decode_text(text: str | None, multi_turn: bool, strict: bool = False) -> DecodedCalls:
-    """Apply the category's extraction rule, then parse the bracket syntax."""
+    """Apply the category's extraction rule, then parse the bracket syntax. The work and the result
+    are bounded by MAX_ANSWER_CHARS, MAX_CALL_LIST_CHARS and MAX_COMPUTED_SIZE."""
     if text is None:
         raise DecodeError("no output")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise DecodeError(f"the answer is {len(text):,} characters long; at most {MAX_ANSWER_CHARS:,} are decoded")
+    budget = ComputeBudget()
     if not strict:
         source = official_multi_turn_deletes_all_whitespace(text) if multi_turn else official_first_bracket_extraction(text)
-        return parse_call_list(source, strict=False)
+        return parse_call_list(source, strict=False, budget=budget)
     candidates = strict_bracket_candidates(text)
     if not candidates:
+        if "[" in text:
+            raise DecodeError(f"no complete bracketed list of calls (of at most {MAX_CALL_LIST_CHARS:,} characters) found")
         raise DecodeError("no bracketed list of calls found")
     first_error: DecodeError | None = None
     for candidate in candidates:
         try:
-            return parse_call_list(candidate, strict=True)
+            return parse_call_list(candidate, strict=True, budget=budget)
         except DecodeError as exc:
             first_error = first_error or exc
     assert first_error is not None
@@ -354,6 +508,10 @@ def decode_tool_calls(tool_calls: list[ToolCall]) -> DecodedCalls:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 raise DecodeError(f"arguments of {call.name} are not valid JSON: {exc.msg}") from None
+            except ValueError:  # json reads numbers with int(), which refuses over 4,300 digits
+                raise DecodeError(f"arguments of {call.name} hold a number with more than 4,300 digits") from None
+            except RecursionError:
+                raise DecodeError(f"arguments of {call.name} are nested too deeply") from None
         if not isinstance(arguments, dict):
             raise DecodeError(f"arguments of {call.name} are not a JSON object")
         calls.append({call.name: arguments})

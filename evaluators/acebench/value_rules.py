@@ -189,6 +189,8 @@ def strict_values_equal(value: Any, gold: Any) -> bool:
     """Exact comparison at every depth: numbers by value, strings standardized, lists in order."""
     if isinstance(gold, bool) or isinstance(value, bool):
         return isinstance(value, bool) and isinstance(gold, bool) and value == gold
+    if isinstance(gold, int) and isinstance(value, int):
+        return value == gold  # exact; isclose would overflow on integers beyond a float's range
     if isinstance(gold, (int, float)) and isinstance(value, (int, float)):
         return math.isclose(value, gold, rel_tol=1e-9, abs_tol=1e-12)
     if isinstance(gold, str) and isinstance(value, str):

@@ -658,5 +658,5 @@ class Store:
 def _safe_dumps(value: Any) -> str | None:
     try:
         return _dumps(value)
-    except (ValueError, RecursionError):  # ints too long to print, nesting too deep
+    except (ValueError, TypeError, RecursionError):  # ints too long to print, tuple keys, nesting too deep
         return json.dumps(repr(type(value)))

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.text import without_think_blocks
 from evaluators.core.types import ChatRequest, Prediction, Sample
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, key_from_environment
@@ -69,7 +70,6 @@ def judge_request(sample: Sample, call: ExtractedCall) -> ChatRequest:
     return ChatRequest(messages=[{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}])
 
 
-_THINK = re.compile(r"<think>.*?</think>", re.S)
 _LABELLED = re.compile(r"label\W{0,4}(yes|no|是|否)", re.I)
 _BARE = re.compile(r"\b(yes|no)\b|(是|否)", re.I)
 _YES = {"yes", "y", "true", "reasonable", "是", "合理"}
@@ -88,13 +88,12 @@ def _label(value: Any) -> str | None:
 def parse_verdict(text: str | None) -> tuple[str | None, str]:
     """(label "yes" | "no" | None, reason) from a judge's answer: the last JSON object with a `label`,
     else a `label: yes/no` phrase, else the last bare yes/no/是/否. Reasoning blocks are dropped first."""
-    text = _THINK.sub("", text or "")
-    text = text.split("</think>", 1)[1] if "</think>" in text else text
+    text = without_think_blocks(text or "")
     decoder = json.JSONDecoder()
     for start in reversed([m.start() for m in re.finditer(r"\{", text)]):
         try:
             value, _ = decoder.raw_decode(text, start)
-        except (json.JSONDecodeError, RecursionError):
+        except (json.JSONDecodeError, RecursionError, ValueError):  # ValueError: a number over 4,300 digits
             continue
         if isinstance(value, dict) and "label" in value:
             label = _label(value["label"])

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.core.text import without_think_blocks
+
 ACTION = "Action:"
 ACTION_INPUT = "Action Input:"
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,7 @@ def official_finish_is_answer_or_give_up(action_input: str) -> Step:
 
 def strict_strips_think_blocks(text: str) -> str:
     """Reasoning inside <think>…</think> is not the answer: drop it before reading the action."""
-    text = _THINK.sub("", text)
-    return text.split("</think>", 1)[1] if "</think>" in text else text
+    return without_think_blocks(text)
 
 
 def parse_step(text: str, strict: bool = False) -> Step:

@@ -12,7 +12,13 @@ import ast
 import re
 from dataclasses import dataclass
 
-from evaluators.acebench.decode import DecodeError, dotted_name, official_binop_evaluated_safely
+from evaluators.acebench.decode import (
+    MAX_CALL_LIST_CHARS,
+    ComputeBudget,
+    DecodeError,
+    dotted_name,
+    official_binop_evaluated_safely,
+)
 
 
 class ReplySyntaxError(ValueError):
@@ -48,6 +54,8 @@ def parse_reply(reply: str | None) -> list[AgentCall]:
     Raises ReplySyntaxError where the reference's decoding raises."""
     try:
         source = official_reply_normalisation(reply or "")
+        if len(source) > MAX_CALL_LIST_CHARS:
+            raise ValueError(f"the reply is longer than {MAX_CALL_LIST_CHARS:,} characters")
         tree = ast.parse(source, mode="eval")
     except (IndexError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ReplySyntaxError(f"{type(exc).__name__}: {exc}") from None
@@ -59,11 +67,12 @@ def parse_reply(reply: str | None) -> list[AgentCall]:
     else:
         return []
     calls = []
+    budget = ComputeBudget()  # one per reply: what its arithmetic may build in all
     for element in elements:
         if not isinstance(element, ast.Call):
             raise ReplySyntaxError(f"list element is not a call: {type(element).__name__}")
         try:
-            calls.append(_written_out(element))
+            calls.append(_written_out(element, budget))
         except RecursionError:
             raise ReplySyntaxError("expression nested too deeply") from None
     return calls
@@ -92,34 +101,35 @@ def _call_name(node: ast.Call) -> str:
     return dotted_name(node.func)
 
 
-def _resolve_call(node: ast.Call) -> dict[str | None, object]:
-    return {_call_name(node): {keyword.arg: _resolve(keyword.value) for keyword in node.keywords}}
+def _resolve_call(node: ast.Call, budget: ComputeBudget) -> dict[str | None, object]:
+    return {_call_name(node): {keyword.arg: _resolve(keyword.value, budget) for keyword in node.keywords}}
 
 
-def _resolve(node: ast.AST) -> object:
+def _resolve(node: ast.AST, budget: ComputeBudget) -> object:
     if isinstance(node, ast.Constant):
         return "..." if node.value is Ellipsis else node.value
     if isinstance(node, ast.UnaryOp):
         return official_unary_minus_of_constant(node)
     if isinstance(node, ast.List):
-        return [_resolve(item) for item in node.elts]
+        return [_resolve(item, budget) for item in node.elts]
     if isinstance(node, ast.Dict):
         try:
-            return {_resolve(key) if key is not None else _unsupported(key): _resolve(value) for key, value in zip(node.keys, node.values)}
+            return {_resolve(key, budget) if key is not None else _unsupported(key): _resolve(value, budget)
+                    for key, value in zip(node.keys, node.values)}
         except TypeError as exc:
             raise ReplySyntaxError(f"unhashable dict key: {exc}") from None
     if isinstance(node, ast.BinOp):
         try:
-            return official_binop_evaluated_safely(node)
+            return official_binop_evaluated_safely(node, budget)
         except DecodeError as exc:
             raise ReplySyntaxError(str(exc)) from None
     if isinstance(node, ast.Name):
         return node.id  # `x=true` passes the string 'true'
     if isinstance(node, ast.Call):
         # A call without keywords stays as its source text; one with keywords becomes {name: {args}}.
-        return ast.unparse(node) if not node.keywords else _resolve_call(node)
+        return ast.unparse(node) if not node.keywords else _resolve_call(node, budget)
     if isinstance(node, ast.Tuple):
-        return tuple(_resolve(item) for item in node.elts)
+        return tuple(_resolve(item, budget) for item in node.elts)
     if isinstance(node, ast.Subscript):
         return ast.unparse(node.value) + "[" + ast.unparse(node.slice) + "]"
     return _unsupported(node)
@@ -140,9 +150,9 @@ def official_unary_minus_of_constant(node: ast.UnaryOp) -> object:
         raise ReplySyntaxError(str(exc)) from None
 
 
-def _written_out(node: ast.Call) -> AgentCall:
+def _written_out(node: ast.Call, budget: ComputeBudget) -> AgentCall:
     name = _call_name(node)
-    arguments = tuple((keyword.arg, _argument_text(_resolve(keyword.value))) for keyword in node.keywords)
+    arguments = tuple((keyword.arg, _argument_text(_resolve(keyword.value, budget))) for keyword in node.keywords)
     return AgentCall(name, arguments)
 
 
