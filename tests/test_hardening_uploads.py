@@ -19,7 +19,8 @@ from evaluators.cli import EXAMPLE_DIR
 from evaluators.core import archive
 from evaluators.core.errors import DataError, PredictionsError
 from evaluators.core.predictions import read_rows
-from evaluators.submissions import check_submission
+from evaluators.engine.store import Store
+from evaluators.submissions import check_submission, store_submission
 from tests.app_fixtures import write_predictions
 from tests.conftest import PROJECT
 from tests.test_cli import run_cli
@@ -196,6 +197,11 @@ def test_a_lone_surrogate_passes_the_check_and_reaches_the_prediction(tmp_path: 
     assert submission.ok, submission.validation()
     assert "\ud800" in submission.predictions["normal_atom_bool_0"].output
     json.dumps(submission.validation())  # what the page shows is serialisable
+    # ... and Add agrees with the check: the upload is stored, the surrogate kept as its escape.
+    store = Store(tmp_path / "db.sqlite")
+    run_id = store_submission(store, submission, "surrogate-model")
+    assert store.load_predictions(run_id)["normal_atom_bool_0"].output.endswith(" \\ud800")
+    assert store.load_report(run_id) is not None
 
 
 def test_check_messages_name_the_file_by_its_base_name_only(tmp_path: Path):
