@@ -145,24 +145,28 @@ def test_runs_with_different_keys_do_not_share_cached_answers(data: Path, tmp_pa
     assert b"key-of-visitor" not in (tmp_path / "db.sqlite").read_bytes()
 
 
-def test_cache_keys_without_a_key_keep_their_old_form_and_keyed_ones_hide_the_key():
+def test_cache_keys_name_the_key_or_its_absence_and_hide_the_key():
     payload = b'{"model": "m", "messages": []}'
-    old_form = hashlib.sha256(b"http://host/v1\n" + payload).hexdigest()
-    assert cache_key("http://host/v1/", payload) == cache_key("http://host/v1", payload, None) == old_form
+    first_form = hashlib.sha256(b"http://host/v1\n" + payload).hexdigest()  # answers paid with any key
+    assert cache_key("http://host/v1/", payload) == cache_key("http://host/v1", payload, None) != first_form
     identity = key_identity("sk-some-key")
     assert identity == key_identity("sk-some-key") != key_identity("sk-other-key")
     assert identity != hashlib.sha256(b"sk-some-key").hexdigest()  # salted: no guess can be checked against it
-    assert cache_key("http://host/v1", payload, identity) != old_form
+    assert cache_key("http://host/v1", payload, identity) not in (first_form, cache_key("http://host/v1", payload))
 
 
-def test_an_existing_cache_entry_without_a_key_still_answers(data: Path, tmp_path: Path):
-    with ScriptedServer(reply=correct_reply) as server:
-        store = Store(tmp_path / "db.sqlite")
-        _run(store, _config(server.base_url, data))
-        bodies = [json.dumps(body, ensure_ascii=False).encode() for body in server.bodies]
-        old_keys = {hashlib.sha256(server.base_url.encode() + b"\n" + body).hexdigest() for body in bodies}
-        assert all(store.cache_get(key) is not None for key in old_keys)
-        store.close()
+def test_answers_cached_before_keys_were_part_of_the_cache_key_are_dropped(tmp_path: Path):
+    """A store of schema 2 held answers keyed by URL and body only (paid with whatever key): a keyless
+    run must not get them, so the upgrade drops them."""
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        from evaluators.engine.store import MIGRATIONS
+        for number, script in enumerate(MIGRATIONS[:2]):
+            db.executescript(f"{script}; PRAGMA user_version={number + 1};")
+        db.execute("INSERT INTO cache (key, response, created_at) VALUES ('old', '{}', 0)")
+    store = Store(path)
+    assert store.schema_version() == 3 and store.cache_get("old") is None
+    store.close()
 
 
 def test_a_damaged_salt_file_is_a_clear_error(isolated_home: Path):

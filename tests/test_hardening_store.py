@@ -270,3 +270,21 @@ def test_a_live_cli_run_cannot_be_resumed_by_a_second_cli(tmp_path: Path):
     assert first.returncode == 0, err
     assert json.loads(out)["subsets"]["normal_atom_bool"]["n"] == 30
     assert server.requests == 30  # nothing was sent twice
+
+
+def test_re_sending_errors_of_an_interrupted_run_also_sends_the_samples_never_sent(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    """A run with 4 of 10 samples stored (one a request error) is never called finished after --rerun-errors
+    with 6 samples missing: those go too."""
+    monkeypatch.setenv("TOOLBOARD_TEST_KEY", "sk-test")
+    data = write_dataset(tmp_path / "data", 10)
+    with ScriptedServer(reply=correct_reply) as server:
+        store = Store(tmp_path / "db.sqlite")
+        run_id, samples = start_run(_config(server, data), store)
+        store.save_batch(run_id, [], [("normal_atom_bool", Prediction(s.id, output="[]"), 1) for s in samples[:3]]
+                         + [("normal_atom_bool", Prediction(samples[3].id, error="HTTP 503"), 6)])
+        store.set_status(run_id, "interrupted")
+        outcome = asyncio.run(execute(store, run_id, samples, rerun_errors=True, retry=FAST_RETRY))
+    assert outcome.status == "finished" and server.requests == 7
+    stored = store.load_predictions(run_id)
+    assert len(stored) == 10 and all(p.error is None for p in stored.values())

@@ -83,7 +83,7 @@ def _requests_expected(store: Store, run_id: str, rerun_errors: bool) -> bool:
     run = store.get_run(run_id)
     states = store.prediction_states(run_id)
     if rerun_errors:
-        return any(states.values())
+        return any(states.values()) or len(states) < run.total
     if len(states) >= run.total:
         return False
     if not run.config.get("use_cache", True):

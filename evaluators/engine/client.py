@@ -162,14 +162,16 @@ def key_identity(api_key: str) -> str:
     return hmac.new(installation_salt(), api_key.encode(), hashlib.sha256).hexdigest()
 
 
+CACHE_KEY_VERSION = b"toolboard cache key 2\n"
+
+
 def cache_key(base_url: str, payload: bytes, key_id: str | None = None) -> str:
     """The response cache's key: endpoint, the key's identity (`key_identity`) and body, so a visitor
-    with another key (or a wrong one) never gets answers paid for with someone else's. Without a key
-    it is what it always was, so caches made for key-less local endpoints keep answering."""
-    prefix = base_url.rstrip("/").encode() + b"\n"
-    if key_id:
-        prefix += b"key " + key_id.encode() + b"\n"  # bodies are JSON objects: none can read as this line
-    return hashlib.sha256(prefix + payload).hexdigest()
+    with another key (or a wrong one, or none) never gets answers paid for with someone else's. Keys of
+    the first form (URL and body only: answers paid with any key) are never made again; migration 3 of
+    the store dropped them."""
+    who = b"key " + key_id.encode() if key_id else b"no key"
+    return hashlib.sha256(CACHE_KEY_VERSION + base_url.rstrip("/").encode() + b"\n" + who + b"\n" + payload).hexdigest()
 
 
 @dataclass

@@ -186,7 +186,7 @@ async def execute(
     api_key: str | None = None,
     http_workers: int | None = None,
 ) -> RunOutcome:
-    """Solve every sample of the run that has no prediction yet (or, with rerun_errors, those that
+    """Solve every sample of the run that has no prediction yet (with rerun_errors, also those that
     ended in a request error), then score and report unless cancelled. `http_workers`: processes that
     send the requests (None: by the concurrency, see http_pool.workers_for). Refused while another
     process executes the same run (it holds the run's lease)."""
@@ -224,8 +224,8 @@ async def _execute_leased(
     if benchmark.request_profile is not None and config.model.prompt_style == "official":
         benchmark.request_profile(config)  # the official files must still be there: one clear error, not one per sample
     states = store.prediction_states(run_id)
-    if rerun_errors:
-        todo = [s for s in samples if states.get(s.id) is True]
+    if rerun_errors:  # and the samples never sent (an interrupted run): a finished run has them all
+        todo = [s for s in samples if states.get(s.id, True) is True]
     else:
         todo = [s for s in samples if s.id not in states]
     todo_ids = {s.id for s in todo}
@@ -321,10 +321,10 @@ async def _execute_leased(
     if cancel.is_set():
         store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
         return RunOutcome(run_id, "cancelled", None, progress)
-    unstored = _unstored(store, run_id, todo)
+    unstored = _unstored(store, run_id, samples)
     if unstored:
         problem = f"; the store said: {writer.failure}" if writer.failure is not None else ""
-        message = (f"{unstored} of {len(todo)} samples could not be stored{problem}. Nothing stored was lost: resume"
+        message = (f"{unstored} of {len(samples)} samples could not be stored{problem}. Nothing stored was lost: resume"
                    " the run once the store can be written")
         with contextlib.suppress(sqlite3.Error):  # the store may refuse this too; the error below says it all
             store.set_status(run_id, "failed", message)
@@ -333,10 +333,10 @@ async def _execute_leased(
     return RunOutcome(run_id, "finished", report, progress)
 
 
-def _unstored(store: Store, run_id: str, todo: list[Sample]) -> int:
-    """How many of the samples this execution had to do have no stored row: a run with any is not finished."""
+def _unstored(store: Store, run_id: str, samples: list[Sample]) -> int:
+    """How many of the run's samples have no stored row: a run with any is not finished."""
     states = store.prediction_states(run_id)
-    return sum(sample.id not in states for sample in todo)
+    return sum(sample.id not in states for sample in samples)
 
 
 def score_run(

@@ -92,11 +92,13 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 3: who started a run (a public deployment's visitor, as a salted hash), whether its outputs are
     # shown to everyone, and the lease of the process executing it (so no second process runs it too).
+    # Cached answers were keyed by URL and body alone, whatever key paid for them: dropped (see cache_key).
     """
     ALTER TABLE runs ADD COLUMN owner TEXT;
     ALTER TABLE runs ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE runs ADD COLUMN lease_holder TEXT;
     ALTER TABLE runs ADD COLUMN lease_expires REAL;
+    DELETE FROM cache;
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
