@@ -23,6 +23,7 @@ from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.client import CACHE_SALT_FILE, RetryPolicy, cache_key, key_identity
@@ -41,6 +42,7 @@ from evaluators.engine.settings import JudgeSettings, ModelSettings, RunConfig
 from evaluators.engine.store import Store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import correct_reply, write_dataset
+from tests.loopback_app import LoopbackApp
 from tests.scripted_server import Fault, ScriptedServer
 
 FAST_RETRY = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
@@ -382,3 +384,49 @@ def test_only_listed_key_variables_may_be_named(monkeypatch: pytest.MonkeyPatch)
     check_key_variable("OPENAI_API_KEY")
     with pytest.raises(ToolboardError, match=r"allows \(GROQ_API_KEY, OPENAI_API_KEY\)"):
         check_key_variable("ANTHROPIC_API_KEY")
+
+
+@SENDERS
+def test_an_answer_larger_than_the_bound_is_refused_while_it_arrives(data: Path, tmp_path: Path, http_workers: int):
+    """An endpoint answering 20 MB of text (a visitor's own, on a public deployment) is cut off at the
+    bound, once, with a plain error: no run holds such answers in memory or sends for them again."""
+    from evaluators.engine.sdk_transport import MAX_RESPONSE_BYTES
+
+    with ScriptedServer(reply=lambda body: {"content": "x" * (MAX_RESPONSE_BYTES + (12 << 20))}) as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(server.base_url, data), http_workers=http_workers)
+        store.close()
+    errors = set(_stored_errors(tmp_path / "db.sqlite").values())
+    assert errors == {"the response announces 20 MiB; at most 8 MiB is read"}
+    assert server.requests == 4  # one attempt per sample: not retried
+
+
+class ChunkedFlood(LoopbackApp):
+    """An endpoint that streams an endless chunked body (no Content-Length to refuse it by)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent = 0
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/chat/completions", self._flood)
+
+    async def _flood(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write(b'{"choices": [{"message": {"content": "')
+        try:
+            while self.sent < (64 << 20):
+                await response.write(b"x" * (1 << 20))
+                self.sent += 1 << 20
+        except ConnectionError:
+            pass
+        return response
+
+
+def test_a_chunked_answer_is_counted_while_it_arrives(data: Path, tmp_path: Path):
+    with ChunkedFlood() as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(f"http://127.0.0.1:{server.port}/v1", data))
+        store.close()
+    assert set(_stored_errors(tmp_path / "db.sqlite").values()) == {"the response is larger than 8 MiB"}

@@ -288,3 +288,26 @@ def test_re_sending_errors_of_an_interrupted_run_also_sends_the_samples_never_se
     assert outcome.status == "finished" and server.requests == 7
     stored = store.load_predictions(run_id)
     assert len(stored) == 10 and all(p.error is None for p in stored.values())
+
+
+def test_a_run_whose_lease_another_process_took_stops_sending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from evaluators.engine import runner
+
+    monkeypatch.setenv("TOOLBOARD_TEST_KEY", "sk-test")
+    monkeypatch.setattr(runner, "LEASE_SECONDS", 0.3)  # renewed every 0.1 s
+    data = write_dataset(tmp_path / "data", 200)
+    with ScriptedServer(reply=correct_reply, latency=0.05) as server:
+        store = Store(tmp_path / "db.sqlite")
+        run_id, samples = start_run(_config(server, data, concurrency=2), store)
+        other = f"{os.uname().nodename} pid {os.getppid()} (abc123)"  # a live process
+
+        def taken_over_after_five(progress) -> None:
+            if progress.done_count == 5:  # as if this process had stalled past its lease and another resumed it
+                store._db.execute("UPDATE runs SET lease_holder=?, lease_expires=? WHERE id=?",
+                                  (other, time.time() + 600, run_id))
+
+        with pytest.raises(RunIsLiveError, match="taken over by"):
+            asyncio.run(execute(store, run_id, samples, retry=FAST_RETRY, on_progress=taken_over_after_five))
+    assert server.requests < 200
+    run = store.get_run(run_id)
+    assert run.status == "running" and store.live_holder(run_id) == other  # the other process's run, untouched

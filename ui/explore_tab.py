@@ -42,6 +42,8 @@ def samples_view(context: AppContext, run_id: str | None, mode: str, subset: str
                              error_type=error_type or None)
     except Exception as exc:  # noqa: BLE001
         return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
+    # A request error can name a server file (e.g. the local model's log): not on a public deployment.
+    frame["request_error"] = frame["request_error"].map(lambda text: context.redact_paths(text) if text else text)
     return frame, f"{len(frame)} samples"
 
 
@@ -76,7 +78,7 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
     parts = [
         head,
         escaped_block("Checker detail", detail["detail"]),
-        escaped_block("Request error", detail["request_error"]),
+        escaped_block("Request error", detail["request_error"] and context.redact_paths(detail["request_error"])),
         turns_html("Prompt messages" + (f" ({context.redact_paths(detail['prompt_note'])})" if detail["prompt_note"] else ""),
                    detail["prompt_messages"]),
         escaped_block("Request profile of the run (prompt style, sampling sent, known differences)",

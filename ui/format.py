@@ -13,6 +13,7 @@ import pandas as pd
 
 from evaluators.board import APART_COLUMN, INFO_COLUMNS, BoardLayout
 from evaluators.core.errors import ToolboardError
+from evaluators.core.text import show
 
 COUNT_COLUMNS = frozenset({"TP", "FN", "FP", "FP_any", "n"})
 
@@ -42,11 +43,20 @@ def markdown_text(text: str) -> str:
     return "".join("\\" + char if char in MARKDOWN_SPECIALS else char for char in str(text))
 
 
+MAX_BLOCK_CHARS = 20_000
+
+
 def escaped_block(title: str, value: Any) -> str:
     """A titled <pre> block; everything from a model or a file is escaped."""
     if value is None or value == "" or value == []:
         return ""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, indent=1, default=repr)
+        except (ValueError, TypeError, RecursionError):  # tuple keys, an integer too long to print
+            text = show(value, limit=MAX_BLOCK_CHARS)
     return f"<h4>{html.escape(title)}</h4><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
 
 

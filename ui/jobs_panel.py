@@ -94,6 +94,7 @@ def act_on_run(context: AppContext, action: str, run_id: str, api_key: str | Non
         if run.status != "finished":
             raise ToolboardError(f"run {run_id} has not finished: share it once it has")
         context.store.set_shared(run_id, True)
+        context.after_run(run_id)  # the hub copy says shared too, so a restarted Space keeps it shared
         return f"The outputs of `{run_id}` are now shown to every visitor in the Explore tab."
     check_endpoint_allowed(run.config["model"]["base_url"])
     if action == "resume":

@@ -269,6 +269,8 @@ class LocalServer:
             backend, failure = self._backend, self.failure
             if failure is not None:
                 return _error_answer(CRASH_STATUS, failure)
+            if self._stopped:  # no restart will come: never loop on a server stopped on purpose
+                return _error_answer(503, "the local model server was stopped")
             try:
                 return _send(backend.port, method, path, body, content_type)
             except (OSError, http.client.HTTPException) as exc:

@@ -167,11 +167,19 @@ def _claim(store: Store, run_id: str, holder: str) -> None:
                              " there, before resuming it here")
 
 
-async def _keep_lease(store: Store, run_id: str, holder: str) -> None:
+async def _keep_lease(store: Store, run_id: str, holder: str, lost: asyncio.Event, cancel: asyncio.Event) -> None:
+    """Renew the lease while the run goes; if another process took it (this one stalled past the
+    lease), stop at once: two processes must never send the same run's requests."""
     while True:
         await asyncio.sleep(LEASE_SECONDS / 3)
-        with contextlib.suppress(sqlite3.Error):  # tried again next time; the run's own writes report the store
-            store.claim_lease(run_id, holder, LEASE_SECONDS)
+        try:
+            kept = store.claim_lease(run_id, holder, LEASE_SECONDS)
+        except sqlite3.Error:
+            continue  # tried again next time; the run's own writes report the store
+        if not kept:
+            lost.set()
+            cancel.set()
+            return
 
 
 async def execute(
@@ -192,10 +200,18 @@ async def execute(
     process executes the same run (it holds the run's lease)."""
     holder = lease_holder_name()
     _claim(store, run_id, holder)
-    keeper = asyncio.create_task(_keep_lease(store, run_id, holder))
+    cancel = cancel or asyncio.Event()
+    lost = asyncio.Event()
+    keeper = asyncio.create_task(_keep_lease(store, run_id, holder, lost, cancel))
     try:
-        return await _execute_leased(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
-                                     cancel=cancel, retry=retry, api_key=api_key, http_workers=http_workers)
+        outcome = await _execute_leased(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
+                                        cancel=cancel, retry=retry, api_key=api_key, http_workers=http_workers)
+        if lost.is_set():
+            other = store.live_holder(run_id) or "another process"
+            store.set_status(run_id, "running", f"taken over by {other}")  # it is that process's run now
+            raise RunIsLiveError(f"run {run_id} was taken over by {other} (this process stalled past its lease);"
+                                 " stopped here")
+        return outcome
     finally:
         keeper.cancel()
         with contextlib.suppress(sqlite3.Error):  # a store refusing writes: the lease expires by itself

@@ -74,17 +74,63 @@ def tls_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
+# No chat completion is near this (32k tokens of text are ~128 KB); an endpoint sending more is
+# refused while it sends, so no answer can take a deployment's memory.
+MAX_RESPONSE_BYTES = 8 << 20
+
+
+class ResponseTooLarge(Exception):
+    """The endpoint sent (or announced) a body over MAX_RESPONSE_BYTES."""
+
+
+def _bounded_transport(inner: Any, limit: int) -> Any:
+    """`inner` (an httpx2 async transport) with every response body counted as it arrives."""
+    import httpx2
+
+    class BoundedBody(httpx2.AsyncByteStream):
+        def __init__(self, stream: Any):
+            self.stream = stream
+
+        async def __aiter__(self) -> Any:
+            received = 0
+            async for chunk in self.stream:
+                received += len(chunk)
+                if received > limit:
+                    raise ResponseTooLarge(f"the response is larger than {limit >> 20} MiB")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.stream.aclose()
+
+    class BoundedTransport(httpx2.AsyncBaseTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await inner.handle_async_request(request)
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                await response.aclose()
+                raise ResponseTooLarge(f"the response announces {int(declared) >> 20} MiB; at most {limit >> 20} MiB is read")
+            response.stream = BoundedBody(response.stream)
+            return response
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return BoundedTransport()
+
+
 def make_sdk_client(spec: EndpointSpec) -> Any:
     # Imported here: the SDK is slow to import and only runs need it. Its aiohttp transport costs a
     # fraction of the CPU per request of the default one, which matters at high concurrency.
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
+    http_client = DefaultAioHttpClient(timeout=spec.timeout, verify=tls_context())
+    http_client._transport = _bounded_transport(http_client._transport, MAX_RESPONSE_BYTES)
     return AsyncOpenAI(
         base_url=spec.base_url,
         api_key=spec.api_key or "not-needed",
         timeout=spec.timeout,
         max_retries=0,  # the engine retries, with its own policy
-        http_client=DefaultAioHttpClient(timeout=spec.timeout, verify=tls_context()),
+        http_client=http_client,
     )
 
 
@@ -214,7 +260,12 @@ async def _post(sdk_client: Any, payload: bytes, timeout: float, key: str | None
         retryable = exc.status_code in RETRYABLE_STATUS
         problem = f"HTTP {exc.status_code}" if retryable else f"HTTP {exc.status_code}: {told(exc.message)}"
         raise AttemptFailed(problem, retryable, _retry_after(exc) if retryable else None) from None
+    except ResponseTooLarge as exc:  # asking again would only cost the same again
+        raise AttemptFailed(str(exc), False) from None
     except openai.APIConnectionError as exc:  # APITimeoutError too: see connection_problem
+        too_large = next((c for c in _causes(exc) if isinstance(c, ResponseTooLarge)), None)
+        if too_large is not None:  # asking again would only cost the same again
+            raise AttemptFailed(str(too_large), False) from None
         raise AttemptFailed(connection_problem(exc, timeout), True) from None
     except (ValueError, TypeError, openai.APIResponseValidationError) as exc:
         raise AttemptFailed(f"malformed response: {told(str(exc))}", True) from None
