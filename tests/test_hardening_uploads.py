@@ -82,7 +82,7 @@ def test_zip_bombs_and_huge_lines_are_refused_while_memory_stays_bounded(tmp_pat
                                  zeros_crc(megabytes))
     one_long_line = tmp_path / "long.jsonl"
     with one_long_line.open("wb") as handle:
-        handle.truncate(200 * MB)  # sparse: 200 MB of zeros, no line end, no disk used
+        handle.truncate(100 * MB)  # sparse: 100 MB of zeros, no line end, no disk used
     assert liar.stat().st_size < 2 * MB
     # The reading runs in a child so its own peak memory can be measured (and a failure cannot take pytest down).
     child = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, str(liar), str(honest), str(one_long_line)],
@@ -92,8 +92,31 @@ def test_zip_bombs_and_huge_lines_are_refused_while_memory_stays_bounded(tmp_pat
     peak = float(lines[-1].split()[1])
     assert peak < MAX_PEAK_MB, f"peak memory {peak:.0f} MB"
     assert "liar.zip:preds.jsonl, line 1: invalid JSON" in lines[0]  # only the 48 declared bytes were unpacked
-    assert "honest.zip: the zip unpacks to 320 MB; at most 256 MB is read" in lines[1]
-    assert "long.jsonl, line 1: line longer than 16 MB" in lines[2]
+    assert "honest.zip: the zip unpacks to 320 MB; at most 128 MB is read" in lines[1]
+    assert "long.jsonl, line 1: line longer than 8 MB" in lines[2]
+
+
+def test_json_that_would_take_far_more_memory_than_its_text_is_refused(tmp_path: Path):
+    """`[{}, {}, …]` takes ~20 times its text once parsed: 64 MB of such lines (and one 8 MB line after
+    them) is refused before its parsed rows outgrow the budget, with memory bounded."""
+    line = json.dumps({"id": "x", "output": [{}] * 400_000}).encode()
+    flood = tmp_path / "flood.jsonl"
+    with flood.open("wb") as handle:
+        for _ in range(40):
+            handle.write(line + b"\n")
+    late = tmp_path / "late.jsonl"
+    with late.open("wb") as handle:
+        for _ in range(4):
+            handle.write(line + b"\n")
+        handle.write(b'{"id": "y", "output": [' + b"{}," * (2_700_000) + b"{}]}\n")
+    child = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, str(flood), str(late)], cwd=PROJECT,
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr
+    lines = child.stdout.splitlines()
+    assert "flood.jsonl, line 6: the predictions read so far take more than 160 MB once parsed" in lines[0]
+    assert "late.jsonl, line 5: the predictions read so far take more than 160 MB once parsed" in lines[1]
+    peak = float(lines[-1].split()[1])
+    assert peak < MAX_PEAK_MB, f"peak memory {peak:.0f} MB"
 
 
 def test_a_member_past_the_ratio_cap_is_refused_before_reading(tmp_path: Path):

@@ -4,11 +4,12 @@ rows, and matching them against a benchmark's samples with precise, line-numbere
 from __future__ import annotations
 
 import io
+import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, CountedReader, check_member, open_member
 from evaluators.core.errors import PredictionsError
@@ -41,9 +42,14 @@ class MatchSummary:
 
 
 MAX_ZIP_MEMBERS = 1_000
-MAX_UNPACKED_BYTES = 256 * MB  # everything read from one input: a file, a folder or a zip, unpacked
-MAX_JSON_VALUE_BYTES = 16 * MB  # one line, or a whole JSON array file: each is held whole to parse it
+MAX_UNPACKED_BYTES = 128 * MB  # everything read from one input: a file, a folder or a zip, unpacked
+# One line, or a whole JSON array file: each is held whole to parse it, and parsed JSON can take ~20
+# times its text (`[{},{},…]`), so this bounds the memory of one parse.
+MAX_JSON_VALUE_BYTES = 8 * MB
 MAX_ROWS = 100_000  # a benchmark has a few thousand samples; each row read is kept until matched
+# What the parsed rows of one input may hold in memory in all (Python's own object sizes): a real file
+# of every ACEBench sample with long answers holds a few tens of MB.
+MAX_PARSED_BYTES = 160 * MB
 
 
 def check_unpacked_size(members: list[zipfile.ZipInfo], path: Path) -> None:
@@ -59,16 +65,46 @@ def check_unpacked_size(members: list[zipfile.ZipInfo], path: Path) -> None:
         check_member(info, f"{path}:{info.filename}", PredictionsError)
 
 
+def parsed_size(value: Any) -> int:
+    """Roughly the bytes a parsed JSON value holds in memory (every object counted where it appears)."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return total
+
+
 class _RowBudget:
-    """Rows still allowed from one input."""
+    """Rows, and the memory their parsed values hold, still allowed from one input."""
 
     def __init__(self) -> None:
         self.left = MAX_ROWS
+        self.bytes_left = MAX_PARSED_BYTES
 
-    def take(self, count: int, where: str, line: int) -> None:
-        self.left -= count
+    def take(self, values: list[Any], where: str, line: int) -> None:
+        self.left -= len(values)
         if self.left < 0:
             raise PredictionsError(f"more than {MAX_ROWS:,} predictions; at most that many are read", where, line)
+        self.bytes_left -= sum(parsed_size(value) for value in values)
+        if self.bytes_left < 0:
+            self._refuse(where, line)
+
+    def check_room(self, raw: bytes, where: str, line: int) -> None:
+        """Before parsing `raw`: refuse text whose parse alone would pass the budget (an upper estimate
+        from its brackets and commas), so no single parse can take the memory either."""
+        estimate = len(raw) + 64 * raw.count(b"{") + 56 * raw.count(b"[") + 40 * raw.count(b",")
+        if estimate > self.bytes_left:
+            self._refuse(where, line)
+
+    @staticmethod
+    def _refuse(where: str, line: int) -> NoReturn:
+        raise PredictionsError(f"the predictions read so far take more than {MAX_PARSED_BYTES / MB:.3g} MB once "
+                               "parsed; at most that is held (a file of a whole benchmark holds far less)", where, line)
 
 
 def _lines(stream: IO[bytes], where: str) -> Iterator[tuple[int, bytes]]:
@@ -91,9 +127,10 @@ def _rows_from_stream(stream: IO[bytes], where: str, rows: _RowBudget) -> list[R
             continue
         if not found and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["):
             return _rows_from_array(raw + b"\n" + _read_rest(stream, where, len(raw)), where, number, rows)
-        rows.take(1, where, number)
-        found.append(Row(where, number, parse_json(decode_utf8(raw, where, PredictionsError, number), where, number,
-                                                   PredictionsError)))
+        rows.check_room(raw, where, number)
+        value = parse_json(decode_utf8(raw, where, PredictionsError, number), where, number, PredictionsError)
+        rows.take([value], where, number)
+        found.append(Row(where, number, value))
     return found
 
 
@@ -106,8 +143,11 @@ def _read_rest(stream: IO[bytes], where: str, already: int) -> bytes:
 
 
 def _rows_from_array(raw: bytes, where: str, first_line: int, rows: _RowBudget) -> list[Row]:
+    rows.check_room(raw, where, first_line)
     items = parse_json(decode_utf8(raw, where, PredictionsError, first_line), where, first_line, PredictionsError)
-    rows.take(len(items), where, first_line)
+    if not isinstance(items, list):
+        raise PredictionsError(f"a file starting with '[' must be a JSON array, got {type(items).__name__}", where, first_line)
+    rows.take(items, where, first_line)
     return [Row(where, index + 1, item) for index, item in enumerate(items)]
 
 
