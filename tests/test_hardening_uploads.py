@@ -323,3 +323,15 @@ def test_plain_files_share_the_byte_budget_and_rows_and_arrays_are_capped(tmp_pa
     monkeypatch.setattr(reader, "MAX_UNPACKED_BYTES", 150)
     with pytest.raises(PredictionsError, match=r"b\.jsonl: the file is"):
         read_rows(folder)
+
+
+def test_uploads_never_checked_are_cleaned_from_the_server_temp_folder(tmp_path: Path):
+    from ui.app import CACHE_CLEANUP, build_app
+    from ui.context import AppContext
+
+    context = AppContext(store=Store(tmp_path / "db.sqlite"))
+    try:
+        demo = build_app(context)
+        assert demo.delete_cache == CACHE_CLEANUP and CACHE_CLEANUP[1] <= 3600
+    finally:
+        context.close()

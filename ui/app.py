@@ -25,8 +25,13 @@ def keep_or_make_token(token: object) -> str:
     return token if isinstance(token, str) and MIN_TOKEN_CHARS <= len(token) <= MAX_TOKEN_CHARS else new_token()
 
 
+CACHE_CLEANUP = (30 * 60, 60 * 60)  # (how often, how old) in seconds
+
+
 def build_app(context: AppContext) -> gr.Blocks:
-    with gr.Blocks(title=TITLE) as demo:
+    # Uploads never checked (and old downloads) must not pile up in the server's temp folder: every 30
+    # minutes, Gradio deletes this app's cached files older than an hour.
+    with gr.Blocks(title=TITLE, delete_cache=CACHE_CLEANUP) as demo:
         gr.Markdown(f"# {TITLE}\nACEBench, ToolBench-Static and StepEval-Audio-Toolcall, scored as the official "
                     "checkers score them, beside the published numbers.")
         if context.notice:
