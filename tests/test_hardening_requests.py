@@ -397,7 +397,8 @@ def test_an_answer_larger_than_the_bound_is_refused_while_it_arrives(data: Path,
         _run(store, _config(server.base_url, data), http_workers=http_workers)
         store.close()
     errors = set(_stored_errors(tmp_path / "db.sqlite").values())
-    assert errors == {"the response announces 20 MiB; at most 8 MiB is read"}
+    announced = (MAX_RESPONSE_BYTES + (12 << 20)) >> 20
+    assert errors == {f"the response announces {announced} MiB; at most {MAX_RESPONSE_BYTES >> 20} MiB is read"}
     assert server.requests == 4  # one attempt per sample: not retried
 
 
@@ -416,7 +417,7 @@ class ChunkedFlood(LoopbackApp):
         await response.prepare(request)
         await response.write(b'{"choices": [{"message": {"content": "')
         try:
-            while self.sent < (64 << 20):
+            for _ in range(64):  # 64 MiB per request, unless the client hangs up first
                 await response.write(b"x" * (1 << 20))
                 self.sent += 1 << 20
         except ConnectionError:
@@ -429,4 +430,6 @@ def test_a_chunked_answer_is_counted_while_it_arrives(data: Path, tmp_path: Path
         store = Store(tmp_path / "db.sqlite")
         _run(store, _config(f"http://127.0.0.1:{server.port}/v1", data))
         store.close()
-    assert set(_stored_errors(tmp_path / "db.sqlite").values()) == {"the response is larger than 8 MiB"}
+    from evaluators.engine.sdk_transport import MAX_RESPONSE_BYTES
+
+    assert set(_stored_errors(tmp_path / "db.sqlite").values()) == {f"the response is larger than {MAX_RESPONSE_BYTES >> 20} MiB"}

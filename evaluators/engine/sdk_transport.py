@@ -74,9 +74,9 @@ def tls_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
-# No chat completion is near this (32k tokens of text are ~128 KB); an endpoint sending more is
-# refused while it sends, so no answer can take a deployment's memory.
-MAX_RESPONSE_BYTES = 8 << 20
+# No chat completion is near this (32k tokens of text are ~128 KB, ~1 MB as \u escapes); an endpoint
+# sending more is refused while it sends, so no answer can take a deployment's memory.
+MAX_RESPONSE_BYTES = 16 << 20
 
 
 class ResponseTooLarge(Exception):
