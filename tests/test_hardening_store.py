@@ -311,3 +311,29 @@ def test_a_run_whose_lease_another_process_took_stops_sending(tmp_path: Path, mo
     assert server.requests < 200
     run = store.get_run(run_id)
     assert run.status == "running" and store.live_holder(run_id) == other  # the other process's run, untouched
+
+
+def test_listing_runs_and_their_totals_costs_two_queries_however_many_runs(tmp_path: Path):
+    store = Store(tmp_path / "db.sqlite")
+    for index in range(30):
+        run_id = _new_run(store)
+        store.save_batch(run_id, [], [("s", Prediction(f"x{index}", output="[]", error="HTTP 503" if index % 2 else None), 1)])
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    runs = store.list_runs()
+    totals = store.all_run_totals()
+    store._db.set_trace_callback(None)
+    assert len(runs) == 30 and len(statements) == 2
+    assert sum(totals[run.id]["errors"] for run in runs) == 15 and all(totals[run.id]["done"] == 1 for run in runs)
+    assert store.run_totals("no-such-run") == dict.fromkeys(("done", "errors", "latency", "prompt_tokens",
+                                                             "completion_tokens"), 0)
+
+
+def test_a_transaction_that_raises_leaves_nothing_behind(tmp_path: Path):
+    store = Store(tmp_path / "db.sqlite")
+    run_id = _new_run(store)
+    with pytest.raises(RuntimeError):
+        with store._transaction() as db:
+            db.execute("DELETE FROM runs WHERE id=?", (run_id,))
+            raise RuntimeError("half-way")
+    assert store.has_run(run_id)

@@ -6,6 +6,7 @@ cached response), so a run killed at any moment keeps everything that had finish
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -15,6 +16,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -125,6 +127,15 @@ class RunRow:
     shared: int = 0
     lease_holder: str | None = None
     lease_expires: float | None = None
+
+
+TOTAL_KEYS = ("done", "errors", "latency", "prompt_tokens", "completion_tokens")
+
+
+def _run_row(row: sqlite3.Row) -> RunRow:
+    data = dict(row)
+    data["config"] = json.loads(data["config"])
+    return RunRow(**data)
 
 
 def default_db_path() -> Path:
@@ -298,6 +309,19 @@ class Store:
         with self._lock:
             self._db.close()
 
+    @contextlib.contextmanager
+    def _transaction(self, begin: str = "BEGIN") -> Iterator[sqlite3.Connection]:
+        """All or nothing: committed when the block ends, rolled back if it raises. `BEGIN IMMEDIATE`
+        when what the block reads must not change before it writes."""
+        with self._lock:
+            self._db.execute(begin)
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
     # ---- schema ---------------------------------------------------------------------------
 
     def _migrate(self) -> None:
@@ -381,29 +405,20 @@ class Store:
 
     def get_run(self, run_id: str) -> RunRow:
         rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
-        row = rows[0] if rows else None
-        if row is None:
+        if not rows:
             raise ToolboardError(f"no run {run_id!r} in {self.path}")
-        data = dict(row)
-        data["config"] = json.loads(data["config"])
-        return RunRow(**data)
+        return _run_row(rows[0])
 
     def list_runs(self) -> list[RunRow]:
-        ids = [r[0] for r in self._query("SELECT id FROM runs ORDER BY created_at DESC")]
-        return [self.get_run(run_id) for run_id in ids]
+        """Every run, newest first, in one query (the jobs panel asks every second)."""
+        return [_run_row(row) for row in self._query("SELECT * FROM runs ORDER BY created_at DESC")]
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything stored for it (used to undo a half-stored upload)."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                for table in ("sample_scores", "reports", "predictions"):
-                    self._db.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
-                self._db.execute("DELETE FROM runs WHERE id=?", (run_id,))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction() as db:
+            for table in ("sample_scores", "reports", "predictions"):
+                db.execute(f"DELETE FROM {table} WHERE run_id=?", (run_id,))
+            db.execute("DELETE FROM runs WHERE id=?", (run_id,))
 
     def set_status(self, run_id: str, status: str, message: str | None = None) -> None:
         now = time.time()
@@ -478,20 +493,13 @@ class Store:
             return problem
 
     def _write_batch(self, cache_rows: list[tuple[Any, ...]], rows: list[Any]) -> None:
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)",
-                                     cache_rows)
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
-                    " latency, prompt_tokens, completion_tokens, attempts, created_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    rows,
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)", cache_rows)
+            db.executemany(
+                "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
+                " latency, prompt_tokens, completion_tokens, attempts, created_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
 
     def load_predictions(self, run_id: str) -> dict[str, Prediction]:
         predictions: dict[str, Prediction] = {}
@@ -516,39 +524,39 @@ class Store:
         return {sample_id: bool(is_error) for sample_id, is_error in rows}
 
     def run_totals(self, run_id: str) -> dict[str, Any]:
-        row = self._query(
-            "SELECT COUNT(*) AS done, SUM(error IS NOT NULL) AS errors, SUM(latency) AS latency,"
-            " SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens"
-            " FROM predictions WHERE run_id = ?",
-            (run_id,),
-        )[0]
-        return {key: row[key] or 0 for key in row.keys()}
+        return self.all_run_totals([run_id])[run_id]
+
+    def all_run_totals(self, run_ids: list[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Done, errors, latency and tokens per run (all runs, or those asked), in one query."""
+        sql = ("SELECT run_id, COUNT(*) AS done, SUM(error IS NOT NULL) AS errors, SUM(latency) AS latency,"
+               " SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens FROM predictions")
+        params: tuple[Any, ...] = ()
+        if run_ids is not None:
+            sql += f" WHERE run_id IN ({', '.join('?' * len(run_ids))})"
+            params = tuple(run_ids)
+        found = {row["run_id"]: {key: row[key] or 0 for key in TOTAL_KEYS}
+                 for row in self._query(sql + " GROUP BY run_id", params)}
+        for run_id in run_ids or ():
+            found.setdefault(run_id, dict.fromkeys(TOTAL_KEYS, 0))
+        return found
 
     # ---- scores and reports ---------------------------------------------------------------
 
     def save_scores(self, run_id: str, mode: str, scores: list[SampleScore], report: Report) -> None:
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.execute("DELETE FROM sample_scores WHERE run_id=? AND mode=?", (run_id, mode))
-                self._db.executemany(
-                    "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
-                    " process_score, metrics) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    [
-                        (run_id, mode, s.sample_id, s.subset, int(s.correct), storable_text(s.error_type),
-                         storable_text(s.rule), storable_text(s.detail), _safe_dumps(s.decoded), s.process_score,
-                         _safe_dumps(s.metrics))
-                        for s in scores
-                    ],
-                )
-                self._db.execute(
-                    "INSERT OR REPLACE INTO reports (run_id, mode, report, created_at) VALUES (?,?,?,?)",
-                    (run_id, mode, _json_text(report.to_json()), time.time()),
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction() as db:
+            db.execute("DELETE FROM sample_scores WHERE run_id=? AND mode=?", (run_id, mode))
+            db.executemany(
+                "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
+                " process_score, metrics) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (run_id, mode, s.sample_id, s.subset, int(s.correct), storable_text(s.error_type),
+                     storable_text(s.rule), storable_text(s.detail), _safe_dumps(s.decoded), s.process_score,
+                     _safe_dumps(s.metrics))
+                    for s in scores
+                ],
+            )
+            db.execute("INSERT OR REPLACE INTO reports (run_id, mode, report, created_at) VALUES (?,?,?,?)",
+                       (run_id, mode, _json_text(report.to_json()), time.time()))
 
     def load_report(self, run_id: str, mode: str = "official") -> dict[str, Any] | None:
         rows = self._query("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode))
@@ -596,16 +604,12 @@ class Store:
 
     def export_rows(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """Every stored row of one run, by table, as raw column values in storage order (one consistent read)."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                rows = {"runs": [{key: value for key, value in dict(r).items() if key not in Store.LEASE_COLUMNS}
-                                 for r in self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))]}
-                for table in self.RUN_TABLES[1:]:
-                    cursor = self._db.execute(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY rowid", (run_id,))
-                    rows[table] = [dict(r) for r in cursor]
-            finally:
-                self._db.execute("COMMIT")
+        with self._transaction() as db:
+            rows = {"runs": [{key: value for key, value in dict(r).items() if key not in Store.LEASE_COLUMNS}
+                             for r in db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))]}
+            for table in self.RUN_TABLES[1:]:
+                cursor = db.execute(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY rowid", (run_id,))
+                rows[table] = [dict(r) for r in cursor]
         if not rows["runs"]:
             raise ToolboardError(f"no run {run_id!r} in {self.path}")
         return rows
@@ -613,25 +617,19 @@ class Store:
     def import_rows(self, rows: dict[str, list[dict[str, Any]]]) -> bool:
         """Insert one run in the shape `export_rows` returns, all or nothing. False if its id is already stored."""
         run_id = self._check_import_rows(rows)
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")  # the existence check and the inserts see the same database
-            try:
-                if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
-                    self._db.execute("ROLLBACK")
+        try:
+            # IMMEDIATE: the existence check and the inserts see the same database.
+            with self._transaction("BEGIN IMMEDIATE") as db:
+                if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
                     return False
                 for table in self.RUN_TABLES:
                     for row in rows.get(table, []):
                         if table == "runs":
                             row = {key: value for key, value in row.items() if key not in self.LEASE_COLUMNS}
                         columns, marks = ", ".join(row), ", ".join("?" * len(row))
-                        self._db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
-                self._db.execute("COMMIT")
-            except sqlite3.Error as error:
-                self._db.execute("ROLLBACK")
-                raise ToolboardError(f"run {run_id!r} could not be stored (nothing was written): {error}") from None
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                        db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+        except sqlite3.Error as error:
+            raise ToolboardError(f"run {run_id!r} could not be stored (nothing was written): {error}") from None
         return True
 
     def _check_import_rows(self, rows: dict[str, list[dict[str, Any]]]) -> str:
