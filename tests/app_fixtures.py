@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluators.cli import EXAMPLE_DIR
 from evaluators.engine.store import Store
+from evaluators.submissions import check_submission, store_submission
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.scripted_server import ScriptedServer
 from ui.app import build_app
@@ -73,5 +75,11 @@ def write_predictions(path: Path, rows: list[dict[str, Any]] | list[str]) -> Pat
     return path
 
 
-__all__ = ["SECRET_KEY", "RunningApp", "correct_reply", "form", "running_app", "table_rows", "wait_for_status",
+def upload(store: Store, model: str, predictions: Path = EXAMPLE_DIR / "predictions.jsonl", data: Path = EXAMPLE_DIR,
+           language: str = "en") -> str:
+    submission = check_submission(predictions, "acebench", language=language, data_dir=data)
+    return store_submission(store, submission, model)
+
+
+__all__ = ["SECRET_KEY", "RunningApp", "correct_reply", "form", "running_app", "table_rows", "upload", "wait_for_status",
            "write_predictions"]

@@ -37,9 +37,18 @@ def acebench():
     return get_benchmark("acebench")
 
 
+def real_data(relative: str, what: str, *inside: str) -> Path:
+    """The real data at `relative` under ../shared/data (or TOOLBOARD_DATA_DIR; `../published/…` for the
+    published figures), holding each of `inside`; else the test is skipped, saying what was not found
+    and where it was looked for. The one way a test reaches data that is not in the project."""
+    root = shared_data_dir()
+    path = root / relative if root else None
+    if path is None or not path.exists() or not all((path / part).exists() for part in inside):
+        where = (root / relative).resolve() if root else f"../shared/data/{relative}"
+        pytest.skip(f"real {what} not found at {where}: set TOOLBOARD_DATA_DIR or place ../shared beside the project")
+    return path
+
+
 @pytest.fixture(scope="session")
 def real_acebench_dir() -> Path:
-    root = shared_data_dir()
-    if root is None or not (root / "acebench" / "data_en").is_dir():
-        pytest.skip("real ACEBench data not found: set TOOLBOARD_DATA_DIR or place it at ../shared/data/acebench")
-    return root / "acebench"
+    return real_data("acebench", "ACEBench data", "data_en")

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+
+from evaluators.engine.client import RetryPolicy
+from evaluators.engine.http_pool import HttpWorkerPool
+from evaluators.engine.runner import execute, start_run
+from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.store import Store
+from tests.scripted_server import ScriptedServer
 
 ALARM = {
     "name": "Clock.setAlarm",
@@ -38,3 +46,32 @@ def correct_reply(body: dict) -> dict:
         name = body["tools"][0]["function"]["name"]
         return {"tool_calls": [{"id": "c1", "type": "function", "function": {"name": name, "arguments": json.dumps({"time": time})}}]}
     return {"content": f"[Clock.setAlarm(time='{time}')]"}
+
+
+# ---- runs against the scripted server ----------------------------------------------------------
+
+FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+
+
+def scripted_run_config(server: ScriptedServer, data: Path, **kwargs) -> RunConfig:
+    model = ModelSettings(base_url=server.base_url, model="scripted", timeout=kwargs.pop("timeout", 5.0),
+                          request_mode=kwargs.pop("request_mode", "prompt"), api_key_env="TOOLBOARD_TEST_KEY")
+    return RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
+                     concurrency=kwargs.pop("concurrency", 4), **kwargs)
+
+
+def run_to_end(store: Store, config: RunConfig, http_workers: int = 0, **kwargs):
+    """Start and execute a run of `scripted_run_config`; with `http_workers`, its worker processes are ready before the first
+    request, so every request goes through them."""
+    run_id, samples = start_run(config, store)
+
+    async def run():
+        pool = HttpWorkerPool.for_running_loop(http_workers) if http_workers else None
+        if pool is not None:
+            assert await pool.wait_ready()
+        outcome = await execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), http_workers=http_workers, **kwargs)
+        # every request went through the workers (those in flight at a cancel are not yet counted by the run)
+        assert pool is None or pool.requests_sent >= outcome.progress.requests
+        return outcome
+
+    return asyncio.run(run())

@@ -11,17 +11,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import shared_data_dir
+from evaluators.core.types import Sample
+from evaluators.stepeval_audio.tools import TOOLS
+from tests.conftest import real_data
 
 
 @pytest.fixture(scope="session")
 def real_stepeval_dir() -> Path:
     """The real slices (`head/`, `samples/`) under ../shared/data or TOOLBOARD_DATA_DIR; skipped when absent."""
-    root = shared_data_dir()
-    folder = root / "stepeval_audio_toolcall" if root else None
-    if folder is None or not (folder / "samples").is_dir() or not (folder / "head").is_dir():
-        pytest.skip("real StepEval data not found: set TOOLBOARD_DATA_DIR or place it at ../shared/data/stepeval_audio_toolcall")
-    return folder
+    return real_data("stepeval_audio_toolcall", "StepEval data", "samples", "head")
 
 
 def _call(name: str, arguments: dict[str, Any], padded: bool = False) -> str:
@@ -107,3 +105,33 @@ def write_wavs(root: Path) -> list[Path]:
                 if isinstance(turn["value"], dict):
                     written.append(write_wav(root / turn["value"]["value"], seed=len(written)))
     return written
+
+
+def judge_reply(body: dict) -> dict:
+    """Says no to any call mentioning shanghai, yes otherwise."""
+    text = body["messages"][1]["content"].split("Assistant's call:")[1]
+    label = "no" if "shanghai" in text else "yes"
+    return {"content": f'<think>checking</think>{{"reason": "scripted", "label": "{label}"}}'}
+
+
+def spec_formulas(samples: list[Sample], meaning: dict[str, tuple[str | None, bool]]) -> dict[str, dict[str, Any]]:
+    """The spec §7 reconstruction, written out again from the meanings alone."""
+    out = {}
+    for tool in TOOLS:
+        positives = [s for s in samples if s.subset == tool and s.input["polarity"] == "positive"]
+        negatives = [s for s in samples if s.subset == tool and s.input["polarity"] == "negative"]
+        if not positives and not negatives:
+            continue
+        tp = sum(1 for s in positives if meaning[s.id][0] is not None)
+        fp = sum(1 for s in negatives if meaning[s.id][0] == tool)
+        fp_any = sum(1 for s in negatives if meaning[s.id][0] is not None)
+        right = [s for s in positives if meaning[s.id][0] == tool]
+        reasonable = sum(1 for s in right if meaning[s.id][1])
+        out[tool] = {
+            "precision": tp / (tp + fp) if tp + fp else None,
+            "recall": tp / len(positives) if positives else None,
+            "type_accuracy": len(right) / tp if tp else None,
+            "param_accuracy": None if tool == "get_date_time" else (reasonable / len(right) if right else None),
+            "TP": tp, "FN": len(positives) - tp, "FP": fp, "FP_any": fp_any,
+        }
+    return out

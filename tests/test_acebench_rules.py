@@ -12,41 +12,7 @@ from evaluators.acebench.normal_checker import (
     strict_strips_digit_suffix,
 )
 from evaluators.core.types import Prediction, Sample
-
-SPEC = {
-    "name": "Trip_plan",
-    "description": "Plan a trip.",
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "city": {"type": "string"},
-            "days": {"type": "integer"},
-            "budget": {"type": "number"},
-            "rate": {"type": "float"},
-            "kids": {"type": "boolean"},
-            "stops": {"type": "array", "items": {"type": "string"}},
-            "rooms": {"type": "array", "items": {"type": "object"}},
-            "traveler": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}},
-            "tags": {"type": "list"},
-            "dates": {"type": "tuple"},
-        },
-        "required": ["city"],
-    },
-}
-OTHER = {"name": "Trip", "description": "Shorter name.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": []}}
-
-
-def verdict(output: str, gold: dict, strict: bool = False, functions: list | None = None, multi_turn: bool = False):
-    subset = "normal_multi_turn_user_adjust" if multi_turn else "normal_single_turn_single_function"
-    sample = Sample(id=f"{subset}_0", subset=subset, input={"functions": functions or [SPEC]}, gold=gold)
-    return score(sample, Prediction(sample.id, output=output), "strict" if strict else "official")
-
-
-def passes(output: str, gold: dict, **kwargs) -> bool:
-    return verdict(output, gold, **kwargs).correct
-
-
-GOLD = {"Trip_plan": {"city": "Paris", "days": 3}}
+from tests.acebench_fixtures import GOLD, OTHER, SPEC, passes, verdict
 
 
 def test_exact_answer_passes_in_both_modes():

@@ -14,16 +14,10 @@ from evaluators.cli import EXAMPLE_DIR
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
 from evaluators.submissions import check_submission, store_submission
-from tests.app_fixtures import write_predictions
+from tests.app_fixtures import upload, write_predictions
 from tests.engine_fixtures import write_dataset
 from ui.context import AppContext
 from ui.evaluate_tab import run_config
-
-
-def upload(store: Store, model: str, predictions: Path = EXAMPLE_DIR / "predictions.jsonl", data: Path = EXAMPLE_DIR,
-           language: str = "en") -> str:
-    submission = check_submission(predictions, "acebench", language=language, data_dir=data)
-    return store_submission(store, submission, model)
 
 
 def test_combined_view_averages_a_models_en_and_zh_runs(tmp_path: Path):

@@ -9,7 +9,7 @@ from typing import Any
 from evaluators.board import APART_COLUMN, BoardQuery, board_rows, layout_for, query_board
 from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
-from tests.test_app_logic import upload
+from tests.app_fixtures import upload
 
 
 def _endpoint_run(store: Store, name: str, overall: float, language: str = "en", **config: Any) -> str:

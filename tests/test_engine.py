@@ -14,41 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.engine.client import RetryPolicy
-from evaluators.engine.http_pool import HttpWorkerPool
 from evaluators.engine.runner import execute, score_run, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import SCHEMA_VERSION, Store
 from tests.conftest import PROJECT
-from tests.engine_fixtures import correct_reply, write_dataset
+from tests.engine_fixtures import FAST_RETRY, correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.scripted_server import Fault, ScriptedServer, last_user_text
-
-FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
-
-
-def _config(server: ScriptedServer, data: Path, **kwargs) -> RunConfig:
-    model = ModelSettings(base_url=server.base_url, model="scripted", timeout=kwargs.pop("timeout", 5.0),
-                          request_mode=kwargs.pop("request_mode", "prompt"), api_key_env="TOOLBOARD_TEST_KEY")
-    return RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
-                     concurrency=kwargs.pop("concurrency", 4), **kwargs)
-
-
-def _run(store: Store, config: RunConfig, http_workers: int = 0, **kwargs):
-    """Start and execute a run; with `http_workers`, its worker processes are ready before the first
-    request, so every request goes through them."""
-    run_id, samples = start_run(config, store)
-
-    async def run():
-        pool = HttpWorkerPool.for_running_loop(http_workers) if http_workers else None
-        if pool is not None:
-            assert await pool.wait_ready()
-        outcome = await execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), http_workers=http_workers, **kwargs)
-        # every request went through the workers (those in flight at a cancel are not yet counted by the run)
-        assert pool is None or pool.requests_sent >= outcome.progress.requests
-        return outcome
-
-    return asyncio.run(run())
-
 
 # Each test run both ways: requests sent from the engine's process, and through HTTP worker processes.
 SENDERS = pytest.mark.parametrize("http_workers", [0, 2], ids=["in-process", "worker-processes"])
@@ -94,7 +65,7 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
 
     with ScriptedServer(reply=correct_reply, fault=fault, on_request=remember) as server:
         store = Store(tmp_path / "db.sqlite")
-        outcome = _run(store, _config(server, data, timeout=0.4), http_workers)
+        outcome = run_to_end(store, scripted_run_config(server, data, timeout=0.4), http_workers)
     predictions = store.load_predictions(outcome.run_id)
     assert len(predictions) == 30
     errors = {p.sample_id for p in predictions.values() if p.error}
@@ -116,26 +87,26 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
 def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        first = _run(store, _config(server, data), http_workers)
+        first = run_to_end(store, scripted_run_config(server, data), http_workers)
         assert server.requests == 30
-        second = _run(store, _config(server, data), http_workers)
+        second = run_to_end(store, scripted_run_config(server, data), http_workers)
         assert server.requests == 30  # zero new requests
         assert second.report.to_json() == first.report.to_json()
-        _run(store, _config(server, data, use_cache=False), http_workers)
+        run_to_end(store, scripted_run_config(server, data, use_cache=False), http_workers)
         assert server.requests == 60
 
 
 @SENDERS
 def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
-        _run(Store(tmp_path / "db.sqlite"), _config(server, data, concurrency=3), http_workers)
+        run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=3), http_workers)
     assert server.max_in_flight == 3
 
 
 @SENDERS
 def test_native_tools_mode_maps_tool_names_back(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply) as server:
-        outcome = _run(Store(tmp_path / "db.sqlite"), _config(server, data, request_mode="tools"), http_workers)
+        outcome = run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, request_mode="tools"), http_workers)
     assert server.bodies[0]["tools"][0]["function"]["name"] == "Clock_setAlarm"
     assert outcome.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
@@ -144,7 +115,7 @@ def test_rerun_errors_resends_only_failed_samples(data: Path, tmp_path: Path):
     healthy = {"on": False}
     with ScriptedServer(reply=correct_reply, fault=lambda k, a: None if healthy["on"] else Fault(status=503) if a <= 4 and k.endswith(("0", "1", "2")) else None) as server:
         store = Store(tmp_path / "db.sqlite")
-        outcome = _run(store, _config(server, data))
+        outcome = run_to_end(store, scripted_run_config(server, data))
         failed = {p.sample_id for p in store.load_predictions(outcome.run_id).values() if p.error}
         assert failed
         healthy["on"] = True
@@ -159,14 +130,14 @@ def test_rerun_errors_resends_only_failed_samples(data: Path, tmp_path: Path):
 def test_cancel_then_resume(data: Path, tmp_path: Path, http_workers: int):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
-        config = _config(server, data, concurrency=2)
+        config = scripted_run_config(server, data, concurrency=2)
         cancel = asyncio.Event()
 
         def on_progress(progress):
             if progress.done_count >= 6:
                 cancel.set()
 
-        outcome = _run(store, config, http_workers, on_progress=on_progress, cancel=cancel)
+        outcome = run_to_end(store, config, http_workers, on_progress=on_progress, cancel=cancel)
         run_id = outcome.run_id
         assert outcome.status == "cancelled" and store.get_run(run_id).status == "cancelled"
         done_before = set(store.prediction_states(run_id))
@@ -179,7 +150,7 @@ def test_cancel_then_resume(data: Path, tmp_path: Path, http_workers: int):
 def test_scores_are_recomputable_from_stored_predictions(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        outcome = _run(store, _config(server, data))
+        outcome = run_to_end(store, scripted_run_config(server, data))
     assert score_run(store, outcome.run_id).to_json() == outcome.report.to_json()
     assert store.load_report(outcome.run_id, "strict")["mode"] == "strict"
 
@@ -256,8 +227,8 @@ def test_global_limit_caps_concurrent_runs(data: Path, tmp_path: Path, monkeypat
     monkeypatch.setenv("TOOLBOARD_GLOBAL_CONCURRENCY", "3")
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
-        first = start_run(_config(server, data, concurrency=4), store)
-        second = start_run(_config(server, data, concurrency=4, use_cache=False), store)
+        first = start_run(scripted_run_config(server, data, concurrency=4), store)
+        second = start_run(scripted_run_config(server, data, concurrency=4, use_cache=False), store)
 
         async def both():
             return await asyncio.gather(
@@ -272,7 +243,7 @@ def test_global_limit_caps_concurrent_runs(data: Path, tmp_path: Path, monkeypat
 def test_progress_snapshots_report_per_subset_rate_and_eta(data: Path, tmp_path: Path):
     snapshots = []
     with ScriptedServer(reply=correct_reply, latency=0.01) as server:
-        _run(Store(tmp_path / "db.sqlite"), _config(server, data), on_progress=lambda p: snapshots.append(p.snapshot()))
+        run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data), on_progress=lambda p: snapshots.append(p.snapshot()))
     assert len(snapshots) == 30
     last = snapshots[-1]
     assert last["done"] == last["total"] == 30 and last["per_subset"] == {"normal_atom_bool": {"done": 30, "total": 30}}
@@ -333,7 +304,7 @@ def test_real_acebench_normal_and_special_end_to_end_with_gold_answers(real_aceb
         model = ModelSettings(base_url=server.base_url, model="gold", api_key_env="")
         config = RunConfig("acebench", model, language="en", subsets=("normal", "special"), data_dir=str(real_acebench_dir),
                            concurrency=32)
-        outcome = _run(Store(tmp_path / "db.sqlite"), config)
+        outcome = run_to_end(Store(tmp_path / "db.sqlite"), config)
     report = outcome.report.to_json()
     # a few items share the very same request: the cache answers the repeats
     assert len(report["subsets"]) == 15 and len(samples) == 973 and server.requests == len(answers) < 973
@@ -356,7 +327,7 @@ def test_an_internal_error_on_one_sample_is_recorded_not_fatal(data: Path, tmp_p
     monkeypatch.setattr(solve_module, "build_request", flaky_build)
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        outcome = _run(store, _config(server, data))
+        outcome = run_to_end(store, scripted_run_config(server, data))
     assert outcome.status == "finished"
     error = store.load_predictions(outcome.run_id)["normal_atom_bool_5"].error
     assert error == "internal error: ValueError: spec cannot be rendered"
@@ -378,7 +349,7 @@ def test_toolbench_static_runs_end_to_end(tmp_path: Path, request_mode: str):
     with ScriptedServer(reply=reply) as server:
         model = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", request_mode=request_mode)
         config = RunConfig("toolbench_static", model, data_dir=str(data))
-        outcome = _run(Store(tmp_path / "db.sqlite"), config)
+        outcome = run_to_end(Store(tmp_path / "db.sqlite"), config)
     observation_turns = [m for b in server.bodies for m in b["messages"] if m["content"].startswith('{"role": "function"')]
     assert observation_turns and observation_turns[0]["role"] == "user"
     report = outcome.report.to_json()

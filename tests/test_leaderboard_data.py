@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from evaluators.acebench.categories import OVERALL_WEIGHTS
 from evaluators.core.leaderboard import load_published
-from tests.conftest import shared_data_dir
+from tests.conftest import real_data
 
 
 def test_rows_are_fractions_with_a_source():
@@ -32,10 +30,7 @@ def test_gpt4o_zh_row_matches_the_readme_table():
 
 
 def test_rows_equal_the_published_figures():
-    root = shared_data_dir()
-    published = root.parent / "published" / "acebench_leaderboard.json" if root else None
-    if published is None or not published.is_file():
-        pytest.skip("../shared/published/acebench_leaderboard.json not found")
+    published = real_data("../published/acebench_leaderboard.json", "published ACEBench figures")
     source = json.loads(published.read_text())
     ours = load_published("acebench")["rows"]
     count = sum(len(rows) for rows in source["tables"].values())

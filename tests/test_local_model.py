@@ -82,7 +82,7 @@ def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(tmp_path: Path):
     import re
 
     from tests.app_fixtures import running_app, wait_for_status
-    from tests.test_app_browser import CHROMIUM, browser_page
+    from tests.browser_fixtures import CHROMIUM, browser_page
 
     if not Path(CHROMIUM).exists():
         pytest.skip("needs Debian's chromium at /usr/bin/chromium")

@@ -22,9 +22,8 @@ from evaluators.engine.pacing import (
     pacing_enabled,
 )
 from evaluators.engine.store import Store
-from tests.engine_fixtures import correct_reply, write_dataset
+from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.scripted_server import ScriptedServer
-from tests.test_engine import _config, _run
 from tests.virtual_clock import run_on_virtual_clock
 
 
@@ -135,7 +134,7 @@ def test_a_runs_requests_reach_the_server_spread_out(tmp_path: Path, monkeypatch
     arrivals: list[float] = []
     latency = 0.3
     with ScriptedServer(reply=correct_reply, latency=latency, on_request=lambda body: arrivals.append(time.monotonic())) as server:
-        outcome = _run(Store(tmp_path / "db.sqlite"), _config(server, data, concurrency=8), http_workers)
+        outcome = run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=8), http_workers)
     assert outcome.progress.done_count == 16 and outcome.progress.errors == 0
     # The first wave's answers come back within milliseconds of each other; the second wave, sent as
     # they arrive, is spaced by the pacer (the latency is known by then).

@@ -16,7 +16,7 @@ from evaluators.stepeval_audio.extract import ExtractedCall
 from evaluators.stepeval_audio.judge import judge_request, needs_judge, parse_verdict
 from tests.conftest import PROJECT
 from tests.scripted_server import Fault, ScriptedServer
-from tests.stepeval_fixtures import write_stepeval
+from tests.stepeval_fixtures import judge_reply, write_stepeval
 
 
 @pytest.mark.parametrize(("answer", "label"), [
@@ -52,13 +52,6 @@ def test_judge_request_shows_dialogue_schema_gold_and_prediction(tmp_path: Path)
     assert not needs_judge(date_time, ExtractedCall("get_date_time", "get_date_time", {}, "native"))
     negative = next(s for s in samples if s.id == "get_weather_negative_0")
     assert not needs_judge(negative, ExtractedCall("get_weather", "get_weather", {"location": "x"}, "native"))
-
-
-def judge_reply(body: dict) -> dict:
-    """Says no to any call mentioning shanghai, yes otherwise."""
-    text = body["messages"][1]["content"].split("Assistant's call:")[1]
-    label = "no" if "shanghai" in text else "yes"
-    return {"content": f'<think>checking</think>{{"reason": "scripted", "label": "{label}"}}'}
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from evaluators.core.leaderboard import load_published
-from tests.conftest import shared_data_dir
+from tests.conftest import real_data
 
 TOOLS = {"timbre_rag", "get_date_time", "get_weather", "web_search"}
 
@@ -27,10 +25,7 @@ def test_rows_are_fractions_with_modality_and_sources():
 
 
 def test_rows_equal_the_published_figures():
-    root = shared_data_dir()
-    published = root.parent / "published" / "stepeval_audio_toolcall_published.json" if root else None
-    if published is None or not published.is_file():
-        pytest.skip("../shared/published/stepeval_audio_toolcall_published.json not found")
+    published = real_data("../published/stepeval_audio_toolcall_published.json", "published StepEval figures")
     source = json.loads(published.read_text())
     ours = load_published("stepeval_audio")["rows"]
     assert len(ours) == len(source["rows"])

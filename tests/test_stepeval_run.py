@@ -23,9 +23,7 @@ from evaluators.stepeval_audio.checker import exact_arguments_match
 from tests import stepeval_fixtures
 from tests.conftest import PROJECT
 from tests.scripted_server import Fault, ScriptedServer
-from tests.stepeval_fixtures import write_stepeval, write_wavs
-from tests.test_stepeval_judge import judge_reply
-from tests.test_stepeval_scoring import spec_formulas
+from tests.stepeval_fixtures import judge_reply, spec_formulas, write_stepeval, write_wavs
 
 real_stepeval_dir = stepeval_fixtures.real_stepeval_dir  # the real slices, skipped when absent
 

@@ -15,7 +15,7 @@ from evaluators.core.registry import get_benchmark, score_all
 from evaluators.core.types import Prediction, Sample, ToolCall
 from evaluators.stepeval_audio.checker import exact_arguments_match, score
 from tests import stepeval_fixtures
-from tests.stepeval_fixtures import write_stepeval
+from tests.stepeval_fixtures import spec_formulas, write_stepeval
 from tests.test_cli import run_cli
 
 real_stepeval_dir = stepeval_fixtures.real_stepeval_dir  # the real slices, skipped when absent
@@ -95,29 +95,6 @@ def varied_predictions(samples: list[Sample], seed: int = 7) -> tuple[list[dict[
                 rows.append({"id": sample.id, "output": "好的，没问题。"})
                 meaning[sample.id] = (None, False)
     return rows, meaning
-
-
-def spec_formulas(samples: list[Sample], meaning: dict[str, tuple[str | None, bool]]) -> dict[str, dict[str, Any]]:
-    """The spec §7 reconstruction, written out again from the meanings alone."""
-    out = {}
-    for tool in TOOLS:
-        positives = [s for s in samples if s.subset == tool and s.input["polarity"] == "positive"]
-        negatives = [s for s in samples if s.subset == tool and s.input["polarity"] == "negative"]
-        if not positives and not negatives:
-            continue
-        tp = sum(1 for s in positives if meaning[s.id][0] is not None)
-        fp = sum(1 for s in negatives if meaning[s.id][0] == tool)
-        fp_any = sum(1 for s in negatives if meaning[s.id][0] is not None)
-        right = [s for s in positives if meaning[s.id][0] == tool]
-        reasonable = sum(1 for s in right if meaning[s.id][1])
-        out[tool] = {
-            "precision": tp / (tp + fp) if tp + fp else None,
-            "recall": tp / len(positives) if positives else None,
-            "type_accuracy": len(right) / tp if tp else None,
-            "param_accuracy": None if tool == "get_date_time" else (reasonable / len(right) if right else None),
-            "TP": tp, "FN": len(positives) - tp, "FP": fp, "FP_any": fp_any,
-        }
-    return out
 
 
 def _write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -20,6 +20,7 @@ from evaluators.toolbench_static.parse import (
     strict_strips_think_blocks,
 )
 from evaluators.toolbench_static.prompts import build_request, reference_messages
+from tests.conftest import real_data
 from tests.toolbench_fixtures import CALL, FINISH, GIVE_UP, TOOLS, write_toolbench
 
 NAMES = {"get_weather_for_weatherapi", "list_cities_for_weatherapi", "Finish"}
@@ -208,12 +209,7 @@ def test_tools_mode_requests_are_valid_schemas():
 
 
 def test_gold_targets_score_perfectly_on_the_real_derived_data(tmp_path: Path):
-    from tests.conftest import shared_data_dir
-
-    root = shared_data_dir()
-    folder = root / "toolbench_static" / "derived" if root else None
-    if folder is None or not (folder / "out_of_domain.jsonl").is_file():
-        pytest.skip("real ToolBench-Static data not found (../shared/data/toolbench_static/derived)")
+    folder = real_data("toolbench_static/derived", "ToolBench-Static data", "out_of_domain.jsonl")
     benchmark = get_benchmark("toolbench_static")
     samples = benchmark.load(folder)
     assert len(samples) == 1547
@@ -271,12 +267,7 @@ def test_requests_equal_evalscopes_message_for_message(tmp_path: Path):
 
 
 def test_every_real_step_is_sent_as_evalscope_sends_it(tmp_path: Path):
-    from tests.conftest import shared_data_dir
-
-    root = shared_data_dir()
-    folder = root / "toolbench_static" / "derived" if root else None
-    if folder is None or not (folder / "out_of_domain.jsonl").is_file():
-        pytest.skip("real ToolBench-Static data not found (../shared/data/toolbench_static/derived)")
+    folder = real_data("toolbench_static/derived", "ToolBench-Static data", "out_of_domain.jsonl")
     bodies, samples = _recorded_requests(folder, tmp_path)
     assert len(bodies) == len(samples) == 1547
     _assert_requests_are_evalscopes(bodies, samples)
