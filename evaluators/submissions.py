@@ -13,6 +13,7 @@ from evaluators import __version__
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_rows
 from evaluators.core.registry import MODES, Benchmark, get_benchmark, score_all
+from evaluators.core.selection import resolve_language
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
@@ -106,12 +107,7 @@ def _check(path: Path, benchmark_name: str, language: str | None, subsets: list[
     benchmark = get_benchmark(benchmark_name)
     if benchmark.match_predictions is None:
         raise ToolboardError(f"{benchmark.name} does not accept uploaded predictions")
-    if benchmark.languages != (None,):
-        language = language or benchmark.languages[0]
-        if language not in benchmark.languages:
-            raise ToolboardError(f"unknown language {language!r}; expected one of {', '.join(map(str, benchmark.languages))}")
-    else:
-        language = None
+    language = resolve_language(benchmark, language)
     chosen = benchmark.expand_subsets(subsets or None)
     if not subsets:
         chosen = subsets_in_file(path, chosen)

@@ -4,6 +4,8 @@ an isolated TOOLBOARD_HOME for every test."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,12 @@ from evaluators.cli import EXAMPLE_DIR
 from evaluators.core.registry import get_benchmark
 
 PROJECT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """`python -m evaluators ARGS` as a user runs it: a whole process, its output captured."""
+    return subprocess.run([sys.executable, "-m", "evaluators", *args], cwd=PROJECT, capture_output=True, text=True,
+                          timeout=120)
 
 
 def shared_data_dir() -> Path | None:

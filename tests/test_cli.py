@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import PROJECT
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evaluators", *args], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+from tests.conftest import run_cli
 
 
 def test_list_names_the_benchmark_and_its_subsets():

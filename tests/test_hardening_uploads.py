@@ -22,8 +22,7 @@ from evaluators.core.predictions import read_rows
 from evaluators.engine.store import Store
 from evaluators.submissions import check_submission, store_submission
 from tests.app_fixtures import write_predictions
-from tests.conftest import PROJECT
-from tests.test_cli import run_cli
+from tests.conftest import PROJECT, run_cli
 
 MB = 1 << 20
 MAX_PEAK_MB = 300

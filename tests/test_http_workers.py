@@ -18,7 +18,6 @@ import pytest
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import ChatRequest, Prediction
-from evaluators.engine.cli_run import _requests_expected
 from evaluators.engine.client import ChatClient, RetryPolicy
 from evaluators.engine.http_pool import (
     AUTO_MIN_CONCURRENCY,
@@ -28,6 +27,7 @@ from evaluators.engine.http_pool import (
     fork_workers,
     workers_for,
 )
+from evaluators.engine.http_worker_plan import requests_expected
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
@@ -235,19 +235,19 @@ def test_the_cli_forks_no_worker_when_nothing_will_be_sent(tmp_path: Path):
         store.set_status(run_id, "finished")
 
     first, samples = start_run(config, store)
-    assert _requests_expected(store, first, rerun_errors=False)  # nothing cached yet
+    assert requests_expected(store, first, rerun_errors=False)  # nothing cached yet
     finish(first, samples, failing=1)
-    assert not _requests_expected(store, first, rerun_errors=False)  # resuming a finished run
-    assert _requests_expected(store, first, rerun_errors=True)  # one sample ended with a request error
+    assert not requests_expected(store, first, rerun_errors=False)  # resuming a finished run
+    assert requests_expected(store, first, rerun_errors=True)  # one sample ended with a request error
     # The same requests again, at another concurrency: the failed one is not in the cache...
     repeat, _ = start_run(replace(config, concurrency=128), store)
-    assert _requests_expected(store, repeat, rerun_errors=False)
+    assert requests_expected(store, repeat, rerun_errors=False)
     # ... but after a run that finished without errors, the cache answers them all.
     clean, samples = start_run(config, store)
     finish(clean, samples)
     again, _ = start_run(replace(config, concurrency=128), store)
-    assert not _requests_expected(store, again, rerun_errors=False)
+    assert not requests_expected(store, again, rerun_errors=False)
     other_subset, _ = start_run(replace(config, subsets=("normal_atom_number",)), store)
-    assert _requests_expected(store, other_subset, rerun_errors=False)
+    assert requests_expected(store, other_subset, rerun_errors=False)
     no_cache, _ = start_run(replace(config, use_cache=False), store)
-    assert _requests_expected(store, no_cache, rerun_errors=False)
+    assert requests_expected(store, no_cache, rerun_errors=False)

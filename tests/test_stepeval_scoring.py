@@ -15,8 +15,8 @@ from evaluators.core.registry import get_benchmark, score_all
 from evaluators.core.types import Prediction, Sample, ToolCall
 from evaluators.stepeval_audio.checker import exact_arguments_match, score
 from tests import stepeval_fixtures
+from tests.conftest import run_cli
 from tests.stepeval_fixtures import spec_formulas, write_stepeval
-from tests.test_cli import run_cli
 
 real_stepeval_dir = stepeval_fixtures.real_stepeval_dir  # the real slices, skipped when absent
 

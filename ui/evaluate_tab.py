@@ -17,6 +17,7 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
+from evaluators.core.selection import language_names, resolve_language
 from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
 from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
@@ -62,7 +63,7 @@ def subset_choices(benchmark: str) -> list[str]:
 
 
 def language_choices(benchmark: str) -> list[str]:
-    return [str(lang) for lang in get_benchmark(benchmark).languages if lang is not None]
+    return language_names(get_benchmark(benchmark))
 
 
 def key_variable(context: AppContext, name: str | None, base_url: str) -> str:
@@ -103,12 +104,7 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
         raise ToolboardError("give the endpoint's base URL and the model name")
     check_endpoint_allowed(base_url)
     benchmark = get_benchmark(form["benchmark"])
-    languages = language_choices(benchmark.name)
-    language = form.get("language") or (languages[0] if languages else None)
-    if languages and language not in languages:
-        raise ToolboardError(f"{benchmark.name} has languages {', '.join(languages)}")
-    if not languages:
-        language = None
+    language = resolve_language(benchmark, form.get("language"))
     limit = int(form["limit"]) if form.get("limit") not in (None, "") else None
     if limit is not None and limit < 1:
         raise ToolboardError("limit must be at least 1 (or empty for every sample)")

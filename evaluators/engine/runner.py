@@ -15,6 +15,7 @@ from evaluators import __version__
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.core.selection import resolve_language, runnable_subsets
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
@@ -70,12 +71,7 @@ class RunOutcome:
 
 
 def _load_samples(benchmark: Benchmark, config: RunConfig) -> list[Sample]:
-    subsets = benchmark.expand_subsets(list(config.subsets) or None)
-    if not config.subsets:
-        subsets = [s for s in subsets if benchmark.can_solve(s)]
-    unsupported = [s for s in subsets if not benchmark.can_solve(s)]
-    if unsupported:
-        raise ToolboardError(f"{benchmark.name} cannot run these subsets against an endpoint yet: {', '.join(unsupported)}")
+    subsets = runnable_subsets(benchmark, config.subsets)
     return benchmark.load(config.data_dir, language=config.language, subsets=subsets, limit=config.limit)
 
 
@@ -139,6 +135,8 @@ def start_run(config: RunConfig, store: Store, owner: str | None = None) -> tupl
     if benchmark.solve is None:
         raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
     _check_prompt_style_offered(config, benchmark)
+    # Resolved here too, not only by the CLI and the form: a library caller's run is checked the same way.
+    config = replace(config, language=resolve_language(benchmark, config.language))
     samples = _load_samples(benchmark, config)
     if not samples:
         raise ToolboardError("no samples selected")

@@ -1,0 +1,58 @@
+"""`python -m evaluators`: parse the command line, hand it to its command, turn errors into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from collections.abc import Callable, Sequence
+
+from evaluators.cli.offline_commands import demo_command, list_command, replay_command, score_command
+from evaluators.cli.parser import build_parser
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.store import StoreDamagedError, default_db_path, is_damage
+
+# Exit codes besides 0 (and `run`'s 3 for an unfinished run): a refused command, and Ctrl-C.
+EXIT_REFUSED = 2
+EXIT_INTERRUPTED = 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Imported on use: the engine's runner, HTTP workers and progress bar cost `list` and `score` time.
+    from evaluators.cli.run_command import run_command
+
+    return run_command(args)
+
+
+def _runs(args: argparse.Namespace) -> int:
+    from evaluators.cli.stored_runs import runs_command
+
+    return runs_command(args)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from evaluators.cli.stored_runs import export_command
+
+    return export_command(args)
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "list": list_command, "score": score_command, "demo": demo_command, "run": _run, "replay": replay_command,
+    "runs": _runs, "export": _export,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ToolboardError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except sqlite3.DatabaseError as exc:
+        if not is_damage(exc):
+            raise
+        print(f"error: {StoreDamagedError(default_db_path(), str(exc))}", file=sys.stderr)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED

@@ -1,0 +1,104 @@
+"""The command line's grammar: every command, flag, default and help text, and nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from evaluators.core.registry import MODES
+from evaluators.core.types import PROMPT_STYLES
+from evaluators.engine.settings import MODALITIES, REQUEST_MODES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m evaluators", description="Score how well LLMs call tools.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="list the benchmarks, their subsets and metrics")
+    _add_score(commands)
+    _add_run(commands)
+    _add_replay(commands)
+    runs = commands.add_parser("runs", help="list stored runs")
+    runs.add_argument("--json", action="store_true")
+    _add_export(commands)
+    demo = commands.add_parser("demo", help="score the built-in ACEBench example (no download needed)")
+    demo.add_argument("--mode", choices=MODES, default="official")
+    demo.add_argument("--json", action="store_true")
+    return parser
+
+
+def _add_score(commands: argparse._SubParsersAction) -> None:
+    score = commands.add_parser("score", help="score a predictions file")
+    score.add_argument("benchmark")
+    score.add_argument("predictions", type=Path, help="JSON Lines file, JSON array, folder or zip of result files")
+    _add_data_options(score)
+    score.add_argument("--mode", choices=MODES, default="official", help="official (default) or strict")
+    score.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    score.add_argument("--samples", type=Path, help="also write every sample's verdict here (JSON Lines)")
+    _add_judge_options(score)
+
+
+def _add_run(commands: argparse._SubParsersAction) -> None:
+    run = commands.add_parser("run", help="run a benchmark against an OpenAI-compatible endpoint")
+    run.add_argument("benchmark", nargs="?", help="benchmark name (not needed with --resume/--rerun-errors)")
+    run.add_argument("--base-url", help="endpoint base URL, e.g. http://127.0.0.1:8000/v1")
+    run.add_argument("--model", help="model name as the endpoint knows it, or local:smollm2 for the built-in local model "
+                     "(optional install, no key or network needed)")
+    run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (never stored)")
+    _add_data_options(run)
+    run.add_argument("--limit", type=int, help="at most N samples per subset (whole conversations for multi-turn)")
+    run.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
+    run.add_argument("--http-workers", type=int, metavar="N",
+                     help="processes that send the requests through the SDK (default: none, or 2-4 at concurrency "
+                          ">= 32 on 4+ cores; env TOOLBOARD_HTTP_WORKERS)")
+    run.add_argument("--request-mode", choices=REQUEST_MODES, default="prompt", help="text prompt (default) or native tools")
+    run.add_argument("--modality", choices=MODALITIES, default="text", help="user turns as transcripts (default) or audio (stepeval_audio)")
+    _add_judge_options(run)
+    run.add_argument("--user-base-url", help="endpoint of the simulated user (ACEBench agent_multi_turn; default: --base-url)")
+    run.add_argument("--user-model", help="model playing the simulated user (default: --model)")
+    run.add_argument("--user-api-key-env", help="environment variable holding the simulated user's key (default: --api-key-env)")
+    run.add_argument("--prompt-style", choices=PROMPT_STYLES,
+                     help="ACEBench: official (default when the official prompt files are there: the requests the "
+                          "official code sends) or toolboard (our own wording)")
+    run.add_argument("--temperature", type=float,
+                     help="default: the benchmark's (ACEBench official: 0.7 single-turn, 0.001 agent), else 0")
+    run.add_argument("--top-p", type=float, help="default: the benchmark's (ACEBench official: 1), else not sent")
+    run.add_argument("--max-tokens", type=int,
+                     help="default: the benchmark's (ACEBench official: 1200 single-turn, 1000 agent), else not sent")
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
+    run.add_argument("--max-attempts", type=int, default=6, help="attempts per request before it counts as an error")
+    run.add_argument("--extra-body", type=json.loads, default={}, help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')
+    run.add_argument("--no-cache", action="store_true", help="send every request even if a cached response exists")
+    run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send only the samples that ended in request errors")
+    run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")
+    run.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+
+def _add_replay(commands: argparse._SubParsersAction) -> None:
+    replay = commands.add_parser("replay", help="run agent messages through an ACEBench item's environment (no model)")
+    replay.add_argument("benchmark", choices=["acebench"])
+    replay.add_argument("--data-dir", type=Path, help="local copy of ACEBench (else TOOLBOARD_DATA_DIR, else download)")
+    replay.add_argument("--language", default="en", help="en (default) or zh")
+    replay.add_argument("--calls", type=Path, required=True,
+                        help='JSON Lines: {"id": ITEM_ID, "calls": ["[turn_on_wifi()]", ...]}; prints {"id", "state"} per line')
+
+
+def _add_export(commands: argparse._SubParsersAction) -> None:
+    export = commands.add_parser("export", help="write a run's predictions (JSON Lines) and report (JSON)")
+    export.add_argument("run_id")
+    export.add_argument("--predictions", type=Path, help="file for the predictions")
+    export.add_argument("--report", type=Path, help="file for the report")
+    export.add_argument("--mode", choices=MODES, default="official")
+
+
+def _add_data_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--data-dir", type=Path, help="local copy of the benchmark data (else TOOLBOARD_DATA_DIR, else download)")
+    command.add_argument("--language", help="en or zh (ACEBench)")
+    command.add_argument("--subset", nargs="+", help="subset or group names (default: all)")
+
+
+def _add_judge_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--judge-base-url", help="parameter judge endpoint (stepeval_audio; else arguments are matched exactly)")
+    command.add_argument("--judge-model", help="parameter judge model name")
+    command.add_argument("--judge-api-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's key (never stored)")

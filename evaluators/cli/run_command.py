@@ -1,0 +1,100 @@
+"""The `run` command: the engine from the terminal, with a progress bar, Ctrl-C as a clean stop,
+and the report (or how to resume) at the end."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+
+from tqdm import tqdm
+
+from evaluators.cli.report_text import print_report
+from evaluators.cli.run_config import run_config
+from evaluators.core.errors import ToolboardError
+from evaluators.core.types import Sample
+from evaluators.engine.endpoint_guard import check_run_keys
+from evaluators.engine.http_worker_plan import start_http_workers
+from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
+from evaluators.engine.settings import RunConfig, describe_requests
+from evaluators.engine.store import Store
+
+# Exit code of a run that stopped before finishing (cancelled or failed): it can be resumed.
+EXIT_UNFINISHED = 3
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.http_workers is not None and args.http_workers < 0:
+        raise ToolboardError("--http-workers must be 0 (send from this process) or more")
+    store = Store()
+    rerun_errors = bool(args.rerun_errors)
+    run_id = args.resume or args.rerun_errors
+    samples = None
+    if run_id is None:
+        config = run_config(args)
+        check_run_keys(config)
+        run_id, samples = start_run(config, store)
+        print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
+    else:
+        config = RunConfig.from_json(store.get_run(run_id).config)
+        check_run_keys(config)
+    # Before the progress bar's thread and the event loop: workers are forked, if at all, now.
+    http_workers = start_http_workers(store, run_id, config.concurrency, args.http_workers, rerun_errors)
+    outcome = _execute_with_progress_bar(store, run_id, samples, rerun_errors, http_workers)
+    if outcome.status != "finished":
+        print(f"run {run_id} {outcome.status}; continue with: python -m evaluators run --resume {run_id}", file=sys.stderr)
+        return EXIT_UNFINISHED
+    _print_outcome(store, run_id, outcome, args.mode, args.json)
+    return 0
+
+
+def _execute_with_progress_bar(store: Store, run_id: str, samples: list[Sample] | None, rerun_errors: bool,
+                               http_workers: int) -> RunOutcome:
+    bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
+
+    def on_progress(progress: Progress) -> None:
+        if bar.total != progress.total_count:
+            bar.reset(total=progress.total_count)
+            bar.update(progress.done_count)
+            return
+        # tqdm redraws at most every `mininterval`; the postfix rides along with the next redraw
+        bar.set_postfix(errors=progress.errors, refresh=False)
+        bar.update(progress.done_count - bar.n)
+
+    async def main() -> RunOutcome:
+        cancel = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, cancel.set)
+        return await execute(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
+                             http_workers=http_workers)
+
+    try:
+        return asyncio.run(main())
+    finally:
+        bar.close()
+
+
+def _print_outcome(store: Store, run_id: str, outcome: RunOutcome, mode: str, as_json: bool) -> None:
+    """The report in the mode asked for (the strict one is read back from the store), then the totals."""
+    report = outcome.report if mode == "official" else None
+    if report is None:
+        stored = store.load_report(run_id, mode)
+        if as_json:
+            print(json.dumps({**(stored or {}), "run_id": run_id}, ensure_ascii=False))
+            return
+        print(json.dumps(stored, ensure_ascii=False, indent=1))
+    elif as_json:
+        print(json.dumps({**report.to_json(), "run_id": run_id}, ensure_ascii=False))
+    else:
+        print_report(report, False)
+    totals = store.run_totals(run_id)
+    print(
+        f"run {run_id}: {totals['done']} samples, {totals['errors']} request errors, "
+        f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion tokens",
+        file=sys.stderr,
+    )
+    if totals["errors"]:
+        print(f"re-send the failed requests with: python -m evaluators run --rerun-errors {run_id}", file=sys.stderr)
