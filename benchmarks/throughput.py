@@ -5,17 +5,14 @@ synthetic ACEBench items at concurrency C through the real engine (client, retri
 off), and prints wall time, the ideal ceil(N/C)·latency, the efficiency ratio, requests/s and peak
 RSS; also the CLI's start-up time. Optionally injects faults (--fault-rate) to show none is lost.
 
-Without --http-workers (and without faults) it measures, in one run: the engine as the CLI runs it by
-default on this machine (at this concurrency, with HTTP worker processes forked before the run, as
-`python -m evaluators run` does on Linux, and request starts paced), the engine sending every request
-from its own process, the engine with starts not paced, and the same requests through the bare
-openai SDK with no engine at all (one process, no pacing).
+Without faults it measures, in one run: the engine as the CLI runs it (request starts paced), the
+engine with starts not paced, and the same requests through the bare openai SDK with no engine at
+all (one process, no pacing).
 
 The defaults are the workload we compare with EvalScope 1.14.1 on: 1,547 requests at concurrency 64
 against 0.2 s of latency (ideal 5.0 s; EvalScope took 17.7 s).
 
 Usage: python benchmarks/throughput.py [--samples 1547] [--concurrency 64] [--latency 0.2] [--fault-rate 0.1]
-                                      [--http-workers N]
 """
 
 from __future__ import annotations
@@ -37,7 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluators.engine.client import RetryPolicy  # noqa: E402
-from evaluators.engine.http_pool import HttpWorkerPool, can_fork_workers, fork_workers, workers_for  # noqa: E402
 from evaluators.engine.pacing import PACING_ENV, pacing_enabled  # noqa: E402
 from evaluators.engine.runner import RunOutcome, execute, start_run  # noqa: E402
 from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client  # noqa: E402
@@ -49,11 +45,9 @@ from tests.engine_fixtures import write_dataset  # noqa: E402
 @dataclass
 class EngineTiming:
     label: str
-    workers: int
-    one_off: float  # the SDK's import and first client, or the worker processes' start
+    one_off: float  # the SDK's import and first client
     wall: float
     outcome: RunOutcome
-    workers_peak_rss_mb: float
 
 
 def cli_startup_seconds() -> float:
@@ -65,33 +59,16 @@ def cli_startup_seconds() -> float:
     return best
 
 
-def peak_rss_mb(pid: int) -> float:
-    """A live process's peak resident memory (Linux), 0 where /proc is not there."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
-async def timed_engine_run(label: str, store: Store, config: RunConfig, workers: int) -> EngineTiming:
-    """One engine run, its one-off start (the SDK's import and first client, or the workers' start)
-    timed apart."""
+async def timed_engine_run(label: str, store: Store, config: RunConfig) -> EngineTiming:
+    """One engine run, its one-off start (the SDK's import and first client) timed apart."""
     run_id, samples = start_run(config, store)
     started = time.perf_counter()
-    pool = HttpWorkerPool.for_running_loop(workers) if workers else None
-    if pool is not None:
-        await pool.wait_ready()
-    else:
-        await make_sdk_client(EndpointSpec("http://127.0.0.1:9/v1", None, 1.0)).close()
+    await make_sdk_client(EndpointSpec("http://127.0.0.1:9/v1", None, 1.0)).close()
     one_off = time.perf_counter() - started
     started = time.perf_counter()
-    outcome = await execute(store, run_id, samples, retry=RetryPolicy(base_delay=0.05), http_workers=workers)
+    outcome = await execute(store, run_id, samples, retry=RetryPolicy(base_delay=0.05))
     wall = time.perf_counter() - started
-    workers_rss = sum(peak_rss_mb(pid) for pid in pool.process_ids()) if pool is not None else 0.0
-    return EngineTiming(label, workers, one_off, wall, outcome, workers_rss)
+    return EngineTiming(label, one_off, wall, outcome)
 
 
 async def bare_sdk_seconds(base_url: str, samples: int, concurrency: int) -> float:
@@ -129,22 +106,15 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=1547)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--http-workers", type=int, help="measure only the engine with this many HTTP worker processes")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of first attempts answered with 503")
     args = parser.parse_args()
     # Faults hit only first attempts of each prompt, so with faults the prompts are sent by one run only.
-    forking = can_fork_workers()
-    chosen = workers_for(args.concurrency, args.http_workers, cheap_start=forking)
-    how = "forked before the run" if forking else "started by the run"
-    workers_text = f"{chosen} HTTP worker process{'' if chosen == 1 else 'es'}"
-    # (label, HTTP workers, starts paced)
-    if args.http_workers is not None or args.fault_rate:
-        variants = [(f"engine, {workers_text} ({how})", chosen, pacing_enabled())]
+    # (label, starts paced)
+    if args.fault_rate:
+        variants = [("engine, as the CLI runs it", pacing_enabled())]
     else:
-        variants = [(f"engine, as the CLI runs it here ({workers_text}, {how}; starts paced)", chosen, True)]
-        if chosen:
-            variants.append(("engine, every request from its own process (no HTTP workers; starts paced)", 0, True))
-        variants.append((f"engine, as the CLI runs it but starts not paced ({PACING_ENV}=off)", chosen, False))
+        variants = [("engine, as the CLI runs it (starts paced)", True),
+                    (f"engine, starts not paced ({PACING_ENV}=off)", False)]
     timings: list[EngineTiming] = []
     requests: list[int] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,15 +130,10 @@ def main() -> int:
             config = RunConfig("acebench", model, language="en", subsets=("normal_atom_bool",), data_dir=str(data),
                                concurrency=args.concurrency, use_cache=False)
             store = Store(Path(tmp) / "bench.db")
-            for label, workers, paced in variants:
+            for label, paced in variants:
                 before = server_stats(server)["requests"]
                 os.environ[PACING_ENV] = "on" if paced else "off"
-                started = time.perf_counter()
-                fork_workers(workers)  # as the CLI does; the run adopts them (or starts them itself where it cannot fork)
-                forked = time.perf_counter() - started
-                timing = asyncio.run(timed_engine_run(label, store, config, workers))
-                timing.one_off += forked
-                timings.append(timing)
+                timings.append(asyncio.run(timed_engine_run(label, store, config)))
                 requests.append(server_stats(server)["requests"] - before)
             peak_in_flight = server_stats(server)["max_in_flight"]
             bare_wall = asyncio.run(bare_sdk_seconds(base_url, args.samples, args.concurrency)) if not args.fault_rate else None
@@ -189,8 +154,6 @@ def main() -> int:
         print(f"  efficiency     {ideal / timing.wall:.2f}  (target >= 0.9)")
         print(f"  requests/s     {sent / timing.wall:.1f}  ({sent} requests)")
         print(f"  scored         {subset['n']} samples, accuracy {subset['metrics']['accuracy']}, request errors {errors}")
-        if timing.workers:
-            print(f"  workers' RSS   {timing.workers_peak_rss_mb:.0f} MB  (peak, all worker processes together)")
     if bare_wall is not None:
         print(f"bare SDK loop    {bare_wall:.2f} s, efficiency {ideal / bare_wall:.2f}  (the same requests through the"
               " openai SDK alone: no engine, one process, starts not paced)")

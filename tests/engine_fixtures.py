@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from evaluators.engine.client import RetryPolicy
-from evaluators.engine.http_pool import HttpWorkerPool
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
@@ -60,18 +59,7 @@ def scripted_run_config(server: ScriptedServer, data: Path, **kwargs) -> RunConf
                      concurrency=kwargs.pop("concurrency", 4), **kwargs)
 
 
-def run_to_end(store: Store, config: RunConfig, http_workers: int = 0, **kwargs):
-    """Start and execute a run of `scripted_run_config`; with `http_workers`, its worker processes are ready before the first
-    request, so every request goes through them."""
+def run_to_end(store: Store, config: RunConfig, **kwargs):
+    """Start and execute a run of `scripted_run_config`."""
     run_id, samples = start_run(config, store)
-
-    async def run():
-        pool = HttpWorkerPool.for_running_loop(http_workers) if http_workers else None
-        if pool is not None:
-            assert await pool.wait_ready()
-        outcome = await execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), http_workers=http_workers, **kwargs)
-        # every request went through the workers (those in flight at a cancel are not yet counted by the run)
-        assert pool is None or pool.requests_sent >= outcome.progress.requests
-        return outcome
-
-    return asyncio.run(run())
+    return asyncio.run(execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), **kwargs))

@@ -21,9 +21,6 @@ from tests.conftest import PROJECT
 from tests.engine_fixtures import FAST_RETRY, correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.scripted_server import Fault, ScriptedServer, last_user_text
 
-# Each test run both ways: requests sent from the engine's process, and through HTTP worker processes.
-SENDERS = pytest.mark.parametrize("http_workers", [0, 2], ids=["in-process", "worker-processes"])
-
 
 def _number(body: dict) -> int:
     return int(last_user_text(body).split("number ")[1].split(" ")[0])
@@ -34,8 +31,7 @@ def data(tmp_path: Path) -> Path:
     return write_dataset(tmp_path / "data", 30)
 
 
-@SENDERS
-def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: Path, http_workers: int):
+def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: Path):
     attempts_by_number: dict[int, int] = {}
 
     def fault(key: str, attempt: int) -> Fault | None:
@@ -65,7 +61,7 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
 
     with ScriptedServer(reply=correct_reply, fault=fault, on_request=remember) as server:
         store = Store(tmp_path / "db.sqlite")
-        outcome = run_to_end(store, scripted_run_config(server, data, timeout=0.4), http_workers)
+        outcome = run_to_end(store, scripted_run_config(server, data, timeout=0.4))
     predictions = store.load_predictions(outcome.run_id)
     assert len(predictions) == 30
     errors = {p.sample_id for p in predictions.values() if p.error}
@@ -83,30 +79,27 @@ def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: 
     assert report["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == round((30 - len(expected_errors)) / 30, 3)
 
 
-@SENDERS
-def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Path, http_workers: int):
+def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        first = run_to_end(store, scripted_run_config(server, data), http_workers)
+        first = run_to_end(store, scripted_run_config(server, data))
         assert server.requests == 30
-        second = run_to_end(store, scripted_run_config(server, data), http_workers)
+        second = run_to_end(store, scripted_run_config(server, data))
         assert server.requests == 30  # zero new requests
         assert second.report.to_json() == first.report.to_json()
-        run_to_end(store, scripted_run_config(server, data, use_cache=False), http_workers)
+        run_to_end(store, scripted_run_config(server, data, use_cache=False))
         assert server.requests == 60
 
 
-@SENDERS
-def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path, http_workers: int):
+def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
-        run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=3), http_workers)
+        run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=3))
     assert server.max_in_flight == 3
 
 
-@SENDERS
-def test_native_tools_mode_maps_tool_names_back(data: Path, tmp_path: Path, http_workers: int):
+def test_native_tools_mode_maps_tool_names_back(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply) as server:
-        outcome = run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, request_mode="tools"), http_workers)
+        outcome = run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, request_mode="tools"))
     assert server.bodies[0]["tools"][0]["function"]["name"] == "Clock_setAlarm"
     assert outcome.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
@@ -126,8 +119,7 @@ def test_rerun_errors_resends_only_failed_samples(data: Path, tmp_path: Path):
     assert again.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
 
-@SENDERS
-def test_cancel_then_resume(data: Path, tmp_path: Path, http_workers: int):
+def test_cancel_then_resume(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
         config = scripted_run_config(server, data, concurrency=2)
@@ -137,12 +129,12 @@ def test_cancel_then_resume(data: Path, tmp_path: Path, http_workers: int):
             if progress.done_count >= 6:
                 cancel.set()
 
-        outcome = run_to_end(store, config, http_workers, on_progress=on_progress, cancel=cancel)
+        outcome = run_to_end(store, config, on_progress=on_progress, cancel=cancel)
         run_id = outcome.run_id
         assert outcome.status == "cancelled" and store.get_run(run_id).status == "cancelled"
         done_before = set(store.prediction_states(run_id))
         assert 6 <= len(done_before) < 30
-        finished = asyncio.run(execute(store, run_id, retry=FAST_RETRY, http_workers=http_workers))
+        finished = asyncio.run(execute(store, run_id, retry=FAST_RETRY))
     assert finished.status == "finished" and len(store.prediction_states(run_id)) == 30
     assert server.requests <= 30 + 2  # only the 2 requests in flight at the cancel may be sent again
 
@@ -172,16 +164,14 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-@pytest.mark.parametrize("http_workers", ["0", "2"], ids=["in-process", "worker-processes"])
-def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_the_key(tmp_path: Path, http_workers: str):
+def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_the_key(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 40)
     home = tmp_path / "home"
     secret = "sk-test-SECRET-never-stored-1234"
     env = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_TEST_KEY": secret}
     with ScriptedServer(reply=correct_reply, latency=0.1) as server:
         args = ["run", "acebench", "--base-url", server.base_url, "--model", "scripted", "--api-key-env", "TOOLBOARD_TEST_KEY",
-                "--data-dir", str(data), "--subset", "normal_atom_bool", "--concurrency", "2", "--json",
-                "--http-workers", http_workers]
+                "--data-dir", str(data), "--subset", "normal_atom_bool", "--concurrency", "2", "--json"]
         process = _cli(*args, env=env)
         db_path = home / "toolboard.db"
         done_at_kill: set[str] = set()
@@ -204,7 +194,7 @@ def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_
             time.sleep(0.02)
         assert done_at_kill and len(done_at_kill) < 40
         counts_at_kill = dict(server.per_key)
-        resumed = _cli("run", "--resume", run_id, "--json", "--http-workers", http_workers, env=env)
+        resumed = _cli("run", "--resume", run_id, "--json", env=env)
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
         report = json.loads(out)

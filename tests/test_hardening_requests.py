@@ -34,10 +34,9 @@ from evaluators.engine.endpoint_guard import (
     check_key_variable,
     check_run_keys,
 )
-from evaluators.engine.http_pool import HttpWorkerPool
 from evaluators.engine.redact import REDACTED, redact
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, AttemptFailed, parse_retry_after
+from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, parse_retry_after, usable_delay
 from evaluators.engine.settings import JudgeSettings, ModelSettings, RunConfig
 from evaluators.engine.store import Store
 from tests.conftest import PROJECT
@@ -48,7 +47,6 @@ from tests.scripted_server import Fault, ScriptedServer
 FAST_RETRY = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
 # Not sk-shaped and not after "Bearer": only the exact-text rule can catch it.
 SECRET = "tb-live-0123456789abcdefSECRET"
-SENDERS = pytest.mark.parametrize("http_workers", [0, 1], ids=["in-process", "worker-process"])
 
 
 @pytest.fixture(autouse=True)
@@ -68,17 +66,10 @@ def _config(base_url: str, data: Path, timeout: float = 5.0, **kwargs) -> RunCon
                      concurrency=2, **kwargs)
 
 
-def _run(store: Store, config: RunConfig, api_key: str | None = None, http_workers: int = 0,
-         retry: RetryPolicy = FAST_RETRY):
-    """Start and execute a run; with `http_workers`, every request goes through ready worker processes."""
+def _run(store: Store, config: RunConfig, api_key: str | None = None, retry: RetryPolicy = FAST_RETRY):
+    """Start and execute a run."""
     run_id, samples = start_run(config, store)
-
-    async def run():
-        if http_workers:
-            assert await HttpWorkerPool.for_running_loop(http_workers).wait_ready()
-        return await execute(store, run_id, samples, retry=retry, api_key=api_key, http_workers=http_workers)
-
-    return asyncio.run(run())
+    return asyncio.run(execute(store, run_id, samples, retry=retry, api_key=api_key))
 
 
 def _stored_errors(db_path: Path) -> dict[str, str | None]:
@@ -97,8 +88,7 @@ def test_redact_removes_the_run_key_bearer_tokens_and_sk_tokens():
     assert redact("HTTP 401: no", ("x", "")) == "HTTP 401: no"  # placeholders too short to be keys are left alone
 
 
-@SENDERS
-def test_a_key_the_endpoint_echoes_is_never_stored(data: Path, tmp_path: Path, http_workers: int):
+def test_a_key_the_endpoint_echoes_is_never_stored(data: Path, tmp_path: Path):
     # The last message puts the key across the cut at 200 characters (after the SDK's "Error code: 401 - "):
     # no part of it may remain.
     messages = [f"Incorrect API key provided: {SECRET}", f"Authorization: Bearer {SECRET}",
@@ -115,7 +105,7 @@ def test_a_key_the_endpoint_echoes_is_never_stored(data: Path, tmp_path: Path, h
 
     with ScriptedServer(reply=correct_reply, fault=fault, on_request=remember) as server:
         store = Store(tmp_path / "db.sqlite")
-        _run(store, _config(server.base_url, data), api_key=SECRET, http_workers=http_workers)
+        _run(store, _config(server.base_url, data), api_key=SECRET)
         store.close()
     assert server.headers_seen[0]["authorization"] == f"Bearer {SECRET}"  # it was sent
     errors = _stored_errors(tmp_path / "db.sqlite")
@@ -180,13 +170,12 @@ def test_a_damaged_salt_file_is_a_clear_error(isolated_home: Path):
 # --- a deadline for the whole request ---------------------------------------------------------------
 
 
-@SENDERS
-def test_a_body_dripped_slowly_fails_as_a_timeout_of_the_attempt(tmp_path: Path, http_workers: int):
+def test_a_body_dripped_slowly_fails_as_a_timeout_of_the_attempt(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 1)
     # One byte every 50 ms: each read is quick, but the ~280-byte answer would take ~14 s.
     with ScriptedServer(reply=correct_reply, fault=lambda key, attempt: Fault(drip=0.05)) as server:
         store = Store(tmp_path / "db.sqlite")
-        _run(store, _config(server.base_url, data, timeout=0.5), http_workers=http_workers)
+        _run(store, _config(server.base_url, data, timeout=0.5))
         store.close()
     assert list(_stored_errors(tmp_path / "db.sqlite").values()) == ["timeout after 0.5 s (gave up after 2 attempts)"]
     assert len(server.dripped) == 2
@@ -228,12 +217,10 @@ def test_retry_policy_honours_and_caps_a_usable_wait():
     assert RetryPolicy().max_retry_after == MAX_RETRY_AFTER
 
 
-def test_an_unusable_wait_from_a_worker_process_is_dropped():
-    # A worker's failure crosses a pipe as JSON, which carries NaN and Infinity as they are.
-    for wish in (math.nan, math.inf, -1.0, "3"):
-        carried = json.loads(json.dumps(AttemptFailed("HTTP 429", True, wish).to_json()))  # type: ignore[arg-type]
-        assert AttemptFailed.from_json(carried).retry_after is None
-    assert AttemptFailed.from_json({"problem": "HTTP 429", "retryable": True, "retry_after": 2}).retry_after == 2.0
+def test_an_unusable_wait_is_dropped():
+    for wish in (math.nan, math.inf, -1.0, "3", True):
+        assert usable_delay(wish) is None
+    assert usable_delay(2) == 2.0
 
 
 # --- connection failures named by their cause -------------------------------------------------------
@@ -270,11 +257,10 @@ def _resetting_server() -> Iterator[int]:
         thread.join(5)
 
 
-@SENDERS
-def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path: Path, http_workers: int):
+def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path: Path):
     port = _unused_port()
     store = Store(tmp_path / "db.sqlite")
-    _run(store, _config(f"http://127.0.0.1:{port}/v1", data), http_workers=http_workers)
+    _run(store, _config(f"http://127.0.0.1:{port}/v1", data))
     store.close()
     errors = set(_stored_errors(tmp_path / "db.sqlite").values())
     assert errors == {f"connection refused by 127.0.0.1:{port} (gave up after 2 attempts)"}
@@ -386,15 +372,14 @@ def test_only_listed_key_variables_may_be_named(monkeypatch: pytest.MonkeyPatch)
         check_key_variable("ANTHROPIC_API_KEY")
 
 
-@SENDERS
-def test_an_answer_larger_than_the_bound_is_refused_while_it_arrives(data: Path, tmp_path: Path, http_workers: int):
+def test_an_answer_larger_than_the_bound_is_refused_while_it_arrives(data: Path, tmp_path: Path):
     """An endpoint answering 20 MB of text (a visitor's own, on a public deployment) is cut off at the
     bound, once, with a plain error: no run holds such answers in memory or sends for them again."""
     from evaluators.engine.sdk_transport import MAX_RESPONSE_BYTES
 
     with ScriptedServer(reply=lambda body: {"content": "x" * (MAX_RESPONSE_BYTES + (12 << 20))}) as server:
         store = Store(tmp_path / "db.sqlite")
-        _run(store, _config(server.base_url, data), http_workers=http_workers)
+        _run(store, _config(server.base_url, data))
         store.close()
     errors = set(_stored_errors(tmp_path / "db.sqlite").values())
     announced = (MAX_RESPONSE_BYTES + (12 << 20)) >> 20

@@ -16,7 +16,6 @@ import pytest
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Prediction, Report, SampleScore, ToolCall
 from evaluators.engine.client import RetryPolicy
-from evaluators.engine.http_pool import HttpWorkerPool
 from evaluators.engine.runner import RunIsLiveError, execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store, StoreDamagedError, open_app_store
@@ -89,9 +88,7 @@ def test_scores_with_surrogates_and_undumpable_values_are_stored(tmp_path: Path)
     assert score.detail == "detail \\udc00" and score.decoded == [{"f": {"x": "\ud800"}}]
 
 
-@pytest.mark.parametrize("http_workers", [0, 2], ids=["in-process", "worker-processes"])
-def test_a_run_whose_replies_hold_lone_surrogates_stores_every_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                       http_workers: int):
+def test_a_run_whose_replies_hold_lone_surrogates_stores_every_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TOOLBOARD_TEST_KEY", "sk-test")
     data = write_dataset(tmp_path / "data", 30)
 
@@ -104,13 +101,7 @@ def test_a_run_whose_replies_hold_lone_surrogates_stores_every_sample(tmp_path: 
     with ScriptedServer(reply=reply) as server:
         store = Store(tmp_path / "db.sqlite")
         run_id, samples = start_run(_config(server, data), store)
-
-        async def run():
-            if http_workers:  # every request through the worker processes: their pipe carries the surrogates too
-                assert await HttpWorkerPool.for_running_loop(http_workers).wait_ready()
-            return await execute(store, run_id, samples, retry=FAST_RETRY, http_workers=http_workers)
-
-        outcome = asyncio.run(run())
+        outcome = asyncio.run(execute(store, run_id, samples, retry=FAST_RETRY))
     assert outcome.status == "finished"
     loaded = store.load_predictions(run_id)
     assert len(loaded) == 30 and all(p.error is None for p in loaded.values())

@@ -127,14 +127,13 @@ def test_the_switch(monkeypatch: pytest.MonkeyPatch):
     assert pacing_enabled()
 
 
-@pytest.mark.parametrize("http_workers", [0, 1], ids=["in-process", "worker-processes"])
-def test_a_runs_requests_reach_the_server_spread_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, http_workers: int):
+def test_a_runs_requests_reach_the_server_spread_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(PACING_ENV, raising=False)
     data = write_dataset(tmp_path / "data", 16)
     arrivals: list[float] = []
     latency = 0.3
     with ScriptedServer(reply=correct_reply, latency=latency, on_request=lambda body: arrivals.append(time.monotonic())) as server:
-        outcome = run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=8), http_workers)
+        outcome = run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=8))
     assert outcome.progress.done_count == 16 and outcome.progress.errors == 0
     # The first wave's answers come back within milliseconds of each other; the second wave, sent as
     # they arrive, is spaced by the pacer (the latency is known by then).

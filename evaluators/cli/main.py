@@ -18,7 +18,7 @@ EXIT_INTERRUPTED = 130
 
 
 def _run(args: argparse.Namespace) -> int:
-    # Imported on use: the engine's runner, HTTP workers and progress bar cost `list` and `score` time.
+    # Imported on use: the engine's runner and progress bar cost `list` and `score` time.
     from evaluators.cli.run_command import run_command
 
     return run_command(args)

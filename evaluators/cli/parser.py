@@ -48,9 +48,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     _add_data_options(run)
     run.add_argument("--limit", type=int, help="at most N samples per subset (whole conversations for multi-turn)")
     run.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
-    run.add_argument("--http-workers", type=int, metavar="N",
-                     help="processes that send the requests through the SDK (default: none, or 2-4 at concurrency "
-                          ">= 32 on 4+ cores; env TOOLBOARD_HTTP_WORKERS)")
+    run.add_argument("--http-workers", type=int, help=argparse.SUPPRESS)  # removed: refused with the reason
     run.add_argument("--request-mode", choices=REQUEST_MODES, default="prompt", help="text prompt (default) or native tools")
     run.add_argument("--modality", choices=MODALITIES, default="text", help="user turns as transcripts (default) or audio (stepeval_audio)")
     _add_judge_options(run)

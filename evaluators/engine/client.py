@@ -22,7 +22,6 @@ from evaluators.core.paths import toolboard_home
 from evaluators.core.types import ChatRequest, ToolCall
 from evaluators.engine import local_model
 from evaluators.engine.endpoint_guard import check_api_key
-from evaluators.engine.http_pool import HttpWorkerPool, workers_for
 from evaluators.engine.pacing import SendPacer, pacing_enabled
 from evaluators.engine.redact import redact
 from evaluators.engine.sdk_transport import (
@@ -186,9 +185,6 @@ class ChatClient:
     concurrency: int = 8
     requests_sent: int = 0
 
-    # HTTP worker processes to send through (None: decided by the concurrency, see http_pool.workers_for).
-    http_workers: int | None = None
-
     def __post_init__(self) -> None:
         # A key that cannot be sent (a newline, a zero-width space) fails each request at once and
         # clearly, not after retries as a "malformed response"; runs should refuse it before starting.
@@ -202,25 +198,15 @@ class ChatClient:
         # `local:NAME` is the built-in local model: its server starts on first use (cache keys keep the name).
         self._endpoint = EndpointSpec(local_model.resolve(self.settings.base_url), self.api_key, self.settings.timeout)
         self._sdk_client: Any = None
-        self._workers = workers_for(self.concurrency, self.http_workers)
-        self._pool: HttpWorkerPool | None = None
-        self._client_id = HttpWorkerPool.new_client_id()
         self._limit: asyncio.Semaphore | None = None
         self._pacer = SendPacer(self.concurrency) if pacing_enabled() else None
 
     async def close(self) -> None:
-        if self._pool is not None:
-            self._pool.drop_client(self._client_id)
         if self._sdk_client is not None:
             await self._sdk_client.close()
 
     async def _attempt(self, payload: bytes) -> dict[str, Any]:
-        """One attempt, through a ready worker process when this client uses them, else in this process."""
-        if self._workers and self._pool is None:
-            self._pool = HttpWorkerPool.for_running_loop(self._workers)
-        worker = self._pool.pick() if self._pool is not None else None
-        if worker is not None:
-            return await worker.post(self._client_id, self._endpoint, payload)
+        """One attempt through the SDK, on this event loop."""
         if self._sdk_client is None:
             self._sdk_client = make_sdk_client(self._endpoint)
         return await post_completion(self._sdk_client, payload, self.settings.timeout)

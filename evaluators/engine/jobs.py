@@ -22,7 +22,6 @@ from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
-from evaluators.engine.http_pool import workers_for
 from evaluators.engine.local_model import is_local
 from evaluators.engine.local_model import resolve as resolve_local
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
@@ -170,7 +169,7 @@ class JobManager:
                     job.future.result(timeout=10)
                 except Exception:  # noqa: BLE001 - shutting down either way
                     pass
-        # What the loop still runs (HTTP worker processes, kept from run to run) is ended before it stops.
+        # What the loop still runs (e.g. SDK connections closing) is ended before it stops.
         try:
             asyncio.run_coroutine_threadsafe(_cancel_other_tasks(), self._loop).result(timeout=10)
         except Exception:  # noqa: BLE001 - shutting down either way
@@ -273,10 +272,8 @@ class JobManager:
             if is_local(run.base_url):
                 # Starting a local model server blocks: off the loop, so other jobs go on meanwhile.
                 await asyncio.to_thread(resolve_local, run.base_url)
-            # This loop keeps its HTTP worker processes from run to run, so their start is paid once.
-            http_workers = workers_for(RunConfig.from_json(run.config).concurrency, cheap_start=True)
             return await execute(self.store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
-                                 cancel=job.cancel, api_key=api_key, http_workers=http_workers)
+                                 cancel=job.cancel, api_key=api_key)
 
         job.future = asyncio.run_coroutine_threadsafe(run(), self._loop)
         job.future.add_done_callback(lambda future: self._finish(job, future))

@@ -88,7 +88,6 @@ def _companion_client(settings: ModelSettings, key_env: str, tested: ChatClient)
     return ChatClient(
         settings, api_key=key_from_environment(key_env), store=tested.store, use_cache=tested.use_cache,
         retry=tested.retry, concurrency=tested.concurrency, on_response=tested.on_response,
-        http_workers=tested.http_workers,
     )
 
 
@@ -190,12 +189,10 @@ async def execute(
     cancel: asyncio.Event | None = None,
     retry: RetryPolicy | None = None,
     api_key: str | None = None,
-    http_workers: int | None = None,
 ) -> RunOutcome:
     """Solve every sample of the run that has no prediction yet (with rerun_errors, also those that
-    ended in a request error), then score and report unless cancelled. `http_workers`: processes that
-    send the requests (None: by the concurrency, see http_pool.workers_for). Refused while another
-    process executes the same run (it holds the run's lease)."""
+    ended in a request error), then score and report unless cancelled. Refused while another process
+    executes the same run (it holds the run's lease)."""
     holder = lease_holder_name()
     _claim(store, run_id, holder)
     cancel = cancel or asyncio.Event()
@@ -203,7 +200,7 @@ async def execute(
     keeper = asyncio.create_task(_keep_lease(store, run_id, holder, lost, cancel))
     try:
         outcome = await _execute_leased(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
-                                        cancel=cancel, retry=retry, api_key=api_key, http_workers=http_workers)
+                                        cancel=cancel, retry=retry, api_key=api_key)
         if lost.is_set():
             other = store.live_holder(run_id) or "another process"
             store.set_status(run_id, "running", f"taken over by {other}")  # it is that process's run now
@@ -226,7 +223,6 @@ async def _execute_leased(
     cancel: asyncio.Event | None = None,
     retry: RetryPolicy | None = None,
     api_key: str | None = None,
-    http_workers: int | None = None,
 ) -> RunOutcome:
     config, benchmark, samples = _run_context(store, run_id, samples)
     check_endpoint_allowed(config.model.base_url)
@@ -268,7 +264,7 @@ async def _execute_leased(
     client = ChatClient(
         config.model, api_key=_api_key(config, api_key), store=store, use_cache=config.use_cache,
         retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
-        on_response=writer.add_response, http_workers=http_workers,
+        on_response=writer.add_response,
     )
     user_client = _user_simulator_client(config, client)
     # Benchmarks with dialogue rollouts also get the simulated user's client (the tested model's by default).

@@ -1,6 +1,5 @@
 """One request attempt through the `openai` SDK: send a chat-completions body, keep what scoring needs
-from the answer, and say what went wrong in a form the retry loop understands. Used in the engine's
-process and in its HTTP worker processes alike, so both behave the same."""
+from the answer, and say what went wrong in a form the retry loop understands."""
 
 from __future__ import annotations
 
@@ -38,13 +37,6 @@ class AttemptFailed(Exception):
         self.retryable = retryable
         self.retry_after = retry_after
 
-    def to_json(self) -> dict[str, Any]:
-        return {"problem": self.problem, "retryable": self.retryable, "retry_after": self.retry_after}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> AttemptFailed:
-        return cls(str(data["problem"]), bool(data["retryable"]), usable_delay(data.get("retry_after")))
-
 
 def usable_delay(value: Any) -> float | None:
     """`value` as a wait in seconds when it is a finite number of at least 0, else None (use backoff)."""
@@ -55,14 +47,11 @@ def usable_delay(value: Any) -> float | None:
 
 @dataclass(frozen=True)
 class EndpointSpec:
-    """What an SDK client needs; the key travels only in memory (and over a worker's private pipe)."""
+    """What an SDK client needs; the key travels only in memory."""
 
     base_url: str
     api_key: str | None = field(repr=False)
     timeout: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {"base_url": self.base_url, "api_key": self.api_key, "timeout": self.timeout}
 
 
 @functools.cache
