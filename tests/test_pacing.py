@@ -33,11 +33,11 @@ def _release_times(pacer: SendPacer, waiters: int, cancel: int | None = None, af
 
     async def run() -> list[float]:
         loop = asyncio.get_running_loop()
-        times: dict[int, float] = {}
+        virtual_times: dict[int, float] = {}
 
         async def start(index: int) -> None:
             await pacer.wait()
-            times[index] = loop.time()
+            virtual_times[index] = loop.time()
             if index == 0 and after_first is not None:
                 after_first()
 
@@ -46,15 +46,15 @@ def _release_times(pacer: SendPacer, waiters: int, cancel: int | None = None, af
         if cancel is not None:
             tasks[cancel].cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        return [times[i] - times[0] for i in sorted(times)]
+        return [virtual_times[i] - virtual_times[0] for i in sorted(virtual_times)]
 
     return run_on_virtual_clock(run())
 
 
 def test_first_starts_are_spread_by_the_ramp_gap():
-    times = _release_times(SendPacer(concurrency=8), 4)
-    assert times[0] == 0
-    assert all(later - earlier >= RAMP_GAP * 0.9 for earlier, later in zip(times, times[1:]))
+    virtual_times = _release_times(SendPacer(concurrency=8), 4)
+    assert virtual_times[0] == 0
+    assert all(later - earlier >= RAMP_GAP * 0.9 for earlier, later in zip(virtual_times, virtual_times[1:]))
 
 
 def test_the_first_wave_is_spread_over_a_bounded_span_at_any_concurrency():
@@ -78,8 +78,8 @@ def test_after_answers_the_gap_is_a_share_of_the_latency_over_the_concurrency():
 def test_gaps_finer_than_the_loops_timers_still_give_their_rate():
     pacer = SendPacer(concurrency=1024)
     pacer.observe(0.05)  # 25 microseconds apart: 40,000 starts a second
-    times = _release_times(pacer, 400)
-    assert times[-1] < 0.1  # not one loop turn (~1 ms) each
+    virtual_times = _release_times(pacer, 400)
+    assert virtual_times[-1] < 0.1  # not one loop turn (~1 ms) each
 
 
 def test_slow_endpoints_at_low_concurrency_never_wait_long():
@@ -105,16 +105,16 @@ def test_no_wait_when_starts_are_already_apart():
 def test_waiting_starts_take_the_gap_as_it_is_when_released():
     pacer = SendPacer(concurrency=1)
     pacer.observe(0.04)  # a gap of 20 ms while the first waits...
-    times = _release_times(pacer, 4, after_first=lambda: pacer.observe(0.002))  # ... then 1 ms
-    assert times[1] >= MAX_GAP * 0.9  # booked before the speed-up
-    assert times[3] - times[1] < 2 * MAX_GAP  # not 20 ms each
+    virtual_times = _release_times(pacer, 4, after_first=lambda: pacer.observe(0.002))  # ... then 1 ms
+    assert virtual_times[1] >= MAX_GAP * 0.9  # booked before the speed-up
+    assert virtual_times[3] - virtual_times[1] < 2 * MAX_GAP  # not 20 ms each
 
 
 def test_a_start_given_up_while_waiting_costs_the_others_no_gap():
     pacer = SendPacer(concurrency=1)
     pacer.observe(0.04)  # 20 ms between starts
-    times = _release_times(pacer, 3, cancel=1)
-    assert len(times) == 2 and times[1] < 1.9 * MAX_GAP
+    virtual_times = _release_times(pacer, 3, cancel=1)
+    assert len(virtual_times) == 2 and virtual_times[1] < 1.9 * MAX_GAP
 
 
 def test_the_switch(monkeypatch: pytest.MonkeyPatch):
