@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -225,27 +225,8 @@ async def _execute_leased(
     api_key: str | None = None,
 ) -> RunOutcome:
     config, benchmark, samples = _run_context(store, run_id, samples)
-    check_endpoint_allowed(config.model.base_url)
-    if config.user_simulator is not None:
-        check_endpoint_allowed(config.user_simulator.base_url)
-    if config.model.judge is not None:
-        check_endpoint_allowed(config.model.judge.base_url)
-    check_run_keys(config, api_key)
-    if benchmark.request_profile is not None and config.model.prompt_style == "official":
-        benchmark.request_profile(config)  # the official files must still be there: one clear error, not one per sample
-    states = store.prediction_states(run_id)
-    if rerun_errors:  # and the samples never sent (an interrupted run): a finished run has them all
-        todo = [s for s in samples if states.get(s.id, True) is True]
-    else:
-        todo = [s for s in samples if s.id not in states]
-    todo_ids = {s.id for s in todo}
-    progress = Progress(run_id=run_id, total={})
-    for sample in samples:
-        progress.total[sample.subset] = progress.total.get(sample.subset, 0) + 1
-        if sample.id in states and sample.id not in todo_ids:
-            progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
-            progress.errors += states[sample.id]
-    progress.finished_before = progress.done_count
+    _check_can_run(config, benchmark, api_key)
+    todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
     store.set_status(run_id, "running")
     scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
 
@@ -260,35 +241,115 @@ async def _execute_leased(
                 on_progress(progress)
 
     writer = WriteBehind(store, run_id, on_stored)
-    run_keys = (_api_key(config, api_key),)
-    client = ChatClient(
-        config.model, api_key=_api_key(config, api_key), store=store, use_cache=config.use_cache,
-        retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
-        on_response=writer.add_response,
-    )
-    user_client = _user_simulator_client(config, client)
-    # Benchmarks with dialogue rollouts also get the simulated user's client (the tested model's by default).
-    solve_options: dict[str, Any] = {"user_chat": user_client or client} if benchmark.extra.get("user_simulator") else {}
-    if benchmark.request_profile is not None:  # runs from before prompt styles used our own wording
-        solve_options["prompt_style"] = config.model.prompt_style or "toolboard"
-    judge_client = _judge_client(config, client)
-    if judge_client is not None:
-        solve_options["judge_chat"] = judge_client
+    clients = _RunClients.for_run(config, store, writer, retry, _api_key(config, api_key))
+    solve_options = clients.solve_options(config, benchmark)
     cancel = cancel or asyncio.Event()
-    queue: asyncio.Queue[Sample] = asyncio.Queue()
-    for sample in todo:
-        queue.put_nowait(sample)
 
     async def solve_one(sample: Sample) -> None:
         counter = start_request_count()
         try:
-            prediction = await benchmark.solve(sample, client, config.model.request_mode, **solve_options)  # type: ignore[misc]
+            prediction = await benchmark.solve(sample, clients.tested, config.model.request_mode, **solve_options)  # type: ignore[misc]
         except RequestFailed as exc:
             prediction = Prediction(sample.id, error=str(exc))
         except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
-            prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}", run_keys))
-        progress.requests = client.requests_sent + (user_client.requests_sent if user_client else 0)
+            prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}",
+                                                            (clients.tested.api_key,)))
+        progress.requests = clients.requests_sent
         writer.add_prediction(sample, prediction, counter[0])
+
+    try:
+        await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
+    except BaseException:
+        store.set_status(run_id, "interrupted")
+        raise
+    finally:
+        writer.flush()
+        await clients.close()
+    if writer.unsaved:
+        writer.flush()  # a last try for what the store refused while the run went
+    if cancel.is_set():
+        store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
+        return RunOutcome(run_id, "cancelled", None, progress)
+    _check_all_stored(store, run_id, samples, writer)
+    report = score_run(store, run_id, samples, scored)
+    return RunOutcome(run_id, "finished", report, progress)
+
+
+def _check_can_run(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
+    """Everything that would fail every sample alike, refused once before anything is sent."""
+    check_endpoint_allowed(config.model.base_url)
+    if config.user_simulator is not None:
+        check_endpoint_allowed(config.user_simulator.base_url)
+    if config.model.judge is not None:
+        check_endpoint_allowed(config.model.judge.base_url)
+    check_run_keys(config, api_key)
+    if benchmark.request_profile is not None and config.model.prompt_style == "official":
+        benchmark.request_profile(config)  # the official files must still be there: one clear error, not one per sample
+
+
+def _todo_and_progress(run_id: str, samples: list[Sample], states: dict[str, bool],
+                       rerun_errors: bool) -> tuple[list[Sample], Progress]:
+    """The samples this execution sends (those without a row; with rerun_errors also those that ended
+    in a request error), and the progress so far (what is stored and stays)."""
+    if rerun_errors:  # and the samples never sent (an interrupted run): a finished run has them all
+        todo = [s for s in samples if states.get(s.id, True) is True]
+    else:
+        todo = [s for s in samples if s.id not in states]
+    todo_ids = {s.id for s in todo}
+    progress = Progress(run_id=run_id, total={})
+    for sample in samples:
+        progress.total[sample.subset] = progress.total.get(sample.subset, 0) + 1
+        if sample.id in states and sample.id not in todo_ids:
+            progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
+            progress.errors += states[sample.id]
+    progress.finished_before = progress.done_count
+    return todo, progress
+
+
+@dataclass
+class _RunClients:
+    """The run's clients: the tested model's, and the companions' it needs (simulated user, judge)."""
+
+    tested: ChatClient
+    user: ChatClient | None
+    judge: ChatClient | None
+
+    @classmethod
+    def for_run(cls, config: RunConfig, store: Store, writer: WriteBehind, retry: RetryPolicy | None,
+                api_key: str | None) -> _RunClients:
+        tested = ChatClient(
+            config.model, api_key=api_key, store=store, use_cache=config.use_cache,
+            retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
+            on_response=writer.add_response,
+        )
+        return cls(tested, _user_simulator_client(config, tested), _judge_client(config, tested))
+
+    def solve_options(self, config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
+        # Benchmarks with dialogue rollouts also get the simulated user's client (the tested model's by default).
+        options: dict[str, Any] = {"user_chat": self.user or self.tested} if benchmark.extra.get("user_simulator") else {}
+        if benchmark.request_profile is not None:  # runs from before prompt styles used our own wording
+            options["prompt_style"] = config.model.prompt_style or "toolboard"
+        if self.judge is not None:
+            options["judge_chat"] = self.judge
+        return options
+
+    @property
+    def requests_sent(self) -> int:
+        return self.tested.requests_sent + (self.user.requests_sent if self.user else 0)
+
+    async def close(self) -> None:
+        for client in (self.tested, self.user, self.judge):
+            if client is not None:
+                await client.close()
+
+
+async def _solve_all(todo: list[Sample], solve_one: Callable[[Sample], Awaitable[None]], concurrency: int,
+                     cancel: asyncio.Event, writer: WriteBehind) -> None:
+    """Solve the samples, `concurrency` at a time, until done, cancelled, or the store refuses writes
+    (then no more is sent). A worker's unexpected error ends them all and is raised."""
+    queue: asyncio.Queue[Sample] = asyncio.Queue()
+    for sample in todo:
+        queue.put_nowait(sample)
 
     async def worker() -> None:
         while not cancel.is_set() and writer.failure is None:
@@ -298,7 +359,7 @@ async def _execute_leased(
                 return
             await solve_one(sample)
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(config.concurrency, len(todo))))]
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(todo))))]
     cancel_watch = asyncio.create_task(cancel.wait())
     try:
         pending = set(workers)
@@ -316,31 +377,22 @@ async def _execute_leased(
     except BaseException:
         for task in workers:
             task.cancel()
-        store.set_status(run_id, "interrupted")
         raise
     finally:
-        writer.flush()
         cancel_watch.cancel()
-        await client.close()
-        if user_client is not None:
-            await user_client.close()
-        if judge_client is not None:
-            await judge_client.close()
-    if writer.unsaved:
-        writer.flush()  # a last try for what the store refused while the run went
-    if cancel.is_set():
-        store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
-        return RunOutcome(run_id, "cancelled", None, progress)
+
+
+def _check_all_stored(store: Store, run_id: str, samples: list[Sample], writer: WriteBehind) -> None:
+    """A run with any sample unstored is never finished: it fails, saying how many and why."""
     unstored = _unstored(store, run_id, samples)
-    if unstored:
-        problem = f"; the store said: {writer.failure}" if writer.failure is not None else ""
-        message = (f"{unstored} of {len(samples)} samples could not be stored{problem}. Nothing stored was lost: resume"
-                   " the run once the store can be written")
-        with contextlib.suppress(sqlite3.Error):  # the store may refuse this too; the error below says it all
-            store.set_status(run_id, "failed", message)
-        raise ToolboardError(f"run {run_id}: {message}")
-    report = score_run(store, run_id, samples, scored)
-    return RunOutcome(run_id, "finished", report, progress)
+    if not unstored:
+        return
+    problem = f"; the store said: {writer.failure}" if writer.failure is not None else ""
+    message = (f"{unstored} of {len(samples)} samples could not be stored{problem}. Nothing stored was lost: resume"
+               " the run once the store can be written")
+    with contextlib.suppress(sqlite3.Error):  # the store may refuse this too; the error below says it all
+        store.set_status(run_id, "failed", message)
+    raise ToolboardError(f"run {run_id}: {message}")
 
 
 def _unstored(store: Store, run_id: str, samples: list[Sample]) -> int:
