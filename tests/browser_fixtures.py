@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,22 +15,42 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TIMEOUT_MS = 60_000  # generous: CI machines are shared and slow
 
 @contextmanager
-def browser_page() -> Iterator[tuple[Any, list[str]]]:
-    """A page in headless Chromium, and the page and console errors it collects."""
+def headless_chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, with the flags this closed network needs; closed afterwards."""
     playwright = pytest.importorskip("playwright.sync_api")
-    problems: list[str] = []
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(
             executable_path=CHROMIUM, headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"],
         )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def browser_page() -> Iterator[tuple[Any, list[str]]]:
+    """A page in headless Chromium, and the page and console errors it collects."""
+    problems: list[str] = []
+    with headless_chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
         page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
                 if message.type == "error" else None)
         page.set_default_timeout(TIMEOUT_MS)
-        try:
-            yield page, problems
-        finally:
-            browser.close()
+        yield page, problems
+
+
+def start_example_run(page: Any, base_url: str, api_key: str | None = None) -> str:
+    """Start a run of the built-in example from the Evaluate tab as a visitor would; its run id."""
+    page.get_by_role("tab", name="Evaluate").click()
+    page.get_by_label("Endpoint base URL").fill(base_url)
+    if api_key:
+        page.get_by_placeholder("sk-… (optional)").fill(api_key)
+    page.get_by_label("Model", exact=True).fill("browser-model")
+    page.get_by_label("built-in example").first.check()
+    page.get_by_role("button", name="Start evaluation").click()
+    page.get_by_text(re.compile("Started run")).wait_for()
+    return re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)

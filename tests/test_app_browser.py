@@ -11,7 +11,7 @@ import pytest
 
 from evaluators.cli import EXAMPLE_DIR
 from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, start_example_run
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -39,14 +39,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         assert page.locator(".toast-body").count() == 0, page.locator(".toast-body").all_inner_texts()
 
         # Evaluate: a small run on the built-in example against the scripted endpoint.
-        page.get_by_role("tab", name="Evaluate").click()
-        page.get_by_label("Endpoint base URL").fill(app.server.base_url)
-        page.get_by_placeholder("sk-… (optional)").fill(SECRET_KEY)
-        page.get_by_label("Model", exact=True).fill("browser-model")
-        page.get_by_label("built-in example").first.check()
-        page.get_by_role("button", name="Start evaluation").click()
-        page.get_by_text(re.compile("Started run")).wait_for()
-        run_id = re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
+        run_id = start_example_run(page, app.server.base_url, SECRET_KEY)
         wait_for_status(app.context, run_id, ("finished",))
         page.locator("text=finished >> visible=true").first.wait_for()  # the jobs panel, polled by its timer
 

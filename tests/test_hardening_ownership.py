@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from gradio_client import Client
 from evaluators.engine.jobs import RUNNING_ELSEWHERE, Admission
 from evaluators.engine.store import Store
 from tests.app_fixtures import RunningApp, correct_reply, table_rows, wait_for_status
+from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, headless_chromium, start_example_run
 from tests.engine_fixtures import write_dataset
 from tests.scripted_server import ScriptedServer
 from ui.app import build_app
@@ -359,37 +359,22 @@ def test_a_damaged_store_is_set_aside_and_the_page_says_so(tmp_path: Path, monke
         context.close()
 
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 def test_a_browser_keeps_its_runs_across_reloads_and_another_browser_does_not_see_them(tmp_path: Path):
-    playwright = pytest.importorskip("playwright.sync_api")
-    with public_app(tmp_path) as running, playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                         args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        try:
-            page = browser.new_context().new_page()
-            page.set_default_timeout(60_000)
-            page.goto(running.url, wait_until="load")
-            page.get_by_role("tab", name="Evaluate").click()
-            page.get_by_label("Endpoint base URL").fill(running.server.base_url)
-            page.get_by_label("Model", exact=True).fill("browser-model")
-            page.get_by_label("built-in example").first.check()
-            page.get_by_role("button", name="Start evaluation").click()
-            page.get_by_text(re.compile("Started run")).wait_for()
-            run_id = re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
-            wait_for_status(running.context, run_id, ("finished",))
-            page.reload(wait_until="load")
-            page.get_by_role("tab", name="Evaluate").click()
-            page.locator(f"text={run_id} >> visible=true").first.wait_for()  # the same visitor after a reload
+    with public_app(tmp_path) as running, headless_chromium() as browser:
+        page = browser.new_context().new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(running.url, wait_until="load")
+        run_id = start_example_run(page, running.server.base_url)
+        wait_for_status(running.context, run_id, ("finished",))
+        page.reload(wait_until="load")
+        page.get_by_role("tab", name="Evaluate").click()
+        page.locator(f"text={run_id} >> visible=true").first.wait_for()  # the same visitor after a reload
 
-            other = browser.new_context().new_page()  # its own storage: another visitor
-            other.set_default_timeout(60_000)
-            other.goto(running.url, wait_until="load")
-            other.get_by_role("tab", name="Evaluate").click()
-            other.get_by_text("Runs keep going when you close the tab").wait_for()
-            other.wait_for_timeout(2500)  # a few ticks of the jobs timer
-            assert run_id not in other.get_by_label("Jobs").inner_text()
-        finally:
-            browser.close()
+        other = browser.new_context().new_page()  # its own storage: another visitor
+        other.set_default_timeout(TIMEOUT_MS)
+        other.goto(running.url, wait_until="load")
+        other.get_by_role("tab", name="Evaluate").click()
+        other.get_by_text("Runs keep going when you close the tab").wait_for()
+        other.wait_for_timeout(2500)  # a few ticks of the jobs timer
+        assert run_id not in other.get_by_label("Jobs").inner_text()

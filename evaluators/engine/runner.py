@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -179,6 +179,27 @@ async def _keep_lease(store: Store, run_id: str, holder: str, lost: asyncio.Even
             return
 
 
+@contextlib.asynccontextmanager
+async def _held_lease(store: Store, run_id: str, cancel: asyncio.Event) -> AsyncIterator[None]:
+    """Hold the run's lease while the block runs (refused while another live process holds it); if
+    another process takes it meanwhile, `cancel` is set and, once the block ends, RunIsLiveError says so."""
+    holder = lease_holder_name()
+    _claim(store, run_id, holder)
+    lost = asyncio.Event()
+    keeper = asyncio.create_task(_keep_lease(store, run_id, holder, lost, cancel))
+    try:
+        yield
+        if lost.is_set():
+            other = store.live_holder(run_id) or "another process"
+            store.set_status(run_id, "running", f"taken over by {other}")  # it is that process's run now
+            raise RunIsLiveError(f"run {run_id} was taken over by {other} (this process stalled past its lease);"
+                                 " stopped here")
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(sqlite3.Error):  # a store refusing writes: the lease expires by itself
+            store.release_lease(run_id, holder)
+
+
 async def execute(
     store: Store,
     run_id: str,
@@ -193,86 +214,56 @@ async def execute(
     """Solve every sample of the run that has no prediction yet (with rerun_errors, also those that
     ended in a request error), then score and report unless cancelled. Refused while another process
     executes the same run (it holds the run's lease)."""
-    holder = lease_holder_name()
-    _claim(store, run_id, holder)
     cancel = cancel or asyncio.Event()
-    lost = asyncio.Event()
-    keeper = asyncio.create_task(_keep_lease(store, run_id, holder, lost, cancel))
-    try:
-        outcome = await _execute_leased(store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
-                                        cancel=cancel, retry=retry, api_key=api_key)
-        if lost.is_set():
-            other = store.live_holder(run_id) or "another process"
-            store.set_status(run_id, "running", f"taken over by {other}")  # it is that process's run now
-            raise RunIsLiveError(f"run {run_id} was taken over by {other} (this process stalled past its lease);"
-                                 " stopped here")
-        return outcome
-    finally:
-        keeper.cancel()
-        with contextlib.suppress(sqlite3.Error):  # a store refusing writes: the lease expires by itself
-            store.release_lease(run_id, holder)
+    async with _held_lease(store, run_id, cancel):
+        config, benchmark, samples = _run_context(store, run_id, samples)
+        _check_can_run(config, benchmark, api_key)
+        todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
+        store.set_status(run_id, "running")
+        scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
 
+        def on_stored(finished: list[tuple[Sample, Prediction]]) -> None:
+            for sample, prediction in finished:
+                # Scoring is pure and cheap: done while other requests are in flight, not at the end.
+                for mode in SCORING_MODES:
+                    scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
+                progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
+                progress.errors += prediction.error is not None
+                if on_progress:
+                    on_progress(progress)
 
-async def _execute_leased(
-    store: Store,
-    run_id: str,
-    samples: list[Sample] | None = None,
-    *,
-    rerun_errors: bool = False,
-    on_progress: Callable[[Progress], None] | None = None,
-    cancel: asyncio.Event | None = None,
-    retry: RetryPolicy | None = None,
-    api_key: str | None = None,
-) -> RunOutcome:
-    config, benchmark, samples = _run_context(store, run_id, samples)
-    _check_can_run(config, benchmark, api_key)
-    todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
-    store.set_status(run_id, "running")
-    scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
+        writer = WriteBehind(store, run_id, on_stored)
+        clients = _RunClients.for_run(config, store, writer, retry, _api_key(config, api_key))
+        solve_options = clients.solve_options(config, benchmark)
 
-    def on_stored(finished: list[tuple[Sample, Prediction]]) -> None:
-        for sample, prediction in finished:
-            # Scoring is pure and cheap: done while other requests are in flight, not at the end.
-            for mode in SCORING_MODES:
-                scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
-            progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
-            progress.errors += prediction.error is not None
-            if on_progress:
-                on_progress(progress)
+        async def solve_one(sample: Sample) -> None:
+            counter = start_request_count()
+            try:
+                prediction = await benchmark.solve(sample, clients.tested, config.model.request_mode, **solve_options)  # type: ignore[misc]
+            except RequestFailed as exc:
+                prediction = Prediction(sample.id, error=str(exc))
+            except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
+                prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}",
+                                                                (clients.tested.api_key,)))
+            progress.requests = clients.requests_sent
+            writer.add_prediction(sample, prediction, counter[0])
 
-    writer = WriteBehind(store, run_id, on_stored)
-    clients = _RunClients.for_run(config, store, writer, retry, _api_key(config, api_key))
-    solve_options = clients.solve_options(config, benchmark)
-    cancel = cancel or asyncio.Event()
-
-    async def solve_one(sample: Sample) -> None:
-        counter = start_request_count()
         try:
-            prediction = await benchmark.solve(sample, clients.tested, config.model.request_mode, **solve_options)  # type: ignore[misc]
-        except RequestFailed as exc:
-            prediction = Prediction(sample.id, error=str(exc))
-        except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
-            prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}",
-                                                            (clients.tested.api_key,)))
-        progress.requests = clients.requests_sent
-        writer.add_prediction(sample, prediction, counter[0])
-
-    try:
-        await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
-    except BaseException:
-        store.set_status(run_id, "interrupted")
-        raise
-    finally:
-        writer.flush()
-        await clients.close()
-    if writer.unsaved:
-        writer.flush()  # a last try for what the store refused while the run went
-    if cancel.is_set():
-        store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
-        return RunOutcome(run_id, "cancelled", None, progress)
-    _check_all_stored(store, run_id, samples, writer)
-    report = score_run(store, run_id, samples, scored)
-    return RunOutcome(run_id, "finished", report, progress)
+            await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
+        except BaseException:
+            store.set_status(run_id, "interrupted")
+            raise
+        finally:
+            writer.flush()
+            await clients.close()
+        if writer.unsaved:
+            writer.flush()  # a last try for what the store refused while the run went
+        if cancel.is_set():
+            store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
+            return RunOutcome(run_id, "cancelled", None, progress)
+        _check_all_stored(store, run_id, samples, writer)
+        report = score_run(store, run_id, samples, scored)
+        return RunOutcome(run_id, "finished", report, progress)
 
 
 def _check_can_run(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
