@@ -183,15 +183,14 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
 def _run_rows(layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
     benchmark = get_benchmark(layout.benchmark)
     rows = []
-    all_totals = store.all_run_totals()
-    for run in store.list_runs():
-        if run.benchmark != layout.benchmark or run.status != "finished":
-            continue
+    finished = [run for run in store.list_runs() if run.benchmark == layout.benchmark and run.status == "finished"]
+    all_totals = store.all_run_totals([run.id for run in finished if run.source == "endpoint"])
+    for run in finished:
         report = store.load_report(run.id, mode)
         if report is None:
             continue
         # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
-        errors = all_totals.get(run.id, {}).get("errors", 0) if run.source == "endpoint" else None
+        errors = all_totals[run.id]["errors"] if run.source == "endpoint" else None
         apart = apart_reason(run, benchmark)
         for view, values in layout.run_values(report).items():
             rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,

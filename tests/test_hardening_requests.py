@@ -38,7 +38,7 @@ from evaluators.engine.redact import REDACTED, redact
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, parse_retry_after, usable_delay
 from evaluators.engine.settings import JudgeSettings, ModelSettings, RunConfig
-from evaluators.engine.store import Store
+from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.loopback_app import LoopbackApp
@@ -147,17 +147,17 @@ def test_cache_keys_name_the_key_or_its_absence_and_hide_the_key():
     assert cache_key("http://host/v1", payload, identity) not in (first_form, cache_key("http://host/v1", payload))
 
 
-def test_answers_cached_before_keys_were_part_of_the_cache_key_are_dropped(tmp_path: Path):
-    """A store of schema 2 held answers keyed by URL and body only (paid with whatever key): a keyless
-    run must not get them, so the upgrade drops them."""
+@pytest.mark.parametrize("schema", [2, 3])
+def test_answers_cached_before_keys_were_part_of_the_cache_key_are_dropped(tmp_path: Path, schema: int):
+    """A store of schema 2 or 3 held answers keyed by URL and body only (paid with whatever key): a
+    keyless run must not get them, so the upgrade drops them."""
     path = tmp_path / "db.sqlite"
     with sqlite3.connect(path) as db:
-        from evaluators.engine.store import MIGRATIONS
-        for number, script in enumerate(MIGRATIONS[:2]):
+        for number, script in enumerate(MIGRATIONS[:schema]):
             db.executescript(f"{script}; PRAGMA user_version={number + 1};")
         db.execute("INSERT INTO cache (key, response, created_at) VALUES ('old', '{}', 0)")
     store = Store(path)
-    assert store.schema_version() == 3 and store.cache_get("old") is None
+    assert store.schema_version() == SCHEMA_VERSION and store.cache_get("old") is None
     store.close()
 
 
@@ -418,3 +418,14 @@ def test_a_chunked_answer_is_counted_while_it_arrives(data: Path, tmp_path: Path
     from evaluators.engine.sdk_transport import MAX_RESPONSE_BYTES
 
     assert set(_stored_errors(tmp_path / "db.sqlite").values()) == {f"the response is larger than {MAX_RESPONSE_BYTES >> 20} MiB"}
+
+
+def test_a_large_answer_under_the_bound_arrives_intact(data: Path, tmp_path: Path):
+    """1.5 M non-ASCII characters (~9 MB as JSON escapes, as a long answer can be) pass the bound whole."""
+    long_text = "é" * 1_500_000 + " end"
+    with ScriptedServer(reply=lambda body: {"content": long_text}) as server:
+        store = Store(tmp_path / "db.sqlite")
+        _run(store, _config(server.base_url, data))
+        outputs = {prediction.output for prediction in store.load_predictions(store.list_runs()[0].id).values()}
+        store.close()
+    assert outputs == {long_text}

@@ -301,7 +301,8 @@ def test_a_run_whose_lease_another_process_took_stops_sending(tmp_path: Path, mo
             asyncio.run(execute(store, run_id, samples, retry=FAST_RETRY, on_progress=taken_over_after_five))
     assert server.requests < 200
     run = store.get_run(run_id)
-    assert run.status == "running" and store.live_holder(run_id) == other  # the other process's run, untouched
+    assert run.status == "running" and run.finished_at is None  # the other process's run: nothing written to it
+    assert store.live_holder(run_id) == other
 
 
 def test_listing_runs_and_their_totals_costs_two_queries_however_many_runs(tmp_path: Path):

@@ -24,11 +24,11 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
     """Runs evaluated here, newest first, with live progress for the running ones; on a public deployment
     only the visitor's own."""
     rows = []
-    all_totals = context.store.all_run_totals()  # one query for every run: the panel polls every second
-    for run in context.store.list_runs():
-        if run.source != "endpoint" or not owns(context.public, run, owner):
-            continue
-        totals = all_totals.get(run.id) or context.store.run_totals(run.id)
+    shown = [run for run in context.store.list_runs() if run.source == "endpoint" and owns(context.public, run, owner)]
+    # One query for the runs shown (the panel polls every second), not one per run nor for every run.
+    all_totals = context.store.all_run_totals([run.id for run in shown])
+    for run in shown:
+        totals = all_totals[run.id]
         job = context.jobs.job(run.id)
         live = job.progress if job is not None and context.jobs.is_active(run.id) else {}
         rows.append({

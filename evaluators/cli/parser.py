@@ -68,7 +68,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--extra-body", type=json.loads, default={}, help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')
     run.add_argument("--no-cache", action="store_true", help="send every request even if a cached response exists")
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
-    run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send only the samples that ended in request errors")
+    run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send the samples that ended in request errors (and any an interrupted run never sent)")
     run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")
 

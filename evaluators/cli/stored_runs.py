@@ -12,8 +12,10 @@ from evaluators.engine.store import Store
 def runs_command(args: argparse.Namespace) -> int:
     store = Store()
     rows = []
-    for run in store.list_runs():
-        totals = store.run_totals(run.id)
+    runs = store.list_runs()
+    all_totals = store.all_run_totals([run.id for run in runs])
+    for run in runs:
+        totals = all_totals[run.id]
         report = store.load_report(run.id) or {}
         rows.append({
             "id": run.id, "benchmark": run.benchmark, "language": run.language, "model": run.model,

@@ -167,7 +167,7 @@ CACHE_KEY_VERSION = b"toolboard cache key 2\n"
 def cache_key(base_url: str, payload: bytes, key_id: str | None = None) -> str:
     """The response cache's key: endpoint, the key's identity (`key_identity`) and body, so a visitor
     with another key (or a wrong one, or none) never gets answers paid for with someone else's. Keys of
-    the first form (URL and body only: answers paid with any key) are never made again; migration 3 of
+    the first form (URL and body only: answers paid with any key) are never made again; migration 4 of
     the store dropped them."""
     who = b"key " + key_id.encode() if key_id else b"no key"
     return hashlib.sha256(CACHE_KEY_VERSION + base_url.rstrip("/").encode() + b"\n" + who + b"\n" + payload).hexdigest()

@@ -180,18 +180,18 @@ async def _keep_lease(store: Store, run_id: str, holder: str, lost: asyncio.Even
 
 
 @contextlib.asynccontextmanager
-async def _held_lease(store: Store, run_id: str, cancel: asyncio.Event) -> AsyncIterator[None]:
-    """Hold the run's lease while the block runs (refused while another live process holds it); if
-    another process takes it meanwhile, `cancel` is set and, once the block ends, RunIsLiveError says so."""
+async def _held_lease(store: Store, run_id: str, cancel: asyncio.Event) -> AsyncIterator[asyncio.Event]:
+    """Hold the run's lease while the block runs (refused while another live process holds it). If
+    another process takes it meanwhile, `cancel` and the yielded event are set (the block then writes
+    nothing more to the run: it is the other process's) and, once the block ends, RunIsLiveError says so."""
     holder = lease_holder_name()
     _claim(store, run_id, holder)
     lost = asyncio.Event()
     keeper = asyncio.create_task(_keep_lease(store, run_id, holder, lost, cancel))
     try:
-        yield
+        yield lost
         if lost.is_set():
             other = store.live_holder(run_id) or "another process"
-            store.set_status(run_id, "running", f"taken over by {other}")  # it is that process's run now
             raise RunIsLiveError(f"run {run_id} was taken over by {other} (this process stalled past its lease);"
                                  " stopped here")
     finally:
@@ -215,7 +215,7 @@ async def execute(
     ended in a request error), then score and report unless cancelled. Refused while another process
     executes the same run (it holds the run's lease)."""
     cancel = cancel or asyncio.Event()
-    async with _held_lease(store, run_id, cancel):
+    async with _held_lease(store, run_id, cancel) as lease_lost:
         config, benchmark, samples = _run_context(store, run_id, samples)
         _check_can_run(config, benchmark, api_key)
         todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
@@ -251,11 +251,15 @@ async def execute(
         try:
             await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
         except BaseException:
-            store.set_status(run_id, "interrupted")
+            if not lease_lost.is_set():
+                store.set_status(run_id, "interrupted")
             raise
         finally:
-            writer.flush()
+            if not lease_lost.is_set():
+                writer.flush()
             await clients.close()
+        if lease_lost.is_set():
+            return RunOutcome(run_id, "cancelled", None, progress)  # _held_lease raises with the reason
         if writer.unsaved:
             writer.flush()  # a last try for what the store refused while the run went
         if cancel.is_set():

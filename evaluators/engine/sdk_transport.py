@@ -113,7 +113,10 @@ def make_sdk_client(spec: EndpointSpec) -> Any:
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
     http_client = DefaultAioHttpClient(timeout=spec.timeout, verify=tls_context())
+    # Every route out is bounded: the direct transport and those for proxies (HTTPS_PROXY, ALL_PROXY…).
     http_client._transport = _bounded_transport(http_client._transport, MAX_RESPONSE_BYTES)
+    http_client._mounts = {pattern: None if transport is None else _bounded_transport(transport, MAX_RESPONSE_BYTES)
+                           for pattern, transport in http_client._mounts.items()}
     return AsyncOpenAI(
         base_url=spec.base_url,
         api_key=spec.api_key or "not-needed",

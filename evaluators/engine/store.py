@@ -94,12 +94,14 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 3: who started a run (a public deployment's visitor, as a salted hash), whether its outputs are
     # shown to everyone, and the lease of the process executing it (so no second process runs it too).
-    # Cached answers were keyed by URL and body alone, whatever key paid for them: dropped (see cache_key).
     """
     ALTER TABLE runs ADD COLUMN owner TEXT;
     ALTER TABLE runs ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE runs ADD COLUMN lease_holder TEXT;
     ALTER TABLE runs ADD COLUMN lease_expires REAL;
+    """,
+    # 4: cached answers were keyed by URL and body alone, whatever key paid for them: dropped (see cache_key).
+    """
     DELETE FROM cache;
     """,
 )
@@ -317,10 +319,11 @@ class Store:
             self._db.execute(begin)
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite may have rolled back by itself already
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     # ---- schema ---------------------------------------------------------------------------
 
