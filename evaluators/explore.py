@@ -1,5 +1,7 @@
-"""A run's evidence, sample by sample: verdicts, the prompt, the raw output, the decoded calls, the
-gold answer and the rule that decided; and which samples flipped between two runs."""
+"""A run's evidence, sample by sample: verdicts, the request as sent, the raw output, the decoded calls,
+the gold answer and the rule that decided; and which samples flipped between two runs. A sample's page
+reads its one stored row (the store keeps the gold answer and request with it); only rows stored before
+that reload the dataset."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Sample
 from evaluators.engine.settings import RunConfig
-from evaluators.engine.store import Store
+from evaluators.engine.store import RunRow, Store
 
 SAMPLE_COLUMNS = ("sample_id", "subset", "verdict", "error_type", "rule", "latency_s", "request_error")
 VERDICTS = ("right", "wrong", "request error")
@@ -79,32 +81,73 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "official") -> dict[str, Any]:
-    """Everything behind one verdict. Model text is returned as data; the app escapes it."""
-    run = store.get_run(run_id)
-    samples = run_samples(store, run_id)
-    sample = samples.get(sample_id)
-    if sample is None:
-        raise ToolboardError(f"run {run_id} has no sample {sample_id!r}")
+def _prompt_of(request: Any) -> tuple[list[dict[str, Any]], str]:
+    """The prompt messages of a stored request (see store.Evidence), and what the page says about them."""
+    if not isinstance(request, dict):
+        return [], ""
+    body = request.get("body")
+    messages = body.get("messages") if isinstance(body, dict) else None
+    messages = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
+    count = request.get("requests")
+    if request.get("not_sent") or request.get("truncated") or request.get("unstorable"):
+        note = str(request.get("note") or "")
+    elif count == 0:
+        note = "no request was sent for this sample"
+    elif isinstance(count, int) and count > 1:
+        note = f"the last of {count} requests sent for this sample (it holds the conversation so far)"
+    else:
+        note = ""
+    return messages, note
+
+
+def _rebuilt_prompt(run: RunRow, sample: Sample) -> tuple[list[dict[str, Any]], str]:
+    """The prompt built again from the sample (rows stored without their request)."""
     benchmark = get_benchmark(run.benchmark)
-    prediction = store.load_predictions(run_id).get(sample_id)
-    score = next((s for s in store.load_scores(run_id, mode) if s.sample_id == sample_id), None)
-    messages: list[dict[str, Any]] = []
-    prompt_note = ""
-    if benchmark.build_request is not None:
-        model = run.config.get("model", {})
-        options = {} if benchmark.request_profile is None else {"prompt_style": model.get("prompt_style") or "toolboard"}
-        try:
-            messages = benchmark.build_request(sample, mode=model.get("request_mode", "prompt"), **options).messages
-        except Exception as exc:  # noqa: BLE001 - some items (agent rollouts) have no single prompt
-            prompt_note = f"no single prompt for this item ({exc})"
-        if run.source == "upload" and messages:
-            prompt_note = "uploaded predictions: this is the prompt this tool would send, not necessarily the one used"
+    if benchmark.build_request is None:
+        return [], ""
+    model = run.config.get("model", {})
+    options = {} if benchmark.request_profile is None else {"prompt_style": model.get("prompt_style") or "toolboard"}
+    try:
+        messages = benchmark.build_request(sample, mode=model.get("request_mode", "prompt"), **options).messages
+    except Exception as exc:  # noqa: BLE001 - some items (agent rollouts) have no single prompt
+        return [], f"no single prompt for this item ({exc})"
+    if run.source == "upload" and messages:
+        return messages, "uploaded predictions: this is the prompt this tool would send, not necessarily the one used"
+    return messages, ""
+
+
+def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "official") -> dict[str, Any]:
+    """Everything behind one verdict, from the sample's one stored row: its prediction, its verdict and its
+    evidence (the gold answer and the request as sent). Rows stored before the evidence was kept fall back
+    to reloading the dataset and rebuilding the prompt, and `prompt_note` says so. Model text is returned
+    as data; the app escapes it."""
+    run = store.get_run(run_id)
+    stored = store.load_sample_evidence(run_id, sample_id, mode)
+    prediction, score = stored.prediction, stored.score
+    if stored.evidence_kept:
+        subset, gold = stored.subset, stored.gold
+        messages, prompt_note = _prompt_of(stored.request)
+    else:
+        sample = run_samples(store, run_id).get(sample_id)
+        if sample is None:
+            raise ToolboardError(f"run {run_id} has no sample {sample_id!r}")
+        subset = sample.subset
+        gold = stored.gold if stored.gold_kept else _plain(sample.gold)
+        messages, note = _prompt_of(stored.request) if stored.request_kept else _rebuilt_prompt(run, sample)
+        if prediction is None:
+            why = "no prediction stored for this sample"
+        elif not stored.gold_kept and not stored.request_kept:
+            why = "stored before evidence was kept"
+        else:
+            why = "stored without all its evidence"
+        redone = [what for what, kept in (("prompt rebuilt", stored.request_kept), ("gold reloaded", stored.gold_kept))
+                  if not kept]
+        prompt_note = f"{why}: {', '.join(redone)}" + (f"; {note}" if note else "")
     extra = prediction.extra if prediction and prediction.extra else {}
     return {
         "run_id": run_id,
         "sample_id": sample_id,
-        "subset": sample.subset,
+        "subset": subset,
         "verdict": _verdict(score.correct, prediction.error if prediction else None) if score else "not scored",
         "error_type": score.error_type if score else None,
         "rule": score.rule if score else None,
@@ -113,6 +156,7 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
         "metrics": score.metrics if score else None,
         "prompt_messages": messages,
         "prompt_note": prompt_note,
+        "request_as_sent": stored.request,
         "request_profile": run.config.get("request_profile"),
         "raw_output": prediction.output if prediction else None,
         "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls or []] if prediction else [],
@@ -123,7 +167,7 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
         "judge": extra.get("judge"),
         "request_error": prediction.error if prediction else None,
         "latency_s": prediction.latency if prediction else None,
-        "gold": _plain(sample.gold),
+        "gold": gold,
     }
 
 

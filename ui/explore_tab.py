@@ -47,6 +47,32 @@ def samples_view(context: AppContext, run_id: str | None, mode: str, subset: str
     return frame, f"{len(frame)} samples"
 
 
+def _audio_elided(content: Any) -> Any:
+    """Message content with each audio part's base64 data replaced by its length (a request as sent
+    in audio mode holds whole recordings)."""
+    if not isinstance(content, list):
+        return content
+    parts = []
+    for part in content:
+        audio = part.get("input_audio") if isinstance(part, dict) else None
+        if isinstance(audio, dict) and isinstance(audio.get("data"), str):
+            part = {**part, "input_audio": {**audio, "data": f"<{len(audio['data']):,} characters of base64 audio>"}}
+        parts.append(part)
+    return parts
+
+
+def request_besides_messages(request: Any) -> Any:
+    """A stored request (see store.Evidence) without its messages, shown beside them: how many requests,
+    and the model, tools, tool choice and sampling sent (or the note kept instead)."""
+    if not isinstance(request, dict):
+        return None
+    shown = {key: value for key, value in request.items() if key != "body"}
+    body = request.get("body")
+    if isinstance(body, dict):
+        shown["body"] = {key: value for key, value in body.items() if key != "messages"}
+    return shown
+
+
 def turns_html(title: str, turns: list[dict[str, Any]] | None) -> str:
     """Chat messages or an agent rollout (agent, user, execution turns) as escaped blocks."""
     if not turns:
@@ -54,8 +80,11 @@ def turns_html(title: str, turns: list[dict[str, Any]] | None) -> str:
     blocks = []
     for turn in turns:
         role = html.escape(str(turn.get("role", "?")))
-        content = turn.get("content", "")
+        content = _audio_elided(turn.get("content", ""))
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=1, default=repr)
+        if turn.get("tool_calls"):  # an assistant turn of a request's history that called tools
+            calls = json.dumps(turn["tool_calls"], ensure_ascii=False, indent=1, default=repr)
+            text = calls if content is None else f"{text}\n{calls}"
         blocks.append(f"<div class='turn turn-{role}'><b>{role}</b><pre style='white-space:pre-wrap'>"
                       f"{html.escape(text)}</pre></div>")
     return f"<h4>{html.escape(title)}</h4>" + "".join(blocks)
@@ -81,6 +110,8 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
         escaped_block("Request error", detail["request_error"] and context.redact_paths(detail["request_error"])),
         turns_html("Prompt messages" + (f" ({context.redact_paths(detail['prompt_note'])})" if detail["prompt_note"] else ""),
                    detail["prompt_messages"]),
+        escaped_block("Request as sent, besides its messages (how many requests; model, tools, sampling)",
+                      request_besides_messages(detail["request_as_sent"])),
         escaped_block("Request profile of the run (prompt style, sampling sent, known differences)",
                       detail["request_profile"]),
         turns_html("Transcript", detail["transcript"]),

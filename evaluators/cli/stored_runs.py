@@ -6,7 +6,7 @@ import argparse
 import json
 
 from evaluators.core.errors import ToolboardError
-from evaluators.engine.store import Store
+from evaluators.engine.store import LONE_SURROGATE, Store
 
 
 def runs_command(args: argparse.Namespace) -> int:
@@ -36,7 +36,10 @@ def export_command(args: argparse.Namespace) -> int:
     run = store.get_run(args.run_id)
     if args.predictions:
         with args.predictions.open("w", encoding="utf-8") as out:
-            for prediction in store.load_predictions(run.id).values():
+            # Each row with its evidence as stored (gold answer, request as sent): the dataset is never reloaded.
+            for stored in store.iter_stored_samples(run.id):
+                prediction = stored.prediction
+                assert prediction is not None  # a predictions row always holds one
                 row = {"id": prediction.sample_id, "output": prediction.output}
                 if prediction.tool_calls is not None:
                     row["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls]
@@ -44,7 +47,13 @@ def export_command(args: argparse.Namespace) -> int:
                     row["result"], row["process"] = prediction.result, prediction.process
                 if prediction.error is not None:
                     row["error"] = prediction.error
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                if stored.gold_kept:
+                    row["gold"] = stored.gold
+                if stored.request_kept:
+                    row["request"] = stored.request
+                text = json.dumps(row, ensure_ascii=False)
+                # A lone surrogate (kept in a stored request or answer) can only be written as its \u escape.
+                out.write((json.dumps(row) if LONE_SURROGATE.search(text) else text) + "\n")
     report = store.load_report(run.id, args.mode)
     if args.report:
         if report is None:

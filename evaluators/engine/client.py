@@ -33,6 +33,7 @@ from evaluators.engine.sdk_transport import (
     usable_delay,
 )
 from evaluators.engine.settings import ModelSettings
+from evaluators.engine.store import MAX_EVIDENCE_BYTES, oversized_note
 
 GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
 # In TOOLBOARD_HOME: this installation's random secret, mixed with API keys in cache keys (see cache_key).
@@ -47,6 +48,42 @@ def start_request_count() -> list[int]:
     box = [0]
     _REQUESTS_IN_TASK.set(box)
     return box
+
+
+@dataclass
+class SentRequests:
+    """The chat requests one client made for the current sample: how many (a cache hit counts, as the
+    body is the same; retries of one request do not), and the last body as sent (its encoded bytes, so
+    a message list changed after sending never changes what is kept)."""
+
+    client: Any  # the ChatClient whose requests these are (the tested model's)
+    count: int = 0
+    last: bytes | None = None
+
+    def evidence(self) -> dict[str, Any]:
+        """The request a sample's row keeps (see store.Evidence): {"requests": n, "body": the last body sent,
+        None when none was}; a body over the store's bound becomes its note without being parsed."""
+        kept: dict[str, Any] = {"requests": self.count}
+        if self.last is not None and len(self.last) > MAX_EVIDENCE_BYTES:
+            return oversized_note("request body", len(self.last), kept)
+        return {**kept, "body": json.loads(self.last) if self.last is not None else None}
+
+
+_SENT_IN_TASK: contextvars.ContextVar[SentRequests | None] = contextvars.ContextVar("sent_in_task", default=None)
+
+
+class PlayingRole:
+    """The tested model's client playing a role of its own (e.g. the simulated user): the same cache,
+    limits and counts, but its requests are not the sample's evidence."""
+
+    def __init__(self, client: ChatClient):
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        return await self.client.complete(request, evidence=False)
 
 
 class RequestFailed(Exception):
@@ -201,6 +238,14 @@ class ChatClient:
         self._limit: asyncio.Semaphore | None = None
         self._pacer = SendPacer(self.concurrency) if pacing_enabled() else None
 
+    def capture_requests(self) -> SentRequests:
+        """Record the requests this client (the tested model's) makes for the current task from now on, as
+        `start_request_count` counts them; other clients' (a judge, a simulated user with its own client) are
+        not recorded, so they never replace the tested model's."""
+        record = SentRequests(self)
+        _SENT_IN_TASK.set(record)
+        return record
+
     async def close(self) -> None:
         if self._sdk_client is not None:
             await self._sdk_client.close()
@@ -215,11 +260,17 @@ class ChatClient:
         calls = [ToolCall(c["name"], c["arguments"]) for c in response["tool_calls"]] if response["tool_calls"] else None
         return ChatResult(response["text"], calls, response["usage"], latency, attempts, cached, key, response)
 
-    async def complete(self, request: ChatRequest) -> ChatResult:
+    async def complete(self, request: ChatRequest, evidence: bool = True) -> ChatResult:
+        """One chat completion (from the cache when allowed). `evidence=False`: not recorded as the
+        sample's request (the tested model playing another role, e.g. the simulated user)."""
         payload = encode_body(request_body(request, self.settings))
         if self._key_problem is not None:
             raise RequestFailed(self._key_problem, 0)
         key = cache_key(self.settings.base_url, payload, self._key_id)
+        record = _SENT_IN_TASK.get()
+        if evidence and record is not None and record.client is self:  # before the cache: a cached answer's body was sent too
+            record.count += 1
+            record.last = payload
         if self.use_cache and self.store is not None:
             cached = self.store.cache_get(key)
             if cached is not None:

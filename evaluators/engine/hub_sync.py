@@ -38,7 +38,7 @@ RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Columns stored as JSON text; a document holds them as JSON values, so it reads as plain JSON.
 JSON_COLUMNS: dict[str, tuple[str, ...]] = {
     "runs": ("config",),
-    "predictions": ("tool_calls", "result", "process", "extra"),
+    "predictions": ("tool_calls", "result", "process", "extra", "gold", "request"),
     "sample_scores": ("decoded", "metrics"),
     "reports": ("report",),
 }
@@ -175,7 +175,7 @@ def without_credentials(url: str) -> str:
 
 
 def _config_without_credentials(config: Any) -> Any:
-    """Every `base_url` in the run's settings (the model's and the judge's) without credentials."""
+    """Every `base_url` in the run's settings (the model's and every role's) without credentials."""
     if isinstance(config, dict):
         return {name: without_credentials(value) if name == "base_url" and isinstance(value, str)
                 else _config_without_credentials(value) for name, value in config.items()}

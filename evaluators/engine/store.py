@@ -16,8 +16,8 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,12 @@ MIGRATIONS: tuple[str, ...] = (
     # 4: cached answers were keyed by URL and body alone, whatever key paid for them: dropped (see cache_key).
     """
     DELETE FROM cache;
+    """,
+    # 5: each sample's evidence in its predictions row (see Evidence): the gold answer and the request as sent,
+    # so a sample's page reads that one row and never reloads the dataset. NULL in rows stored before.
+    """
+    ALTER TABLE predictions ADD COLUMN gold TEXT;
+    ALTER TABLE predictions ADD COLUMN request TEXT;
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -218,10 +224,10 @@ def storable_text(text: Any) -> Any:
     return LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: Any, default: Any = repr) -> str:
     """JSON text that round-trips exactly: non-ASCII kept readable unless a lone surrogate needs escaping."""
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    return json.dumps(value, default=repr) if LONE_SURROGATE.search(text) else text
+    text = json.dumps(value, ensure_ascii=False, default=default)
+    return json.dumps(value, default=default) if LONE_SURROGATE.search(text) else text
 
 
 def _dumps(value: Any) -> str | None:
@@ -251,6 +257,125 @@ def unstorable(prediction: Prediction, problem: BaseException) -> Prediction:
     (so it is counted, shown and re-sent by --rerun-errors), never silence."""
     return Prediction(prediction.sample_id, error=f"could not store this prediction: {type(problem).__name__}: "
                                                  f"{storable_text(str(problem))[:300]}")
+
+
+# ---- a sample's evidence: its gold answer and the request, kept in its predictions row (migration 5) ----
+
+# A gold answer or request is kept up to this many bytes of JSON text; a bigger one is kept as a note saying so.
+MAX_EVIDENCE_BYTES = 1 << 20
+# Of a request, what a note kept instead of it still says.
+REQUEST_NOTE_KEYS = ("requests", "not_sent")
+UNWRITABLE_NOTE = '{"unstorable": true, "note": "could not be written as JSON"}'
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a sample's predictions row keeps beside the prediction. `gold`: the sample's gold answer
+    (`Sample.gold`; dataclasses are kept as dicts). `request`: for a run, `{"requests": n, "body": ...}`,
+    the last chat-completions body the tested model's client sent for the sample (for an agent rollout
+    it holds the whole conversation) and how many it sent (see ChatClient.capture_requests); for an
+    upload, `{"not_sent": true, "note": ..., "body": ...}`, the body this tool would send."""
+
+    gold: Any = None
+    request: dict[str, Any] | None = None
+
+
+def _plain_json(value: Any) -> Any:
+    """A value json cannot write: a dataclass as its dict, anything else as its repr."""
+    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else repr(value)
+
+
+def oversized_note(what: str, size: int, kept: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a sample's row keeps instead of a gold answer or request over MAX_EVIDENCE_BYTES."""
+    return {**(kept or {}), "truncated": True, "bytes": size,
+            "note": f"the {what} was {size:,} bytes of JSON, over the {MAX_EVIDENCE_BYTES:,} kept per sample: not stored"}
+
+
+def evidence_text(value: Any, what: str, keep: tuple[str, ...] = ()) -> str:
+    """A gold answer or request as its row keeps it: JSON text of at most MAX_EVIDENCE_BYTES, else a note
+    saying so, with the `keep` entries of the value (as is a value that cannot be written as JSON). Never
+    raises: evidence never costs a row."""
+    kept = {key: value[key] for key in keep if key in value} if isinstance(value, dict) else {}
+    try:
+        text = _json_text(value, default=_plain_json)
+        size = len(text.encode())
+        if size <= MAX_EVIDENCE_BYTES:
+            return text
+        return _json_text(oversized_note(what, size, kept))
+    except (ValueError, TypeError, RecursionError) as problem:  # an integer too long to write, nesting too deep
+        try:
+            return _json_text({**kept, "unstorable": True, "note": f"the {what} could not be written as JSON:"
+                                                                   f" {type(problem).__name__}: {str(problem)[:200]}"})
+        except (ValueError, TypeError, RecursionError):
+            return UNWRITABLE_NOTE
+
+
+def _evidence_texts(evidence: Evidence | None) -> tuple[str | None, str | None]:
+    """The gold and request columns of a row (NULL where nothing was given)."""
+    if evidence is None:
+        return None, None
+    request = None if evidence.request is None else evidence_text(evidence.request, "request body", REQUEST_NOTE_KEYS)
+    return evidence_text(evidence.gold, "gold answer"), request
+
+
+@dataclass
+class StoredSample:
+    """One sample's row as Explore and exports read it: its prediction, its verdict in one mode (None where
+    not asked or not scored), and its evidence. `gold_kept` / `request_kept` are False for rows stored
+    without them (before migration 5): their callers rebuild what they need from the dataset."""
+
+    sample_id: str
+    subset: str | None
+    prediction: Prediction | None
+    score: SampleScore | None = None
+    gold: Any = None
+    request: Any = None
+    gold_kept: bool = False
+    request_kept: bool = False
+
+    @property
+    def evidence_kept(self) -> bool:
+        return self.gold_kept and self.request_kept
+
+
+# A prediction's own columns (not the evidence, which can be large: read only where it is shown).
+PREDICTION_COLUMNS = ("sample_id", "subset", "output", "tool_calls", "result", "process", "error", "latency",
+                      "prompt_tokens", "completion_tokens", "extra")
+SCORE_COLUMNS = ("sample_id", "subset", "correct", "error_type", "rule", "detail", "decoded", "process_score", "metrics")
+
+
+def _loads(text: str | None) -> Any:
+    return json.loads(text) if text else None
+
+
+def _prediction_of(row: sqlite3.Row, prefix: str = "") -> Prediction:
+    tool_calls = _loads(row[prefix + "tool_calls"])
+    return Prediction(
+        sample_id=row[prefix + "sample_id"],
+        output=row[prefix + "output"],
+        tool_calls=[ToolCall(c["name"], c["arguments"]) for c in tool_calls] if tool_calls is not None else None,
+        result=_loads(row[prefix + "result"]),
+        process=_loads(row[prefix + "process"]),
+        error=row[prefix + "error"],
+        latency=row[prefix + "latency"],
+        usage={"prompt_tokens": row[prefix + "prompt_tokens"] or 0, "completion_tokens": row[prefix + "completion_tokens"] or 0},
+        extra=_loads(row[prefix + "extra"]),
+    )
+
+
+def _score_of(row: sqlite3.Row, prefix: str = "") -> SampleScore:
+    return SampleScore(
+        sample_id=row[prefix + "sample_id"], subset=row[prefix + "subset"], correct=bool(row[prefix + "correct"]),
+        error_type=row[prefix + "error_type"], rule=row[prefix + "rule"], detail=row[prefix + "detail"] or "",
+        decoded=_loads(row[prefix + "decoded"]), process_score=row[prefix + "process_score"],
+        metrics=_loads(row[prefix + "metrics"]),
+    )
+
+
+def _with_evidence(sample: StoredSample, gold: str | None, request: str | None) -> StoredSample:
+    sample.gold_kept, sample.request_kept = gold is not None, request is not None
+    sample.gold, sample.request = _loads(gold), _loads(request)
+    return sample
 
 
 class StoreDamagedError(ToolboardError):
@@ -438,11 +563,13 @@ class Store:
         self,
         run_id: str,
         responses: list[tuple[str, dict[str, Any]]],
-        predictions: list[tuple[str, Prediction, int]],
+        predictions: Sequence[tuple[str, Prediction, int] | tuple[str, Prediction, int, Evidence | None]],
     ) -> list[Prediction]:
-        """One transaction: cached responses, and predictions as (subset, prediction, attempts). Returns the
-        predictions as stored. A prediction the store cannot take is stored as its own failure and never
-        takes its neighbours down with it; a response that cannot be cached is not cached."""
+        """One transaction: cached responses, and predictions as (subset, prediction, attempts) or (subset,
+        prediction, attempts, evidence): the sample's gold answer and request, kept in its row (bounded, see
+        evidence_text). Returns the predictions as stored. A prediction the store cannot take is stored as
+        its own failure (with its evidence) and never takes its neighbours down with it; a response that
+        cannot be cached is not cached."""
         now = time.time()
         cache_rows = []
         for key, response in responses:
@@ -450,9 +577,10 @@ class Store:
                 cache_rows.append((key, _json_text(response), now))
             except (ValueError, TypeError, RecursionError):
                 continue  # the cache is an optimisation: such a response is requested again if needed
-        stored = [storable_prediction(prediction) for _, prediction, _ in predictions]
-        rows = [self._prediction_row(run_id, subset, prediction, attempts, now)
-                for (subset, _, attempts), prediction in zip(predictions, stored, strict=True)]
+        stored = [storable_prediction(item[1]) for item in predictions]
+        evidence = [_evidence_texts(item[3] if len(item) > 3 else None) for item in predictions]  # type: ignore[misc]
+        rows = [self._prediction_row(run_id, item[0], prediction, item[2], now, kept)
+                for item, prediction, kept in zip(predictions, stored, evidence, strict=True)]
         bad = {index for index, row in enumerate(rows) if isinstance(row, BaseException)}
         try:
             self._write_batch(cache_rows, [row for index, row in enumerate(rows) if index not in bad])
@@ -466,9 +594,9 @@ class Store:
                         rows[index] = problem
                         bad.add(index)
         for index in sorted(bad):
-            subset, _, attempts = predictions[index]
+            subset, attempts = predictions[index][0], predictions[index][2]
             stored[index] = unstorable(stored[index], rows[index])
-            self._write_batch([], [self._prediction_row(run_id, subset, stored[index], attempts, now)])
+            self._write_batch([], [self._prediction_row(run_id, subset, stored[index], attempts, now, evidence[index])])
         return stored
 
     def _write_cache_rows_alone(self, cache_rows: list[tuple[Any, ...]]) -> None:
@@ -479,9 +607,9 @@ class Store:
                 continue
 
     @staticmethod
-    def _prediction_row(run_id: str, subset: str, prediction: Prediction, attempts: int,
-                        now: float) -> tuple[Any, ...] | BaseException:
-        """The predictions row of one prediction, or why it cannot be made."""
+    def _prediction_row(run_id: str, subset: str, prediction: Prediction, attempts: int, now: float,
+                        evidence: tuple[str | None, str | None] = (None, None)) -> tuple[Any, ...] | BaseException:
+        """The predictions row of one prediction (with its gold and request JSON texts), or why it cannot be made."""
         usage = prediction.usage if isinstance(prediction.usage, dict) else {}
         calls = prediction.tool_calls
         try:
@@ -490,7 +618,7 @@ class Store:
                 _dumps([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
                 _dumps(prediction.result), _dumps(prediction.process), prediction.error, prediction.latency,
                 token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens")), attempts, now,
-                _dumps(prediction.extra),
+                _dumps(prediction.extra), *evidence,
             )
         except (ValueError, TypeError, RecursionError) as problem:  # e.g. an integer too long to write
             return problem
@@ -500,26 +628,50 @@ class Store:
             db.executemany("INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)", cache_rows)
             db.executemany(
                 "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
-                " latency, prompt_tokens, completion_tokens, attempts, created_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " latency, prompt_tokens, completion_tokens, attempts, created_at, extra, gold, request)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
 
     def load_predictions(self, run_id: str) -> dict[str, Prediction]:
-        predictions: dict[str, Prediction] = {}
-        for row in self._query("SELECT * FROM predictions WHERE run_id = ?", (run_id,)):
-            tool_calls = json.loads(row["tool_calls"]) if row["tool_calls"] else None
-            predictions[row["sample_id"]] = Prediction(
-                sample_id=row["sample_id"],
-                output=row["output"],
-                tool_calls=[ToolCall(c["name"], c["arguments"]) for c in tool_calls] if tool_calls is not None else None,
-                result=json.loads(row["result"]) if row["result"] else None,
-                process=json.loads(row["process"]) if row["process"] else None,
-                error=row["error"],
-                latency=row["latency"],
-                usage={"prompt_tokens": row["prompt_tokens"] or 0, "completion_tokens": row["completion_tokens"] or 0},
-                extra=json.loads(row["extra"]) if row["extra"] else None,
-            )
-        return predictions
+        """The run's predictions by sample id (without their evidence: see load_sample_evidence)."""
+        rows = self._query(f"SELECT {', '.join(PREDICTION_COLUMNS)} FROM predictions WHERE run_id = ?", (run_id,))
+        return {row["sample_id"]: _prediction_of(row) for row in rows}
+
+    def load_sample_evidence(self, run_id: str, sample_id: str, mode: str = "official") -> StoredSample:
+        """One sample of a run: its prediction, its verdict in `mode` and its evidence (gold answer, request),
+        in one query of two primary-key lookups (whichever of the rows exists; `subset` None when neither)."""
+        columns = ", ".join([*(f"p.{name} AS p_{name}" for name in PREDICTION_COLUMNS), "p.gold AS p_gold",
+                             "p.request AS p_request", *(f"s.{name} AS s_{name}" for name in SCORE_COLUMNS)])
+        row = self._query(
+            f"SELECT {columns} FROM (SELECT ? AS run_id, ? AS sample_id) AS k"
+            " LEFT JOIN predictions AS p ON p.run_id = k.run_id AND p.sample_id = k.sample_id"
+            " LEFT JOIN sample_scores AS s ON s.run_id = k.run_id AND s.mode = ? AND s.sample_id = k.sample_id",
+            (run_id, sample_id, mode),
+        )[0]
+        prediction = _prediction_of(row, "p_") if row["p_sample_id"] is not None else None
+        score = _score_of(row, "s_") if row["s_sample_id"] is not None else None
+        sample = StoredSample(sample_id, row["p_subset"] or row["s_subset"], prediction, score)
+        return _with_evidence(sample, row["p_gold"], row["p_request"])
+
+    def iter_stored_samples(self, run_id: str, page: int = 256) -> Iterator[StoredSample]:
+        """Every prediction of the run with its evidence (no verdicts), in sample id order, read `page` rows
+        at a time: a run's requests together can be large, so they are never all in memory at once."""
+        columns = f"{', '.join(PREDICTION_COLUMNS)}, gold, request"
+        after: str | None = None
+        while True:
+            if after is None:
+                rows = self._query(f"SELECT {columns} FROM predictions WHERE run_id = ? ORDER BY sample_id LIMIT ?",
+                                   (run_id, page))
+            else:
+                rows = self._query(f"SELECT {columns} FROM predictions WHERE run_id = ? AND sample_id > ?"
+                                   " ORDER BY sample_id LIMIT ?", (run_id, after, page))
+            for row in rows:
+                yield _with_evidence(StoredSample(row["sample_id"], row["subset"], _prediction_of(row)),
+                                     row["gold"], row["request"])
+            if len(rows) < page:
+                return
+            after = rows[-1]["sample_id"]
 
     def prediction_states(self, run_id: str) -> dict[str, bool]:
         """sample id -> True if it ended with a request error."""
@@ -567,14 +719,8 @@ class Store:
 
     def load_scores(self, run_id: str, mode: str = "official") -> list[SampleScore]:
         """The stored verdicts of a run, in the order the samples were scored."""
-        scores = []
-        for row in self._query("SELECT * FROM sample_scores WHERE run_id=? AND mode=? ORDER BY rowid", (run_id, mode)):
-            scores.append(SampleScore(
-                sample_id=row["sample_id"], subset=row["subset"], correct=bool(row["correct"]), error_type=row["error_type"],
-                rule=row["rule"], detail=row["detail"] or "", decoded=json.loads(row["decoded"]) if row["decoded"] else None,
-                process_score=row["process_score"], metrics=json.loads(row["metrics"]) if row["metrics"] else None,
-            ))
-        return scores
+        rows = self._query("SELECT * FROM sample_scores WHERE run_id=? AND mode=? ORDER BY rowid", (run_id, mode))
+        return [_score_of(row) for row in rows]
 
     # ---- response cache -------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluators.core.types import Prediction, Sample
-from evaluators.engine.store import Store
+from evaluators.engine.store import Evidence, Store
 
 
 class WriteBehind:
@@ -26,7 +26,7 @@ class WriteBehind:
         self.run_id = run_id
         self.on_stored = on_stored
         self._responses: list[tuple[str, dict[str, Any]]] = []
-        self._predictions: list[tuple[Sample, Prediction, int]] = []
+        self._predictions: list[tuple[Sample, Prediction, int, dict[str, Any] | None]] = []
         self._scheduled = False
         self.failure: Exception | None = None
 
@@ -34,8 +34,10 @@ class WriteBehind:
         self._responses.append((key, response))
         self._schedule()
 
-    def add_prediction(self, sample: Sample, prediction: Prediction, attempts: int) -> None:
-        self._predictions.append((sample, prediction, attempts))
+    def add_prediction(self, sample: Sample, prediction: Prediction, attempts: int,
+                       request: dict[str, Any] | None = None) -> None:
+        """`request`: the request as sent (see store.Evidence), kept in the sample's row with its gold answer."""
+        self._predictions.append((sample, prediction, attempts, request))
         self._schedule()
 
     def _schedule(self) -> None:
@@ -54,11 +56,11 @@ class WriteBehind:
             return
         responses, predictions = self._responses, self._predictions
         try:
-            stored = self.store.save_batch(self.run_id, responses,
-                                           [(s.subset, p, attempts) for s, p, attempts in predictions])
+            stored = self.store.save_batch(self.run_id, responses, [(s.subset, p, attempts, Evidence(s.gold, request))
+                                                                    for s, p, attempts, request in predictions])
         except Exception as error:  # noqa: BLE001 - kept for the next turn; the run reads `failure`
             self.failure = error
             return
         self._responses, self._predictions = [], []
         self.failure = None
-        self.on_stored([(sample, prediction) for (sample, _, _), prediction in zip(predictions, stored, strict=True)])
+        self.on_stored([(item[0], prediction) for item, prediction in zip(predictions, stored, strict=True)])
