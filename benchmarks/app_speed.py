@@ -36,12 +36,13 @@ def free_port() -> int:
 
 def seed_runs(count: int) -> None:
     """N finished ACEBench runs in the store, as uploads of the built-in example."""
-    from evaluators.cli import EXAMPLE_DIR
+    from evaluators.core.registry import get_benchmark
     from evaluators.engine.store import Store
     from evaluators.submissions import check_submission, store_submission
 
     store = Store()
-    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+    example = get_benchmark("acebench").example.folder
+    submission = check_submission(example / "predictions.jsonl", "acebench", language="en", data_dir=example)
     for index in range(count):
         store_submission(store, submission, f"seeded-model-{index}")
     store.close()

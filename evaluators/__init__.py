@@ -1,3 +1,3 @@
-"""toolboard: score how well LLMs call tools (ACEBench, ToolBench-Static, StepEval-Audio-Toolcall)."""
+"""toolboard: score how well LLMs call tools, one package per benchmark (see `python -m evaluators list`)."""
 
 __version__ = "0.1.0"

@@ -1,23 +1,23 @@
 """Leaderboard tables: published rows, runs evaluated here and uploaded prediction files, side by
 side in the layout of each benchmark's published table. Pure data (pandas); the app only shows it.
 
-Each benchmark has views (ACEBench: a language; ToolBench-Static: a subset; StepEval: a tool) and
-metric columns. Values are fractions in [0, 1], as in reports; the app formats them.
+Each benchmark's package declares its table (core/board_layout.py): views (a language, a subset, a
+tool…) and metric columns. Values are fractions in [0, 1], as in reports; the app formats them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from evaluators.core.board_layout import BoardLayout
 from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import load_published
 from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.engine.settings import SAMPLING_FIELDS
+from evaluators.engine.settings import SAMPLING_FIELDS, RunConfig
 from evaluators.engine.store import RunRow, Store
 
 SOURCES = ("published", "evaluated", "uploaded")
@@ -28,110 +28,9 @@ APART_COLUMN = "apart_reason"
 INFO_COLUMNS = ("request_errors", "mode", "run_id", "fingerprint", "details")
 
 
-@dataclass(frozen=True)
-class BoardLayout:
-    """How a benchmark's table looks: its views, its metric columns and how reports fill them."""
-
-    benchmark: str
-    view_label: str
-    views: tuple[str, ...]
-    columns: tuple[str, ...]
-    # report JSON -> {view: {column: value}}
-    run_values: Callable[[dict[str, Any]], dict[str, dict[str, Any]]]
-    # a published row -> (view, {column: value})
-    published_values: Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]
-    lower_is_better: frozenset[str] = frozenset()
-    detail_columns: tuple[str, ...] = ()
-    text_columns: tuple[str, ...] = ()
-    combine_views: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # A view that averages the others, derived for published tables that print only the parts.
-    macro_view: str | None = None
-
-    @property
-    def default_sort(self) -> str:
-        return self.columns[-1] if self.benchmark == "acebench" else self.columns[0]
-
-
-def _acebench_run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    values: dict[str, Any] = dict(report.get("summary") or {})
-    for name, subset in (report.get("subsets") or {}).items():
-        values[name] = subset.get("metrics", {}).get("accuracy")
-    return {report.get("language") or "en": values}
-
-
-def _acebench_published(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return row.get("language", "en"), dict(row.get("summary") or {})
-
-
-def _per_subset_run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    views = {name: dict(subset.get("metrics") or {}) for name, subset in (report.get("subsets") or {}).items()}
-    summary = report.get("summary") or {}
-    if summary:
-        views["all"] = dict(summary)
-    return views
-
-
-def _per_subset_published(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    return row.get("subset", "all"), dict(row.get("metrics") or row.get("summary") or {})
-
-
-def _stepeval_run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    views = _per_subset_run_values(report)
-    summary = report.get("summary") or {}
-    extras = {key: report.get(key, summary.get(key)) for key in ("modality", "param_method")}
-    if "all" in views:
-        views["macro"] = views.pop("all")
-    for values in views.values():
-        values.update({k: v for k, v in extras.items() if v is not None})
-    return views
-
-
-def _stepeval_published(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    view, values = _per_subset_published(row)
-    values.setdefault("modality", row.get("modality"))
-    return ("macro" if view == "all" else view), values
-
-
-ACEBENCH_CATEGORIES = (
-    "normal_atom_bool", "normal_atom_enum", "normal_atom_number", "normal_atom_list", "normal_atom_object_short",
-    "normal_atom_object_deep", "normal_single_turn_single_function", "normal_single_turn_parallel_function",
-    "normal_multi_turn_user_switch", "normal_multi_turn_user_adjust", "normal_similar_api", "normal_preference",
-    "special_incomplete", "special_error_param", "special_irrelevant", "agent_multi_turn", "agent_multi_step",
-)
-
-LAYOUTS: dict[str, BoardLayout] = {
-    "acebench": BoardLayout(
-        benchmark="acebench", view_label="Language", views=("en", "zh", "combined"),
-        columns=("atom", "single", "multi", "api", "pref", "normal", "special", "agent", "overall"),
-        run_values=_acebench_run_values, published_values=_acebench_published,
-        detail_columns=ACEBENCH_CATEGORIES, combine_views={"combined": ("en", "zh")},
-    ),
-    "toolbench_static": BoardLayout(
-        benchmark="toolbench_static", view_label="Subset", views=("in_domain", "out_of_domain", "all"),
-        columns=("act_em", "plan_em", "f1", "hallu_rate", "rouge_l"),
-        run_values=_per_subset_run_values, published_values=_per_subset_published,
-        lower_is_better=frozenset({"hallu_rate"}), detail_columns=("easy_f1", "hard_f1"),
-    ),
-    "stepeval_audio": BoardLayout(
-        benchmark="stepeval_audio", view_label="Tool",
-        views=("macro", "timbre_rag", "get_date_time", "get_weather", "web_search"),
-        columns=("precision", "recall", "type_accuracy", "param_accuracy"),
-        run_values=_stepeval_run_values, published_values=_stepeval_published,
-        detail_columns=("TP", "FN", "FP", "FP_any"), text_columns=("modality", "param_method"),
-        macro_view="macro",
-    ),
-}
-
-
 def layout_for(benchmark: str) -> BoardLayout:
-    """The benchmark's layout; a benchmark without one gets a plain per-subset table."""
-    if benchmark in LAYOUTS:
-        return LAYOUTS[benchmark]
-    spec = get_benchmark(benchmark)
-    return BoardLayout(
-        benchmark=benchmark, view_label="Subset", views=(*spec.subsets, "all"), columns=spec.metrics,
-        run_values=_per_subset_run_values, published_values=_per_subset_published,
-    )
+    """The benchmark's table as its package declares it."""
+    return get_benchmark(benchmark).board_layout()
 
 
 def published_table(benchmark: str) -> dict[str, Any] | None:
@@ -141,8 +40,8 @@ def published_table(benchmark: str) -> dict[str, Any] | None:
         return None
 
 
-def _published_rows(layout: BoardLayout) -> list[dict[str, Any]]:
-    table = published_table(layout.benchmark)
+def _published_rows(benchmark: str, layout: BoardLayout) -> list[dict[str, Any]]:
+    table = published_table(benchmark)
     if table is None:
         return []
     link = (table.get("source") or {}).get("url", "")
@@ -163,7 +62,8 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
     grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for row in rows:
         if row["view"] in parts:
-            grouped.setdefault((row["model"], str(row.get("modality", ""))), {})[row["view"]] = row
+            labels = tuple(str(row.get(column, "")) for column in layout.text_columns)
+            grouped.setdefault((row["model"], labels), {})[row["view"]] = row
     macro = []
     for (model, _), by_view in grouped.items():
         if set(by_view) != set(parts):
@@ -180,10 +80,9 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
     return macro
 
 
-def _run_rows(layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
-    benchmark = get_benchmark(layout.benchmark)
+def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
     rows = []
-    finished = [run for run in store.list_runs() if run.benchmark == layout.benchmark and run.status == "finished"]
+    finished = [run for run in store.list_runs() if run.benchmark == benchmark.name and run.status == "finished"]
     all_totals = store.all_run_totals([run.id for run in finished if run.source == "endpoint"])
     for run in finished:
         report = store.load_report(run.id, mode)
@@ -246,13 +145,14 @@ def _run_details(run: RunRow) -> str:
     parts.append(", ".join(sampling) if sampling else "the benchmark's sampling")
     if run.config.get("limit"):
         parts.append(f"limit {run.config['limit']}")
-    if model.get("modality", "text") != "text":
-        parts.append(f"{model['modality']} input")
+    config = RunConfig.from_json(run.config)
+    parts += [f"{name} {value}" for name, value in sorted(config.options.items())]
+    parts += [f"{name}: {endpoint.model}" for name, endpoint in sorted(config.roles.items())]
     return ", ".join(parts)
 
 
 def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Views that average others (ACEBench's combined = mean of en and zh), for our own runs:
+    """Views that average others (e.g. a mean over languages), for our own runs:
     the newest run of a model in each part view, when every part exists."""
     combined = []
     for view, parts in layout.combine_views.items():
@@ -279,10 +179,11 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
 
 def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> pd.DataFrame:
     """Every row of the benchmark's table in every view, one column per metric (fractions)."""
-    layout = layout_for(benchmark)
-    rows = _published_rows(layout) if mode == "official" else []
+    spec = get_benchmark(benchmark)
+    layout = spec.board_layout()
+    rows = _published_rows(benchmark, layout) if mode == "official" else []
     if store is not None:
-        ours = _run_rows(layout, store, mode)
+        ours = _run_rows(spec, layout, store, mode)
         rows += ours + _combined_rows(layout, ours)
     columns = [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
                *INFO_COLUMNS]

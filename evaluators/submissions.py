@@ -110,7 +110,7 @@ def _check(path: Path, benchmark_name: str, language: str | None, subsets: list[
     language = resolve_language(benchmark, language)
     chosen = benchmark.expand_subsets(subsets or None)
     if not subsets:
-        chosen = subsets_in_file(path, chosen)
+        chosen = subsets_in_file(path, benchmark, chosen)
     samples = benchmark.load(data_dir, language=language, subsets=chosen)
     predictions, summary = benchmark.match_predictions(path, samples)
     submission = Submission(benchmark, language, path, str(data_dir) if data_dir else None, _digest(path), samples,
@@ -123,10 +123,11 @@ def _check(path: Path, benchmark_name: str, language: str | None, subsets: list[
     return submission
 
 
-def subsets_in_file(path: Path, subsets: list[str]) -> list[str]:
-    """The subsets the file's ids belong to (every benchmark's ids start with `<subset>_`)."""
+def subsets_in_file(path: Path, benchmark: Benchmark, subsets: list[str]) -> list[str]:
+    """The subsets the file's ids belong to (the benchmark says which subset an id is of)."""
     ids = {row.data["id"] for row in read_rows(path) if isinstance(row.data, dict) and isinstance(row.data.get("id"), str)}
-    covered = [name for name in subsets if any(sample_id.startswith(name + "_") for sample_id in ids)]
+    found = {benchmark.subset_of(sample_id) for sample_id in ids}
+    covered = [name for name in subsets if name in found]
     if not covered:
         shown = ", ".join(sorted(ids)[:3]) or "none"
         raise ToolboardError(f"no id in {path.name} belongs to this benchmark's subsets (first ids: {shown})")
@@ -145,16 +146,32 @@ def store_submission(store: Store, submission: Submission, model: str, notes: st
         language=submission.language, subsets=tuple(submission.subsets), data_dir=submission.data_dir,
     )
     fingerprint = hashlib.sha256(
-        f"{submission.digest}|{submission.benchmark.extra.get('data_version', 'unknown')}|{__version__}".encode()
+        f"{submission.digest}|{submission.benchmark.data_version}|{__version__}".encode()
     ).hexdigest()[:16]
     run_id = store.create_run(
         submission.benchmark.name, submission.language, model, UPLOAD_BASE_URL, config.to_json(), fingerprint,
         len(submission.samples), source="upload", notes=notes.strip() or None,
     )
+    from evaluators.engine.client import request_body
+    from evaluators.engine.store import Evidence
+
+    def would_send(sample: Sample) -> dict[str, Any]:
+        """The request kept with an uploaded prediction: the body this tool would send, marked as not sent."""
+        kept = {"not_sent": True, "note": "uploaded predictions: the prompt this tool would send, not necessarily the one used"}
+        build = submission.benchmark.build_request
+        if build is None:
+            return {**kept, "note": "uploaded predictions: the request they answered is not known", "body": None}
+        options = {} if submission.benchmark.request_profile is None else {"prompt_style": "toolboard"}
+        try:
+            return {**kept, "body": request_body(build(sample, mode="prompt", **options), config.model)}
+        except Exception as exc:  # noqa: BLE001 - some items (agent rollouts) have no single prompt
+            return {**kept, "note": f"uploaded predictions: no single prompt for this item ({str(exc)[:300]})", "body": None}
+
     by_id = {s.id: s for s in submission.samples}
     try:
-        store.save_batch(run_id, [], [(by_id[p.sample_id].subset, p, 0) for p in submission.predictions.values()
-                                      if p.sample_id in by_id])
+        store.save_batch(run_id, [], [(by_id[p.sample_id].subset, p, 0, Evidence(by_id[p.sample_id].gold,
+                                                                                 would_send(by_id[p.sample_id])))
+                                      for p in submission.predictions.values() if p.sample_id in by_id])
         for mode in MODES:
             store.save_scores(run_id, mode, submission.scores[mode], submission.reports[mode])
         store.set_status(run_id, "finished", f"uploaded {submission.path.name}: {submission.summary.matched} predictions")

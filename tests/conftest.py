@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.cli import EXAMPLE_DIR
 from evaluators.core.registry import get_benchmark
+from tests.acebench_fixtures import EXAMPLE_DIR
 
 PROJECT = Path(__file__).resolve().parent.parent
 

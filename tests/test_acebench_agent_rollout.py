@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig, UserSimulatorSettings, fingerprint
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, fingerprint
 from evaluators.engine.store import Store
 from tests.agent_fixtures import ITEMS, milestone_plans, write_agent_dataset
 from tests.conftest import PROJECT
@@ -104,8 +104,8 @@ def test_multi_turn_with_the_tested_model_as_user_ends_on_finish_conversation(da
 
 def test_multi_turn_user_simulator_on_its_own_endpoint(data: Path, tmp_path: Path):
     with ScriptedServer(reply=simulated_user) as user_server, ScriptedServer(reply=milestone_agent) as model_server:
-        user = UserSimulatorSettings(base_url=user_server.base_url, model="user-llm", api_key_env="")
-        outcome, predictions = _run(data, tmp_path, model_server, ("agent_multi_turn",), user_simulator=user)
+        user = Endpoint(base_url=user_server.base_url, model="user-llm", api_key_env="")
+        outcome, predictions = _run(data, tmp_path, model_server, ("agent_multi_turn",), roles={"user": user})
         assert all(is_user_simulator(body) for body in user_server.bodies)
         assert not any(is_user_simulator(body) for body in model_server.bodies)
         assert {body["model"] for body in user_server.bodies} == {"user-llm"}
@@ -123,15 +123,24 @@ def test_multi_turn_that_never_finishes_stops_at_the_message_limit(data: Path, t
     assert prediction.process == [] and prediction.result == []
 
 
-def test_user_simulator_settings_load_and_fingerprint():
+def test_user_role_settings_load_and_fingerprint():
     model = ModelSettings(base_url="http://x/v1", model="m")
     plain = RunConfig("acebench", model)
     old = plain.to_json()
-    old.pop("user_simulator")  # a config stored before the field existed
+    old.pop("roles"), old.pop("options")  # a config stored before the fields existed
     assert RunConfig.from_json(old) == plain
-    user = RunConfig("acebench", model, user_simulator=UserSimulatorSettings("http://y/v1", "judge-user"))
+    user = RunConfig("acebench", model, roles={"user": Endpoint("http://y/v1", "judge-user")})
     assert RunConfig.from_json(json.loads(json.dumps(user.to_json()))) == user
     assert fingerprint(plain, "d", "v") != fingerprint(user, "d", "v")
+    # stored before roles were declared: the simulated user had a field of its own, and keeps its fingerprint
+    legacy = {**old, "user_simulator": {"base_url": "http://y/v1", "model": "judge-user", "api_key_env": "OPENAI_API_KEY"}}
+    assert RunConfig.from_json(legacy) == user
+    identity = {"benchmark": "acebench", "language": None, "data_version": "d", "evaluator_version": "v",
+                "generation": model.generation(), "user_simulator": {"model": "judge-user"}}
+    import hashlib
+
+    expected = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+    assert fingerprint(RunConfig.from_json(legacy), "d", "v") == fingerprint(user, "d", "v") == expected
 
 
 def test_cli_run_agent_multi_step_end_to_end(data: Path, tmp_path: Path):
@@ -151,7 +160,7 @@ def test_cli_user_flags_need_a_benchmark_with_a_simulated_user(tmp_path: Path):
     done = subprocess.run(
         [sys.executable, "-m", "evaluators", "run", "toolbench_static", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
          "--user-model", "u"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "has no simulated user" in done.stderr
+    assert done.returncode == 2 and "toolbench_static has no role 'user'" in done.stderr
 
 
 def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_path: Path):
@@ -175,3 +184,37 @@ def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_
     assert "<h4>Transcript</h4>" in page and "turn-agent" in page and "turn-execution" in page
     assert "[{&#x27;status&#x27;: True" in page  # execution results are shown escaped
     assert "End state (agent)" in page and "Gold answer" in page
+
+
+def test_cli_role_flag_gives_the_simulated_user_its_own_endpoint(data: Path, tmp_path: Path):
+    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home"), "TOOLBOARD_TEST_USER_KEY": "sk-user"}
+    with ScriptedServer(reply=simulated_user) as user_server, ScriptedServer(reply=milestone_agent) as model_server:
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluators", "run", "acebench", "--subset", "agent_multi_turn", "--data-dir", str(data),
+             "--base-url", model_server.base_url, "--model", "scripted", "--api-key-env", "",
+             "--role", f"user={user_server.base_url},user-llm,TOOLBOARD_TEST_USER_KEY", "--json"],
+            cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert user_server.bodies and all(is_user_simulator(body) for body in user_server.bodies)
+        assert {body["model"] for body in user_server.bodies} == {"user-llm"}
+        assert user_server.headers_seen[0]["authorization"] == "Bearer sk-user"
+        assert not any(is_user_simulator(body) for body in model_server.bodies)
+    assert json.loads(done.stdout)["subsets"]["agent_multi_turn"]["metrics"]["accuracy"] == 1.0
+
+
+def test_cli_list_names_each_benchmarks_roles_and_options():
+    done = subprocess.run([sys.executable, "-m", "evaluators", "list"], cwd=PROJECT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "role user: Simulated user" in done.stdout and "role judge: Parameter judge" in done.stdout
+    assert "option modality: text | audio (default text)" in done.stdout
+
+
+def test_the_tested_model_playing_the_user_keeps_its_own_request_as_evidence(data: Path, tmp_path: Path):
+    with ScriptedServer(reply=lambda body: simulated_user(body) if is_user_simulator(body) else milestone_agent(body)) as server:
+        outcome, _ = _run(data, tmp_path, server, ("agent_multi_turn",))
+    store = Store(tmp_path / "db.sqlite")
+    kept = [store.load_sample_evidence(outcome.run_id, f"agent_multi_turn_{i}").request for i in (0, 1)]
+    # the simulated user's prompts went through the same client, but each sample keeps the agent's request
+    assert all(one["body"] is not None and not is_user_simulator(one["body"]) for one in kept)
+    assert sum(one["requests"] for one in kept) == sum(1 for body in server.bodies if not is_user_simulator(body))

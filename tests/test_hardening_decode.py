@@ -23,11 +23,10 @@ from evaluators.acebench.decode import (
     parse_call_list,
     strict_bracket_candidates,
 )
-from evaluators.cli import EXAMPLE_DIR
 from evaluators.core.types import Prediction, Sample, ToolCall
 from evaluators.stepeval_audio.extract import arguments_object, hermes_json_call, step_text_call
 from evaluators.toolbench_static.parse import parse_step, strict_strips_think_blocks
-from tests.acebench_fixtures import GOLD, SPEC, verdict
+from tests.acebench_fixtures import EXAMPLE_DIR, GOLD, SPEC, verdict
 from tests.conftest import PROJECT
 
 SHARED_LIST_BOMB = "[Trip_plan(city=[[1]*99999]*99999)]"  # 24 characters of arguments, 10^10 elements written out

@@ -37,7 +37,7 @@ from evaluators.engine.endpoint_guard import (
 from evaluators.engine.redact import REDACTED, redact
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, parse_retry_after, usable_delay
-from evaluators.engine.settings import JudgeSettings, ModelSettings, RunConfig
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig
 from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import correct_reply, write_dataset
@@ -323,9 +323,9 @@ def test_a_run_with_a_broken_key_sends_nothing(data: Path, tmp_path: Path):
 
 
 def test_check_run_keys_checks_the_given_key_and_every_key_variable(monkeypatch: pytest.MonkeyPatch):
-    judge = JudgeSettings("http://127.0.0.1:9/v1", "judge-m", api_key_env="TOOLBOARD_TEST_JUDGE_KEY")
-    config = RunConfig("stepeval_audio", ModelSettings("http://127.0.0.1:9/v1", "m", api_key_env="TOOLBOARD_TEST_KEY",
-                                                       judge=judge))
+    judge = Endpoint("http://127.0.0.1:9/v1", "judge-m", api_key_env="TOOLBOARD_TEST_JUDGE_KEY")
+    config = RunConfig("stepeval_audio", ModelSettings("http://127.0.0.1:9/v1", "m", api_key_env="TOOLBOARD_TEST_KEY"),
+                       roles={"judge": judge})
     monkeypatch.setenv("TOOLBOARD_TEST_KEY", "sk-model-key\n")  # a trailing newline is only stripped
     monkeypatch.setenv("TOOLBOARD_TEST_JUDGE_KEY", "sk-judge-key")
     check_run_keys(config)

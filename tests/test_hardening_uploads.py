@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from gradio.utils import get_upload_folder
 
-from evaluators.cli import EXAMPLE_DIR
 from evaluators.core import archive
 from evaluators.core.errors import DataError, PredictionsError
 from evaluators.core.predictions import read_rows
 from evaluators.engine.store import Store
 from evaluators.submissions import check_submission, store_submission
+from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import write_predictions
 from tests.conftest import PROJECT, run_cli
 

@@ -27,7 +27,7 @@ def test_a_benchmark_without_languages_refuses_one():
 
 def test_runnable_subsets_expand_groups_and_refuse_unknown_names():
     acebench = get_benchmark("acebench")
-    assert runnable_subsets(acebench, ()) == [s for s in acebench.subsets if acebench.can_solve(s)]
+    assert runnable_subsets(acebench, ()) == list(acebench.subsets)
     assert runnable_subsets(acebench, ["normal_atom_bool"]) == ["normal_atom_bool"]
     with pytest.raises(ToolboardError, match="unknown subset 'atoms' for acebench"):
         runnable_subsets(acebench, ["atoms"])

@@ -150,7 +150,7 @@ def test_hub_text_mode_never_fetches_the_audio(tmp_path: Path, monkeypatch: pyte
 
                 return ChatResult("好的", None, {}, 0.0, 1, False, "k", {})
 
-        prediction = asyncio.run(solve(samples[0], TextChat(), "tools"))
+        prediction = asyncio.run(solve(samples[0], {"model": TextChat()}, {"request_mode": "tools"}))
         assert prediction.extra == {"modality": "text"}
         assert not any("wav.tar" in request for request in hub.requests)
         assert "GET get_weather_positive.jsonl" in hub.requests

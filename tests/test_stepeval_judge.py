@@ -1,5 +1,5 @@
-"""The parameter judge: verdict parsing, and a scripted judge server behind `score --judge-…` and
-`run --judge-…` (verdicts cached like any request, the key never stored)."""
+"""The parameter judge: verdict parsing, and a scripted judge server behind `score --role judge=…` and
+`run --role judge=…` (and the older --judge-… flags) (verdicts cached like any request, the key never stored)."""
 
 from __future__ import annotations
 
@@ -77,8 +77,7 @@ def test_score_with_a_judge_is_labelled_cached_and_keeps_the_key_out(tmp_path: P
     env = {"TOOLBOARD_TEST_JUDGE_KEY": "sk-judge-secret"}
     with ScriptedServer(reply=judge_reply) as judge:
         args = ("score", "stepeval_audio", str(predictions), "--data-dir", str(data), "--subset", "get_weather", "web_search",
-                "get_date_time", "--json", "--judge-base-url", judge.base_url, "--judge-model", "judge-m",
-                "--judge-api-key-env", "TOOLBOARD_TEST_JUDGE_KEY")
+                "get_date_time", "--json", "--role", f"judge={judge.base_url},judge-m,TOOLBOARD_TEST_JUDGE_KEY")
         first = run_cli(*args, env=env)
         assert first.returncode == 0, first.stderr
         assert judge.requests == 3  # the right-tool positives of tools with arguments
@@ -104,18 +103,25 @@ def test_score_stops_clearly_when_the_judge_fails(tmp_path: Path):
     assert "judge judge-m: HTTP 401" in result.stderr and "_positive_" in result.stderr
 
 
-def test_judge_prediction_without_a_run_client(tmp_path: Path):
+def test_judge_prediction_with_a_judge_client(tmp_path: Path):
     import asyncio
 
     from evaluators.core.types import Prediction, ToolCall
-    from evaluators.engine.settings import JudgeSettings
-    from evaluators.stepeval_audio.judge import judge_prediction
+    from evaluators.engine.settings import Endpoint, role_settings
+    from evaluators.stepeval_audio.judge import JUDGE_ROLE, judge_client, judge_prediction
+
+    async def judged(sample, prediction, url):
+        client = judge_client(role_settings(JUDGE_ROLE, Endpoint(url, "j")))
+        try:
+            return await judge_prediction(sample, prediction, client)
+        finally:
+            await client.close()
 
     samples = get_benchmark("stepeval_audio").load(write_stepeval(tmp_path / "d"))
     weather = next(s for s in samples if s.id == "get_weather_positive_1")
     prediction = Prediction(weather.id, tool_calls=[ToolCall("get_weather", {"location": "shanghai"})])
     with ScriptedServer(reply=judge_reply) as judge:
-        verdict = asyncio.run(judge_prediction(weather, prediction, JudgeSettings(judge.base_url, "j")))
-        reply = asyncio.run(judge_prediction(weather, Prediction(weather.id, output="好的"), JudgeSettings(judge.base_url, "j")))
+        verdict = asyncio.run(judged(weather, prediction, judge.base_url))
+        reply = asyncio.run(judged(weather, Prediction(weather.id, output="好的"), judge.base_url))
         assert judge.requests == 1
     assert verdict["label"] == "no" and verdict["method"] == "judge:j" and reply is None

@@ -17,7 +17,7 @@ from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Sample
 from evaluators.engine.client import RetryPolicy
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.settings import JudgeSettings, ModelSettings, RunConfig, fingerprint
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, fingerprint
 from evaluators.engine.store import Store
 from evaluators.stepeval_audio.checker import exact_arguments_match
 from tests import stepeval_fixtures
@@ -100,13 +100,14 @@ def test_cli_run_text_mode_on_the_real_samples(tmp_path: Path, real_stepeval_dir
     with_history = [b for b in server.bodies if any(m["role"] == "tool" for m in b["messages"])]
     assert len(with_history) == 1 and with_history[0]["messages"][6]["tool_calls"][0]["id"] == "call_5"
     exported = json.loads(run_cli("export", report["run_id"]).stdout)
-    assert exported["config"]["model"]["modality"] == "text" and exported["config"]["model"]["judge"] is None
+    assert exported["config"]["options"] == {} and exported["config"]["roles"] == {}
 
 
-def _config(server: ScriptedServer, data: Path, **model: Any) -> RunConfig:
+def _config(server: ScriptedServer, data: Path, judge: Endpoint | None = None, **options: str) -> RunConfig:
     settings = ModelSettings(base_url=server.base_url, model="scripted", request_mode="tools", api_key_env="TOOLBOARD_TEST_KEY",
-                             timeout=5.0, **model)
-    return RunConfig("stepeval_audio", settings, data_dir=str(data), concurrency=4, max_attempts=2)
+                             timeout=5.0)
+    return RunConfig("stepeval_audio", settings, data_dir=str(data), concurrency=4, max_attempts=2,
+                     roles={"judge": judge} if judge else {}, options=options)
 
 
 def _run(store: Store, config: RunConfig, rerun: str | None = None):
@@ -127,7 +128,7 @@ def test_run_with_a_judge_stores_verdicts_and_settings(tmp_path: Path, monkeypat
     monkeypatch.setattr(judge_module, "judge_client", no_client_per_call)
     store = Store(tmp_path / "db.sqlite")
     with ScriptedServer(reply=model_reply) as server, ScriptedServer(reply=judge_reply) as judge:
-        judge_settings = JudgeSettings(judge.base_url, "judge-m", api_key_env="TOOLBOARD_TEST_JUDGE_KEY")
+        judge_settings = Endpoint(judge.base_url, "judge-m", api_key_env="TOOLBOARD_TEST_JUDGE_KEY")
         outcome = _run(store, _config(server, data, judge=judge_settings))
         plain = _run(store, _config(server, data))
         assert judge.requests == 5  # right-tool positives of tools with arguments: weather 2, timbre 2, web search 1
@@ -140,10 +141,10 @@ def test_run_with_a_judge_stores_verdicts_and_settings(tmp_path: Path, monkeypat
     verdict = store.load_predictions(outcome.run_id)["timbre_positive_1"].extra["judge"]
     assert verdict["method"] == "judge:judge-m" and verdict["label"] == "yes" and verdict["call"]["name"] == "timbre_rag"
     run = store.get_run(outcome.run_id)
-    assert run.config["model"]["judge"] == {"base_url": judge.base_url, "model": "judge-m",
-                                            "api_key_env": "TOOLBOARD_TEST_JUDGE_KEY", "timeout": 300.0}
+    assert run.config["roles"] == {"judge": {"base_url": judge.base_url, "model": "judge-m",
+                                             "api_key_env": "TOOLBOARD_TEST_JUDGE_KEY"}}
     assert run.fingerprint != store.get_run(plain.run_id).fingerprint
-    assert RunConfig.from_json(run.config).model.judge == judge_settings
+    assert RunConfig.from_json(run.config).roles["judge"] == judge_settings
     assert b"sk-run-judge" not in (tmp_path / "db.sqlite").read_bytes()
 
 
@@ -154,7 +155,7 @@ def test_a_failed_judge_is_a_request_error_and_reruns_without_asking_the_model_a
     with ScriptedServer(reply=model_reply) as server, ScriptedServer(
         reply=judge_reply, fault=lambda key, attempt: Fault(status=503) if failing["on"] else None
     ) as judge:
-        outcome = _run(store, _config(server, data, judge=JudgeSettings(judge.base_url, "judge-m")))
+        outcome = _run(store, _config(server, data, judge=Endpoint(judge.base_url, "judge-m")))
         report = outcome.report.to_json()
         assert report["errors"]["request_error"] == 5
         errors = [p.error for p in store.load_predictions(outcome.run_id).values() if p.error]
@@ -179,7 +180,7 @@ def test_audio_mode_run_sends_wavs_and_records_its_modality(tmp_path: Path):
         assert users and all(m["content"][0]["type"] == "input_audio" for m in users)
     report = outcome.report.to_json()
     assert report["summary"]["modality"] == "audio" and "request_error" not in report["errors"]
-    assert store.get_run(outcome.run_id).config["model"]["modality"] == "audio"
+    assert store.get_run(outcome.run_id).config["options"] == {"modality": "audio"}
 
 
 def test_audio_mode_without_wavs_fails_each_sample_clearly(tmp_path: Path):
@@ -197,19 +198,35 @@ def test_old_stored_configs_load_and_keep_their_fingerprint():
                                               "temperature": 0.0, "max_tokens": None, "timeout": 120.0, "extra_body": {}},
            "language": "en", "subsets": [], "limit": None, "data_dir": None, "concurrency": 8, "use_cache": True, "max_attempts": 6}
     config = RunConfig.from_json(old)
-    assert config.model.modality == "text" and config.model.judge is None
+    assert config.options == {} and config.roles == {}
     identity = {"benchmark": "acebench", "language": "en", "data_version": "d", "evaluator_version": "v",
                 "generation": {"model": "m", "request_mode": "prompt", "temperature": 0.0, "max_tokens": None, "extra_body": {}}}
     import hashlib
 
     assert fingerprint(config, "d", "v") == hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
     audio = RunConfig.from_json({**old, "model": {**old["model"], "modality": "audio"}})
+    assert audio.options == {"modality": "audio"}
     assert fingerprint(audio, "d", "v") != fingerprint(config, "d", "v")
+    # a run stored with the old fields and a run made today with the same settings share a fingerprint
+    judged_old = {**old, "model": {**old["model"], "modality": "audio",
+                                   "judge": {"base_url": "http://j/v1", "model": "j", "api_key_env": "J", "timeout": 300.0}}}
+    judged_new = RunConfig(old["benchmark"], RunConfig.from_json(old).model, language="en",
+                           roles={"judge": Endpoint("http://j/v1", "j", "J")}, options={"modality": "audio"})
+    legacy_identity = {**identity, "generation": {**identity["generation"], "modality": "audio", "judge": {"model": "j"}}}
+    legacy = hashlib.sha256(json.dumps(legacy_identity, sort_keys=True).encode()).hexdigest()[:16]
+    assert fingerprint(RunConfig.from_json(judged_old), "d", "v") == fingerprint(judged_new, "d", "v") == legacy
 
 
 def test_cli_refuses_audio_and_judge_where_they_do_not_apply(example_dir: Path):
     result = run_cli("run", "acebench", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--modality", "audio")
-    assert result.returncode == 2 and "acebench has no audio mode" in result.stderr
+    assert result.returncode == 2 and "acebench has no option 'modality'" in result.stderr
     result = run_cli("run", "toolbench_static", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
                      "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "j")
-    assert result.returncode == 2 and "toolbench_static has no parameter judge" in result.stderr
+    assert result.returncode == 2 and "toolbench_static has no role 'judge'" in result.stderr
+    result = run_cli("run", "toolbench_static", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                     "--role", "judge=http://127.0.0.1:9/v1,j")
+    assert result.returncode == 2 and "toolbench_static has no role 'judge'; its roles: none" in result.stderr
+    result = run_cli("run", "stepeval_audio", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--option", "modality=video")
+    assert result.returncode == 2 and "option modality of stepeval_audio takes text, audio (got 'video')" in result.stderr
+    result = run_cli("run", "stepeval_audio", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--role", "judge=only-a-url")
+    assert result.returncode == 2 and "expected NAME=URL,MODEL[,KEY_ENV]" in result.stderr

@@ -243,6 +243,6 @@ def test_prediction_errors_name_the_line(fixture_dir: Path, tmp_path: Path):
 def test_judge_flags_are_refused_elsewhere(example_dir: Path):
     result = run_cli("score", "acebench", str(example_dir / "predictions.jsonl"), "--data-dir", str(example_dir),
                      "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "j")
-    assert result.returncode == 2 and "acebench has no parameter judge" in result.stderr
+    assert result.returncode == 2 and "acebench has no role 'judge'; its roles: user" in result.stderr
     result = run_cli("score", "stepeval_audio", "x.jsonl", "--judge-model", "j")
     assert result.returncode == 2 and "--judge-base-url and --judge-model go together" in result.stderr

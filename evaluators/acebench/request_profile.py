@@ -71,7 +71,7 @@ def request_profile(config: Any) -> RequestProfile:
     if official:
         if "agent_multi_turn" in subsets:
             differences.append(SIMULATED_USER_ROLE_DIFFERENCE)
-            user = config.user_simulator.model if config.user_simulator is not None else model.model
+            user = config.roles["user"].model if "user" in config.roles else model.model
             if user != OFFICIAL_USER_MODEL:
                 differences.append(f"the simulated user is {user} (the official default is {OFFICIAL_USER_MODEL})")
         differences.append(MODEL_NAME_CASES_DIFFERENCE)

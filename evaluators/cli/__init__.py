@@ -1,12 +1,11 @@
 """The command line, `python -m evaluators list | score | run | replay | runs | export | demo`.
 
 One module per concern: `parser` (the grammar), `main` (dispatch and exit codes), `offline_commands`
-(list, score, demo, replay), `run_config` and `companions` (run flags -> RunConfig), `run_command`
+(list, score, demo, replay), `run_config` and `roles` (run flags, --role and --option -> RunConfig), `run_command`
 (run with a progress bar), `stored_runs` (runs, export), `report_text` (a report on the terminal).
 The engine never sees argparse: it takes the RunConfig and plain values these modules build."""
 
 from evaluators.cli.main import main
-from evaluators.cli.offline_commands import EXAMPLE_DIR
 from evaluators.cli.report_text import format_report, print_report
 
-__all__ = ["EXAMPLE_DIR", "format_report", "main", "print_report"]
+__all__ = ["format_report", "main", "print_report"]

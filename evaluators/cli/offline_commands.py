@@ -6,14 +6,12 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
-from evaluators.cli.companions import judge_settings
 from evaluators.cli.report_text import print_report
-from evaluators.core.registry import all_benchmarks, get_benchmark, score_all
+from evaluators.cli.roles import chosen_roles
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark, score_all
 from evaluators.core.selection import language_names, resolve_language
-
-EXAMPLE_DIR = Path(__file__).parents[1] / "acebench" / "example"
 
 
 def list_command(_: argparse.Namespace) -> int:
@@ -23,7 +21,14 @@ def list_command(_: argparse.Namespace) -> int:
             print(f"  languages: {', '.join(language_names(benchmark))}")
         print(f"  groups: {', '.join(benchmark.groups)}")
         print(f"  subsets: {', '.join(benchmark.subsets)}")
-        print(f"  metrics: {', '.join(benchmark.metrics)}; summary: {', '.join(benchmark.summary_metrics)}")
+        print(f"  metrics: {', '.join(benchmark.metric_names)}; summary: {', '.join(benchmark.summary_names)}")
+        for role in benchmark.roles:
+            fallback = f"; without one, {role.fallback}" if role.fallback else ""
+            print(f"  role {role.name}: {role.label}, {role.description}{fallback} (--role {role.name}=URL,MODEL[,KEY_ENV])")
+        for option in benchmark.options:
+            print(f"  option {option.name}: {' | '.join(option.choices)} (default {option.default}): {option.description}")
+        if benchmark.request_profile is not None:
+            print("  prompt styles: official | toolboard (--prompt-style)")
     return 0
 
 
@@ -31,12 +36,12 @@ def score_command(args: argparse.Namespace) -> int:
     benchmark = get_benchmark(args.benchmark)
     language = resolve_language(benchmark, args.language)
     subsets = benchmark.expand_subsets(args.subset)
-    judge = judge_settings(args, benchmark)
+    roles = chosen_roles(args, benchmark, scoring_files=True)
     started = time.perf_counter()
     samples = benchmark.load(args.data_dir, language=language, subsets=subsets)
     predictions = benchmark.read_predictions(args.predictions, samples)
-    if judge is not None:  # the judge runs before scoring, which stays pure
-        benchmark.extra["judge_predictions"](samples, predictions, judge)
+    if roles and benchmark.prepare_uploaded is not None:  # the roles work before scoring, which stays pure
+        benchmark.prepare_uploaded(samples, predictions, roles)
     scores = score_all(benchmark, samples, predictions, args.mode)
     report = benchmark.report(samples, scores, mode=args.mode, language=language, subsets=subsets)
     if args.samples:
@@ -58,13 +63,15 @@ def _verdict_line(verdict: dict) -> str:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    benchmark = get_benchmark("acebench")
-    samples = benchmark.load(EXAMPLE_DIR, language="en", subsets=None)
-    predictions = benchmark.read_predictions(EXAMPLE_DIR / "predictions.jsonl", samples)
+    benchmark = _with_example(args.benchmark)
+    example = benchmark.example
+    assert example is not None
+    samples = benchmark.load(example.folder, language=example.language, subsets=None)
+    predictions = benchmark.read_predictions(example.folder / "predictions.jsonl", samples)
     scores = score_all(benchmark, samples, predictions, args.mode)
-    report = benchmark.report(samples, scores, mode=args.mode, language="en")
+    report = benchmark.report(samples, scores, mode=args.mode, language=example.language)
     if not args.json:
-        print("Built-in example: a few ACEBench-style items written for this project, and one model's answers.\n")
+        print(f"Built-in example of {benchmark.title}: {example.note}.\n")
         for result in scores:
             verdict = "right" if result.correct else f"wrong ({result.error_type}: {result.rule})"
             print(f"  {result.sample_id:<45} {verdict}")
@@ -73,13 +80,26 @@ def demo_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def replay_command(args: argparse.Namespace) -> int:
-    # Imported here: the agent environment is ACEBench's alone and only this command needs it.
-    from evaluators.acebench.agent.replay import replay_file
-    from evaluators.acebench.categories import AGENT
+def _with_example(name: str | None) -> Benchmark:
+    """The benchmark named (it must ship an example), else the first that ships one."""
+    if name:
+        benchmark = get_benchmark(name)
+        if benchmark.example is None:
+            raise ToolboardError(f"{benchmark.name} has no built-in example")
+        return benchmark
+    found = [benchmark for benchmark in all_benchmarks() if benchmark.example is not None]
+    if not found:
+        raise ToolboardError("no benchmark has a built-in example")
+    return found[0]
 
+
+def replay_command(args: argparse.Namespace) -> int:
     benchmark = get_benchmark(args.benchmark)
+    if benchmark.replay is None:
+        with_replay = [b.name for b in all_benchmarks() if b.replay is not None]
+        raise ToolboardError(f"{benchmark.name} has no agent environments to replay; these do: "
+                             f"{', '.join(with_replay) or 'none'}")
     language = resolve_language(benchmark, args.language)
-    samples = benchmark.load(args.data_dir, language=language, subsets=list(AGENT))
-    replay_file(samples, args.calls, sys.stdout)
+    samples = benchmark.load(args.data_dir, language=language, subsets=list(benchmark.replay.subsets))
+    benchmark.replay.run(samples, args.calls, sys.stdout)
     return 0

@@ -6,9 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
+from evaluators.cli.roles import add_role_arguments
 from evaluators.core.registry import MODES
 from evaluators.core.types import PROMPT_STYLES
-from evaluators.engine.settings import MODALITIES, REQUEST_MODES
+from evaluators.engine.settings import REQUEST_MODES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     runs = commands.add_parser("runs", help="list stored runs")
     runs.add_argument("--json", action="store_true")
     _add_export(commands)
-    demo = commands.add_parser("demo", help="score the built-in ACEBench example (no download needed)")
+    demo = commands.add_parser("demo", help="score a benchmark's built-in example (no download needed)")
+    demo.add_argument("benchmark", nargs="?", help="default: the first benchmark with a built-in example")
     demo.add_argument("--mode", choices=MODES, default="official")
     demo.add_argument("--json", action="store_true")
     return parser
@@ -35,7 +37,7 @@ def _add_score(commands: argparse._SubParsersAction) -> None:
     score.add_argument("--mode", choices=MODES, default="official", help="official (default) or strict")
     score.add_argument("--json", action="store_true", help="print the report as one JSON object")
     score.add_argument("--samples", type=Path, help="also write every sample's verdict here (JSON Lines)")
-    _add_judge_options(score)
+    add_role_arguments(score, with_options=False)
 
 
 def _add_run(commands: argparse._SubParsersAction) -> None:
@@ -50,19 +52,14 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
     run.add_argument("--http-workers", type=int, help=argparse.SUPPRESS)  # removed: refused with the reason
     run.add_argument("--request-mode", choices=REQUEST_MODES, default="prompt", help="text prompt (default) or native tools")
-    run.add_argument("--modality", choices=MODALITIES, default="text", help="user turns as transcripts (default) or audio (stepeval_audio)")
-    _add_judge_options(run)
-    run.add_argument("--user-base-url", help="endpoint of the simulated user (ACEBench agent_multi_turn; default: --base-url)")
-    run.add_argument("--user-model", help="model playing the simulated user (default: --model)")
-    run.add_argument("--user-api-key-env", help="environment variable holding the simulated user's key (default: --api-key-env)")
+    add_role_arguments(run, with_options=True)
     run.add_argument("--prompt-style", choices=PROMPT_STYLES,
-                     help="ACEBench: official (default when the official prompt files are there: the requests the "
-                          "official code sends) or toolboard (our own wording)")
+                     help="benchmarks with a request profile (see `list`): official (default when the official prompt "
+                          "files are there: the requests the official code sends) or toolboard (our own wording)")
     run.add_argument("--temperature", type=float,
-                     help="default: the benchmark's (ACEBench official: 0.7 single-turn, 0.001 agent), else 0")
-    run.add_argument("--top-p", type=float, help="default: the benchmark's (ACEBench official: 1), else not sent")
-    run.add_argument("--max-tokens", type=int,
-                     help="default: the benchmark's (ACEBench official: 1200 single-turn, 1000 agent), else not sent")
+                     help="default: the benchmark's (its official sampling, where it has one), else 0")
+    run.add_argument("--top-p", type=float, help="default: the benchmark's, else not sent")
+    run.add_argument("--max-tokens", type=int, help="default: the benchmark's, else not sent")
     run.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
     run.add_argument("--max-attempts", type=int, default=6, help="attempts per request before it counts as an error")
     run.add_argument("--extra-body", type=json.loads, default={}, help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')
@@ -74,10 +71,10 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_replay(commands: argparse._SubParsersAction) -> None:
-    replay = commands.add_parser("replay", help="run agent messages through an ACEBench item's environment (no model)")
-    replay.add_argument("benchmark", choices=["acebench"])
-    replay.add_argument("--data-dir", type=Path, help="local copy of ACEBench (else TOOLBOARD_DATA_DIR, else download)")
-    replay.add_argument("--language", default="en", help="en (default) or zh")
+    replay = commands.add_parser("replay", help="run agent messages through an agent item's environment (no model)")
+    replay.add_argument("benchmark", help="a benchmark with agent environments (see `list`)")
+    replay.add_argument("--data-dir", type=Path, help="local copy of the benchmark data (else TOOLBOARD_DATA_DIR, else download)")
+    replay.add_argument("--language", help="one of the benchmark's languages (default: its first)")
     replay.add_argument("--calls", type=Path, required=True,
                         help='JSON Lines: {"id": ITEM_ID, "calls": ["[turn_on_wifi()]", ...]}; prints {"id", "state"} per line')
 
@@ -92,11 +89,5 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
 
 def _add_data_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--data-dir", type=Path, help="local copy of the benchmark data (else TOOLBOARD_DATA_DIR, else download)")
-    command.add_argument("--language", help="en or zh (ACEBench)")
+    command.add_argument("--language", help="one of the benchmark's languages, if it has any (default: its first)")
     command.add_argument("--subset", nargs="+", help="subset or group names (default: all)")
-
-
-def _add_judge_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--judge-base-url", help="parameter judge endpoint (stepeval_audio; else arguments are matched exactly)")
-    command.add_argument("--judge-model", help="parameter judge model name")
-    command.add_argument("--judge-api-key-env", default="OPENAI_API_KEY", help="environment variable holding the judge's key (never stored)")

@@ -29,9 +29,9 @@ def format_report(report: Report) -> str:
 
 
 def _fmt(value: float | int | str | None) -> str:
-    if isinstance(value, str):  # labels such as StepEval's param_method
+    if isinstance(value, str):  # labels, such as how parameters were judged
         return value
-    if isinstance(value, int):  # counts such as StepEval's TP / FP
+    if isinstance(value, int):  # counts, such as true / false positives
         return str(value)
     return "—" if value is None else f"{value:.3f}"
 

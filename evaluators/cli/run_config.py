@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from evaluators.cli.companions import judge_settings, user_simulator_settings
+from evaluators.cli.roles import chosen_options, chosen_roles
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.engine.local_model import is_local, local_model
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig
 
 
 def run_config(args: argparse.Namespace) -> RunConfig:
@@ -30,16 +30,15 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         raise ToolboardError("--concurrency must be at least 1")
     if not isinstance(args.extra_body, dict):
         raise ToolboardError("--extra-body must be a JSON object")
-    if args.modality not in benchmark.extra.get("modalities", ("text",)):
-        raise ToolboardError(f"{benchmark.name} has no {args.modality} mode; drop --modality")
     settings = ModelSettings(
         base_url=base_url, model=model, api_key_env=api_key_env, request_mode=args.request_mode,
         temperature=args.temperature, max_tokens=max_tokens, timeout=args.timeout, extra_body=args.extra_body,
-        modality=args.modality, judge=judge_settings(args, benchmark), top_p=args.top_p, prompt_style=args.prompt_style,
+        top_p=args.top_p, prompt_style=args.prompt_style,
     )
     return RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=tuple(args.subset or ()), limit=args.limit,
         data_dir=str(args.data_dir) if args.data_dir else None, concurrency=args.concurrency,
         use_cache=not args.no_cache, max_attempts=args.max_attempts,
-        user_simulator=user_simulator_settings(args, benchmark, base_url, model, api_key_env),
+        roles=chosen_roles(args, benchmark, Endpoint(base_url, model, api_key_env)),
+        options=chosen_options(args, benchmark),
     )

@@ -20,7 +20,7 @@ from evaluators.core.errors import DataError
 
 _CHUNK = 1 << 16
 MB = 1 << 20  # sizes in messages are in MiB, as the limits are written
-MAX_EXTRACTED_BYTES = 512 * MB  # a benchmark's data archive; ACEBench's data is ~10 MB
+MAX_EXTRACTED_BYTES = 512 * MB  # a benchmark's data archive (today's are ~10 MB)
 MAX_COMPRESSION_RATIO = 200  # per member: JSON deflates ~10:1, a zip bomb 1000:1
 RATIO_FLOOR_BYTES = MB  # a tiny member (padding, blank lines) may compress better; it is harmless
 # Deflate output is read in bounded steps; bzip2 and LZMA are unpacked a whole block at a time,

@@ -48,7 +48,7 @@ MAX_UNPACKED_BYTES = 128 * MB  # everything read from one input: a file, a folde
 MAX_JSON_VALUE_BYTES = 8 * MB
 MAX_ROWS = 100_000  # a benchmark has a few thousand samples; each row read is kept until matched
 # What the parsed rows of one input may hold in memory in all (Python's own object sizes): a real file
-# of every ACEBench sample with long answers holds a few tens of MB.
+# of every sample of a large benchmark, with long answers, holds a few tens of MB.
 MAX_PARSED_BYTES = 160 * MB
 
 
@@ -280,7 +280,7 @@ def raise_on_errors(summary: MatchSummary, path: str | Path) -> None:
 
 
 def text_prediction(row: Row, sample: Sample) -> Prediction:
-    """A prediction made of raw text (`output`, or `result` as ACEBench names it) and/or `tool_calls`."""
+    """A prediction made of raw text (`output`, or `result` as some official result files name it) and/or `tool_calls`."""
     data = row.data
     field_name = "output" if "output" in data else "result"
     text = data.get(field_name)

@@ -1,52 +1,138 @@
-"""The benchmark registry: every benchmark offers the same small surface, found by name."""
+"""The benchmark registry: every benchmark package declares one `Benchmark` in its `benchmark.py`,
+and the registry finds the packages by that file (no list to keep up to date)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from evaluators.core.board_layout import BoardLayout, plain_layout
+from evaluators.core.declarations import About, Metric, Option, Role
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
 from evaluators.core.types import Prediction, Report, RequestProfile, Sample, SampleScore
 
 MODES = ("official", "strict")
+PACKAGES_DIR = Path(__file__).resolve().parents[1]
+DECLARATION_MODULE = "benchmark"
+
+
+def subset_by_prefix(subsets: Sequence[str]) -> Callable[[str], str | None]:
+    """The usual `subset_of_id`: an id starts with `<subset>_` (the longest such subset wins)."""
+    by_length = sorted(subsets, key=len, reverse=True)
+
+    def subset_of_id(sample_id: str) -> str | None:
+        return next((name for name in by_length if sample_id.startswith(name + "_")), None)
+
+    return subset_of_id
+
+
+@dataclass(frozen=True)
+class Example:
+    """A few items and one model's answers shipped with the package: `demo`, and the app's
+    "built-in example" data source (no download)."""
+
+    folder: Path
+    language: str | None
+    note: str
+    # What the app's one-click demo runs of it (subset or group names; empty: every item).
+    demo_subsets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Run recorded agent calls through an item's environment, no model (`replay` command)."""
+
+    subsets: tuple[str, ...]
+    # (samples, JSON Lines file of calls, output stream) -> None
+    run: Callable[[list[Sample], Path, Any], None]
 
 
 @dataclass(frozen=True)
 class Benchmark:
-    """What a benchmark package registers.
+    """Everything about one benchmark, declared once in its package.
 
     load(data_dir, language, subsets, limit) -> samples
     read_predictions(path, samples) -> {sample id: Prediction} (validated against the samples)
+    match_predictions(path, samples) -> (predictions, MatchSummary): the upload check, errors collected
     score(sample, prediction or None, mode) -> SampleScore   (pure)
-    report(samples, scores, mode, language) -> Report        (pure)
+    report(samples, scores, mode, language, subsets) -> Report (pure)
+    async solve(sample, clients, options) -> Prediction: `clients` maps "model" (the model under test)
+        and each role in use to a chat client; `options` holds `request_mode`, `prompt_style` (benchmarks
+        with a request profile) and every declared option's value.
     """
 
     name: str
     title: str
+    description: str
+    about: About
     subsets: tuple[str, ...]
     groups: dict[str, tuple[str, ...]]
-    metrics: tuple[str, ...]
-    summary_metrics: tuple[str, ...]
+    metrics: tuple[Metric, ...]
+    summary_metrics: tuple[Metric, ...]
     languages: tuple[str | None, ...]
+    data_version: str
     load: Callable[..., list[Sample]]
     read_predictions: Callable[[Path, list[Sample]], dict[str, Prediction]]
     score: Callable[[Sample, Prediction | None, str], SampleScore]
     report: Callable[..., Report]
-    # match_predictions(path, samples) -> (predictions, MatchSummary): the upload check, errors collected not raised
     match_predictions: Callable[[Path, list[Sample]], tuple[dict[str, Prediction], Any]] | None = None
     build_request: Callable[..., Any] | None = None
-    # async solve(sample, chat, request_mode) -> Prediction; can_solve(subset) says which subsets it runs
     solve: Callable[..., Any] | None = None
-    can_solve: Callable[[str], bool] = lambda subset: True
-    # request_profile(run config) -> RequestProfile: for benchmarks whose requests come in prompt
-    # styles (official / toolboard); it resolves the run's style and the sampling sent. solve() then
-    # takes `prompt_style=`.
+    # request_profile(run config) -> RequestProfile: for benchmarks whose requests come in prompt styles
+    # (official / toolboard); it resolves the run's style and the sampling sent.
     request_profile: Callable[[Any], RequestProfile] | None = None
-    description: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    roles: tuple[Role, ...] = ()
+    options: tuple[Option, ...] = ()
+    # (samples, predictions, {role name: Endpoint}) -> None: the roles' work on uploaded predictions,
+    # done before the pure scoring (e.g. a judge's verdicts kept in Prediction.extra).
+    prepare_uploaded: Callable[[list[Sample], dict[str, Prediction], dict[str, Any]], Any] | None = None
+    layout: BoardLayout | None = None
+    subset_of_id: Callable[[str], str | None] | None = None
+    example: Example | None = None
+    replay: Replay | None = None
+
+    @property
+    def metric_names(self) -> tuple[str, ...]:
+        return tuple(metric.name for metric in self.metrics)
+
+    @property
+    def summary_names(self) -> tuple[str, ...]:
+        return tuple(metric.name for metric in self.summary_metrics)
+
+    def metric(self, name: str) -> Metric:
+        """The declared metric (per subset or summary) of that name; an undeclared one is shown as named."""
+        for metric in (*self.summary_metrics, *self.metrics):
+            if metric.name == name:
+                return metric
+        return Metric(name)
+
+    def board_layout(self) -> BoardLayout:
+        """The declared table (or a plain per-subset one), with each column's direction and display name."""
+        layout = self.layout or plain_layout(self.subsets, self.metric_names)
+        declared = (*self.summary_metrics, *self.metrics)
+        return replace(layout, lower_is_better=frozenset(m.name for m in declared if not m.higher_is_better),
+                       labels={m.name: m.shown_as for m in declared})
+
+    def subset_of(self, sample_id: str) -> str | None:
+        """The subset a sample id belongs to."""
+        return (self.subset_of_id or subset_by_prefix(self.subsets))(sample_id)
+
+    def role(self, name: str) -> Role:
+        for role in self.roles:
+            if role.name == name:
+                return role
+        known = ", ".join(role.name for role in self.roles) or "none"
+        raise ToolboardError(f"{self.name} has no role {name!r}; its roles: {known}")
+
+    def option(self, name: str) -> Option:
+        for option in self.options:
+            if option.name == name:
+                return option
+        known = ", ".join(option.name for option in self.options) or "none"
+        raise ToolboardError(f"{self.name} has no option {name!r}; its options: {known}")
 
     def expand_subsets(self, names: Sequence[str] | None) -> list[str]:
         """Subset and group names -> subset names, in the benchmark's order."""
@@ -64,31 +150,41 @@ class Benchmark:
         return [s for s in self.subsets if s in chosen]
 
 
-_BENCHMARK_MODULES = ("evaluators.acebench", "evaluators.toolbench_static", "evaluators.stepeval_audio")
-_REGISTRY: dict[str, Benchmark] = {}
+_FOUND: dict[str, Benchmark] = {}
 
 
-def register(benchmark: Benchmark) -> Benchmark:
-    _REGISTRY[benchmark.name] = benchmark
-    return benchmark
+def benchmark_packages(folder: Path = PACKAGES_DIR) -> list[str]:
+    """The packages beside `core` that declare a benchmark (they hold a `benchmark.py`), by name."""
+    return sorted(path.parent.name for path in folder.glob(f"*/{DECLARATION_MODULE}.py")
+                  if (path.parent / "__init__.py").is_file())
 
 
 def _load_all() -> None:
-    for module in _BENCHMARK_MODULES:
-        importlib.import_module(module)
+    if _FOUND:
+        return
+    for package in benchmark_packages():
+        module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.{package}.{DECLARATION_MODULE}")
+        declared = getattr(module, "BENCHMARK", None)
+        if not isinstance(declared, Benchmark):
+            raise ToolboardError(f"{module.__file__} must define BENCHMARK = Benchmark(...)")
+        _FOUND[declared.name] = declared
 
 
 def all_benchmarks() -> list[Benchmark]:
     _load_all()
-    return list(_REGISTRY.values())
+    return list(_FOUND.values())
+
+
+def benchmark_names() -> list[str]:
+    return [benchmark.name for benchmark in all_benchmarks()]
 
 
 def get_benchmark(name: str) -> Benchmark:
     _load_all()
     try:
-        return _REGISTRY[name]
+        return _FOUND[name]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
+        known = ", ".join(sorted(_FOUND))
         raise UnknownBenchmarkError(f"unknown benchmark {name!r}; known: {known}") from None
 
 

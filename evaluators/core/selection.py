@@ -32,12 +32,8 @@ def resolve_language(benchmark: Benchmark, language: str | None) -> str | None:
 
 
 def runnable_subsets(benchmark: Benchmark, names: Sequence[str] | None) -> list[str]:
-    """The subsets a run against an endpoint covers: those named (each must be runnable), else every
-    runnable one."""
-    subsets = benchmark.expand_subsets(names)
-    if not names:
-        return [subset for subset in subsets if benchmark.can_solve(subset)]
-    unsupported = [subset for subset in subsets if not benchmark.can_solve(subset)]
-    if unsupported:
-        raise ToolboardError(f"{benchmark.name} cannot run these subsets against an endpoint yet: {', '.join(unsupported)}")
-    return subsets
+    """The subsets a run against an endpoint covers: those named, else every one; a benchmark with
+    no `solve` runs none."""
+    if benchmark.solve is None:
+        raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
+    return benchmark.expand_subsets(names)

@@ -54,7 +54,7 @@ class SampleScore:
     detail: str = ""
     decoded: Any = None
     process_score: float | None = None
-    # Per-sample metric values, for benchmarks whose metrics are means over samples (ToolBench-Static).
+    # Per-sample metric values, for benchmarks whose metrics are means over samples.
     metrics: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -112,10 +112,7 @@ def check_run_keys(config: RunConfig, given: str | None = None) -> None:
     if given:
         check_api_key(given)
     names = [] if given else [config.model.api_key_env]
-    if config.model.judge is not None:
-        names.append(config.model.judge.api_key_env)
-    if config.user_simulator is not None:
-        names.append(config.user_simulator.api_key_env)
+    names += [endpoint.api_key_env for endpoint in config.roles.values()]
     for name in dict.fromkeys(n for n in names if n):
         check_api_key(key_from_environment(name), f"the API key in {name}")
 

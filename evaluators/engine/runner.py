@@ -17,10 +17,10 @@ from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language, runnable_subsets
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
-from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy, start_request_count
+from evaluators.engine.client import ChatClient, PlayingRole, RequestFailed, RetryPolicy, start_request_count
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
 from evaluators.engine.redact import redact
-from evaluators.engine.settings import ModelSettings, RunConfig, fingerprint
+from evaluators.engine.settings import TESTED_ROLE, RunConfig, fingerprint, role_settings
 from evaluators.engine.store import Store, lease_holder_name
 from evaluators.engine.write_behind import WriteBehind
 
@@ -82,27 +82,6 @@ def _api_key(config: RunConfig, given: str | None = None) -> str | None:
     return key_from_environment(config.model.api_key_env)
 
 
-def _companion_client(settings: ModelSettings, key_env: str, tested: ChatClient) -> ChatClient:
-    """A client for another model the run talks to (simulated user, parameter judge), sharing the tested
-    client's cache, retries and limits; made once per run because a client is costly to create."""
-    return ChatClient(
-        settings, api_key=key_from_environment(key_env), store=tested.store, use_cache=tested.use_cache,
-        retry=tested.retry, concurrency=tested.concurrency, on_response=tested.on_response,
-    )
-
-
-def _user_simulator_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
-    """The simulated user's client when it has its own endpoint or model (else the tested model plays it)."""
-    user = config.user_simulator
-    return None if user is None else _companion_client(user.model_settings(config.model), user.api_key_env, tested)
-
-
-def _judge_client(config: RunConfig, tested: ChatClient) -> ChatClient | None:
-    """The run's parameter judge (StepEval), when one is configured."""
-    judge = config.model.judge
-    return None if judge is None else _companion_client(judge.model_settings(), judge.api_key_env, tested)
-
-
 def _run_context(store: Store, run_id: str, samples: list[Sample] | None) -> tuple[RunConfig, Benchmark, list[Sample]]:
     """A stored run's settings, its benchmark and its samples (loaded again unless given)."""
     config = RunConfig.from_json(store.get_run(run_id).config)
@@ -126,6 +105,25 @@ def with_request_profile(config: RunConfig, benchmark: Benchmark) -> RunConfig:
     return replace(config, model=model, request_profile=profile.to_json())
 
 
+def declared_options(config: RunConfig, benchmark: Benchmark) -> dict[str, str]:
+    """The run's option values, each checked against the benchmark's declaration; defaults are left
+    out (a run that sets an option to its default is the same run as one that does not)."""
+    chosen = {}
+    for name, value in config.options.items():
+        option = benchmark.option(name)
+        if value not in option.choices:
+            raise ToolboardError(f"option {name} of {benchmark.name} takes {', '.join(option.choices)} (got {value!r})")
+        if value != option.default:
+            chosen[name] = value
+    return chosen
+
+
+def check_declared_roles(config: RunConfig, benchmark: Benchmark) -> None:
+    """Every role given must be one the benchmark declares."""
+    for name in config.roles:
+        benchmark.role(name)
+
+
 def start_run(config: RunConfig, store: Store, owner: str | None = None) -> tuple[str, list[Sample]]:
     """Create a run (checked, nothing sent yet) and return it with its samples. `owner`: the visitor who
     may act on it on a public deployment (see Store.create_run)."""
@@ -134,16 +132,17 @@ def start_run(config: RunConfig, store: Store, owner: str | None = None) -> tupl
     if benchmark.solve is None:
         raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
     _check_prompt_style_offered(config, benchmark)
+    config = replace(config, options=declared_options(config, benchmark))
+    check_declared_roles(config, benchmark)
     # Resolved here too, not only by the CLI and the form: a library caller's run is checked the same way.
     config = replace(config, language=resolve_language(benchmark, config.language))
     samples = _load_samples(benchmark, config)
     if not samples:
         raise ToolboardError("no samples selected")
     config = with_request_profile(config, benchmark)
-    data_version = str(benchmark.extra.get("data_version", "unknown"))
     run_id = store.create_run(
         config.benchmark, config.language, config.model.model, config.model.base_url, config.to_json(),
-        fingerprint(config, data_version, __version__), len(samples), owner=owner,
+        fingerprint(config, benchmark.data_version, __version__), len(samples), owner=owner,
     )
     return run_id, samples
 
@@ -233,20 +232,21 @@ async def execute(
                     on_progress(progress)
 
         writer = WriteBehind(store, run_id, on_stored)
-        clients = _RunClients.for_run(config, store, writer, retry, _api_key(config, api_key))
-        solve_options = clients.solve_options(config, benchmark)
+        clients = _RunClients.for_run(config, benchmark, store, writer, retry, _api_key(config, api_key))
+        options = solve_options(config, benchmark)
 
         async def solve_one(sample: Sample) -> None:
             counter = start_request_count()
+            sent = clients.tested.capture_requests()  # the request as sent, kept with the sample
             try:
-                prediction = await benchmark.solve(sample, clients.tested, config.model.request_mode, **solve_options)  # type: ignore[misc]
+                prediction = await benchmark.solve(sample, clients.by_role, options)  # type: ignore[misc]
             except RequestFailed as exc:
                 prediction = Prediction(sample.id, error=str(exc))
             except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
                 prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}",
                                                                 (clients.tested.api_key,)))
             progress.requests = clients.requests_sent
-            writer.add_prediction(sample, prediction, counter[0])
+            writer.add_prediction(sample, prediction, counter[0], sent.evidence())
 
         try:
             await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
@@ -273,10 +273,8 @@ async def execute(
 def _check_can_run(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
     """Everything that would fail every sample alike, refused once before anything is sent."""
     check_endpoint_allowed(config.model.base_url)
-    if config.user_simulator is not None:
-        check_endpoint_allowed(config.user_simulator.base_url)
-    if config.model.judge is not None:
-        check_endpoint_allowed(config.model.judge.base_url)
+    for endpoint in config.roles.values():
+        check_endpoint_allowed(endpoint.base_url)
     check_run_keys(config, api_key)
     if benchmark.request_profile is not None and config.model.prompt_style == "official":
         benchmark.request_profile(config)  # the official files must still be there: one clear error, not one per sample
@@ -303,39 +301,59 @@ def _todo_and_progress(run_id: str, samples: list[Sample], states: dict[str, boo
 
 @dataclass
 class _RunClients:
-    """The run's clients: the tested model's, and the companions' it needs (simulated user, judge)."""
+    """The run's clients: the tested model's ("model") and one per role in use; a role nobody was given
+    is played by the tested model's client when the benchmark says so, else left out."""
 
-    tested: ChatClient
-    user: ChatClient | None
-    judge: ChatClient | None
+    by_role: dict[str, ChatClient | PlayingRole]
 
     @classmethod
-    def for_run(cls, config: RunConfig, store: Store, writer: WriteBehind, retry: RetryPolicy | None,
-                api_key: str | None) -> _RunClients:
+    def for_run(cls, config: RunConfig, benchmark: Benchmark, store: Store, writer: WriteBehind,
+                retry: RetryPolicy | None, api_key: str | None) -> _RunClients:
         tested = ChatClient(
             config.model, api_key=api_key, store=store, use_cache=config.use_cache,
             retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
             on_response=writer.add_response,
         )
-        return cls(tested, _user_simulator_client(config, tested), _judge_client(config, tested))
+        clients: dict[str, ChatClient | PlayingRole] = {TESTED_ROLE: tested}
+        for role in benchmark.roles:
+            endpoint = config.roles.get(role.name)
+            if endpoint is not None:
+                # Made once per run (a client is costly to create), sharing the tested one's cache, retries, limits.
+                clients[role.name] = ChatClient(
+                    role_settings(role, endpoint, config.model), api_key=key_from_environment(endpoint.api_key_env),
+                    store=store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
+                    on_response=tested.on_response,
+                )
+            elif role.played_by_tested_model:
+                clients[role.name] = PlayingRole(tested)
+        return cls(clients)
 
-    def solve_options(self, config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
-        # Benchmarks with dialogue rollouts also get the simulated user's client (the tested model's by default).
-        options: dict[str, Any] = {"user_chat": self.user or self.tested} if benchmark.extra.get("user_simulator") else {}
-        if benchmark.request_profile is not None:  # runs from before prompt styles used our own wording
-            options["prompt_style"] = config.model.prompt_style or "toolboard"
-        if self.judge is not None:
-            options["judge_chat"] = self.judge
-        return options
+    @property
+    def tested(self) -> ChatClient:
+        return self.by_role[TESTED_ROLE]  # type: ignore[return-value]
 
     @property
     def requests_sent(self) -> int:
-        return self.tested.requests_sent + (self.user.requests_sent if self.user else 0)
+        return sum(client.requests_sent for client in self._distinct())
+
+    def _distinct(self) -> list[ChatClient]:
+        clients = [client.client if isinstance(client, PlayingRole) else client for client in self.by_role.values()]
+        return list({id(client): client for client in clients}.values())
 
     async def close(self) -> None:
-        for client in (self.tested, self.user, self.judge):
-            if client is not None:
-                await client.close()
+        for client in self._distinct():
+            await client.close()
+
+
+def solve_options(config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
+    """What `solve` is told besides the sample: the request mode, the prompt style (benchmarks with a
+    request profile; runs from before prompt styles used our own wording) and every declared option."""
+    options: dict[str, Any] = {"request_mode": config.model.request_mode}
+    if benchmark.request_profile is not None:
+        options["prompt_style"] = config.model.prompt_style or "toolboard"
+    for option in benchmark.options:
+        options[option.name] = config.options.get(option.name, option.default)
+    return options
 
 
 async def _solve_all(todo: list[Sample], solve_one: Callable[[Sample], Awaitable[None]], concurrency: int,

@@ -7,32 +7,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evaluators.core.declarations import Role
+
 REQUEST_MODES = ("prompt", "tools")
-MODALITIES = ("text", "audio")
 # Sampling fields a user may set; those left unset take the benchmark's value for each request.
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens")
 # Sent when neither the user nor the benchmark sets a temperature.
 DEFAULT_TEMPERATURE = 0.0
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """An LLM judge set apart from the model under test (StepEval parameter accuracy). The key is read
-    from `api_key_env` at run time only."""
-
-    base_url: str
-    model: str
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = 300.0
-
-    def identity(self) -> dict[str, Any]:
-        """What changes the verdicts (part of the run's fingerprint); like the model under test, not its URL."""
-        return {"model": self.model}
-
-    def model_settings(self) -> ModelSettings:
-        """Chat settings for the judge: its own endpoint, temperature 0."""
-        return ModelSettings(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, temperature=0.0,
-                             timeout=self.timeout)
 
 
 @dataclass(frozen=True)
@@ -43,16 +24,13 @@ class ModelSettings:
     model: str
     api_key_env: str = "OPENAI_API_KEY"
     request_mode: str = "prompt"
-    # None: the benchmark's sampling for each request (ACEBench official: the reference's defaults), else 0.
+    # None: the benchmark's sampling for each request (its official sampling, where it has one), else 0.
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float = 120.0
     extra_body: dict[str, Any] = field(default_factory=dict)
-    # Read by benchmarks that support them (StepEval): user turns as text or audio, and the judge.
-    modality: str = "text"
-    judge: JudgeSettings | None = None
     top_p: float | None = None
-    # Benchmarks with request profiles (ACEBench): `official` or `toolboard`; None until a run resolves it.
+    # Benchmarks with request profiles: `official` or `toolboard`; None until a run resolves it.
     prompt_style: str | None = None
 
     def sampling_for(self, benchmark_sampling: dict[str, Any]) -> dict[str, Any]:
@@ -77,10 +55,6 @@ class ModelSettings:
             "extra_body": self.extra_body,
         }
         # Only when set, so that runs made before these fields existed keep their fingerprints.
-        if self.modality != "text":
-            settings["modality"] = self.modality
-        if self.judge is not None:
-            settings["judge"] = self.judge.identity()
         if self.top_p is not None:
             settings["top_p"] = self.top_p
         if self.prompt_style is not None:  # runs from before prompt styles had none
@@ -88,24 +62,33 @@ class ModelSettings:
         return settings
 
 
+# The name `solve` finds the model under test by among the run's clients (beside the declared roles).
+TESTED_ROLE = "model"
+
+
 @dataclass(frozen=True)
-class UserSimulatorSettings:
-    """The LLM that plays the user in dialogue rollouts (ACEBench agent_multi_turn), when it is not
-    the model under test. The key is read from `api_key_env` at run time only."""
+class Endpoint:
+    """Another model a run talks to in one of the benchmark's declared roles (a simulated user, a
+    judge). The key is read from `api_key_env` at run time only."""
 
     base_url: str
     model: str
     api_key_env: str = "OPENAI_API_KEY"
 
     def identity(self) -> dict[str, Any]:
-        """What changes the simulated user's replies (part of the fingerprint); like the model, not its URL."""
+        """What changes the role's answers (part of the fingerprint); like the tested model, not its URL."""
         return {"model": self.model}
 
-    def model_settings(self, tested: ModelSettings) -> ModelSettings:
-        """Chat settings for the simulator: its own endpoint, sampling and timeout as for the tested model."""
-        return ModelSettings(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env,
+
+def role_settings(role: Role, endpoint: Endpoint, tested: ModelSettings | None = None) -> ModelSettings:
+    """Chat settings for a role's model: its own endpoint; the tested model's sampling and timeout,
+    unless the role declares its own temperature (then nothing else is sent but that)."""
+    if role.temperature is None and tested is not None:
+        return ModelSettings(base_url=endpoint.base_url, model=endpoint.model, api_key_env=endpoint.api_key_env,
                              temperature=tested.temperature, max_tokens=tested.max_tokens, timeout=tested.timeout,
                              top_p=tested.top_p)
+    return ModelSettings(base_url=endpoint.base_url, model=endpoint.model, api_key_env=endpoint.api_key_env,
+                         temperature=role.temperature, timeout=role.timeout or (tested or ModelSettings).timeout)
 
 
 @dataclass(frozen=True)
@@ -119,8 +102,11 @@ class RunConfig:
     concurrency: int = 8
     use_cache: bool = True
     max_attempts: int = 6
-    # None: the model under test also plays the simulated user.
-    user_simulator: UserSimulatorSettings | None = None
+    # The other models the benchmark needs, by declared role name (a role left out: the benchmark's
+    # fallback, e.g. the model under test plays it).
+    roles: dict[str, Endpoint] = field(default_factory=dict)
+    # Values of the benchmark's declared options that differ from their defaults.
+    options: dict[str, str] = field(default_factory=dict)
     # How the requests are built and sampled (RequestProfile.to_json()), recorded when the run starts.
     request_profile: dict[str, Any] | None = None
 
@@ -131,15 +117,36 @@ class RunConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunConfig:
-        data = dict(data)
-        model = dict(data["model"])
-        if isinstance(model.get("judge"), dict):
-            model["judge"] = JudgeSettings(**model["judge"])
+        data, model = _from_legacy_places(dict(data), dict(data["model"]))
         data["model"] = ModelSettings(**model)
         data["subsets"] = tuple(data.get("subsets") or ())
-        if isinstance(data.get("user_simulator"), dict):
-            data["user_simulator"] = UserSimulatorSettings(**data["user_simulator"])
+        data["roles"] = {name: Endpoint(**endpoint) for name, endpoint in (data.get("roles") or {}).items()}
+        data["options"] = dict(data.get("options") or {})
         return cls(**data)
+
+
+# Where roles and options were kept before benchmarks declared them: (role or option, name) -> (part of
+# the stored config, key). Stored runs read through it once, and a fingerprint puts them back there, so
+# runs made before and after the change keep equal fingerprints for equal settings.
+_LEGACY_PLACES = {("role", "judge"): ("model", "judge"), ("role", "user"): ("run", "user_simulator"),
+                  ("option", "modality"): ("model", "modality")}
+_LEGACY_DEFAULT_OPTIONS = {"modality": "text"}
+
+
+def _from_legacy_places(data: dict[str, Any], model: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A stored config of any age -> today's fields (roles and options moved out of their old places)."""
+    roles = dict(data.get("roles") or {})
+    options = dict(data.get("options") or {})
+    for (kind, name), (part, key) in _LEGACY_PLACES.items():
+        value = (model if part == "model" else data).pop(key, None)
+        if value is None or value == _LEGACY_DEFAULT_OPTIONS.get(name):
+            continue
+        if kind == "role":
+            roles.setdefault(name, {k: value[k] for k in ("base_url", "model", "api_key_env") if k in value})
+        else:
+            options.setdefault(name, value)
+    data["roles"], data["options"] = roles, options
+    return data, model
 
 
 def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) -> str:
@@ -151,8 +158,16 @@ def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) ->
         "evaluator_version": evaluator_version,
         "generation": config.model.generation(),
     }
-    if config.user_simulator is not None:  # only when set, so earlier runs keep their fingerprints
-        identity["user_simulator"] = config.user_simulator.identity()
+    # Roles and options only when set, so earlier runs keep their fingerprints (some in their old places).
+    places: dict[str, dict[str, Any]] = {"model": identity["generation"], "run": identity}
+    given = [("role", name, endpoint.identity()) for name, endpoint in sorted(config.roles.items())]
+    given += [("option", name, value) for name, value in sorted(config.options.items())]
+    for kind, name, value in given:
+        if (kind, name) in _LEGACY_PLACES:
+            part, key = _LEGACY_PLACES[(kind, name)]
+            places[part][key] = value
+        else:
+            identity.setdefault(kind + "s", {})[name] = value
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -9,16 +9,21 @@ import json
 import re
 from typing import Any
 
+from evaluators.core.declarations import Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.text import without_think_blocks
 from evaluators.core.types import ChatRequest, Prediction, Sample
 from evaluators.engine.client import ChatClient, RequestFailed, RetryPolicy
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, key_from_environment
-from evaluators.engine.settings import JudgeSettings
+from evaluators.engine.settings import Endpoint, ModelSettings, role_settings
 from evaluators.stepeval_audio.extract import ExtractedCall, extract_call
 from evaluators.stepeval_audio.tools import NO_PARAMETER_TOOLS, schema_text
 
 EXACT_METHOD = "exact"
+JUDGE_ROLE = Role(
+    "judge", "Parameter judge", "judges whether a call's arguments are reasonable (parameter accuracy)",
+    fallback="arguments are matched exactly", temperature=0.0, timeout=300.0, used_when_scoring_files=True,
+)
 SPEAKER = {"user": "Human", "assistant": "Assistant", "call": "Assistant", "tool_result": "Input"}
 MAX_KEPT_ANSWER = 2000
 
@@ -117,19 +122,16 @@ def verdict_record(model: str, call: ExtractedCall, answer: str | None) -> dict[
     }
 
 
-def judge_client(judge: JudgeSettings, like: Any = None, store: Any = None, concurrency: int = 8) -> ChatClient:
-    """A chat client for the judge (temperature 0), sharing the store (cache), retries and limits of
-    `like` if given. Its URL passes the same guard as the tested model's."""
-    check_endpoint_allowed(judge.base_url)
-    return ChatClient(
-        judge.model_settings(), api_key=key_from_environment(judge.api_key_env),
-        store=getattr(like, "store", store), on_response=getattr(like, "on_response", None),
-        use_cache=getattr(like, "use_cache", True), retry=getattr(like, "retry", None) or RetryPolicy(),
-        concurrency=getattr(like, "concurrency", concurrency),
-    )
+def judge_client(settings: ModelSettings, store: Any = None, concurrency: int = 8) -> ChatClient:
+    """A chat client for a judge that is not part of a run (uploaded predictions). Its URL passes the
+    same guard as the tested model's."""
+    check_endpoint_allowed(settings.base_url)
+    return ChatClient(settings, api_key=key_from_environment(settings.api_key_env), store=store, retry=RetryPolicy(),
+                      concurrency=concurrency)
 
 
-async def ask_judge(client: ChatClient, model: str, sample: Sample, call: ExtractedCall) -> dict[str, Any]:
+async def ask_judge(client: ChatClient, sample: Sample, call: ExtractedCall) -> dict[str, Any]:
+    model = client.settings.model
     try:
         result = await client.complete(judge_request(sample, call))
     except RequestFailed as exc:
@@ -137,36 +139,29 @@ async def ask_judge(client: ChatClient, model: str, sample: Sample, call: Extrac
     return verdict_record(model, call, result.text)
 
 
-async def judge_prediction(
-    sample: Sample, prediction: Prediction, judge: JudgeSettings, judge_chat: ChatClient | None = None, like: Any = None
-) -> dict[str, Any] | None:
-    """The verdict on one fresh prediction (inside `solve`), or None when it needs none. Runs hand in
-    their judge client; without one, a client is made for this call (costly: tens of ms)."""
+async def judge_prediction(sample: Sample, prediction: Prediction, judge_chat: ChatClient) -> dict[str, Any] | None:
+    """The verdict on one fresh prediction (inside `solve`, with the run's judge client), or None when
+    it needs none."""
     call = extract_call(prediction)
     if not needs_judge(sample, call):
         return None
-    if judge_chat is not None:
-        return await ask_judge(judge_chat, judge.model, sample, call)  # type: ignore[arg-type]
-    client = judge_client(judge, like)
-    try:
-        return await ask_judge(client, judge.model, sample, call)  # type: ignore[arg-type]
-    finally:
-        await client.close()
+    return await ask_judge(judge_chat, sample, call)  # type: ignore[arg-type]
 
 
 async def judge_predictions(
-    samples: list[Sample], predictions: dict[str, Prediction], judge: JudgeSettings, store: Any = None, concurrency: int = 8
+    samples: list[Sample], predictions: dict[str, Prediction], settings: ModelSettings, store: Any = None,
+    concurrency: int = 8,
 ) -> int:
     """Judge uploaded predictions before scoring (verdicts go into `extra["judge"]`); returns how many
     were judged. A judge request that fails stops with an error naming the sample."""
     todo = [(s, predictions[s.id]) for s in samples if s.id in predictions and needs_judge(s, extract_call(predictions[s.id]))]
     if not todo:
         return 0
-    client = judge_client(judge, store=store, concurrency=concurrency)
+    client = judge_client(settings, store=store, concurrency=concurrency)
 
     async def one(sample: Sample, prediction: Prediction) -> None:
         try:
-            verdict = await ask_judge(client, judge.model, sample, extract_call(prediction))  # type: ignore[arg-type]
+            verdict = await ask_judge(client, sample, extract_call(prediction))  # type: ignore[arg-type]
         except RequestFailed as exc:
             raise ToolboardError(f"{sample.id}: {exc}") from None
         prediction.extra = {**(prediction.extra or {}), "judge": verdict}
@@ -178,12 +173,16 @@ async def judge_predictions(
     return len(todo)
 
 
-def judge_uploaded_predictions(samples: list[Sample], predictions: dict[str, Prediction], judge: JudgeSettings) -> int:
-    """The pre-scoring step of `score --judge-…`: responses are cached in the store like any request."""
+def judge_uploaded_predictions(samples: list[Sample], predictions: dict[str, Prediction],
+                               roles: dict[str, Endpoint]) -> int:
+    """The pre-scoring step of `score --role judge=…`: responses are cached in the store like any request."""
     from evaluators.engine.store import Store
 
+    if JUDGE_ROLE.name not in roles:
+        return 0
     store = Store()
     try:
-        return asyncio.run(judge_predictions(samples, predictions, judge, store))
+        settings = role_settings(JUDGE_ROLE, roles[JUDGE_ROLE.name])
+        return asyncio.run(judge_predictions(samples, predictions, settings, store))
     finally:
         store.close()

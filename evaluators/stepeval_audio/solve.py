@@ -1,23 +1,24 @@
-"""solve(sample, chat, request_mode): one chat call for the dialogue's final turn, then (when a judge
-is configured) the parameter judge, so that scoring stays pure. Modality and judge come from the
-client's settings (ModelSettings.modality / .judge)."""
+"""solve(sample, clients, options): one chat call for the dialogue's final turn, then (when the run
+gave the judge role to a model) the parameter judge, so that scoring stays pure. `options["modality"]`
+says whether user turns go as transcripts or audio."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from evaluators.core.types import Prediction, Sample
 from evaluators.engine.client import calls_with_benchmark_names
 from evaluators.stepeval_audio.audio import audio_root
-from evaluators.stepeval_audio.judge import judge_prediction
+from evaluators.stepeval_audio.judge import JUDGE_ROLE, judge_prediction
 from evaluators.stepeval_audio.prompts import build_request
 
 
-async def solve(sample: Sample, chat: Any, request_mode: str = "prompt", judge_chat: Any = None) -> Prediction:
-    """`judge_chat`: the run's client for the judge (ModelSettings.judge), when one is configured."""
-    settings = getattr(chat, "settings", None)
-    modality = getattr(settings, "modality", "text")
+async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str, Any]) -> Prediction:
+    chat = clients["model"]
+    request_mode = options.get("request_mode", "prompt")
+    modality = options.get("modality", "text")
     if modality == "audio":
         # Fetching/unpacking the wavs and reading them are blocking: done off the event loop.
         root = await asyncio.to_thread(audio_root, sample.meta)
@@ -29,9 +30,9 @@ async def solve(sample: Sample, chat: Any, request_mode: str = "prompt", judge_c
         sample.id, output=result.text, tool_calls=calls_with_benchmark_names(result, request),
         latency=result.latency, usage=result.usage, extra={"modality": modality},
     )
-    judge = getattr(settings, "judge", None)
+    judge = clients.get(JUDGE_ROLE.name)
     if judge is not None:
-        verdict = await judge_prediction(sample, prediction, judge, judge_chat, like=chat)
+        verdict = await judge_prediction(sample, prediction, judge)
         if verdict is not None:
             prediction.extra = {**(prediction.extra or {}), "judge": verdict}
     return prediction

@@ -1,7 +1,8 @@
-"""solve(sample, chat, request_mode): one chat call per decision step."""
+"""solve(sample, clients, options): one chat call per decision step."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from evaluators.core.types import Prediction, Sample
@@ -10,9 +11,9 @@ from evaluators.toolbench_static.parse import ACTION, tool_call_as_text
 from evaluators.toolbench_static.prompts import build_request
 
 
-async def solve(sample: Sample, chat: Any, request_mode: str = "prompt") -> Prediction:
-    request = build_request(sample, mode=request_mode)
-    result = await chat.complete(request)
+async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str, Any]) -> Prediction:
+    request = build_request(sample, mode=options.get("request_mode", "prompt"))
+    result = await clients["model"].complete(request)
     calls = calls_with_benchmark_names(result, request)
     text = result.text or ""
     if calls and ACTION not in text:

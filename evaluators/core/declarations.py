@@ -1,0 +1,69 @@
+"""What a benchmark package declares about itself besides its functions: its metrics (display name,
+direction), the other models it needs (roles), the options a run may set, and the facts the About
+tab and the CLI show. Read by the board, the About tab, the CLI and the Evaluate form, which carry
+no benchmark names of their own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A number a report or board column holds."""
+
+    name: str
+    label: str = ""
+    description: str = ""
+    higher_is_better: bool = True
+    # "fraction" (shown as a percentage), "count" (an integer), or "text" (a label such as a method)
+    kind: str = "fraction"
+
+    @property
+    def shown_as(self) -> str:
+        return self.label or self.name
+
+
+@dataclass(frozen=True)
+class Role:
+    """Another model the benchmark needs besides the one under test (inspect_ai calls these model
+    roles): a simulated user, a parameter judge. Given on the command line as
+    `--role NAME=URL,MODEL[,KEY_ENV]` and in one box of the Evaluate form."""
+
+    name: str
+    label: str
+    description: str
+    # When none is given: True = the model under test plays it; False = the benchmark does without
+    # (what it does then is `fallback`).
+    played_by_tested_model: bool = False
+    fallback: str = ""
+    # None: as the model under test (sampling, timeout); else this value for the role's requests.
+    temperature: float | None = None
+    timeout: float | None = None
+    # Also runs over uploaded predictions before they are scored (the `score` command's --role).
+    used_when_scoring_files: bool = False
+
+
+@dataclass(frozen=True)
+class Option:
+    """A choice a run makes that the benchmark reads (`--option NAME=VALUE`), e.g. text or audio input."""
+
+    name: str
+    choices: tuple[str, ...]
+    default: str
+    description: str
+
+
+@dataclass(frozen=True)
+class About:
+    """What the About tab and `list` say about a benchmark: Markdown, each part short."""
+
+    measures: str
+    paper: str = ""
+    paper_url: str = ""
+    source_url: str = ""
+    data: str = ""
+    licence: str = ""
+    citation: str = ""
+    strict_fixes: str = ""
+    published: str = ""
