@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client, handle_file
 
-from evaluators.cli import EXAMPLE_DIR
+from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import SECRET_KEY, RunningApp, form, running_app, table_rows, wait_for_status, write_predictions
 
 LEADERBOARD_ALL = ["published", "evaluated", "uploaded"]
@@ -114,6 +114,9 @@ def test_evaluate_refuses_bad_forms_without_creating_runs(app: RunningApp, clien
     assert start(data_folder=str(app.data / "missing"))["message"].startswith("⚠️")
     assert "limit" in start(limit=0)["message"]
     assert "concurrency" in start(concurrency=1000)["message"]
+    # Roles and options by their declared names (the user role of this benchmark, an option nobody has).
+    assert "Simulated user needs both" in start(roles={"user": {"base_url": app.server.base_url}})["message"]
+    assert "no benchmark has an option" in start(options={"speed": "fast"})["message"]
     assert len(app.context.store.list_runs()) == before
 
 

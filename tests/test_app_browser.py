@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.cli import EXAMPLE_DIR
+from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
 from tests.browser_fixtures import CHROMIUM, browser_page, start_example_run
 
@@ -42,6 +42,15 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         run_id = start_example_run(page, app.server.base_url, SECRET_KEY)
         wait_for_status(app.context, run_id, ("finished",))
         page.locator("text=finished >> visible=true").first.wait_for()  # the jobs panel, polled by its timer
+        # The form shows the chosen benchmark's roles and options only: another's boxes appear, this one's go.
+        page.get_by_label("Benchmark").filter(visible=True).first.click()
+        page.get_by_role("option", name="stepeval_audio").click()
+        page.get_by_text(re.compile("^Parameter judge")).filter(visible=True).first.wait_for()
+        page.get_by_text(re.compile("^modality: ")).filter(visible=True).first.wait_for()
+        page.get_by_text(re.compile("^Simulated user")).filter(visible=True).first.wait_for(state="detached")
+        page.get_by_label("Benchmark").filter(visible=True).first.click()
+        page.get_by_role("option", name="acebench").click()
+        page.get_by_text(re.compile("^Simulated user")).filter(visible=True).first.wait_for()
 
         # Submit: upload the example's predictions and see the score.
         page.get_by_role("tab", name="Submit").click()

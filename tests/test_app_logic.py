@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from evaluators.board import BoardQuery, board_rows, layout_for, query_board
-from evaluators.cli import EXAMPLE_DIR
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
 from evaluators.submissions import check_submission, store_submission
+from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import upload, write_predictions
 from tests.engine_fixtures import write_dataset
 from ui.context import AppContext
@@ -94,7 +94,9 @@ def test_public_mode_refuses_loopback_endpoints_local_folders_and_server_keys(tm
         with pytest.raises(ToolboardError, match="public deployment"):
             run_config(context, {**public, "data_source": "local folder", "data_folder": str(tmp_path)})
         with pytest.raises(ToolboardError, match="not allowed"):
-            run_config(context, {**public, "judge_base_url": "http://10.0.0.5/v1", "judge_model": "j"})
+            run_config(context, {**public, "user_base_url": "http://10.0.0.5/v1", "user_model": "u"})
+        with pytest.raises(ToolboardError, match="not allowed"):
+            run_config(context, {**public, "roles": {"user": {"base_url": "http://10.0.0.5/v1", "model": "u"}}})
         with pytest.raises(ToolboardError, match="at most"):
             run_config(context, {**public, "limit": None})
         with pytest.raises(ToolboardError, match="concurrency"):
@@ -125,6 +127,74 @@ def test_only_variables_named_as_keys_can_be_used_and_a_space_is_public_by_defau
     assert is_public_mode() and key_from_environment("OPENAI_API_KEY") is None
     monkeypatch.setenv("TOOLBOARD_PUBLIC", "0")
     assert not is_public_mode() and key_from_environment("OPENAI_API_KEY") == "sk-server-own"
+
+
+def test_the_form_takes_the_chosen_benchmarks_declared_roles_and_options_and_their_old_names(tmp_path: Path):
+    from evaluators.engine.settings import Endpoint
+
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "benchmark": "stepeval_audio"}
+        judge = {"base_url": "http://127.0.0.1:9/v1", "model": "j", "key_env": "OPENAI_API_KEY"}
+        config = run_config(context, {**form, "roles": {"judge": judge}, "options": {"modality": "audio"}})
+        assert config.roles == {"judge": Endpoint("http://127.0.0.1:9/v1", "j", "OPENAI_API_KEY")}
+        assert config.options == {"modality": "audio"}
+        old = run_config(context, {**form, "judge_base_url": judge["base_url"], "judge_model": "j",
+                                   "judge_key_env": "OPENAI_API_KEY", "modality": "audio"})
+        assert (old.roles, old.options) == (config.roles, config.options)
+        assert run_config(context, {**form, "options": {"modality": "text"}}).options == {}  # the default
+        with pytest.raises(ToolboardError, match="Parameter judge needs both a base URL and a model"):
+            run_config(context, {**form, "roles": {"judge": {"base_url": judge["base_url"]}}})
+        with pytest.raises(ToolboardError, match="modality must be one of text, audio"):
+            run_config(context, {**form, "options": {"modality": "video"}})
+        # Another benchmark's roles and options are ignored (their boxes are hidden); unknown ones are refused.
+        other = run_config(context, {**form, "benchmark": "toolbench_static", "roles": {"judge": judge},
+                                     "options": {"modality": "audio"}, "prompt_style": "official"})
+        assert (other.roles, other.options, other.model.prompt_style) == ({}, {}, None)
+        with pytest.raises(ToolboardError, match="no benchmark has a role 'critic'"):
+            run_config(context, {**form, "roles": {"critic": judge}})
+        with pytest.raises(ToolboardError, match="no benchmark has an option 'speed'"):
+            run_config(context, {**form, "options": {"speed": "fast"}})
+    finally:
+        context.close()
+
+
+def test_the_built_in_example_and_the_demo_come_from_the_benchmarks_that_ship_one(tmp_path: Path):
+    from evaluators.core.registry import all_benchmarks, get_benchmark
+    from ui.run_form import demo_preset
+
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "data_source": "built-in example"}
+        with pytest.raises(ToolboardError, match="ToolBench-Static has no built-in example"):
+            run_config(context, {**form, "benchmark": "toolbench_static"})
+        with pytest.raises(ToolboardError, match="is in en: choose language en"):
+            run_config(context, {**form, "benchmark": "acebench", "language": "zh"})
+        config = run_config(context, {**form, "benchmark": "acebench"})
+        assert config.data_dir == str(get_benchmark("acebench").example.folder)
+    finally:
+        context.close()
+    preset = demo_preset()
+    first = next(b for b in all_benchmarks() if b.example is not None)
+    assert (preset["benchmark"], preset["language"], preset["subsets"]) == (first.name, first.example.language,
+                                                                         list(first.example.demo_subsets))
+    assert preset["data_source"] == "built-in example" and preset["limit"] == 20
+
+
+def test_the_app_names_no_benchmark_and_shows_every_registered_one():
+    from evaluators.core.registry import all_benchmarks
+    from ui.about_tab import about_text
+    from ui.app import header
+
+    source = "\n".join(path.read_text(encoding="utf-8") for path in (Path(__file__).parents[1] / "ui").glob("*.py"))
+    about = about_text()
+    for benchmark in all_benchmarks():
+        assert benchmark.name not in source.lower() and benchmark.title.lower() not in source.lower()
+        assert f"**{benchmark.title}** (`{benchmark.name}`" in about and benchmark.title in header()
+        for role in benchmark.roles:
+            assert f"Role `{role.name}`, **{role.label}**" in about and role.fallback in about
+        for option in benchmark.options:
+            assert f"Option `{option.name}`" in about
 
 
 def test_a_run_left_running_by_a_dead_process_shows_as_interrupted(tmp_path: Path):

@@ -8,9 +8,10 @@ import os
 
 import gradio as gr
 
+from evaluators.core.registry import all_benchmarks
 from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, submit_tab
 from ui.context import AppContext, context_from_env
-from ui.format import markdown_text
+from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY, MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
 
 TITLE = "Toolboard — how well do LLMs call tools?"
@@ -25,6 +26,12 @@ def keep_or_make_token(token: object) -> str:
     return token if isinstance(token, str) and MIN_TOKEN_CHARS <= len(token) <= MAX_TOKEN_CHARS else new_token()
 
 
+def header() -> str:
+    """The line under the title: the registered benchmarks by title."""
+    titles = spoken_list([benchmark.title for benchmark in all_benchmarks()])
+    return f"{titles}, scored as the official checkers score them, beside the published numbers."
+
+
 CACHE_CLEANUP = (30 * 60, 60 * 60)  # (how often, how old) in seconds
 
 
@@ -32,8 +39,7 @@ def build_app(context: AppContext) -> gr.Blocks:
     # Uploads never checked (and old downloads) must not pile up in the server's temp folder: every 30
     # minutes, Gradio deletes this app's cached files older than an hour.
     with gr.Blocks(title=TITLE, delete_cache=CACHE_CLEANUP) as demo:
-        gr.Markdown(f"# {TITLE}\nACEBench, ToolBench-Static and StepEval-Audio-Toolcall, scored as the official "
-                    "checkers score them, beside the published numbers.")
+        gr.Markdown(f"# {TITLE}\n{header()}")
         if context.notice:
             gr.Markdown(f"⚠️ {markdown_text(context.notice)}")
         # Who this browser is, kept in its storage across reloads: it owns the runs it starts (public mode).

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env, toolboard_home
+from evaluators.core.registry import get_benchmark
+from evaluators.core.selection import resolve_language
 from evaluators.engine.endpoint_guard import is_public_mode
 from evaluators.engine.hub_sync import HubSync, from_env
 from evaluators.engine.jobs import Admission, JobManager
@@ -23,7 +25,7 @@ from ui.visitor import Visitors
 log = logging.getLogger(__name__)
 
 APP_ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE_DATA = APP_ROOT / "evaluators" / "acebench" / "example"
+BUILT_IN_EXAMPLE = "built-in example"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_ACTIVE_JOBS = 4
 PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR = 1
@@ -100,11 +102,25 @@ def context_from_env(store: Store | None = None) -> AppContext:
     return context
 
 
-def resolve_data_dir(context: AppContext, source: str, folder: str) -> str | None:
-    """The data source picked in a form: the built-in example, a local folder (not on a public
-    deployment), or the default (TOOLBOARD_DATA_DIR, else the benchmark's download)."""
-    if source == "built-in example":
-        return str(EXAMPLE_DATA)
+def example_folder(benchmark_name: str, language: str | None = None) -> Path:
+    """The folder of a benchmark's built-in example (see registry.Example), in the example's language
+    only; a benchmark without one is a clear error."""
+    benchmark = get_benchmark(benchmark_name)
+    example = benchmark.example
+    if example is None:
+        raise ToolboardError(f"{benchmark.title} has no built-in example: pick another data source")
+    if example.language is not None and resolve_language(benchmark, language or None) != example.language:
+        raise ToolboardError(f"the built-in example of {benchmark.title} is in {example.language}: "
+                             f"choose language {example.language}")
+    return example.folder
+
+
+def resolve_data_dir(context: AppContext, source: str, folder: str, benchmark: str,
+                     language: str | None = None) -> str | None:
+    """The data source picked in a form for `benchmark`: its built-in example, a local folder (not on a
+    public deployment), or the default (TOOLBOARD_DATA_DIR, else the benchmark's download)."""
+    if source == BUILT_IN_EXAMPLE:
+        return str(example_folder(benchmark, language))
     if source == "local folder":
         if context.public:
             raise ToolboardError("local data folders are not available on a public deployment")

@@ -10,150 +10,33 @@ every run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
+from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import get_benchmark
-from evaluators.core.selection import language_names, resolve_language
+from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.core.types import PROMPT_STYLES
-from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
-from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
-from evaluators.engine.settings import (
-    MODALITIES,
-    REQUEST_MODES,
-    JudgeSettings,
-    ModelSettings,
-    RunConfig,
-    UserSimulatorSettings,
-    describe_requests,
-)
-from ui.context import AppContext, resolve_data_dir
+from evaluators.engine.settings import REQUEST_MODES, describe_requests
+from ui.context import BUILT_IN_EXAMPLE, AppContext
 from ui.format import markdown_text, picked_value, table_json, user_error
 from ui.jobs_panel import act_on_run, job_detail, jobs_table
-from ui.leaderboard_tab import benchmark_names
-
-DATA_SOURCES = ("download", "built-in example", "local folder")
-AUTO_PROMPT_STYLE = "auto"
-# A public deployment must not be usable to flood an endpoint or starve other visitors.
-PUBLIC_MAX_CONCURRENCY = 16
-PUBLIC_MAX_LIMIT = 100
-LOCAL_DEMO = LOCAL_MODELS["smollm2"]
-ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
-# The demo preset: the local model on ACEBench's built-in example (15 normal items): no key, no network.
-DEMO_PRESET = {"benchmark": "acebench", "language": "en", "subsets": ["normal"], "data_source": "built-in example",
-               "limit": 20, "concurrency": 2, "request_mode": "tools", "temperature": 0.0}
-
-
-def local_model_note(kind: str) -> str:
-    if kind != LOCAL_DEMO.title:
-        return ""
-    problem = installed_problem()
-    if problem:
-        return f"⚠️ {problem}"
-    return ("SmolLM2-135M runs on this machine (about 700 MB of RAM; its server starts with the first run). It is a "
-            "smoke test of the whole pipeline, not a competitor: expect low scores. No key or base URL is needed.")
-
-
-def subset_choices(benchmark: str) -> list[str]:
-    spec = get_benchmark(benchmark)
-    return [*[g for g in spec.groups if g != "all"], *[s for s in spec.subsets if spec.can_solve(s)]]
-
-
-def language_choices(benchmark: str) -> list[str]:
-    return language_names(get_benchmark(benchmark))
-
-
-def key_variable(context: AppContext, name: str | None, base_url: str) -> str:
-    """The environment variable a run may take its key from: only one named explicitly, ending in _KEY,
-    and none on a public deployment or for the local model."""
-    name = (name or "").strip()
-    if context.public or base_url.startswith("local:"):
-        return ""
-    check_key_variable(name)
-    return name
-
-
-def other_endpoint(context: AppContext, form: dict[str, Any], prefix: str, what: str,
-                   base_url: str) -> tuple[str, str, str] | None:
-    """(base URL, model, key variable) of another model the run talks to, from the form's
-    `<prefix>_base_url`, `<prefix>_model` and `<prefix>_key_env`; None when both are empty."""
-    url = (form.get(f"{prefix}_base_url") or "").strip()
-    model = (form.get(f"{prefix}_model") or "").strip()
-    if not url and not model:
-        return None
-    if not (url and model):
-        raise ToolboardError(f"{what} needs both a base URL and a model")
-    check_endpoint_allowed(url)
-    return url, model, key_variable(context, form.get(f"{prefix}_key_env"), base_url)
-
-
-def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
-    """The form -> a run configuration, with every field checked and explained when wrong."""
-    base_url = (form.get("base_url") or "").strip()
-    model = (form.get("model") or "").strip()
-    if form.get("endpoint_kind") == LOCAL_DEMO.title:
-        problem = installed_problem()
-        if problem:
-            raise ToolboardError(problem)
-        base_url, model = "local:" + LOCAL_DEMO.name, LOCAL_DEMO.name
-        form = {**form, "max_tokens": LOCAL_DEMO.max_tokens}
-    if not base_url or not model:
-        raise ToolboardError("give the endpoint's base URL and the model name")
-    check_endpoint_allowed(base_url)
-    benchmark = get_benchmark(form["benchmark"])
-    language = resolve_language(benchmark, form.get("language"))
-    limit = int(form["limit"]) if form.get("limit") not in (None, "") else None
-    if limit is not None and limit < 1:
-        raise ToolboardError("limit must be at least 1 (or empty for every sample)")
-    concurrency = int(form.get("concurrency") or 8)
-    max_concurrency = PUBLIC_MAX_CONCURRENCY if context.public else 256
-    if not 1 <= concurrency <= max_concurrency:
-        raise ToolboardError(f"concurrency must be between 1 and {max_concurrency}")
-    if context.public and (limit is None or limit > PUBLIC_MAX_LIMIT):
-        raise ToolboardError(f"on a public deployment a run takes at most {PUBLIC_MAX_LIMIT} samples per subset: set the limit")
-    request_mode = form.get("request_mode") or "prompt"
-    if request_mode not in REQUEST_MODES:
-        raise ToolboardError(f"request mode must be one of {', '.join(REQUEST_MODES)}")
-    prompt_style = form.get("prompt_style") or AUTO_PROMPT_STYLE
-    if prompt_style not in (AUTO_PROMPT_STYLE, *PROMPT_STYLES):
-        raise ToolboardError(f"prompts must be one of {AUTO_PROMPT_STYLE}, {', '.join(PROMPT_STYLES)}")
-    if benchmark.request_profile is None:
-        prompt_style = AUTO_PROMPT_STYLE  # the choice is ACEBench's; other benchmarks have one kind of request
-    modality = form.get("modality") or "text"
-    if modality not in MODALITIES:
-        raise ToolboardError(f"modality must be one of {', '.join(MODALITIES)}")
-    if benchmark.name == "acebench" and (form.get("data_source") == "built-in example") and language != "en":
-        raise ToolboardError("the built-in example is in English: choose language en")
-    judge_endpoint = other_endpoint(context, form, "judge", "the judge", base_url)
-    judge = JudgeSettings(*judge_endpoint) if judge_endpoint else None
-    user_endpoint = other_endpoint(context, form, "user", "the simulated user", base_url)
-    user = UserSimulatorSettings(*user_endpoint) if user_endpoint else None
-    settings = ModelSettings(
-        base_url=base_url, model=model,
-        # On a public deployment the server's own keys must never reach a user's endpoint.
-        api_key_env=key_variable(context, form.get("api_key_env"), base_url),
-        request_mode=request_mode, temperature=_optional_number(form.get("temperature"), "temperature"),
-        max_tokens=form.get("max_tokens"),
-        modality=modality, judge=judge, prompt_style=None if prompt_style == AUTO_PROMPT_STYLE else prompt_style,
-    )
-    return RunConfig(
-        benchmark=benchmark.name, model=settings, language=language, subsets=tuple(form.get("subsets") or ()), limit=limit,
-        data_dir=resolve_data_dir(context, form.get("data_source") or "download", form.get("data_folder") or ""),
-        concurrency=concurrency, user_simulator=user,
-    )
-
-
-def _optional_number(value: Any, name: str) -> float | None:
-    """An empty field means the benchmark's own value."""
-    if value in (None, ""):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ToolboardError(f"{name} must be a number (or empty for the benchmark's own)") from None
+from ui.run_form import (
+    AUTO_PROMPT_STYLE,
+    DATA_SOURCES,
+    ENDPOINT_KINDS,
+    FIELDS,
+    LOCAL_DEMO,
+    demo_preset,
+    language_choices,
+    local_model_note,
+    run_config,
+    subset_choices,
+)
 
 
 def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, owner: str | None = None) -> dict[str, str]:
@@ -166,9 +49,144 @@ def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, ow
     return {"run_id": run_id, "message": f"Started run {run_id}. {markdown_text(requests)}"}
 
 
-def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
-    """The tab; `visitor` holds the page's visitor token (see ui/app.py)."""
-    names = benchmark_names()
+def owner_of(context: AppContext, token: Any, request: gr.Request | None) -> str | None:
+    """Who acts: the page's visitor token, or an API caller's owner_token, else the Gradio session."""
+    return context.visitors.owner(token, getattr(request, "session_hash", None))
+
+
+# ---- the form's parts, built from the registry --------------------------------------------------
+
+def declared(kind: str) -> dict[str, dict[str, Any]]:
+    """Every declared role (kind "roles") or option ("options") by name -> {benchmark name: its
+    declaration}: benchmarks that declare one of the same name share its control."""
+    found: dict[str, dict[str, Any]] = {}
+    for benchmark in all_benchmarks():
+        for item in getattr(benchmark, kind):
+            found.setdefault(item.name, {})[benchmark.name] = item
+    return found
+
+
+def role_title(role: Role) -> str:
+    left_empty = f" Left empty: {role.fallback}." if role.fallback else ""
+    return f"{role.label} ({role.description}).{left_empty}"
+
+
+def role_part_labels(role: Role) -> dict[str, str]:
+    return {"base_url": f"{role.label}: base URL", "model": f"{role.label}: model",
+            "key_env": f"{role.label}: key environment variable"}
+
+
+def option_label(option: Option) -> str:
+    return f"{option.name}: {option.description}"
+
+
+@dataclass
+class RoleBox:
+    """The box of one role name: base URL, model and key variable of the model that plays it."""
+
+    name: str
+    box: gr.Accordion
+    parts: dict[str, gr.Textbox]  # ROLE_PARTS -> its textbox
+    declared_by: dict[str, Role]  # benchmark name -> the role it declares under this name
+
+    @property
+    def components(self) -> list[Any]:
+        return [self.box, *self.parts.values()]
+
+    def updates(self, benchmark: str) -> list[Any]:
+        """Shown only for a benchmark that declares the role, labelled as that benchmark declares it."""
+        role = self.declared_by.get(benchmark)
+        if role is None:
+            return [gr.update(visible=False)] + [gr.update() for _ in self.parts]
+        labels = role_part_labels(role)
+        return [gr.update(visible=True, label=role_title(role))] + [gr.update(label=labels[part]) for part in self.parts]
+
+
+@dataclass
+class OptionControl:
+    """The control of one option name, its choices and default as the chosen benchmark declares them."""
+
+    name: str
+    radio: gr.Radio
+    declared_by: dict[str, Option]
+
+    def update(self, benchmark: str) -> Any:
+        option = self.declared_by.get(benchmark)
+        if option is None:
+            return gr.update(visible=False)
+        return gr.update(visible=True, choices=list(option.choices), value=option.default, label=option_label(option))
+
+
+def build_role_boxes(context: AppContext, shown: Benchmark) -> list[RoleBox]:
+    """One box per declared role name across all benchmarks, shown for `shown` if it declares it."""
+    boxes = []
+    for name, declared_by in declared("roles").items():
+        role = declared_by.get(shown.name) or next(iter(declared_by.values()))
+        labels = role_part_labels(role)
+        with gr.Accordion(role_title(role), open=False, visible=shown.name in declared_by) as box:
+            with gr.Row():
+                parts = {
+                    "base_url": gr.Textbox(label=labels["base_url"]),
+                    "model": gr.Textbox(label=labels["model"]),
+                    "key_env": gr.Textbox(label=labels["key_env"], value="OPENAI_API_KEY", visible=not context.public),
+                }
+        boxes.append(RoleBox(name, box, parts, declared_by))
+    return boxes
+
+
+def build_option_controls(shown: Benchmark) -> list[OptionControl]:
+    """One control per declared option name across all benchmarks, shown for `shown` if it declares it."""
+    controls = []
+    for name, declared_by in declared("options").items():
+        option = declared_by.get(shown.name) or next(iter(declared_by.values()))
+        radio = gr.Radio(list(option.choices), value=option.default, label=option_label(option),
+                         visible=shown.name in declared_by)
+        controls.append(OptionControl(name, radio, declared_by))
+    return controls
+
+
+@dataclass
+class EvaluateForm:
+    """The form's inputs, each named once: `fields` by the names run_config reads (ui/run_form.FIELDS),
+    the role boxes and the option controls. The API key is apart: it goes to the job only."""
+
+    fields: dict[str, Any]
+    roles: list[RoleBox]
+    options: list[OptionControl]
+    api_key: gr.Textbox
+    local_note: gr.Markdown
+
+    def inputs(self) -> list[Any]:
+        return [*self.fields.values(), *(box for role in self.roles for box in role.parts.values()),
+                *(option.radio for option in self.options)]
+
+    def read(self, values: dict[Any, Any]) -> dict[str, Any]:
+        """The page's values (by component) -> the form dict run_config takes."""
+        form = {name: values[component] for name, component in self.fields.items()}
+        form["roles"] = {role.name: {part: values[box] for part, box in role.parts.items()} for role in self.roles}
+        form["options"] = {option.name: values[option.radio] for option in self.options}
+        return form
+
+    def switch_outputs(self) -> list[Any]:
+        return [self.fields["language"], self.fields["subsets"], self.fields["prompt_style"],
+                *(part for role in self.roles for part in role.components), *(option.radio for option in self.options)]
+
+    def switch(self, name: str, language: str | None) -> list[Any]:
+        """Updates for `switch_outputs` when the benchmark changes: its languages (the chosen one kept
+        when it has it), subsets, prompt styles, roles and options."""
+        benchmark = get_benchmark(name)
+        languages = language_choices(name)
+        chosen = language if language in languages else (languages[0] if languages else None)
+        return [gr.update(choices=languages, value=chosen, visible=bool(languages)),
+                gr.update(choices=subset_choices(name), value=[]),
+                gr.update(visible=benchmark.request_profile is not None),
+                *(update for role in self.roles for update in role.updates(name)),
+                *(option.update(name) for option in self.options)]
+
+
+def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
+    """The form's controls, laid out for the benchmark `shown` first."""
+    languages = language_choices(shown.name)
     with gr.Row():
         with gr.Column(scale=3):
             endpoint_kind = gr.Radio(list(ENDPOINT_KINDS), value=ENDPOINT_KINDS[0], label="Model to evaluate")
@@ -180,41 +198,161 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
             api_key_env = gr.Textbox(label="…or the environment variable holding the key", value="OPENAI_API_KEY",
                                      visible=not context.public)
         with gr.Column(scale=3):
-            benchmark = gr.Dropdown(names, value="acebench", label="Benchmark")
-            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language", allow_custom_value=True)
-            subsets = gr.Dropdown(subset_choices("acebench"), value=["normal"], multiselect=True, allow_custom_value=True,
-                                  label="Subsets or groups (empty = every runnable subset)")
-            data_source = gr.Radio(list(DATA_SOURCES) if not context.public else ["download", "built-in example"],
+            benchmark = gr.Dropdown([b.name for b in all_benchmarks()], value=shown.name, label="Benchmark")
+            language = gr.Dropdown(languages, value=languages[0] if languages else None, label="Language",
+                                   allow_custom_value=True, visible=bool(languages))
+            subsets = gr.Dropdown(subset_choices(shown.name), value=[], multiselect=True, allow_custom_value=True,
+                                  label="Subsets or groups (empty = every subset)")
+            data_source = gr.Radio(list(DATA_SOURCES) if not context.public else ["download", BUILT_IN_EXAMPLE],
                                    value="download", label="Data")
             # Every value reaches the page's config, shown or not: no server path on a public deployment.
             data_folder = gr.Textbox(label="Local data folder", visible=not context.public,
                                      value="" if context.public else context.default_data_dir or "")
+            options = build_option_controls(shown)
         with gr.Column(scale=2):
             limit = gr.Number(label="Limit per subset (empty = all)", value=20, precision=0)
             concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *PROMPT_STYLES], value=AUTO_PROMPT_STYLE,
-                                    label="Prompts (ACEBench): official = what the official code sends; auto = official "
-                                          "when its files are there")
-            temperature = gr.Number(label="Temperature (empty = the benchmark's: ACEBench official 0.7, agent 0.001; else 0)",
-                                    value=None)
-    with gr.Accordion("StepEval-Audio-Toolcall: modality and parameter judge", open=False):
-        with gr.Row():
-            modality = gr.Radio(list(MODALITIES), value="text", label="Modality")
-            judge_base_url = gr.Textbox(label="Judge base URL (empty = exact-match fallback)")
-            judge_model = gr.Textbox(label="Judge model")
-            judge_key_env = gr.Textbox(label="Judge key environment variable", value="OPENAI_API_KEY",
-                                       visible=not context.public)
-    with gr.Accordion("ACEBench agent_multi_turn: the simulated user (empty = the tested model plays it)", open=False):
-        with gr.Row():
-            user_base_url = gr.Textbox(label="Simulated user base URL")
-            user_model = gr.Textbox(label="Simulated user model")
-            user_key_env = gr.Textbox(label="Simulated user key environment variable", value="OPENAI_API_KEY",
-                                      visible=not context.public)
-    with gr.Row():
-        start = gr.Button("Start evaluation", variant="primary")
-        demo = gr.Button(f"Demo: {LOCAL_DEMO.title} on the built-in ACEBench example (no key, no network)")
-    start_message = gr.Markdown()
+                                    visible=shown.request_profile is not None,
+                                    label="Prompts: official = what the benchmark's official code sends, toolboard = "
+                                          "this project's wording; auto = official when its files are there")
+            temperature = gr.Number(label="Temperature (empty = the benchmark's own sampling, else 0)", value=None)
+    roles = build_role_boxes(context, shown)
+    fields = {"endpoint_kind": endpoint_kind, "base_url": base_url, "model": model, "api_key_env": api_key_env,
+              "benchmark": benchmark, "language": language, "subsets": subsets, "data_source": data_source,
+              "data_folder": data_folder, "limit": limit, "concurrency": concurrency, "request_mode": request_mode,
+              "prompt_style": prompt_style, "temperature": temperature}
+    assert tuple(fields) == FIELDS, "the page's fields are ui/run_form.FIELDS"
+    return EvaluateForm(fields, roles, options, api_key, local_note)
+
+
+# ---- the API ------------------------------------------------------------------------------------
+
+def start_run_api(context: AppContext, default_benchmark: str) -> Callable[..., dict[str, str]]:
+    """The `start_run` endpoint. Its parameters keep the order and names API callers have used; `roles`
+    and `options` take any benchmark's declared roles and options, and the old judge_*, user_* and
+    modality parameters are read as the roles "judge" and "user" and the option "modality"."""
+
+    def start_run(base_url: str = "", model: str = "", benchmark: str = default_benchmark, api_key: str = "",
+                  language: str = "", subsets: list[str] | None = None, limit: int | None = None,
+                  concurrency: int = 8, request_mode: str = "prompt", temperature: float | None = None,
+                  data_source: str = "download", data_folder: str = "", modality: str = "",
+                  judge_base_url: str = "", judge_model: str = "", judge_key_env: str = "", user_base_url: str = "",
+                  user_model: str = "", user_key_env: str = "", api_key_env: str = "",
+                  endpoint_kind: str = ENDPOINT_KINDS[0], prompt_style: str = AUTO_PROMPT_STYLE,
+                  owner_token: str = "", roles: dict[str, dict[str, str]] | None = None,
+                  options: dict[str, str] | None = None, request: gr.Request = None) -> dict[str, str]:
+        """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
+        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused).
+        roles: the other models the benchmark declares, {role name: {"base_url", "model", "key_env"}} (a role
+        left out: the benchmark's fallback); options: {option name: value} (see the About tab for both).
+        prompt_style (benchmarks with prompt styles): auto (official when the official prompt files are there),
+        official or toolboard; temperature None: the benchmark's own. On a public deployment the run is yours:
+        owner_token (a secret you keep, 16+ characters) names you, else your client session does."""
+        form = {name: value for name, value in locals().items() if name not in ("api_key", "owner_token", "request")}
+        try:
+            owner = owner_of(context, owner_token, request)
+        except ToolboardError as exc:
+            return {"run_id": "", "message": user_error(exc)}
+        return start_job(context, form, api_key, owner)
+
+    return start_run
+
+
+def register_jobs_api(context: AppContext) -> None:
+    """cancel_run, resume_run, rerun_errors, share_run, jobs and job_detail: each caller acting as its
+    owner_token or its session."""
+
+    def act(action: str, run_id: str, api_key: str, owner_token: str, request: gr.Request | None) -> tuple[str, dict[str, Any]]:
+        message, table = act_as_visitor(context, action, run_id, api_key, owner_token, request)
+        return message, table_json(table)
+
+    def cancel_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Cancel a run you started: (message, your jobs table as {"headers", "data"})."""
+        return act("cancel", run_id, "", owner_token, request)
+
+    def resume_run(run_id: str, api_key: str = "", owner_token: str = "",
+                   request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Resume a run you started that was cancelled, interrupted or failed: (message, your jobs table)."""
+        return act("resume", run_id, api_key, owner_token, request)
+
+    def rerun_errors(run_id: str, api_key: str = "", owner_token: str = "",
+                     request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Re-send the failed requests of a run you started: (message, your jobs table)."""
+        return act("rerun", run_id, api_key, owner_token, request)
+
+    def share_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+        """Show the outputs of a finished run you started to every visitor (Explore): (message, your jobs table).
+        Its scores are on the leaderboard either way."""
+        return act("share", run_id, "", owner_token, request)
+
+    def jobs_api(owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
+        """Your runs (every run on a private deployment), newest first, with live progress: {"headers", "data"}."""
+        try:
+            owner = owner_of(context, owner_token, request)
+        except ToolboardError as exc:
+            raise gr.Error(user_error(exc)) from None
+        return table_json(jobs_table(context, owner))
+
+    def job_detail_api(run_id: str, owner_token: str = "",
+                       request: gr.Request = None) -> tuple[str, dict[str, Any] | None]:
+        """A run's progress and its official report (None until it has finished): (Markdown text, report)."""
+        return detail_view(context, run_id, owner_token, request)
+
+    gr.api(cancel_run, api_name="cancel_run")
+    gr.api(resume_run, api_name="resume_run")
+    gr.api(rerun_errors, api_name="rerun_errors")
+    gr.api(share_run, api_name="share_run")
+    gr.api(jobs_api, api_name="jobs")
+    gr.api(job_detail_api, api_name="job_detail")
+
+
+# ---- the jobs panel -----------------------------------------------------------------------------
+
+def act_as_visitor(context: AppContext, action: str, chosen: str, key: str, token: Any,
+                   request: gr.Request | None) -> tuple[str, pd.DataFrame]:
+    owner = None
+    try:
+        owner = owner_of(context, token, request)
+        message = act_on_run(context, action, chosen, key, owner)
+    except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
+        message = user_error(exc, context.redact_paths)
+    return message, jobs_table(context, owner)
+
+
+def detail_view(context: AppContext, chosen: str, token: Any,
+                request: gr.Request | None) -> tuple[str, dict[str, Any] | None]:
+    try:
+        return job_detail(context, chosen, owner_of(context, token, request))
+    except Exception as exc:  # noqa: BLE001
+        return user_error(exc, context.redact_paths), None
+
+
+def visitor_jobs(context: AppContext) -> Callable[[Any, gr.Request], pd.DataFrame]:
+    def refresh(token: Any, request: gr.Request) -> pd.DataFrame:
+        try:
+            return jobs_table(context, owner_of(context, token, request))
+        except ToolboardError:
+            return jobs_table(context, None)
+
+    return refresh
+
+
+@dataclass
+class JobsPanel:
+    jobs: gr.Dataframe
+    run_id: gr.Textbox
+    cancel: gr.Button
+    resume: gr.Button
+    rerun: gr.Button
+    share: gr.Button
+    action_message: gr.Markdown
+    detail: gr.Markdown
+    report: gr.JSON
+
+
+def build_jobs_panel(context: AppContext) -> JobsPanel:
     gr.Markdown("### Jobs\nRuns keep going when you close the tab; they are listed here after a refresh.")
     # Built once for every visitor: on a public deployment it lists nobody's runs until the page loads.
     jobs = gr.Dataframe(jobs_table(context), interactive=False, label="Jobs", max_height=320, wrap=True)
@@ -224,160 +362,37 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         resume = gr.Button("Resume", size="sm", scale=1)
         rerun = gr.Button("Re-run errors", size="sm", scale=1)
         share = gr.Button("Share outputs", size="sm", scale=1, visible=context.public)
-    action_message = gr.Markdown()
-    detail = gr.Markdown()
-    report = gr.JSON(label="Report (official)")
+    return JobsPanel(jobs, run_id, cancel, resume, rerun, share, gr.Markdown(), gr.Markdown(),
+                     gr.JSON(label="Report (official)"))
 
-    form_fields = [endpoint_kind, base_url, model, api_key_env, benchmark, language, subsets, data_source, data_folder, limit, concurrency,
-                   request_mode, temperature, modality, judge_base_url, judge_model, judge_key_env, user_base_url,
-                   user_model, user_key_env, prompt_style]
-    form_names = ["endpoint_kind", "base_url", "model", "api_key_env", "benchmark", "language", "subsets", "data_source", "data_folder",
-                  "limit", "concurrency", "request_mode", "temperature", "modality", "judge_base_url", "judge_model",
-                  "judge_key_env", "user_base_url", "user_model", "user_key_env", "prompt_style"]
 
-    def owner_of(token: Any, request: gr.Request | None) -> str | None:
-        return context.visitors.owner(token, getattr(request, "session_hash", None))
-
-    def start_from_form(values: dict[Any, Any], request: gr.Request) -> tuple[str, str, pd.DataFrame]:
-        try:
-            owner = owner_of(values[visitor], request)
-        except ToolboardError as exc:
-            return user_error(exc), "", jobs_table(context, None)
-        form = {name: values[field] for name, field in zip(form_names, form_fields, strict=True)}
-        outcome = start_job(context, form, values[api_key], owner)
-        return outcome["message"], outcome["run_id"], jobs_table(context, owner)
-
-    def start_run(base_url: str = "", model: str = "", benchmark: str = "acebench", api_key: str = "", language: str = "",
-                  subsets: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
-                  request_mode: str = "prompt", temperature: float | None = None, data_source: str = "download",
-                  data_folder: str = "", modality: str = "text", judge_base_url: str = "", judge_model: str = "",
-                  judge_key_env: str = "", user_base_url: str = "", user_model: str = "", user_key_env: str = "",
-                  api_key_env: str = "", endpoint_kind: str = "your endpoint", prompt_style: str = "auto",
-                  owner_token: str = "", request: gr.Request = None) -> dict[str, str]:
-        """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
-        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused).
-        prompt_style (ACEBench): auto (official when the official prompt files are there), official or toolboard;
-        temperature None: the benchmark's own. On a public deployment the run is yours: owner_token (a secret
-        you keep, 16+ characters) names you, else your client session does."""
-        form = {name: value for name, value in locals().items() if name in form_names}
-        try:
-            owner = owner_of(owner_token, request)
-        except ToolboardError as exc:
-            return {"run_id": "", "message": user_error(exc)}
-        return start_job(context, form, api_key, owner)
-
-    def act(action: str, chosen: str, key: str, token: Any, request: gr.Request | None) -> tuple[str, pd.DataFrame]:
-        owner = None
-        try:
-            owner = owner_of(token, request)
-            message = act_on_run(context, action, chosen, key, owner)
-        except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
-            message = user_error(exc, context.redact_paths)
-        return message, jobs_table(context, owner)
+def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserState, api_key: gr.Textbox) -> None:
+    """The panel's buttons, its row selection and its live refresh."""
 
     def cancel_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act("cancel", chosen, "", token, request)
+        return act_as_visitor(context, "cancel", chosen, "", token, request)
 
     def resume_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act("resume", chosen, key, token, request)
+        return act_as_visitor(context, "resume", chosen, key, token, request)
 
     def rerun_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act("rerun", chosen, key, token, request)
+        return act_as_visitor(context, "rerun", chosen, key, token, request)
 
     def share_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act("share", chosen, "", token, request)
-
-    def cancel_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Cancel a run you started: (message, your jobs table as {"headers", "data"})."""
-        message, table = act("cancel", run_id, "", owner_token, request)
-        return message, table_json(table)
-
-    def resume_run(run_id: str, api_key: str = "", owner_token: str = "",
-                   request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Resume a run you started that was cancelled, interrupted or failed: (message, your jobs table)."""
-        message, table = act("resume", run_id, api_key, owner_token, request)
-        return message, table_json(table)
-
-    def rerun_errors(run_id: str, api_key: str = "", owner_token: str = "",
-                     request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Re-send the failed requests of a run you started: (message, your jobs table)."""
-        message, table = act("rerun", run_id, api_key, owner_token, request)
-        return message, table_json(table)
-
-    def share_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Show the outputs of a finished run you started to every visitor (Explore): (message, your jobs table).
-        Its scores are on the leaderboard either way."""
-        message, table = act("share", run_id, "", owner_token, request)
-        return message, table_json(table)
-
-    def jobs_api(owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
-        """Your runs (every run on a private deployment), newest first, with live progress: {"headers", "data"}."""
-        try:
-            owner = owner_of(owner_token, request)
-        except ToolboardError as exc:
-            raise gr.Error(user_error(exc)) from None
-        return table_json(jobs_table(context, owner))
+        return act_as_visitor(context, "share", chosen, "", token, request)
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, "run_id")
 
-    def detail_view(chosen: str, token: Any, request: gr.Request | None) -> tuple[str, dict[str, Any] | None]:
-        try:
-            return job_detail(context, chosen, owner_of(token, request))
-        except Exception as exc:  # noqa: BLE001
-            return user_error(exc, context.redact_paths), None
+    def show_detail(chosen: str, token: Any, request: gr.Request | None) -> tuple[str, dict[str, Any] | None]:
+        return detail_view(context, chosen, token, request)
 
-    def job_detail_api(run_id: str, owner_token: str = "",
-                       request: gr.Request = None) -> tuple[str, dict[str, Any] | None]:
-        """A run's progress and its official report (None until it has finished): (Markdown text, report)."""
-        return detail_view(run_id, owner_token, request)
-
-    def visitor_jobs(token: Any, request: gr.Request) -> pd.DataFrame:
-        try:
-            return jobs_table(context, owner_of(token, request))
-        except ToolboardError:
-            return jobs_table(context, None)
-
-    endpoint_kind.change(local_model_note, [endpoint_kind], [local_note], api_visibility="private")
-    preset_outputs = [endpoint_kind, benchmark, language, subsets, data_source, limit, concurrency, request_mode, temperature,
-                      prompt_style]
-
-    def fill_demo_preset():
-        return (LOCAL_DEMO.title, DEMO_PRESET["benchmark"], DEMO_PRESET["language"], DEMO_PRESET["subsets"],
-                DEMO_PRESET["data_source"], DEMO_PRESET["limit"], DEMO_PRESET["concurrency"], DEMO_PRESET["request_mode"],
-                DEMO_PRESET["temperature"], AUTO_PROMPT_STYLE)
-
-    start_inputs = {visitor, api_key, *form_fields}
-    demo.click(fill_demo_preset, None, preset_outputs, api_visibility="private").then(
-        start_from_form, start_inputs, [start_message, run_id, jobs], api_visibility="private")
-    start.click(start_from_form, start_inputs, [start_message, run_id, jobs], api_visibility="private")
-    cancel.click(cancel_clicked, [run_id, visitor], [action_message, jobs], api_visibility="private")
-    resume.click(resume_clicked, [run_id, api_key, visitor], [action_message, jobs], api_visibility="private")
-    rerun.click(rerun_clicked, [run_id, api_key, visitor], [action_message, jobs], api_visibility="private")
-    share.click(share_clicked, [run_id, visitor], [action_message, jobs], api_visibility="private")
-    jobs.select(pick, [jobs], [run_id], api_visibility="private")
-    run_id.change(detail_view, [run_id, visitor], [detail, report], api_visibility="private")
-    # The API: the same actions, each caller acting as its owner_token or its session.
-    gr.api(start_run, api_name="start_run")
-    gr.api(cancel_run, api_name="cancel_run")
-    gr.api(resume_run, api_name="resume_run")
-    gr.api(rerun_errors, api_name="rerun_errors")
-    gr.api(share_run, api_name="share_run")
-    gr.api(jobs_api, api_name="jobs")
-    gr.api(job_detail_api, api_name="job_detail")
-
-    def switch_benchmark(name: str):
-        languages = language_choices(name)
-        return (gr.update(choices=languages, value=languages[0] if languages else None, visible=bool(languages)),
-                gr.update(choices=subset_choices(name), value=[]))
-
-    benchmark.change(switch_benchmark, [benchmark], [language, subsets], api_visibility="private")
-    shown_status = gr.State("")
+    refresh_jobs = visitor_jobs(context)
 
     def tick(chosen: str, last_status: str, token: Any, request: gr.Request) -> tuple[Any, ...]:
         """Live jobs and progress; the report is re-sent only when the chosen run's status changes, so a
         report the user has unfolded is not redrawn every second."""
-        text, stored_report = detail_view(chosen, token, request)
+        text, stored_report = detail_view(context, chosen, token, request)
         status = ""
         if (chosen or "").strip():
             try:
@@ -385,8 +400,65 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
             except ToolboardError:
                 status = "unknown"
         report_update = stored_report if status != last_status else gr.update()
-        return visitor_jobs(token, request), text, report_update, status
+        return refresh_jobs(token, request), text, report_update, status
 
+    outputs = [panel.action_message, panel.jobs]
+    panel.cancel.click(cancel_clicked, [panel.run_id, visitor], outputs, api_visibility="private")
+    panel.resume.click(resume_clicked, [panel.run_id, api_key, visitor], outputs, api_visibility="private")
+    panel.rerun.click(rerun_clicked, [panel.run_id, api_key, visitor], outputs, api_visibility="private")
+    panel.share.click(share_clicked, [panel.run_id, visitor], outputs, api_visibility="private")
+    panel.jobs.select(pick, [panel.jobs], [panel.run_id], api_visibility="private")
+    panel.run_id.change(show_detail, [panel.run_id, visitor], [panel.detail, panel.report], api_visibility="private")
+    shown_status = gr.State("")
     timer = gr.Timer(1.0)
-    timer.tick(tick, [run_id, shown_status, visitor], [jobs, detail, report, shown_status], api_visibility="private")
-    return {"jobs": jobs, "refresh_jobs": visitor_jobs}
+    timer.tick(tick, [panel.run_id, shown_status, visitor], [panel.jobs, panel.detail, panel.report, shown_status],
+               api_visibility="private")
+
+
+# ---- the tab ------------------------------------------------------------------------------------
+
+def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor: gr.BrowserState,
+              start: gr.Button, demo: gr.Button, start_message: gr.Markdown) -> None:
+    """Start (from the form or the demo preset), the local model's note, and the benchmark switch."""
+    preset = demo_preset()
+    preset_fields = [name for name in FIELDS if preset and name in preset]
+
+    def start_from_form(values: dict[Any, Any], request: gr.Request) -> tuple[str, str, pd.DataFrame]:
+        try:
+            owner = owner_of(context, values[visitor], request)
+        except ToolboardError as exc:
+            return user_error(exc), "", jobs_table(context, None)
+        outcome = start_job(context, form.read(values), values[form.api_key], owner)
+        return outcome["message"], outcome["run_id"], jobs_table(context, owner)
+
+    def fill_demo_preset() -> list[Any]:
+        return [preset[name] for name in preset_fields] if preset else []
+
+    start_inputs = {visitor, form.api_key, *form.inputs()}
+    start_outputs = [start_message, panel.run_id, panel.jobs]
+    form.fields["endpoint_kind"].change(local_model_note, [form.fields["endpoint_kind"]], [form.local_note],
+                                        api_visibility="private")
+    demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields], api_visibility="private").then(
+        start_from_form, start_inputs, start_outputs, api_visibility="private")
+    start.click(start_from_form, start_inputs, start_outputs, api_visibility="private")
+    form.fields["benchmark"].change(form.switch, [form.fields["benchmark"], form.fields["language"]],
+                                    form.switch_outputs(), api_visibility="private")
+
+
+def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
+    """The tab; `visitor` holds the page's visitor token (see ui/app.py)."""
+    shown = all_benchmarks()[0]
+    form = build_form(context, shown)
+    preset = demo_preset()
+    with gr.Row():
+        start = gr.Button("Start evaluation", variant="primary")
+        example_of = get_benchmark(preset["benchmark"]).title if preset else ""
+        demo = gr.Button(f"Demo: {LOCAL_DEMO.title} on the built-in {example_of} example (no key, no network)",
+                         visible=preset is not None)
+    start_message = gr.Markdown()
+    panel = build_jobs_panel(context)
+    wire_form(context, form, panel, visitor, start, demo, start_message)
+    wire_jobs_panel(context, panel, visitor, form.api_key)
+    gr.api(start_run_api(context, shown.name), api_name="start_run")
+    register_jobs_api(context)
+    return {"jobs": panel.jobs, "refresh_jobs": visitor_jobs(context)}

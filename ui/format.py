@@ -13,16 +13,24 @@ import pandas as pd
 
 from evaluators.board import APART_COLUMN, INFO_COLUMNS, BoardLayout
 from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import all_benchmarks
 from evaluators.core.text import show
 
-COUNT_COLUMNS = frozenset({"TP", "FN", "FP", "FP_any", "n"})
+# Shown as they are: the sample count, and every metric a benchmark declares as a count or a label.
+PLAIN_COLUMNS = ("n",)
+
+
+def not_fractions() -> frozenset[str]:
+    declared = (metric for b in all_benchmarks() for metric in (*b.metrics, *b.summary_metrics))
+    return frozenset(PLAIN_COLUMNS).union(metric.name for metric in declared if metric.kind != "fraction")
 
 
 def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
     """Metric fractions as percentages with one decimal, as the published tables print them."""
     shown = frame.copy()
+    plain = not_fractions()
     for column in shown.columns:
-        if column in (*layout.columns, *layout.detail_columns) and column not in COUNT_COLUMNS:
+        if column in (*layout.columns, *layout.detail_columns) and column not in plain:
             shown[column] = pd.to_numeric(shown[column], errors="coerce").mul(100).round(1)
     return shown
 
@@ -32,6 +40,13 @@ def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:
     empty = [c for c in (APART_COLUMN, *INFO_COLUMNS) if c in frame.columns
              and frame[c].map(lambda value: value is None or pd.isna(value) or str(value).strip() == "").all()]
     return frame.drop(columns=empty)
+
+
+def spoken_list(items: list[str]) -> str:
+    """["a", "b", "c"] -> "a, b and c"."""
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|<>~&"
@@ -71,7 +86,7 @@ ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])(?:/\.?[\w@+-]+(?:\.[\w@+-]+)*){2,}/?")
 
 class PathRedactor:
     """Server paths out of text shown to visitors of a public deployment: known folders become short
-    names (`<data folder>/acebench`), any other absolute path keeps only its last part (`…/toolboard.db`)."""
+    names (`<data folder>/<benchmark>`), any other absolute path keeps only its last part (`…/toolboard.db`)."""
 
     def __init__(self, folders: Mapping[str | Path, str]):
         spellings: dict[str, str] = {}

@@ -14,16 +14,10 @@ import gradio as gr
 import pandas as pd
 
 from evaluators.board import SOURCES, BoardQuery, as_json_records, board_rows, layout_for, published_table, query_board
-from evaluators.core.registry import MODES, all_benchmarks
+from evaluators.core.registry import MODES, benchmark_names
 from ui import charts
 from ui.context import AppContext
 from ui.format import as_percent, markdown_text, table_json, user_error, without_empty_info_columns
-
-DEFAULT_BENCHMARK = "acebench"
-
-
-def benchmark_names() -> list[str]:
-    return [b.name for b in all_benchmarks()]
 
 
 def _query(view: str | None, search: str, sources: list[str] | None, columns: list[str] | None, details: bool,
@@ -77,9 +71,10 @@ class LeaderboardParts:
 
 def build(context: AppContext) -> LeaderboardParts:
     names = benchmark_names()
-    layout = layout_for(DEFAULT_BENCHMARK)
+    shown = names[0]
+    layout = layout_for(shown)
     with gr.Row():
-        benchmark = gr.Dropdown(names, value=DEFAULT_BENCHMARK, label="Benchmark", scale=2)
+        benchmark = gr.Dropdown(names, value=shown, label="Benchmark", scale=2)
         view = gr.Dropdown(list(layout.views), value=layout.views[0], label=layout.view_label, scale=1,
                            allow_custom_value=True)
         mode = gr.Radio(list(MODES), value="official", label="Scoring mode", scale=1)
@@ -91,9 +86,9 @@ def build(context: AppContext) -> LeaderboardParts:
         details = gr.Checkbox(label="Per-subset detail", value=False, scale=1)
         sort_by = gr.Dropdown(list(layout.columns), value=layout.default_sort, label="Sort by", scale=1,
                               allow_custom_value=True)
-    note = gr.Markdown(source_note(DEFAULT_BENCHMARK, "official"))
+    note = gr.Markdown(source_note(shown, "official"))
     initial = without_empty_info_columns(as_percent(view_table(
-        context, DEFAULT_BENCHMARK, layout.views[0], "", list(SOURCES), list(layout.columns), False, "official",
+        context, shown, layout.views[0], "", list(SOURCES), list(layout.columns), False, "official",
         layout.default_sort), layout))
     table = gr.Dataframe(initial, interactive=False, pinned_columns=1, buttons=["fullscreen", "copy"], max_height=560,
                          wrap=True, label="Leaderboard")

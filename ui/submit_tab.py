@@ -11,11 +11,11 @@ import gradio as gr
 from gradio.utils import get_upload_folder
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import benchmark_names
 from evaluators.submissions import Submission, check_submission, store_submission, without_folder
-from ui.context import AppContext, resolve_data_dir
-from ui.evaluate_tab import language_choices
+from ui.context import BUILT_IN_EXAMPLE, AppContext, resolve_data_dir
 from ui.format import user_error
-from ui.leaderboard_tab import benchmark_names
+from ui.run_form import language_choices
 
 UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
 
@@ -31,7 +31,7 @@ def check_file(context: AppContext, path: str | None, benchmark: str, language: 
     if not upload.is_file():
         return None, None, None, "⚠️ This upload was already checked and removed from the server; upload the file again."
     try:
-        data_dir = resolve_data_dir(context, data_source, data_folder)
+        data_dir = resolve_data_dir(context, data_source, data_folder, benchmark, language or None)
         submission = check_submission(upload, benchmark, language=language or None, data_dir=data_dir,
                                       max_bytes=context.max_upload_bytes)
     except ToolboardError as exc:
@@ -79,15 +79,19 @@ def add_to_board(context: AppContext, submission: Submission | None, model: str,
 def build(context: AppContext) -> None:
     gr.Markdown(
         "Upload predictions as JSON Lines (`{\"id\": ..., \"output\": ...}` or `tool_calls`), a JSON array, or a zip of "
-        f"the official ACEBench result files. Limit: {context.max_upload_bytes / 1024 / 1024:.3g} MB. The file is checked "
+        "the benchmark's official result files (see its entry in About). "
+        f"Limit: {context.max_upload_bytes / 1024 / 1024:.3g} MB. The file is checked "
         "and scored first; nothing is stored until you add it."
     )
     with gr.Row():
         upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath")
         with gr.Column():
-            benchmark = gr.Dropdown(benchmark_names(), value="acebench", label="Benchmark")
-            language = gr.Dropdown(language_choices("acebench"), value="en", label="Language", allow_custom_value=True)
-            data_source = gr.Radio(["download", "built-in example"] + ([] if context.public else ["local folder"]),
+            names = benchmark_names()
+            languages = language_choices(names[0])
+            benchmark = gr.Dropdown(names, value=names[0], label="Benchmark")
+            language = gr.Dropdown(languages, value=languages[0] if languages else None, label="Language",
+                                   allow_custom_value=True, visible=bool(languages))
+            data_source = gr.Radio(["download", BUILT_IN_EXAMPLE] + ([] if context.public else ["local folder"]),
                                    value="download", label="Data")
             data_folder = gr.Textbox(label="Local data folder", visible=not context.public, value="" if context.public else (context.default_data_dir or ""))
     check = gr.Button("Check and score", variant="primary")

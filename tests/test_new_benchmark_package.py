@@ -1,0 +1,162 @@
+"""A new benchmark is one package plus its leaderboard_data file: a tiny test benchmark is written into
+a copy of the project (nothing else in the copy is changed) and is then listed, scored, run against an
+endpoint from the CLI and from the app's form, shown on the board and in About. And no module outside
+a benchmark package names a benchmark."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaluators.core.registry import PACKAGES_DIR, all_benchmarks, benchmark_packages
+from tests.scripted_server import ScriptedServer
+
+PROJECT = Path(__file__).resolve().parents[1]
+TEMPLATE = Path(__file__).parent / "new_benchmark" / "tinybench_benchmark.py"
+COPIED = ("evaluators", "ui", "leaderboard_data", "app.py")
+ITEMS = [{"subset": "easy", "question": "What colour is the sky?", "answer": "blue"},
+         {"subset": "easy", "question": "What is 2 + 2, in letters?", "answer": "four"},
+         {"subset": "hard", "question": "Capital of France?", "answer": "Paris"}]
+PUBLISHED = {"benchmark": "tinybench", "kind": "published", "source": {"title": "made up", "url": "https://example.org/tiny"},
+             "rows": [{"model": "Published-Tiny", "subset": "all", "metrics": {"accuracy": 0.5}}]}
+ANSWERS = {"sky": "blue", "2 + 2": "four", "France": "Lyon"}
+
+
+def reply(body: dict) -> dict:
+    question = body["messages"][-1]["content"]
+    return {"content": next(answer for key, answer in ANSWERS.items() if key in question)}
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.fixture(scope="module")
+def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project with one new package and one published table added, and nothing else touched."""
+    root = tmp_path_factory.mktemp("copy")
+    for name in COPIED:
+        source = PROJECT / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, root / name)
+    before = _files(root)
+    package = root / "evaluators" / "tinybench"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""TinyBench (test only)."""\n', encoding="utf-8")
+    shutil.copy2(TEMPLATE, package / "benchmark.py")
+    (root / "leaderboard_data" / "tinybench.json").write_text(json.dumps(PUBLISHED), encoding="utf-8")
+    after = _files(root)
+    assert {k: v for k, v in after.items() if before.get(k) == v} == before  # no file of the project changed
+    assert sorted(set(after) - set(before)) == ["evaluators/tinybench/__init__.py", "evaluators/tinybench/benchmark.py",
+                                                 "leaderboard_data/tinybench.json"]
+    data = root / "tinydata"
+    data.mkdir()
+    (data / "tinybench.json").write_text(json.dumps(ITEMS), encoding="utf-8")
+    return root
+
+
+def _run(copy: Path, *args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TOOLBOARD_HOME": str(home), "PYTHONPATH": str(copy)}
+    return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=240)
+
+
+def test_the_new_package_is_listed_scored_and_run_from_the_cli(project_copy: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    listed = _run(project_copy, "-m", "evaluators", "list", home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert "tinybench: TinyBench" in listed.stdout and "option style: plain | terse (default plain)" in listed.stdout
+
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps(row) + "\n" for row in [
+        {"id": "easy_0", "output": "Blue"}, {"id": "easy_1", "output": "five"}, {"id": "hard_0", "output": "Paris"}]))
+    scored = _run(project_copy, "-m", "evaluators", "score", "tinybench", str(predictions), "--data-dir",
+                  str(project_copy / "tinydata"), "--json", home=home)
+    assert scored.returncode == 0, scored.stderr
+    report = json.loads(scored.stdout)
+    assert report["summary"]["accuracy"] == pytest.approx(2 / 3)
+    assert report["subsets"]["easy"] == {"n": 2, "metrics": {"accuracy": 0.5}}
+
+    with ScriptedServer(reply=reply) as server:
+        ran = _run(project_copy, "-m", "evaluators", "run", "tinybench", "--base-url", server.base_url, "--model", "tiny-llm",
+                   "--api-key-env", "", "--data-dir", str(project_copy / "tinydata"), "--option", "style=terse", "--json",
+                   home=home)
+        assert ran.returncode == 0, ran.stderr
+        assert [body["messages"][-1]["content"][:9] for body in server.bodies] == ["One word."] * 3
+    assert json.loads(ran.stdout)["summary"]["accuracy"] == pytest.approx(2 / 3)
+    refused = _run(project_copy, "-m", "evaluators", "run", "tinybench", "--base-url", "http://127.0.0.1:9/v1", "--model",
+                   "m", "--data-dir", str(project_copy / "tinydata"), "--option", "style=loud", home=home)
+    assert refused.returncode == 2 and "option style of tinybench takes plain, terse (got 'loud')" in refused.stderr
+
+
+APP_SCRIPT = r'''
+import json, sys, time
+from pathlib import Path
+from gradio_client import Client
+from evaluators.engine.store import Store
+from ui.app import build_app
+from ui.context import AppContext
+from ui.about_tab import about_text
+
+base_url, data, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+context = AppContext(store=Store(Path(out.parent, "app.db")))
+demo = build_app(context)
+demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+client = Client(demo.local_url, verbose=False)
+started = client.predict(base_url=base_url, model="tiny-form-llm", benchmark="tinybench", data_source="local folder",
+                         data_folder=data, limit=5, concurrency=2, options={"style": "terse"}, api_name="/start_run")
+run_id = started["run_id"]
+deadline = time.monotonic() + 60
+while context.store.get_run(run_id).status != "finished" and time.monotonic() < deadline:
+    time.sleep(0.1)
+board = client.predict("tinybench", "all", "", ["published", "evaluated", "uploaded"], ["accuracy"], False, "official",
+                       "accuracy", api_name="/leaderboard")
+out.write_text(json.dumps({"started": started, "status": context.store.get_run(run_id).status, "board": board,
+                           "about": about_text(), "config": context.store.get_run(run_id).config}))
+demo.close()
+'''
+
+
+def test_the_new_package_runs_from_the_form_and_shows_on_the_board_and_in_about(project_copy: Path, tmp_path: Path):
+    script = tmp_path / "drive_app.py"
+    script.write_text(APP_SCRIPT, encoding="utf-8")
+    out = tmp_path / "out.json"
+    with ScriptedServer(reply=reply) as server:
+        done = _run(project_copy, str(script), server.base_url, str(project_copy / "tinydata"), str(out), home=tmp_path / "home")
+        assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["status"] == "finished", result["started"]
+    assert result["config"]["options"] == {"style": "terse"}
+    rows = [dict(zip(result["board"]["headers"], row)) for row in result["board"]["data"]]
+    models = {row["model"] for row in rows}
+    assert {"Published-Tiny", "tiny-form-llm"} <= models, rows
+    assert "TinyBench" in result["about"] and "one-word answers" in result["about"]
+
+
+BENCHMARK_NAME = re.compile("|".join(sorted({b.name for b in all_benchmarks()} | {"acebench", "toolbench", "stepeval"})),
+                            re.IGNORECASE)
+
+
+def test_no_module_outside_a_benchmark_package_names_a_benchmark():
+    """The board, About, uploads, the CLI, the engine and the form read the declarations: a benchmark's
+    name (or an import of its package) appears only inside its own package."""
+    packages = set(benchmark_packages())
+    offenders = []
+    for path in sorted([*PACKAGES_DIR.rglob("*.py"), *(PROJECT / "ui").rglob("*.py"), PROJECT / "app.py"]):
+        relative = path.relative_to(PROJECT)
+        if relative.parts[0] == "evaluators" and len(relative.parts) > 2 and relative.parts[1] in packages:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if BENCHMARK_NAME.search(line):
+                offenders.append(f"{relative}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)

@@ -1,0 +1,214 @@
+"""The Evaluate form (or the `start_run` API) -> a run configuration, every field checked and explained
+when wrong. No gradio here, and no benchmark names: the roles, options, prompt styles and built-in
+examples a benchmark has come from its declaration in the registry.
+
+A form is a dict: the fields of `FIELDS`, plus `roles` ({role name: {"base_url", "model", "key_env"}})
+and `options` ({option name: value}). The flat keys used before benchmarks declared their roles and
+options (`judge_base_url`, `user_model`, `modality`, …) are read as aliases of these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
+from evaluators.core.selection import language_names, resolve_language
+from evaluators.core.types import PROMPT_STYLES
+from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
+from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
+from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig
+from ui.context import BUILT_IN_EXAMPLE, AppContext, resolve_data_dir
+
+DATA_SOURCES = ("download", BUILT_IN_EXAMPLE, "local folder")
+AUTO_PROMPT_STYLE = "auto"
+# A public deployment must not be usable to flood an endpoint or starve other visitors.
+PUBLIC_MAX_CONCURRENCY = 16
+PUBLIC_MAX_LIMIT = 100
+LOCAL_DEMO = LOCAL_MODELS["smollm2"]
+ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
+ROLE_PARTS = ("base_url", "model", "key_env")
+# Flat form keys from before roles and options were declared: `<role>_base_url`, `<role>_model`,
+# `<role>_key_env` for these roles, and these options by their own name.
+ALIAS_ROLES = ("judge", "user")
+ALIAS_OPTIONS = ("modality",)
+# The form's plain fields (besides roles and options), in the order the page lays them out.
+FIELDS = ("endpoint_kind", "base_url", "model", "api_key_env", "benchmark", "language", "subsets", "data_source",
+          "data_folder", "limit", "concurrency", "request_mode", "prompt_style", "temperature")
+
+
+def subset_choices(benchmark: str) -> list[str]:
+    spec = get_benchmark(benchmark)
+    return [*[g for g in spec.groups if g != "all"], *spec.subsets]
+
+
+def language_choices(benchmark: str) -> list[str]:
+    return language_names(get_benchmark(benchmark))
+
+
+def demo_preset() -> dict[str, Any] | None:
+    """The demo: the local model on the first benchmark with a built-in example (the part of it the
+    example names for the demo, in its language): no key, no network. None when no benchmark ships an example."""
+    benchmark = next((b for b in all_benchmarks() if b.example is not None), None)
+    if benchmark is None:
+        return None
+    assert benchmark.example is not None
+    return {"endpoint_kind": LOCAL_DEMO.title, "benchmark": benchmark.name, "language": benchmark.example.language,
+            "subsets": list(benchmark.example.demo_subsets), "data_source": BUILT_IN_EXAMPLE, "limit": 20, "concurrency": 2, "request_mode": "tools",
+            "temperature": 0.0, "prompt_style": AUTO_PROMPT_STYLE}
+
+
+def local_model_note(kind: str) -> str:
+    if kind != LOCAL_DEMO.title:
+        return ""
+    problem = installed_problem()
+    if problem:
+        return f"⚠️ {problem}"
+    return ("SmolLM2-135M runs on this machine (about 700 MB of RAM; its server starts with the first run). It is a "
+            "smoke test of the whole pipeline, not a competitor: expect low scores. No key or base URL is needed.")
+
+
+def key_variable(context: AppContext, name: str | None, base_url: str) -> str:
+    """The environment variable a run may take its key from: only one named explicitly, ending in _KEY,
+    and none on a public deployment or for the local model."""
+    name = (name or "").strip()
+    if context.public or base_url.startswith("local:"):
+        return ""
+    check_key_variable(name)
+    return name
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def given_roles(form: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The role endpoints the form holds (`roles`, then the old flat keys), empty boxes left out."""
+    roles = {str(name): {part: _text((parts or {}).get(part) or (parts or {}).get(f"api_{part}")) for part in ROLE_PARTS}
+             for name, parts in (form.get("roles") or {}).items()}  # key_env, or api_key_env as in Endpoint
+    for name in ALIAS_ROLES:
+        if name not in roles or not any(roles[name].values()):
+            roles[name] = {part: _text(form.get(f"{name}_{part}")) for part in ROLE_PARTS}
+    return {name: parts for name, parts in roles.items() if parts["base_url"] or parts["model"]}
+
+
+def given_options(form: dict[str, Any]) -> dict[str, str]:
+    """The option values the form holds (`options`, then the old flat keys), empty ones left out."""
+    options = {str(name): _text(value) for name, value in (form.get("options") or {}).items()}
+    for name in ALIAS_OPTIONS:
+        if not options.get(name):
+            options[name] = _text(form.get(name))
+    return {name: value for name, value in options.items() if value}
+
+
+def _declared_anywhere(kind: str, name: str) -> bool:
+    return any(name in (item.name for item in getattr(benchmark, kind)) for benchmark in all_benchmarks())
+
+
+def chosen_roles(context: AppContext, benchmark: Benchmark, form: dict[str, Any]) -> dict[str, Endpoint]:
+    """{role name: Endpoint} for each of the benchmark's roles given a model; a role another benchmark
+    declares is ignored (its box is hidden for this one), one no benchmark declares is refused."""
+    roles = {}
+    for name, parts in given_roles(form).items():
+        if name not in {role.name for role in benchmark.roles}:
+            if not _declared_anywhere("roles", name):
+                raise ToolboardError(f"no benchmark has a role {name!r}")
+            continue
+        role = benchmark.role(name)
+        if not (parts["base_url"] and parts["model"]):
+            raise ToolboardError(f"{role.label} needs both a base URL and a model (or neither: {role.fallback})")
+        check_endpoint_allowed(parts["base_url"])
+        roles[name] = Endpoint(parts["base_url"], parts["model"],
+                               key_variable(context, parts["key_env"], parts["base_url"]))
+    return roles
+
+
+def chosen_options(benchmark: Benchmark, form: dict[str, Any]) -> dict[str, str]:
+    """{option name: value} for the benchmark's options set to other than their default; another
+    benchmark's options are ignored, one no benchmark declares is refused."""
+    options = {}
+    for name, value in given_options(form).items():
+        if name not in {option.name for option in benchmark.options}:
+            if not _declared_anywhere("options", name):
+                raise ToolboardError(f"no benchmark has an option {name!r}")
+            continue
+        option = benchmark.option(name)
+        if value not in option.choices:
+            raise ToolboardError(f"{name} must be one of {', '.join(option.choices)}")
+        if value != option.default:
+            options[name] = value
+    return options
+
+
+def _prompt_style(benchmark: Benchmark, form: dict[str, Any]) -> str | None:
+    """The chosen prompt style; None for auto, and for benchmarks with one kind of request."""
+    style = form.get("prompt_style") or AUTO_PROMPT_STYLE
+    if style not in (AUTO_PROMPT_STYLE, *PROMPT_STYLES):
+        raise ToolboardError(f"prompts must be one of {AUTO_PROMPT_STYLE}, {', '.join(PROMPT_STYLES)}")
+    if benchmark.request_profile is None or style == AUTO_PROMPT_STYLE:
+        return None
+    return style
+
+
+def _tested_endpoint(form: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """(base URL, model, form) of the model under test; the local demo model sets its own."""
+    base_url, model = _text(form.get("base_url")), _text(form.get("model"))
+    if form.get("endpoint_kind") == LOCAL_DEMO.title:
+        problem = installed_problem()
+        if problem:
+            raise ToolboardError(problem)
+        base_url, model = "local:" + LOCAL_DEMO.name, LOCAL_DEMO.name
+        form = {**form, "max_tokens": LOCAL_DEMO.max_tokens}
+    if not base_url or not model:
+        raise ToolboardError("give the endpoint's base URL and the model name")
+    check_endpoint_allowed(base_url)
+    return base_url, model, form
+
+
+def _limits(context: AppContext, form: dict[str, Any]) -> tuple[int | None, int]:
+    """(limit per subset, concurrency), within the deployment's bounds."""
+    limit = int(form["limit"]) if form.get("limit") not in (None, "") else None
+    if limit is not None and limit < 1:
+        raise ToolboardError("limit must be at least 1 (or empty for every sample)")
+    concurrency = int(form.get("concurrency") or 8)
+    max_concurrency = PUBLIC_MAX_CONCURRENCY if context.public else 256
+    if not 1 <= concurrency <= max_concurrency:
+        raise ToolboardError(f"concurrency must be between 1 and {max_concurrency}")
+    if context.public and (limit is None or limit > PUBLIC_MAX_LIMIT):
+        raise ToolboardError(f"on a public deployment a run takes at most {PUBLIC_MAX_LIMIT} samples per subset: set the limit")
+    return limit, concurrency
+
+
+def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
+    """The form -> a run configuration, with every field checked and explained when wrong."""
+    base_url, model, form = _tested_endpoint(form)
+    benchmark = get_benchmark(form["benchmark"])
+    language = resolve_language(benchmark, form.get("language"))
+    limit, concurrency = _limits(context, form)
+    request_mode = form.get("request_mode") or "prompt"
+    if request_mode not in REQUEST_MODES:
+        raise ToolboardError(f"request mode must be one of {', '.join(REQUEST_MODES)}")
+    settings = ModelSettings(
+        base_url=base_url, model=model,
+        # On a public deployment the server's own keys must never reach a user's endpoint.
+        api_key_env=key_variable(context, form.get("api_key_env"), base_url),
+        request_mode=request_mode, temperature=_optional_number(form.get("temperature"), "temperature"),
+        max_tokens=form.get("max_tokens"), prompt_style=_prompt_style(benchmark, form),
+    )
+    return RunConfig(
+        benchmark=benchmark.name, model=settings, language=language, subsets=tuple(form.get("subsets") or ()),
+        limit=limit, concurrency=concurrency,
+        data_dir=resolve_data_dir(context, form.get("data_source") or "download", form.get("data_folder") or "",
+                                  benchmark.name, language),
+        roles=chosen_roles(context, benchmark, form), options=chosen_options(benchmark, form),
+    )
+
+
+def _optional_number(value: Any, name: str) -> float | None:
+    """An empty field means the benchmark's own value."""
+    if value in (None, ""):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ToolboardError(f"{name} must be a number (or empty for the benchmark's own)") from None
