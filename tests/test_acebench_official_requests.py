@@ -256,3 +256,12 @@ def test_broken_official_files_fall_back_in_auto_and_stop_a_resumed_official_run
         _, run = _run(store, _config(server, official_data), server)
     profile = run.config["request_profile"]
     assert profile["prompt_style"] == "toolboard" and "could not be read" in profile["note"]
+
+
+def test_requests_reuse_the_official_texts_once_read(official_data: Path):
+    """A run checks the official files as it starts; its requests then reuse the texts already read
+    instead of looking for the files again on every request."""
+    first = build_request(_sample(official_data, "normal_atom_bool"), prompt_style="official")
+    (official_data / "model_inference" / "prompt_en.py").unlink()
+    again = build_request(_sample(official_data, "normal_atom_bool"), prompt_style="official")
+    assert again.messages == first.messages

@@ -157,8 +157,9 @@ def test_a_companion_clients_requests_never_replace_the_tested_models(tmp_path: 
         sent, other = asyncio.run(sample(model_server.base_url, judge_server.base_url))
         assert judge_server.requests == 1 and model_server.requests == 3
         second = next(b for b in model_server.bodies if b["messages"][0]["content"] == "second")
-    assert sent.evidence() == {"requests": 2, "body": second}
-    assert other.evidence()["requests"] == 1 and other.evidence()["body"]["messages"][0]["content"] == "other sample"
+    assert json.loads(sent.evidence().text) == {"requests": 2, "body": second}
+    other_kept = json.loads(other.evidence().text)
+    assert other_kept["requests"] == 1 and other_kept["body"]["messages"][0]["content"] == "other sample"
 
 
 # ---- uploads: gold and the prompt this tool would send, marked not sent ------------------------------

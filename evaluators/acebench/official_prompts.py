@@ -147,4 +147,12 @@ def official_prompts_for(sample: Sample) -> OfficialPrompts:
     data_dir = sample.meta.get("data_dir")
     if not data_dir:
         raise DataError(f"{sample.id}: the sample does not say where its data came from (meta['data_dir'])")
+    return _prompts_beside(str(data_dir))
+
+
+@lru_cache(maxsize=64)
+def _prompts_beside(data_dir: str) -> OfficialPrompts:
+    """Found and checked once per data folder: a run checks the files as it starts (request_profile),
+    and its requests reuse the texts already read instead of looking for the files again (a few
+    filesystem calls per request, ~1 ms, on the event loop)."""
     return official_prompts_for_data(Path(data_dir))

@@ -61,13 +61,23 @@ def _constants(path_text: str) -> dict[str, str]:
     return constants
 
 
+def _resolved(path: Path) -> str:
+    """The file's real path, as the parsed texts are cached by it (looked up once: requests ask often)."""
+    return _real_path(str(path))
+
+
+@lru_cache(maxsize=256)
+def _real_path(path_text: str) -> str:
+    return str(Path(path_text).resolve())
+
+
 def string_constants(path: Path) -> dict[str, str]:
     """Module-level `NAME = "literal"` assignments of one official file."""
-    return dict(_constants(str(path.resolve())))
+    return dict(_constants(_resolved(path)))
 
 
 def string_constant(path: Path, name: str) -> str:
-    constants = _constants(str(path.resolve()))
+    constants = _constants(_resolved(path))
     if name not in constants:
         raise DataError(f"official prompt constant {name} not found in {CODE_DIR}/{_relative(path)}", path)
     return constants[name]
@@ -114,7 +124,7 @@ def _user_message_literal(node: ast.AST) -> str | None:
 
 
 def opening_line(path: Path, language: str) -> str:
-    lines = _opening_lines(str(path.resolve()))
+    lines = _opening_lines(_resolved(path))
     if language not in lines:
         raise DataError(f"the simulated user's opening line for {language!r} not found in "
                         f"{CODE_DIR}/{_relative(path)} (APIUSER.get_init_prompt)", path)
@@ -142,4 +152,4 @@ class OfficialCode:
             path = self.file(key)
             if not path.is_file():  # checked each time: the parsed texts are cached, the files may have gone
                 _parse(path)
-            _constants(str(path.resolve()))
+            _constants(_resolved(path))

@@ -33,7 +33,7 @@ from evaluators.engine.sdk_transport import (
     usable_delay,
 )
 from evaluators.engine.settings import ModelSettings
-from evaluators.engine.store import MAX_EVIDENCE_BYTES, oversized_note
+from evaluators.engine.store import MAX_EVIDENCE_BYTES, JSONText, oversized_note
 
 GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
 # In TOOLBOARD_HOME: this installation's random secret, mixed with API keys in cache keys (see cache_key).
@@ -60,13 +60,14 @@ class SentRequests:
     count: int = 0
     last: bytes | None = None
 
-    def evidence(self) -> dict[str, Any]:
+    def evidence(self) -> dict[str, Any] | JSONText:
         """The request a sample's row keeps (see store.Evidence): {"requests": n, "body": the last body sent,
-        None when none was}; a body over the store's bound becomes its note without being parsed."""
-        kept: dict[str, Any] = {"requests": self.count}
+        null when none was}, as JSON text around the body's own bytes (valid JSON, never parsed again);
+        a body over the store's bound becomes its note."""
         if self.last is not None and len(self.last) > MAX_EVIDENCE_BYTES:
-            return oversized_note("request body", len(self.last), kept)
-        return {**kept, "body": json.loads(self.last) if self.last is not None else None}
+            return oversized_note("request body", len(self.last), {"requests": self.count})
+        body = self.last.decode() if self.last is not None else "null"
+        return JSONText(f'{{"requests": {self.count}, "body": {body}}}')
 
 
 _SENT_IN_TASK: contextvars.ContextVar[SentRequests | None] = contextvars.ContextVar("sent_in_task", default=None)

@@ -269,6 +269,14 @@ UNWRITABLE_NOTE = '{"unstorable": true, "note": "could not be written as JSON"}'
 
 
 @dataclass(frozen=True)
+class JSONText:
+    """Evidence already written as JSON (a request body exactly as sent): stored as it is, not parsed
+    and written again (a run stores one per sample while its requests are in flight)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Evidence:
     """What a sample's predictions row keeps beside the prediction. `gold`: the sample's gold answer
     (`Sample.gold`; dataclasses are kept as dicts). `request`: for a run, `{"requests": n, "body": ...}`,
@@ -277,7 +285,7 @@ class Evidence:
     upload, `{"not_sent": true, "note": ..., "body": ...}`, the body this tool would send."""
 
     gold: Any = None
-    request: dict[str, Any] | None = None
+    request: dict[str, Any] | JSONText | None = None
 
 
 def _plain_json(value: Any) -> Any:
@@ -295,6 +303,8 @@ def evidence_text(value: Any, what: str, keep: tuple[str, ...] = ()) -> str:
     """A gold answer or request as its row keeps it: JSON text of at most MAX_EVIDENCE_BYTES, else a note
     saying so, with the `keep` entries of the value (as is a value that cannot be written as JSON). Never
     raises: evidence never costs a row."""
+    if isinstance(value, JSONText):
+        return value.text
     kept = {key: value[key] for key in keep if key in value} if isinstance(value, dict) else {}
     try:
         text = _json_text(value, default=_plain_json)

@@ -3,7 +3,11 @@ argument F1 on call steps, Rouge-L on final answers, Plan.EM and HalluRate on ev
 
 from __future__ import annotations
 
+import importlib.abc
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -20,17 +24,43 @@ class WhitespaceTokenizer:
         return text.split()
 
 
-@cache
-def _rouge_scorer() -> Any:
-    # Imported on first use: rouge-score pulls in nltk and scipy (seconds), which the app and the
-    # CLI should not pay for unless a final answer is scored.
-    from rouge_score import rouge_scorer
+class _LeftOut(importlib.abc.MetaPathFinder):
+    """Refuses one package while it is installed on sys.meta_path (see `rouge_scorer`)."""
 
-    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
+    def __init__(self, package: str):
+        self.package = package
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname == self.package or fullname.startswith(self.package + "."):
+            raise ModuleNotFoundError(f"{fullname} is left out while rouge-score loads", name=fullname)
+
+
+@contextmanager
+def _left_out(package: str) -> Iterator[None]:
+    if package in sys.modules:  # already loaded: nothing to save
+        yield
+        return
+    finder = _LeftOut(package)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+
+
+@cache
+def rouge_scorer() -> Any:
+    """Imported on first use, so the app and the CLI pay for it only when a final answer is scored.
+    rouge-score imports nltk, whose collocation measures try `scipy.stats` (1.2 of its 2.1 s here) and
+    work without it; Rouge-L never uses them, so scipy is left out of that import."""
+    with _left_out("scipy"):
+        from rouge_score import rouge_scorer as module
+
+    return module.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
 
 
 def rouge_l_f(prediction: str, reference: str) -> float:
-    return _rouge_scorer().score(target=reference, prediction=prediction)["rougeL"].fmeasure
+    return rouge_scorer().score(target=reference, prediction=prediction)["rougeL"].fmeasure
 
 
 def official_skip_reason(reference: Step, prediction: Step, tool_names: set[str], strict: bool) -> str | None:
