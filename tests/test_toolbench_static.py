@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,8 @@ from evaluators.toolbench_static.parse import (
 from evaluators.toolbench_static.prompts import build_request, reference_messages
 from tests.conftest import real_data
 from tests.toolbench_fixtures import CALL, FINISH, GIVE_UP, TOOLS, write_toolbench
+
+PROJECT = Path(__file__).resolve().parents[1]
 
 NAMES = {"get_weather_for_weatherapi", "list_cities_for_weatherapi", "Finish"}
 
@@ -271,3 +275,21 @@ def test_every_real_step_is_sent_as_evalscope_sends_it(tmp_path: Path):
     bodies, samples = _recorded_requests(folder, tmp_path)
     assert len(bodies) == len(samples) == 1547
     _assert_requests_are_evalscopes(bodies, samples)
+
+
+def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
+    """nltk (under rouge-score) only tries scipy for collocation measures: it is left out of that import
+    (seconds saved), and only while it runs."""
+    script = (
+        "import sys\n"
+        "from evaluators.toolbench_static.metrics import rouge_l_f\n"
+        "assert abs(rouge_l_f('a b c d', 'a c d e') - 0.75) < 1e-9\n"
+        "assert 'scipy' not in sys.modules and 'nltk' in sys.modules\n"
+        "assert not [f for f in sys.meta_path if type(f).__name__ == '_LeftOut']\n"
+        "try:\n"
+        "    import scipy.stats  # noqa: F401\n"
+        "except ModuleNotFoundError as problem:\n"
+        "    assert 'left out' not in str(problem), problem\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
