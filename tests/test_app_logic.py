@@ -145,7 +145,7 @@ def test_the_form_takes_the_chosen_benchmarks_declared_roles_and_options_and_the
         assert run_config(context, {**form, "options": {"modality": "text"}}).options == {}  # the default
         with pytest.raises(ToolboardError, match="Parameter judge needs both a base URL and a model"):
             run_config(context, {**form, "roles": {"judge": {"base_url": judge["base_url"]}}})
-        with pytest.raises(ToolboardError, match="modality must be one of text, audio"):
+        with pytest.raises(ToolboardError, match="option modality of stepeval_audio takes text, audio"):
             run_config(context, {**form, "options": {"modality": "video"}})
         # Another benchmark's roles and options are ignored (their boxes are hidden); unknown ones are refused.
         other = run_config(context, {**form, "benchmark": "toolbench_static", "roles": {"judge": judge},

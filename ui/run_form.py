@@ -128,16 +128,11 @@ def chosen_options(benchmark: Benchmark, form: dict[str, Any]) -> dict[str, str]
     benchmark's options are ignored, one no benchmark declares is refused."""
     options = {}
     for name, value in given_options(form).items():
-        if name not in {option.name for option in benchmark.options}:
-            if not _declared_anywhere("options", name):
-                raise ToolboardError(f"no benchmark has an option {name!r}")
-            continue
-        option = benchmark.option(name)
-        if value not in option.choices:
-            raise ToolboardError(f"{name} must be one of {', '.join(option.choices)}")
-        if value != option.default:
+        if name in {option.name for option in benchmark.options}:
             options[name] = value
-    return options
+        elif not _declared_anywhere("options", name):
+            raise ToolboardError(f"no benchmark has an option {name!r}")
+    return benchmark.chosen_options(options)
 
 
 def _prompt_style(benchmark: Benchmark, form: dict[str, Any]) -> str | None:

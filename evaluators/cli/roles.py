@@ -76,16 +76,12 @@ def chosen_roles(args: argparse.Namespace, benchmark: Benchmark, tested: Endpoin
 
 
 def chosen_options(args: argparse.Namespace, benchmark: Benchmark) -> dict[str, str]:
-    """`--option NAME=VALUE` (and the old --modality), by name; checked when the run is created."""
+    """`--option NAME=VALUE` (and the old --modality), by name, checked against the declarations."""
     options: dict[str, str] = {}
     given = [text.partition("=") for text in args.option]
     given += [(name, "=", getattr(args, name)) for name in ALIAS_OPTIONS if getattr(args, name, None)]
     for name, sign, value in given:
         if not sign or not name.strip() or not value.strip():
             raise ToolboardError(f"--option {name}{sign}{value}: expected NAME=VALUE")
-        option = benchmark.option(name.strip())
-        if value.strip() not in option.choices:
-            raise ToolboardError(f"option {option.name} of {benchmark.name} takes {', '.join(option.choices)} "
-                                 f"(got {value.strip()!r})")
-        options[option.name] = value.strip()
-    return options
+        options[name.strip()] = value.strip()
+    return benchmark.chosen_options(options)

@@ -4,7 +4,7 @@ and the registry finds the packages by that file (no list to keep up to date).""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -121,18 +121,29 @@ class Benchmark:
         return (self.subset_of_id or subset_by_prefix(self.subsets))(sample_id)
 
     def role(self, name: str) -> Role:
-        for role in self.roles:
-            if role.name == name:
-                return role
-        known = ", ".join(role.name for role in self.roles) or "none"
-        raise ToolboardError(f"{self.name} has no role {name!r}; its roles: {known}")
+        return self._declared(self.roles, "role", name)
 
     def option(self, name: str) -> Option:
-        for option in self.options:
-            if option.name == name:
-                return option
-        known = ", ".join(option.name for option in self.options) or "none"
-        raise ToolboardError(f"{self.name} has no option {name!r}; its options: {known}")
+        return self._declared(self.options, "option", name)
+
+    def _declared(self, items: tuple[Any, ...], kind: str, name: str) -> Any:
+        for item in items:
+            if item.name == name:
+                return item
+        known = ", ".join(item.name for item in items) or "none"
+        raise ToolboardError(f"{self.name} has no {kind} {name!r}; its {kind}s: {known}")
+
+    def chosen_options(self, given: Mapping[str, str]) -> dict[str, str]:
+        """Option values checked against the declarations, defaults left out (a run that sets an option to
+        its default is the same run as one that does not)."""
+        chosen = {}
+        for name, value in given.items():
+            option = self.option(name)
+            if value not in option.choices:
+                raise ToolboardError(f"option {name} of {self.name} takes {', '.join(option.choices)} (got {value!r})")
+            if value != option.default:
+                chosen[name] = value
+        return chosen
 
     def expand_subsets(self, names: Sequence[str] | None) -> list[str]:
         """Subset and group names -> subset names, in the benchmark's order."""

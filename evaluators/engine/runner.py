@@ -105,19 +105,6 @@ def with_request_profile(config: RunConfig, benchmark: Benchmark) -> RunConfig:
     return replace(config, model=model, request_profile=profile.to_json())
 
 
-def declared_options(config: RunConfig, benchmark: Benchmark) -> dict[str, str]:
-    """The run's option values, each checked against the benchmark's declaration; defaults are left
-    out (a run that sets an option to its default is the same run as one that does not)."""
-    chosen = {}
-    for name, value in config.options.items():
-        option = benchmark.option(name)
-        if value not in option.choices:
-            raise ToolboardError(f"option {name} of {benchmark.name} takes {', '.join(option.choices)} (got {value!r})")
-        if value != option.default:
-            chosen[name] = value
-    return chosen
-
-
 def check_declared_roles(config: RunConfig, benchmark: Benchmark) -> None:
     """Every role given must be one the benchmark declares."""
     for name in config.roles:
@@ -132,7 +119,7 @@ def start_run(config: RunConfig, store: Store, owner: str | None = None) -> tupl
     if benchmark.solve is None:
         raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
     _check_prompt_style_offered(config, benchmark)
-    config = replace(config, options=declared_options(config, benchmark))
+    config = replace(config, options=benchmark.chosen_options(config.options))
     check_declared_roles(config, benchmark)
     # Resolved here too, not only by the CLI and the form: a library caller's run is checked the same way.
     config = replace(config, language=resolve_language(benchmark, config.language))
