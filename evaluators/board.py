@@ -17,7 +17,7 @@ from evaluators.core.board_layout import BoardLayout
 from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import load_published
 from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.engine.settings import SAMPLING_FIELDS, RunConfig
+from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
 
 SOURCES = ("published", "evaluated", "uploaded")
@@ -145,9 +145,9 @@ def _run_details(run: RunRow) -> str:
     parts.append(", ".join(sampling) if sampling else "the benchmark's sampling")
     if run.config.get("limit"):
         parts.append(f"limit {run.config['limit']}")
-    config = RunConfig.from_json(run.config)
-    parts += [f"{name} {value}" for name, value in sorted(config.options.items())]
-    parts += [f"{name}: {endpoint.model}" for name, endpoint in sorted(config.roles.items())]
+    roles, options = roles_and_options(run.config)
+    parts += [f"{name} {value}" for name, value in sorted(options.items())]
+    parts += [f"{name}: {endpoint.get('model')}" for name, endpoint in sorted(roles.items())]
     return ", ".join(parts)
 
 

@@ -89,7 +89,7 @@ def _prompt_of(request: Any) -> tuple[list[dict[str, Any]], str]:
     messages = body.get("messages") if isinstance(body, dict) else None
     messages = [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
     count = request.get("requests")
-    if request.get("not_sent") or request.get("truncated") or request.get("unstorable"):
+    if request.get("not_sent") or request.get("truncated") or request.get("unstorable") or request.get("shortened"):
         note = str(request.get("note") or "")
     elif count == 0:
         note = "no request was sent for this sample"

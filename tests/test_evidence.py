@@ -254,13 +254,20 @@ def test_a_request_over_the_bound_is_kept_as_a_note_never_failing_the_row(tmp_pa
     assert row.request["bytes"] > MAX_EVIDENCE_BYTES and "not stored" in row.request["note"]
     kept = store._query("SELECT length(request) FROM predictions WHERE sample_id='big'")[0][0]
     assert kept < 1000
-    # The client's record turns an oversized body into the same note without parsing it.
-    record = SentRequests(client=None, count=2, last=b"{" + b" " * MAX_EVIDENCE_BYTES + b"}")
-    note = record.evidence()
-    assert note["truncated"] is True and note["requests"] == 2 and note["bytes"] == MAX_EVIDENCE_BYTES + 2
+    # The client's record: an oversized body keeps its messages with very long texts (audio) shown by
+    # their length; one still too big after that becomes the same note.
+    audio = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"},
+                                                       {"type": "input_audio", "input_audio": {"data": "A" * MAX_EVIDENCE_BYTES}}]}]}
+    shortened = SentRequests(client=None, count=2, last=json.dumps(audio).encode()).evidence()
+    assert shortened["shortened"] is True and shortened["requests"] == 2
+    parts = shortened["body"]["messages"][0]["content"]
+    assert parts[0]["text"] == "hi" and parts[1]["input_audio"]["data"] == f"<{MAX_EVIDENCE_BYTES:,} characters not kept>"
+    many = json.dumps({"messages": [{"role": "user", "content": "x" * 100}] * 20_000}).encode()
+    note = SentRequests(client=None, count=2, last=many).evidence()
+    assert note["truncated"] is True and note["requests"] == 2 and note["bytes"] == len(many)
 
 
-def test_a_big_request_through_a_run_is_kept_as_the_note(tmp_path: Path):
+def test_a_big_request_through_a_run_keeps_its_messages_with_the_long_text_shortened(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 2)
     questions = data / "data_en" / "data_normal_atom_bool.json"
     lines = questions.read_text().splitlines()
@@ -271,11 +278,12 @@ def test_a_big_request_through_a_run_is_kept_as_the_note(tmp_path: Path):
     with ScriptedServer(reply=correct_reply) as server:
         outcome = run_to_end(store, scripted_run_config(server, data))
     big, small = (store.load_sample_evidence(outcome.run_id, f"normal_atom_bool_{n}") for n in (0, 1))
-    assert big.request["truncated"] is True and big.request["requests"] == 1 and big.score.correct
+    assert big.request["shortened"] is True and big.request["requests"] == 1 and big.score.correct
     assert big.gold == {"Clock.setAlarm": {"time": "00:00"}}
     assert small.request["requests"] == 1 and small.request["body"]["messages"]
     detail = sample_detail(store, outcome.run_id, "normal_atom_bool_0")
-    assert detail["prompt_messages"] == [] and "not stored" in detail["prompt_note"]
+    assert any("characters not kept>" in str(m.get("content")) for m in detail["prompt_messages"])
+    assert "shown by their length" in detail["prompt_note"]
 
 
 @dataclass(frozen=True)
@@ -295,11 +303,13 @@ def test_evidence_with_lone_surrogates_dataclasses_and_refused_predictions_keeps
         ("s", Prediction("plain", output="ok"), 1),  # no evidence given: NULL, as in old rows
     ])
     surrogate = store.load_sample_evidence(run_id, "surrogate")
-    assert surrogate.gold == "\ud800 gold" and surrogate.request == request
+    # read back as their \\uXXXX text (as stored text is), so a page or a hub document can always encode them
+    assert surrogate.gold == "\\ud800 gold"
+    assert surrogate.request["body"]["messages"][0]["content"] == "a\\udc00b"
     assert store.load_sample_evidence(run_id, "dataclass").gold == [{"name": "f", "arguments": {"x": 1}}]
     refused = store.load_sample_evidence(run_id, "refused")
     assert refused.prediction.error.startswith("could not store this prediction") and refused.gold == {"g": 1}
-    assert refused.request == request
+    assert refused.request == surrogate.request
     plain = store.load_sample_evidence(run_id, "plain")
     assert plain.prediction.output == "ok" and not plain.gold_kept and not plain.request_kept
     unknown = store.load_sample_evidence(run_id, "nowhere")
@@ -307,7 +317,7 @@ def test_evidence_with_lone_surrogates_dataclasses_and_refused_predictions_keeps
     export = tmp_path / "out.jsonl"
     _export(store, run_id, export)
     rows = {row["id"]: row for row in map(json.loads, export.read_text(encoding="utf-8").splitlines())}
-    assert rows["surrogate"]["request"] == request and rows["surrogate"]["gold"] == "\ud800 gold"
+    assert rows["surrogate"]["request"] == surrogate.request and rows["surrogate"]["gold"] == "\\ud800 gold"
 
 
 # ---- exports ---------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult,
 from evaluators.engine import hub_sync
 from evaluators.engine.hub_sync import HubDocumentError, HubSync, export_run, import_run, without_credentials
 from evaluators.engine.settings import ModelSettings, RunConfig
-from evaluators.engine.store import Store
+from evaluators.engine.store import Evidence, JSONText, Store
 from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo
 
 TOKEN = "hf_fakeToken0123456789abcdef"
@@ -27,8 +27,9 @@ API_KEY = "sk-never-export-this-0123456789"
 MODES = ("official", "strict")
 
 
-def make_finished_run(store: Store, model: str = "my-model") -> str:
-    """A run stored through the real Store API: predictions, scores and reports in both modes."""
+def make_finished_run(store: Store, model: str = "my-model", evidence: Evidence | None = None) -> str:
+    """A run stored through the real Store API: predictions, scores and reports in both modes (and, if
+    given, evidence with the first prediction)."""
     config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",),
                        model=ModelSettings(base_url="http://127.0.0.1:8000/v1", model=model, api_key_env="OPENAI_API_KEY"))
     run_id = store.create_run("acebench", "en", model, config.model.base_url, config.to_json(), "fp0123456789abcd", 3,
@@ -36,7 +37,7 @@ def make_finished_run(store: Store, model: str = "my-model") -> str:
     store.set_status(run_id, "running")
     predictions = [
         ("normal_atom_bool", Prediction("normal_atom_bool_0", output="[Clock.setAlarm(time='07:00')]", latency=0.25,
-                                        usage={"prompt_tokens": 120, "completion_tokens": 9}), 1),
+                                        usage={"prompt_tokens": 120, "completion_tokens": 9}), 1, evidence),
         ("normal_atom_bool", Prediction("normal_atom_bool_1", tool_calls=[ToolCall("Clock.setAlarm", {"time": "08:30"})],
                                         extra={"judge": {"verdict": "ok", "raw": "是"}}), 2),
         ("normal_atom_bool", Prediction("normal_atom_bool_2", error="request_error: 503 after 6 attempts"), 6),
@@ -232,6 +233,17 @@ def test_from_env_is_off_without_a_repo(source: Store, monkeypatch: pytest.Monke
     monkeypatch.setenv("TOOLBOARD_HUB_REPO", "no-slash")
     with pytest.raises(ToolboardError, match="should look like 'org/name'"):
         hub_sync.from_env(source)
+
+
+def test_a_run_whose_request_held_a_lone_surrogate_pushes_and_pulls(hub: FakeHubRepo, source: Store, target: Store):
+    """A model's reply with a lone surrogate, fed back in a dialogue, is in the request kept as evidence:
+    the run's document still encodes, and comes back whole."""
+    request = JSONText(json.dumps({"requests": 2, "body": {"messages": [{"role": "assistant", "content": "bad \ud800 reply"}]}}))
+    run_id = make_finished_run(source, evidence=Evidence({"Clock.setAlarm": {"time": "07:00"}}, request))
+    assert HubSync(REPO, TOKEN, source).push(run_id) == f"runs/{run_id}.json"
+    assert HubSync(REPO, TOKEN, target).pull() == 1
+    kept = target.load_sample_evidence(run_id, "normal_atom_bool_0")
+    assert kept.request["body"]["messages"][0]["content"] == "bad \\ud800 reply" and kept.gold == {"Clock.setAlarm": {"time": "07:00"}}
 
 
 def test_push_then_pull_into_a_fresh_store(hub: FakeHubRepo, source: Store, target: Store, monkeypatch: pytest.MonkeyPatch):

@@ -293,3 +293,32 @@ def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_scipy_left_out_only_for_the_thread_loading_rouge():
+    script = (
+        "import threading\n"
+        "from evaluators.toolbench_static import metrics\n"
+        "outcome = {}\n"
+        "with metrics._left_out('scipy'):\n"
+        "    def other():\n"
+        "        try:\n"
+        "            import scipy.special  # noqa: F401\n"
+        "            outcome['other'] = 'imported'\n"
+        "        except ModuleNotFoundError as problem:\n"
+        "            outcome['other'] = str(problem)\n"
+        "    thread = threading.Thread(target=other)\n"
+        "    thread.start(); thread.join()\n"
+        "    try:\n"
+        "        import scipy.linalg  # noqa: F401\n"
+        "        outcome['mine'] = 'imported'\n"
+        "    except ModuleNotFoundError as problem:\n"
+        "        outcome['mine'] = str(problem)\n"
+        "print(outcome)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    if "No module named 'scipy'" in done.stdout:
+        pytest.skip("scipy is not installed here: nothing to leave out")
+    assert "'other': 'imported'" in done.stdout, done.stdout
+    assert "'mine': 'scipy.linalg is left out while rouge-score loads'" in done.stdout, done.stdout

@@ -65,9 +65,34 @@ class SentRequests:
         null when none was}, as JSON text around the body's own bytes (valid JSON, never parsed again);
         a body over the store's bound becomes its note."""
         if self.last is not None and len(self.last) > MAX_EVIDENCE_BYTES:
-            return oversized_note("request body", len(self.last), {"requests": self.count})
+            return self._shortened()
         body = self.last.decode() if self.last is not None else "null"
         return JSONText(f'{{"requests": {self.count}, "body": {body}}}')
+
+    def _shortened(self) -> dict[str, Any]:
+        """A body over the bound (e.g. audio sent as base64): kept with each very long text replaced by its
+        length, so the messages still show; a note if it is still too big."""
+        assert self.last is not None
+        body = _without_long_texts(json.loads(self.last))
+        if len(json.dumps(body, ensure_ascii=False).encode()) > MAX_EVIDENCE_BYTES:
+            return oversized_note("request body", len(self.last), {"requests": self.count})
+        return {"requests": self.count, "body": body, "shortened": True,
+                "note": f"the request was {len(self.last):,} bytes; texts over {LONG_TEXT:,} characters (e.g. audio) "
+                        "are shown by their length"}
+
+
+# In a request kept as evidence, longer texts (base64 audio) are replaced by their length when the body is too big.
+LONG_TEXT = 4096
+
+
+def _without_long_texts(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= LONG_TEXT else f"<{len(value):,} characters not kept>"
+    if isinstance(value, list):
+        return [_without_long_texts(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _without_long_texts(item) for key, item in value.items()}
+    return value
 
 
 _SENT_IN_TASK: contextvars.ContextVar[SentRequests | None] = contextvars.ContextVar("sent_in_task", default=None)

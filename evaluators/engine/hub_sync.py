@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
-from evaluators.engine.store import Store
+from evaluators.engine.store import Store, json_text
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ def _encode_row(table: str, row: dict[str, Any]) -> dict[str, Any]:
     encoded = dict(row)
     for column in JSON_COLUMNS[table]:
         if encoded.get(column) is not None:
-            encoded[column] = json.dumps(encoded[column], ensure_ascii=False)
+            encoded[column] = json_text(encoded[column])
     if table == "sample_scores":
         encoded["correct"] = int(encoded["correct"])
     return encoded
@@ -210,7 +210,7 @@ class HubSync:
         """Upload the run's document as runs/<run id>.json; returns that path in the repo."""
         if not RUN_ID_PATTERN.fullmatch(run_id):
             raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
-        data = json.dumps(export_run(self.store, run_id), ensure_ascii=False).encode("utf-8")
+        data = json_text(export_run(self.store, run_id)).encode("utf-8")  # a lone surrogate goes escaped
         path_in_repo = f"{RUNS_FOLDER}/{run_id}.json"
         api = self._api()
         try:

@@ -141,12 +141,22 @@ def _from_legacy_places(data: dict[str, Any], model: dict[str, Any]) -> tuple[di
         value = (model if part == "model" else data).pop(key, None)
         if value is None or value == _LEGACY_DEFAULT_OPTIONS.get(name):
             continue
-        if kind == "role":
+        if kind == "role" and isinstance(value, dict):
             roles.setdefault(name, {k: value[k] for k in ("base_url", "model", "api_key_env") if k in value})
+        elif kind == "role":
+            continue
         else:
             options.setdefault(name, value)
     data["roles"], data["options"] = roles, options
     return data, model
+
+
+def roles_and_options(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A stored config's roles and options, wherever a config of its age kept them, read without building
+    a RunConfig (so a config with fields this version does not know still shows on the board)."""
+    data, _ = _from_legacy_places(dict(config), dict(config.get("model") or {}))
+    roles = {name: endpoint for name, endpoint in data["roles"].items() if isinstance(endpoint, dict)}
+    return roles, data["options"]
 
 
 def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) -> str:

@@ -224,14 +224,14 @@ def storable_text(text: Any) -> Any:
     return LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
-def _json_text(value: Any, default: Any = repr) -> str:
+def json_text(value: Any, default: Any = repr) -> str:
     """JSON text that round-trips exactly: non-ASCII kept readable unless a lone surrogate needs escaping."""
     text = json.dumps(value, ensure_ascii=False, default=default)
     return json.dumps(value, default=default) if LONE_SURROGATE.search(text) else text
 
 
 def _dumps(value: Any) -> str | None:
-    return None if value is None else _json_text(value)
+    return None if value is None else json_text(value)
 
 
 def token_count(value: Any) -> int | None:
@@ -307,14 +307,14 @@ def evidence_text(value: Any, what: str, keep: tuple[str, ...] = ()) -> str:
         return value.text
     kept = {key: value[key] for key in keep if key in value} if isinstance(value, dict) else {}
     try:
-        text = _json_text(value, default=_plain_json)
+        text = json_text(value, default=_plain_json)
         size = len(text.encode())
         if size <= MAX_EVIDENCE_BYTES:
             return text
-        return _json_text(oversized_note(what, size, kept))
+        return json_text(oversized_note(what, size, kept))
     except (ValueError, TypeError, RecursionError) as problem:  # an integer too long to write, nesting too deep
         try:
-            return _json_text({**kept, "unstorable": True, "note": f"the {what} could not be written as JSON:"
+            return json_text({**kept, "unstorable": True, "note": f"the {what} could not be written as JSON:"
                                                                    f" {type(problem).__name__}: {str(problem)[:200]}"})
         except (ValueError, TypeError, RecursionError):
             return UNWRITABLE_NOTE
@@ -384,8 +384,29 @@ def _score_of(row: sqlite3.Row, prefix: str = "") -> SampleScore:
 
 def _with_evidence(sample: StoredSample, gold: str | None, request: str | None) -> StoredSample:
     sample.gold_kept, sample.request_kept = gold is not None, request is not None
-    sample.gold, sample.request = _loads(gold), _loads(request)
+    sample.gold, sample.request = _evidence_loads(gold), _evidence_loads(request)
     return sample
+
+
+ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _evidence_loads(text: str | None) -> Any:
+    """Evidence as read back: a request body sent with a lone surrogate (a model's earlier reply fed back)
+    holds it as a JSON escape; it comes back as its `\\uXXXX` text, as stored text does (storable_text),
+    so the page and hub documents can always encode it."""
+    value = _loads(text)
+    return _storable_strings(value) if text and ESCAPED_SURROGATE.search(text) else value
+
+
+def _storable_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, list):
+        return [_storable_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {storable_text(key): _storable_strings(item) for key, item in value.items()}
+    return value
 
 
 class StoreDamagedError(ToolboardError):
@@ -492,7 +513,7 @@ class Store:
                 "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, created_at, total,"
                 " source, notes, owner) VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?, ?, ?)",
                 (run_id, storable_text(benchmark), storable_text(language), storable_text(model), storable_text(base_url),
-                 _json_text(config), fingerprint, time.time(), total, source, storable_text(notes), owner),
+                 json_text(config), fingerprint, time.time(), total, source, storable_text(notes), owner),
             )
         return run_id
 
@@ -584,7 +605,7 @@ class Store:
         cache_rows = []
         for key, response in responses:
             try:
-                cache_rows.append((key, _json_text(response), now))
+                cache_rows.append((key, json_text(response), now))
             except (ValueError, TypeError, RecursionError):
                 continue  # the cache is an optimisation: such a response is requested again if needed
         stored = [storable_prediction(item[1]) for item in predictions]
@@ -721,7 +742,7 @@ class Store:
                 ],
             )
             db.execute("INSERT OR REPLACE INTO reports (run_id, mode, report, created_at) VALUES (?,?,?,?)",
-                       (run_id, mode, _json_text(report.to_json()), time.time()))
+                       (run_id, mode, json_text(report.to_json()), time.time()))
 
     def load_report(self, run_id: str, mode: str = "official") -> dict[str, Any] | None:
         rows = self._query("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode))
@@ -739,7 +760,7 @@ class Store:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)",
-                (key, _json_text(response), time.time()),
+                (key, json_text(response), time.time()),
             )
 
     def cache_get(self, key: str) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.abc
 import json
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -25,12 +26,16 @@ class WhitespaceTokenizer:
 
 
 class _LeftOut(importlib.abc.MetaPathFinder):
-    """Refuses one package while it is installed on sys.meta_path (see `rouge_scorer`)."""
+    """Refuses one package to the thread that installed it, while it is on sys.meta_path (see
+    `rouge_scorer`); imports in other threads (the app's) go on as usual."""
 
     def __init__(self, package: str):
         self.package = package
+        self.thread = threading.get_ident()
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if threading.get_ident() != self.thread:
+            return
         if fullname == self.package or fullname.startswith(self.package + "."):
             raise ModuleNotFoundError(f"{fullname} is left out while rouge-score loads", name=fullname)
 
