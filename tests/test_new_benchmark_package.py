@@ -1,7 +1,7 @@
 """A new benchmark is one package plus its leaderboard_data file: a tiny test benchmark is written into
 a copy of the project (nothing else in the copy is changed) and is then listed, scored, run against an
-endpoint from the CLI and from the app's form, shown on the board and in About. And no module outside
-a benchmark package names a benchmark."""
+endpoint from the CLI, from the app's `start_run` API and from the app's form in a real headless
+browser, shown on the board and in About. And no module outside a benchmark package names a benchmark."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evaluators.core.registry import PACKAGES_DIR, all_benchmarks, benchmark_packages
+from tests.browser_fixtures import CHROMIUM, browser_page
 from tests.scripted_server import ScriptedServer
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -127,7 +130,7 @@ demo.close()
 '''
 
 
-def test_the_new_package_runs_from_the_form_and_shows_on_the_board_and_in_about(project_copy: Path, tmp_path: Path):
+def test_the_new_package_runs_from_the_api_and_shows_on_the_board_and_in_about(project_copy: Path, tmp_path: Path):
     script = tmp_path / "drive_app.py"
     script.write_text(APP_SCRIPT, encoding="utf-8")
     out = tmp_path / "out.json"
@@ -140,6 +143,143 @@ def test_the_new_package_runs_from_the_form_and_shows_on_the_board_and_in_about(
     rows = [dict(zip(result["board"]["headers"], row)) for row in result["board"]["data"]]
     models = {row["model"] for row in rows}
     assert {"Published-Tiny", "tiny-form-llm"} <= models, rows
+    assert "TinyBench" in result["about"] and "one-word answers" in result["about"]
+
+
+# The app inside the copy, for a browser: it writes its URL to `url`, then waits for the test to send
+# (on stdin) the run id the page showed, waits for that run to end and writes what the page cannot show.
+SERVED_APP_SCRIPT = r"""
+import json, sys, time
+from pathlib import Path
+from gradio_client import Client
+from evaluators.engine.store import Store
+from ui.app import build_app
+from ui.context import AppContext
+from ui.about_tab import about_text
+
+url, out = Path(sys.argv[1]), Path(sys.argv[2])
+context = AppContext(store=Store(Path(out.parent, "app.db")))
+demo = build_app(context)
+demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+url.with_suffix(".part").write_text(demo.local_url, encoding="utf-8")
+url.with_suffix(".part").replace(url)
+run_id = sys.stdin.readline().strip()  # empty when the test gave up (stdin closed)
+result = {"run_id": run_id}
+if run_id:
+    deadline = time.monotonic() + 60
+    while context.store.get_run(run_id).status != "finished" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    run = context.store.get_run(run_id)
+    client = Client(demo.local_url, verbose=False)
+    board = client.predict("tinybench", "all", "", ["published", "evaluated", "uploaded"], ["accuracy"], False,
+                           "official", "accuracy", api_name="/leaderboard")
+    result.update(status=run.status, config=run.config, board=board, about=about_text())
+out.write_text(json.dumps(result, default=str), encoding="utf-8")
+demo.close()
+context.close()
+"""
+
+
+def _served_url(app: subprocess.Popen, url: Path, log: Path, timeout: float = 120) -> str:
+    """The URL the app in the copy serves on, once it is up."""
+    deadline = time.monotonic() + timeout
+    while not url.exists():
+        assert app.poll() is None, f"the app exited ({app.returncode}):\n{log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, f"the app did not start:\n{log.read_text()[-3000:]}"
+        time.sleep(0.1)
+    return url.read_text(encoding="utf-8")
+
+
+def _wait_for_text(page: Any, pattern: str) -> str:
+    """The visible text matching `pattern`, waited for (generously); the page's text when it never shows."""
+    found = page.get_by_text(re.compile(pattern)).filter(visible=True).first
+    try:
+        found.wait_for()
+    except Exception as exc:  # noqa: BLE001 - a timeout says more with what the page showed
+        pytest.fail(f"{pattern!r} never showed ({exc.__class__.__name__}); the page said:\n"
+                    f"{page.locator('body').inner_text()[-3000:]}")
+    return found.inner_text()
+
+
+def _choose(page: Any, label: str, option: str) -> None:
+    """Pick `option` in the visible Gradio dropdown labelled `label`."""
+    page.get_by_label(label, exact=True).filter(visible=True).first.click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _hidden(page: Any, pattern: str) -> None:
+    """Wait until no visible text matches `pattern`."""
+    page.get_by_text(re.compile(pattern)).filter(visible=True).first.wait_for(state="detached")
+
+
+def _controls_of(benchmarks: list[Any]) -> list[str]:
+    """Patterns of the form's role boxes and option controls these benchmarks (of the project) declare."""
+    return [*(f"^{re.escape(role.label)}" for b in benchmarks for role in b.roles),
+            *(f"^{re.escape(option.name)}: " for b in benchmarks for option in b.options)]
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                    reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
+def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_and_in_about(project_copy: Path,
+                                                                                             tmp_path: Path):
+    script, url, out, log = tmp_path / "serve_app.py", tmp_path / "url.txt", tmp_path / "out.json", tmp_path / "app.log"
+    script.write_text(SERVED_APP_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home"), "PYTHONPATH": str(project_copy)}
+    with ScriptedServer(reply=reply) as server, log.open("w") as log_file:
+        app = subprocess.Popen([sys.executable, str(script), str(url), str(out)], cwd=project_copy, env=env, text=True,
+                               stdin=subprocess.PIPE, stdout=log_file, stderr=subprocess.STDOUT)
+        run_id = ""
+        try:
+            with browser_page() as (page, problems):
+                page.goto(_served_url(app, url, log), wait_until="load")
+                page.get_by_role("tab", name="Evaluate").click()
+                # The first benchmark's form is shown first: its role boxes and options, no style control.
+                for control in _controls_of(all_benchmarks()[:1]):
+                    _wait_for_text(page, control)
+                _hidden(page, "^style: ")
+                _choose(page, "Benchmark", "tinybench")
+                # TinyBench's option appears with its choices; every other benchmark's roles and options go.
+                _wait_for_text(page, "^style: how the question is put")
+                for control in _controls_of(all_benchmarks()):
+                    _hidden(page, control)
+                page.get_by_label("local folder", exact=True).filter(visible=True).first.check()
+                page.get_by_label("Local data folder").filter(visible=True).first.fill(str(project_copy / "tinydata"))
+                page.get_by_label("Endpoint base URL").fill(server.base_url)
+                page.get_by_label("Model", exact=True).fill("tiny-form-llm")
+                # No key from this machine's environment goes to the scripted endpoint.
+                page.get_by_label("…or the environment variable holding the key").fill("")
+                assert page.get_by_label("plain", exact=True).filter(visible=True).first.is_checked()
+                page.get_by_label("terse", exact=True).filter(visible=True).first.check()
+                page.get_by_role("button", name="Start evaluation").click()
+                started = _wait_for_text(page, "Started run")
+                run_id = re.search(r"Started run (\S+)\.", started).group(1)
+                _wait_for_text(page, "^finished$")  # the jobs panel, polled by its timer
+
+                # The board: the published row and the run just evaluated, both from the page.
+                page.get_by_role("tab", name="Leaderboard").click()
+                _choose(page, "Benchmark", "tinybench")
+                _wait_for_text(page, "Published rows: made up")  # the board has switched to TinyBench
+                _choose(page, "Subset", "all")  # the published table has the overall score only
+                _wait_for_text(page, "^tiny-form-llm$")
+                _wait_for_text(page, "^Published-Tiny$")
+                page.get_by_role("tab", name="About").click()
+                _wait_for_text(page, "one-word answers to short questions")
+            assert not problems, "\n".join(problems)
+        finally:  # the app reports on the run (if the page started one) and closes
+            try:
+                app.communicate(input=f"{run_id}\n", timeout=120)
+            except subprocess.TimeoutExpired:
+                app.kill()
+                app.wait()
+                raise
+        assert app.returncode == 0, log.read_text()[-3000:]
+        prompts = [body["messages"][-1]["content"] for body in server.bodies]
+    assert len(prompts) == 3 and all(prompt.startswith("One word. ") for prompt in prompts), prompts
+    result = json.loads(out.read_text())
+    assert result["status"] == "finished", result
+    assert result["config"]["options"] == {"style": "terse"}
+    rows = [dict(zip(result["board"]["headers"], row)) for row in result["board"]["data"]]
+    assert {"Published-Tiny", "tiny-form-llm"} <= {row["model"] for row in rows}, rows
     assert "TinyBench" in result["about"] and "one-word answers" in result["about"]
 
 
