@@ -246,3 +246,17 @@ def test_judge_flags_are_refused_elsewhere(example_dir: Path):
     assert result.returncode == 2 and "acebench has no role 'judge'; its roles: user" in result.stderr
     result = run_cli("score", "stepeval_audio", "x.jsonl", "--judge-model", "j")
     assert result.returncode == 2 and "--judge-base-url and --judge-model go together" in result.stderr
+
+
+def test_an_upload_without_chosen_subsets_keeps_every_tool_whose_ids_are_file_stems(tmp_path: Path):
+    """StepEval ids are file stems (`timbre_positive_0`), not `<subset>_…`: the benchmark maps them to
+    their tool, so an upload covering timbre_rag keeps those rows when no subset is chosen."""
+    from evaluators.submissions import check_submission
+
+    data = write_stepeval(tmp_path / "d")
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"id": sample_id, "output": "好的"}) + "\n" for sample_id in
+                                   ("timbre_positive_0", "timbre_negative_0", "get_weather_positive_0")), encoding="utf-8")
+    submission = check_submission(predictions, "stepeval_audio", data_dir=data)
+    assert submission.subsets == ["timbre_rag", "get_weather"]
+    assert get_benchmark("stepeval_audio").subset_of("timbre_negative_12") == "timbre_rag"

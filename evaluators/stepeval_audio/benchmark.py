@@ -7,7 +7,7 @@ from evaluators.stepeval_audio.board import LAYOUT
 from evaluators.stepeval_audio.checker import score
 from evaluators.stepeval_audio.data import DATA_VERSION, load
 from evaluators.stepeval_audio.judge import JUDGE_ROLE, judge_uploaded_predictions
-from evaluators.stepeval_audio.predictions import match_predictions, read_predictions
+from evaluators.stepeval_audio.predictions import match_predictions, read_predictions, tool_of_id
 from evaluators.stepeval_audio.prompts import MODALITIES, build_request
 from evaluators.stepeval_audio.report import summarize
 from evaluators.stepeval_audio.solve import solve
@@ -61,4 +61,5 @@ BENCHMARK = Benchmark(
     options=(Option("modality", MODALITIES, "text", "user turns as transcripts (text) or as audio"),),
     prepare_uploaded=judge_uploaded_predictions,
     layout=LAYOUT,
+    subset_of_id=tool_of_id,
 )

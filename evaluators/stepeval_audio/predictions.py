@@ -13,12 +13,18 @@ _ID = re.compile(rf"^({'|'.join(FILE_PREFIX.values())})_({'|'.join(POLARITIES)})
 _TOOL_OF_PREFIX = {prefix: tool for tool, prefix in FILE_PREFIX.items()}
 
 
+def tool_of_id(sample_id: str) -> str | None:
+    """The tool (subset) an id belongs to: `timbre_positive_3` -> `timbre_rag` (file stems are not tool names)."""
+    found = _ID.match(sample_id)
+    return _TOOL_OF_PREFIX[found.group(1)] if found else None
+
+
 def match_predictions(path: str | Path, samples: list[Sample]) -> tuple[dict[str, Prediction], MatchSummary]:
     loaded = {sample.subset for sample in samples}
 
     def belongs_to_another_tool(sample_id: str) -> bool:
-        found = _ID.match(sample_id)
-        return found is not None and _TOOL_OF_PREFIX[found.group(1)] not in loaded
+        tool = tool_of_id(sample_id)
+        return tool is not None and tool not in loaded
 
     return match_rows(read_rows(path), samples, belongs_to_another_tool, text_prediction)
 
