@@ -82,7 +82,8 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
 
 def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
     rows = []
-    finished = [run for run in store.list_runs() if run.benchmark == benchmark.name and run.status == "finished"]
+    finished, repeats = _distinct_runs([run for run in store.list_runs()
+                                        if run.benchmark == benchmark.name and run.status == "finished"])
     all_totals = store.all_run_totals([run.id for run in finished if run.source == "endpoint"])
     for run in finished:
         report = store.load_report(run.id, mode)
@@ -90,17 +91,36 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
             continue
         # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
         errors = all_totals[run.id]["errors"] if run.source == "endpoint" else None
-        apart = apart_reason(run, benchmark)
+        apart = apart_reason(run, benchmark, all_totals.get(run.id))
         for view, values in layout.run_values(report).items():
             rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
-                         "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint, "details": _run_details(run),
+                         "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint,
+                         "details": _run_details(run) + _repeated(repeats.get(run.id, 0)),
                          "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart, **values})
     return rows
 
 
-def apart_reason(run: RunRow, benchmark: Benchmark) -> str:
+def _distinct_runs(runs: list[RunRow]) -> tuple[list[RunRow], dict[str, int]]:
+    """One run per distinct experiment (same settings fingerprint, language, model, source and selection): the
+    newest (runs come newest first); with how many identical earlier runs each stands for."""
+    kept: dict[tuple[str, str, str], RunRow] = {}
+    repeats: dict[str, int] = {}
+    for run in runs:
+        key = (run.fingerprint, run.language or "", _pair_key(run))
+        if key in kept:
+            repeats[kept[key].id] = repeats.get(kept[key].id, 0) + 1
+        else:
+            kept[key] = run
+    return list(kept.values()), repeats
+
+
+def _repeated(count: int) -> str:
+    return f" (and {count} identical earlier run{'s' if count > 1 else ''})" if count else ""
+
+
+def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | None = None) -> str:
     """Empty when an evaluated run is the same experiment as the published rows (the reference's
-    requests and sampling, text mode, every item); else, plainly, why it is not."""
+    requests and sampling, text mode, every item, every request answered); else, plainly, why it is not."""
     if run.source != "endpoint":
         return "uploaded: how the predictions were made is not known"
     config = run.config
@@ -121,6 +141,10 @@ def apart_reason(run: RunRow, benchmark: Benchmark) -> str:
     chosen = benchmark.expand_subsets(config.get("subsets") or None)
     if len(chosen) < len(benchmark.subsets):
         reasons.append(f"partial: {len(chosen)} of {len(benchmark.subsets)} subsets")
+    if totals and totals.get("errors"):
+        # Failed requests score as failures: not a measure of the model until they are re-sent.
+        share = totals["errors"] / max(totals.get("done") or 0, 1)
+        reasons.append(f"request errors: {totals['errors']} of {totals.get('done')} ({share:.0%}); re-send them")
     return "; ".join(reasons)
 
 

@@ -69,6 +69,11 @@ class ScriptedServer(LoopbackApp):
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_get("/v1/models", self._models)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        """The model list a run's pre-flight check reads: empty (any model name is served)."""
+        return web.json_response({"object": "list", "data": []})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()

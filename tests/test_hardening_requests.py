@@ -26,6 +26,7 @@ import pytest
 from aiohttp import web
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine import runner as runner_module
 from evaluators.engine.client import CACHE_SALT_FILE, RetryPolicy, cache_key, key_identity
 from evaluators.engine.endpoint_guard import (
     DEFAULT_KEY_VARS,
@@ -34,6 +35,7 @@ from evaluators.engine.endpoint_guard import (
     check_key_variable,
     check_run_keys,
 )
+from evaluators.engine.preflight import EndpointCheckFailed
 from evaluators.engine.redact import REDACTED, redact
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, parse_retry_after, usable_delay
@@ -257,17 +259,31 @@ def _resetting_server() -> Iterator[int]:
         thread.join(5)
 
 
-def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path: Path):
+def _past_the_preflight_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the run's own requests: the endpoint check before a run would refuse it."""
+    monkeypatch.setattr(runner_module, "check_endpoint", lambda *args, **kwargs: None)
+
+
+def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     port = _unused_port()
     store = Store(tmp_path / "db.sqlite")
+    with pytest.raises(EndpointCheckFailed, match=rf"nothing was started: connection refused by 127.0.0.1:{port}$"):
+        start_run(_config(f"http://127.0.0.1:{port}/v1", data), store)
+    assert store.list_runs() == []  # refused before a run exists
+    _past_the_preflight_check(monkeypatch)
     _run(store, _config(f"http://127.0.0.1:{port}/v1", data))
     store.close()
     errors = set(_stored_errors(tmp_path / "db.sqlite").values())
     assert errors == {f"connection refused by 127.0.0.1:{port} (gave up after 2 attempts)"}
 
 
-def test_reset_and_tls_failures_are_named(data: Path, tmp_path: Path):
+def test_reset_and_tls_failures_are_named(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     store = Store(tmp_path / "db.sqlite")
+    with _resetting_server() as port, pytest.raises(EndpointCheckFailed, match=f"connection reset by 127.0.0.1:{port}"):
+        start_run(_config(f"http://127.0.0.1:{port}/v1", data), store)
+    with ScriptedServer() as server, pytest.raises(EndpointCheckFailed, match=f"TLS error with 127.0.0.1:{server.port}"):
+        start_run(_config(server.base_url.replace("http://", "https://"), data), store)
+    _past_the_preflight_check(monkeypatch)
     with _resetting_server() as port:
         reset = _run(store, _config(f"http://127.0.0.1:{port}/v1", data))
     with ScriptedServer(reply=correct_reply) as server:  # plain HTTP, asked for TLS

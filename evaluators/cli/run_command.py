@@ -41,6 +41,10 @@ def run_command(args: argparse.Namespace) -> int:
         config = RunConfig.from_json(store.get_run(run_id).config)
         check_run_keys(config)
     outcome = _execute_with_progress_bar(store, run_id, samples, rerun_errors)
+    if outcome.status == "failed":
+        print(f"run {run_id} failed: {store.get_run(run_id).message}\nre-send its requests with: python -m evaluators "
+              f"run --rerun-errors {run_id}", file=sys.stderr)
+        return EXIT_UNFINISHED
     if outcome.status != "finished":
         print(f"run {run_id} {outcome.status}; continue with: python -m evaluators run --resume {run_id}", file=sys.stderr)
         return EXIT_UNFINISHED
@@ -95,3 +99,7 @@ def _print_outcome(store: Store, run_id: str, outcome: RunOutcome, mode: str, as
     )
     if totals["errors"]:
         print(f"re-send the failed requests with: python -m evaluators run --rerun-errors {run_id}", file=sys.stderr)
+    message = store.get_run(run_id).message or ""
+    if "from the cache" in message:
+        print("every answer came from the cache: these requests were answered before, nothing was sent "
+              "(--no-cache sends them again)", file=sys.stderr)

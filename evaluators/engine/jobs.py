@@ -102,7 +102,7 @@ class JobManager:
             self._check_admission(owner)
             self._reserved[slot] = owner
         try:
-            run_id, samples = start_run(config, self.store, owner=owner)
+            run_id, samples = start_run(config, self.store, owner=owner, api_key=api_key)
             self._launch(run_id, "start", samples, api_key, rerun_errors=False, owner=owner, slot=slot)
         finally:
             with self._lock:

@@ -19,6 +19,7 @@ from evaluators.core.selection import resolve_language, runnable_subsets
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import ChatClient, PlayingRole, RequestFailed, RetryPolicy, start_request_count
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
+from evaluators.engine.preflight import check_endpoint
 from evaluators.engine.redact import redact
 from evaluators.engine.settings import TESTED_ROLE, RunConfig, fingerprint, role_settings
 from evaluators.engine.store import Store, lease_holder_name
@@ -105,15 +106,26 @@ def with_request_profile(config: RunConfig, benchmark: Benchmark) -> RunConfig:
     return replace(config, model=model, request_profile=profile.to_json())
 
 
+def _check_endpoints(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
+    """The tested model's endpoint and each role's, looked at before the run exists (a dead endpoint, a
+    refused key or an unknown model is refused with its cause, and no run is created)."""
+    check_endpoint(config.model.base_url, config.model.model, _api_key(config, api_key))
+    for name, endpoint in config.roles.items():
+        check_endpoint(endpoint.base_url, endpoint.model, key_from_environment(endpoint.api_key_env),
+                       what=f"the {benchmark.role(name).label.lower()}'s endpoint")
+
+
 def check_declared_roles(config: RunConfig, benchmark: Benchmark) -> None:
     """Every role given must be one the benchmark declares."""
     for name in config.roles:
         benchmark.role(name)
 
 
-def start_run(config: RunConfig, store: Store, owner: str | None = None) -> tuple[str, list[Sample]]:
-    """Create a run (checked, nothing sent yet) and return it with its samples. `owner`: the visitor who
-    may act on it on a public deployment (see Store.create_run)."""
+def start_run(config: RunConfig, store: Store, owner: str | None = None,
+              api_key: str | None = None) -> tuple[str, list[Sample]]:
+    """Create a run (checked, its endpoints looked at, no sample sent yet) and return it with its samples.
+    `owner`: the visitor who may act on it on a public deployment (see Store.create_run); `api_key`: a key
+    handed in for this run (else the configured variable's)."""
     check_endpoint_allowed(config.model.base_url)
     benchmark = get_benchmark(config.benchmark)
     if benchmark.solve is None:
@@ -123,6 +135,7 @@ def start_run(config: RunConfig, store: Store, owner: str | None = None) -> tupl
     check_declared_roles(config, benchmark)
     # Resolved here too, not only by the CLI and the form: a library caller's run is checked the same way.
     config = replace(config, language=resolve_language(benchmark, config.language))
+    _check_endpoints(config, benchmark, api_key)
     samples = _load_samples(benchmark, config)
     if not samples:
         raise ToolboardError("no samples selected")
@@ -254,7 +267,11 @@ async def execute(
             return RunOutcome(run_id, "cancelled", None, progress)
         _check_all_stored(store, run_id, samples, writer)
         report = score_run(store, run_id, samples, scored)
-        return RunOutcome(run_id, "finished", report, progress)
+        run = store.get_run(run_id)
+        if todo and clients.requests_sent == 0 and run.status == "finished":
+            store.set_status(run_id, "finished", f"{run.message}; every answer came from the cache (these requests"
+                                                 " were answered before: nothing was sent)")
+        return RunOutcome(run_id, run.status, report, progress)
 
 
 def _check_can_run(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
@@ -421,6 +438,15 @@ def score_run(
         reports[mode] = benchmark.report(samples, scores, mode=mode, language=config.language,
                                          subsets=benchmark.expand_subsets(list(config.subsets) or None))
         store.save_scores(run_id, mode, scores, reports[mode])
-    totals = store.run_totals(run_id)
-    store.set_status(run_id, "finished", f"{totals['done']} samples, {totals['errors']} request errors")
+    store.set_status(run_id, *ending(store.run_totals(run_id)))
     return reports[SCORING_MODES[0]]
+
+
+def ending(totals: dict[str, int]) -> tuple[str, str]:
+    """How a scored run ends: `failed` when every request failed (nothing was measured: it must never sit
+    on the board as a row of zeros), else `finished`; with the message shown for it."""
+    done, errors = totals["done"], totals["errors"]
+    if done and errors == done:
+        return "failed", (f"every request failed ({errors} of {done}): nothing was measured. Fix the endpoint, then"
+                          " re-send them (re-run errors)")
+    return "finished", f"{done} samples, {errors} request errors"
