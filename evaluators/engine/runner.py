@@ -111,6 +111,7 @@ def _check_endpoints(config: RunConfig, benchmark: Benchmark, api_key: str | Non
     refused key or an unknown model is refused with its cause, and no run is created)."""
     check_endpoint(config.model.base_url, config.model.model, _api_key(config, api_key))
     for name, endpoint in config.roles.items():
+        check_endpoint_allowed(endpoint.base_url)  # before anything is sent to it
         check_endpoint(endpoint.base_url, endpoint.model, key_from_environment(endpoint.api_key_env),
                        what=f"the {benchmark.role(name).label.lower()}'s endpoint")
 
