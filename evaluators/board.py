@@ -8,6 +8,7 @@ tool…) and metric columns. Values are fractions in [0, 1], as in reports; the 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,49 @@ IDENTITY_COLUMNS = ("model", "source")
 # Why a row is kept apart from the published ranking (empty: published, or the same experiment).
 APART_COLUMN = "apart_reason"
 INFO_COLUMNS = ("request_errors", "mode", "run_id", "fingerprint", "details")
+# The ranked position (ranked rows only) and the newest evaluated or uploaded run (True on its rows).
+RANK_COLUMN = "rank"
+NEWEST_COLUMN = "newest"
+# Beside each fraction column: the items behind it and its 95% Wilson interval (fractions).
+N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX = "_n", "_low", "_high"
+PARTS = ("all", "ranked", "apart")
+Z95 = 1.959963984540054
+
+
+def wilson_interval(p: float | None, n: int | None, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval (95% by default) of a share `p` observed over `n` items; None when
+    either is unknown or n < 1. p=0.5, n=100 -> (0.404, 0.596)."""
+    if p is None or n is None or isinstance(p, float) and math.isnan(p) or isinstance(n, float) and math.isnan(n) or n < 1:
+        return None
+    p = min(max(float(p), 0.0), 1.0)
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    # at p = 0 or 1 the bound on that side is exact (no rounding below 0 or above 1)
+    return (0.0 if p == 0 else max(0.0, centre - half)), (1.0 if p == 1 else min(1.0, centre + half))
+
+
+def fraction_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:
+    """The layout's metric columns that are shares (declared kind "fraction"; undeclared ones count as shares)."""
+    return [c for c in (*layout.columns, *layout.detail_columns) if benchmark.metric(c).kind == "fraction"]
+
+
+def column_n(report: dict[str, Any], benchmark: Benchmark, view: str, column: str) -> int | None:
+    """The items behind a column of a run's row, from the report's per-subset `n`: the subset of the
+    column's name; else the sum over the benchmark's group of that name; else the subset the view
+    names; else the sum over every subset in the report (a summary over the whole view)."""
+    subsets = {name: (value or {}).get("n") for name, value in (report.get("subsets") or {}).items()}
+
+    def total(names: Any) -> int | None:
+        counts = [subsets[name] for name in names if isinstance(subsets.get(name), int)]
+        return sum(counts) if counts else None
+
+    for name in (column, view):
+        if name in subsets:
+            return subsets[name] if isinstance(subsets[name], int) else None
+        if name == column and name in benchmark.groups:
+            return total(benchmark.groups[name])
+    return total(subsets)
 
 
 def layout_for(benchmark: str) -> BoardLayout:
@@ -49,8 +93,19 @@ def _published_rows(benchmark: str, layout: BoardLayout) -> list[dict[str, Any]]
     for row in table.get("rows", []):
         view, values = layout.published_values(row)
         rows.append({"model": row["model"], "source": "published", "view": view, "mode": "official", "run_id": "",
-                     "fingerprint": "", "details": link, **values})
+                     "fingerprint": "", "details": link, **values, **_published_n(row, layout)})
     return rows + _published_macro_rows(layout, rows)
+
+
+def _published_n(row: dict[str, Any], layout: BoardLayout) -> dict[str, Any]:
+    """A published row may give `n`: one count for every column, or {column: count}. Without it the
+    row's intervals stay empty (the published tables print no sample counts)."""
+    given = row.get("n")
+    if isinstance(given, int):
+        return {c + N_SUFFIX: given for c in (*layout.columns, *layout.detail_columns)}
+    if isinstance(given, dict):
+        return {c + N_SUFFIX: v for c, v in given.items() if isinstance(v, int)}
+    return {}
 
 
 def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -72,6 +127,9 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
         for column in layout.columns:
             numbers = [by_view[p][column] for p in parts if isinstance(by_view[p].get(column), int | float)]
             values[column] = round(sum(numbers) / len(numbers), 4) if numbers else None
+            counts = [by_view[p].get(column + N_SUFFIX) for p in parts]
+            if numbers and all(isinstance(c, int) for c in counts):
+                values[column + N_SUFFIX] = sum(counts)
         first = by_view[parts[0]]
         extras = {c: first.get(c) for c in layout.text_columns if first.get(c) is not None}
         macro.append({"model": model, "source": "published", "view": layout.macro_view, "mode": "official", "run_id": "",
@@ -92,11 +150,14 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
         # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
         errors = all_totals[run.id]["errors"] if run.source == "endpoint" else None
         apart = apart_reason(run, benchmark, all_totals.get(run.id))
+        fractions = fraction_columns(benchmark, layout)
         for view, values in layout.run_values(report).items():
+            counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in fractions if c in values}
             rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
                          "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint,
                          "details": _run_details(run) + _repeated(repeats.get(run.id, 0)),
-                         "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart, **values})
+                         "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart,
+                         NEWEST_COLUMN: run.id == finished[0].id, **values, **counts})
     return rows
 
 
@@ -191,31 +252,50 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
             for column in (*layout.columns, *layout.detail_columns):
                 numbers = [by_view[p].get(column) for p in parts]
                 values[column] = round(sum(numbers) / len(numbers), 3) if all(isinstance(n, int | float) for n in numbers) else None
+                counts = [by_view[p].get(column + N_SUFFIX) for p in parts]
+                if values[column] is not None and all(isinstance(c, int) for c in counts):
+                    values[column + N_SUFFIX] = sum(counts)  # the mean of the parts, over all their items
             first = by_view[parts[0]]
             errors = [by_view[p]["request_errors"] for p in parts]
             apart = "; ".join(dict.fromkeys(r for p in parts for r in by_view[p][APART_COLUMN].split("; ") if r))
             combined.append({"model": model, "source": source, "view": view, "mode": first["mode"],
                              "run_id": " + ".join(by_view[p]["run_id"] for p in parts), "fingerprint": "",
                              "details": "mean of " + " and ".join(parts), "pair_key": first["pair_key"],
-                             "request_errors": None if None in errors else sum(errors), APART_COLUMN: apart, **values})
+                             "request_errors": None if None in errors else sum(errors), APART_COLUMN: apart,
+                             NEWEST_COLUMN: any(by_view[p].get(NEWEST_COLUMN) for p in parts), **values})
     return combined
 
 
 def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> pd.DataFrame:
-    """Every row of the benchmark's table in every view, one column per metric (fractions)."""
+    """Every row of the benchmark's table in every view, one column per metric (fractions); beside each
+    fraction column its n and 95% Wilson interval (`<column>_n`, `_low`, `_high`; empty when n is not
+    known); `newest` marks the rows of the newest evaluated or uploaded run."""
     spec = get_benchmark(benchmark)
     layout = spec.board_layout()
     rows = _published_rows(benchmark, layout) if mode == "official" else []
     if store is not None:
         ours = _run_rows(spec, layout, store, mode)
         rows += ours + _combined_rows(layout, ours)
+    fractions = fraction_columns(spec, layout)
+    for row in rows:
+        row.setdefault(NEWEST_COLUMN, False)
+        for column in fractions:
+            value = row.get(column)
+            interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
+            row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
+    interval_columns = [c + suffix for c in fractions for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     columns = [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
-               *INFO_COLUMNS]
+               *INFO_COLUMNS, NEWEST_COLUMN, *interval_columns]
     frame = pd.DataFrame(rows)
-    for column in columns:
-        if column not in frame.columns:
-            frame[column] = None
-    return frame[columns]
+    missing = [c for c in columns if c not in frame.columns]
+    frame = pd.concat([frame, pd.DataFrame({c: [None] * len(frame) for c in missing}, index=frame.index, dtype=object)],
+                      axis=1)[columns].copy()
+    frame[NEWEST_COLUMN] = frame[NEWEST_COLUMN].fillna(False).astype(bool)
+    for column in interval_columns:
+        whole = int if column.endswith(N_SUFFIX) else float
+        frame[column] = pd.Series([None if v is None or pd.isna(v) else whole(v) for v in frame[column]],
+                                  index=frame.index, dtype=object)
+    return frame
 
 
 @dataclass(frozen=True)
@@ -229,10 +309,38 @@ class BoardQuery:
     details: bool = False
     sort_by: str | None = None
     descending: bool | None = None
+    # "ranked": the published rows and the comparable runs (empty apart_reason), with their rank;
+    # "apart": every other row; "all": the ranked rows, then the others.
+    part: str = "all"
+
+
+def ranks(values: list[float | None], lows: list[float | None], highs: list[float | None]) -> list[int | None]:
+    """Ranks of rows already sorted best first (standard competition ranking with interval ties): a row
+    takes its 1-based position, unless its 95% interval overlaps the interval of the first row of the
+    rank group directly above it, when it shares that group's rank (comparing with the group's first
+    row, not with the row above, keeps overlaps from chaining down the table). A row without an
+    interval counts as the single point of its value, so it ties only on overlap or an equal value.
+    Rows without a value get no rank."""
+    result: list[int | None] = []
+    leader: tuple[float, float] | None = None
+    leader_rank = 0
+    for position, (value, low, high) in enumerate(zip(values, lows, highs), 1):
+        if not isinstance(value, int | float) or math.isnan(value):
+            result.append(None)
+            continue
+        interval = (low, high) if isinstance(low, int | float) and isinstance(high, int | float) else (value, value)
+        if leader is not None and interval[0] <= leader[1] and leader[0] <= interval[1]:
+            result.append(leader_rank)
+        else:
+            leader, leader_rank = interval, position
+            result.append(position)
+    return result
 
 
 def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> pd.DataFrame:
-    """Filter, choose columns and sort, server-side."""
+    """Filter, choose columns, sort and rank, server-side. The ranking (published rows and comparable
+    runs) comes first, ranked by the sort column (by default the layout's); the rows kept apart follow
+    (or alone, with part="apart"), without a rank."""
     rows = frame
     if query.view:
         rows = rows[rows["view"] == query.view]
@@ -245,18 +353,38 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     if query.details:
         metrics += [c for c in layout.detail_columns if c not in metrics]
     sort_by = query.sort_by if query.sort_by in metrics else (layout.default_sort if layout.default_sort in metrics else None)
-    # The ranking holds the published rows and the runs that are the same experiment; the rest follow it.
     apart = rows[APART_COLUMN].fillna("").astype(str) != ""
+    if query.part == "ranked":
+        rows, apart = rows[~apart], apart[~apart]
+    elif query.part == "apart":
+        rows, apart = rows[apart], apart[apart]
     if sort_by:
         descending = query.descending if query.descending is not None else sort_by not in layout.lower_is_better
         rows = rows.assign(_apart=apart).sort_values(["_apart", sort_by], ascending=[True, not descending],
                                                      na_position="last", kind="stable").drop(columns="_apart")
     else:
         rows = rows.assign(_apart=apart).sort_values("_apart", kind="stable").drop(columns="_apart")
-    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *INFO_COLUMNS]
+    rows = rows.reset_index(drop=True)
+    ranked = (rows[APART_COLUMN].fillna("").astype(str) == "").to_numpy()
+    rank: list[int | None] = [None] * len(rows)
+    if sort_by and ranked.any():
+        part = rows[ranked]
+
+        def numbers(column: str) -> list[float | None]:
+            if column not in part.columns:
+                return [None] * len(part)
+            return [None if pd.isna(v) else float(v) for v in pd.to_numeric(part[column], errors="coerce")]
+
+        found = ranks(numbers(sort_by), numbers(sort_by + LOW_SUFFIX), numbers(sort_by + HIGH_SUFFIX))
+        for index, value in zip(part.index, found):
+            rank[index] = value
+    rows = rows.assign(**{RANK_COLUMN: pd.array(rank, dtype="Int64")})
+    intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
+    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *INFO_COLUMNS, RANK_COLUMN, NEWEST_COLUMN,
+             *intervals]
     if not query.view:
         shown.insert(2, "view")
-    return rows[[c for c in shown if c in rows.columns]].reset_index(drop=True)
+    return rows[[c for c in shown if c in rows.columns]]
 
 
 def as_json_records(frame: pd.DataFrame) -> str:

@@ -6,10 +6,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluators.board import APART_COLUMN, BoardQuery, board_rows, layout_for, query_board
+import pytest
+
+from evaluators import board
+from evaluators.board import (
+    APART_COLUMN,
+    NEWEST_COLUMN,
+    RANK_COLUMN,
+    BoardQuery,
+    board_rows,
+    layout_for,
+    query_board,
+    ranks,
+    wilson_interval,
+)
 from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
 from tests.app_fixtures import upload
+from ui.format import NEWEST_MARK, as_percent, best_cells, board_display
 
 
 def _endpoint_run(store: Store, name: str, overall: float, language: str = "en", **config: Any) -> str:
@@ -76,3 +90,90 @@ def test_a_run_whose_config_this_version_cannot_build_still_shows(tmp_path: Path
     shown = rows[rows["view"] == "en"].set_index("model")
     assert {"from-the-future", "old-judged"} <= set(shown.index)
     assert "judge: jm" in shown.loc["old-judged", "details"]
+
+
+def test_wilson_interval_matches_known_values():
+    low, high = wilson_interval(0.5, 100)
+    assert (round(low, 3), round(high, 3)) == (0.404, 0.596)
+    low, high = wilson_interval(0.0, 10)
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
+    low, high = wilson_interval(1.0, 10)
+    assert low == pytest.approx(0.7225, abs=1e-4) and high == 1.0
+    low, high = wilson_interval(0.9, 1000)
+    assert (round(low, 4), round(high, 4)) == (0.8798, 0.9171)
+    assert wilson_interval(0.5, 0) is None and wilson_interval(0.5, None) is None and wilson_interval(None, 10) is None
+
+
+def test_ranks_tie_where_intervals_overlap_the_first_row_of_the_rank_above():
+    values = [0.9, 0.84, 0.79, 0.5, 0.5, 0.3, None]
+    lows = [0.85, 0.80, 0.75, None, None, 0.2, None]
+    highs = [0.95, 0.88, 0.83, None, None, 0.4, None]
+    # 0.84 overlaps 0.9 (rank 1); 0.79 overlaps 0.84 but not 0.9, the first of rank 1: no chaining;
+    # two equal values without intervals tie; no value, no rank
+    assert ranks(values, lows, highs) == [1, 1, 3, 4, 4, 6, None]
+
+
+def test_the_ranking_and_the_rows_kept_apart_are_separate_tables(tmp_path: Path):
+    store = Store(tmp_path / "board.sqlite")
+    same = _endpoint_run(store, "same-experiment", 0.05)
+    _endpoint_run(store, "limited", 0.96, limit=20)
+    newest = upload(store, "uploaded-last")
+    layout = layout_for("acebench")
+    frame = board_rows("acebench", store)
+    ranked = query_board(frame, layout, BoardQuery(view="en", part="ranked"))
+    apart = query_board(frame, layout, BoardQuery(view="en", part="apart"))
+    everything = query_board(frame, layout, BoardQuery(view="en"))
+    assert (ranked[APART_COLUMN].fillna("") == "").all() and (apart[APART_COLUMN].fillna("") != "").all()
+    assert set(apart["model"]) == {"limited", "uploaded-last"} and "same-experiment" in set(ranked["model"])
+    assert list(everything["model"]) == list(ranked["model"]) + list(apart["model"])
+    # ranked rows have a rank (1 first), the others none; the newest run is marked in its table only
+    assert ranked[RANK_COLUMN].iloc[0] == 1 and ranked[RANK_COLUMN].notna().all() and apart[RANK_COLUMN].isna().all()
+    assert list(ranked[RANK_COLUMN]) == sorted(ranked[RANK_COLUMN])
+    assert set(apart.loc[apart[NEWEST_COLUMN], "run_id"]) == {newest} and not ranked[NEWEST_COLUMN].any()
+    # n from the report's per-subset n, and its interval; published rows without n have none
+    row = ranked[ranked["run_id"] == same].iloc[0]
+    assert row["overall_n"] == 1 and (row["overall_low"], row["overall_high"]) == pytest.approx(wilson_interval(0.05, 1))
+    published = ranked[ranked["source"] == "published"].iloc[0]
+    assert published["overall_n"] is None and published["overall_low"] is None
+
+
+def test_a_published_row_may_give_its_n(monkeypatch: pytest.MonkeyPatch):
+    table = {"source": {"url": "https://example.com"}, "rows": [
+        {"model": "Counted", "language": "en", "summary": {"overall": 0.5, "normal": 0.6}, "n": {"overall": 100}},
+        {"model": "Everywhere", "language": "en", "summary": {"overall": 0.4}, "n": 50},
+    ]}
+    monkeypatch.setattr(board, "published_table", lambda name: table)
+    rows = board_rows("acebench", None).set_index("model")
+    assert rows.loc["Counted", "overall_n"] == 100 and rows.loc["Counted", "normal_n"] is None
+    assert round(rows.loc["Counted", "overall_low"], 3) == 0.404 and rows.loc["Counted", "normal_low"] is None
+    assert rows.loc["Everywhere", "overall_n"] == 50
+
+
+def test_the_page_shows_rank_first_intervals_and_the_best_value_highlighted(tmp_path: Path):
+    store = Store(tmp_path / "board.sqlite")
+    _endpoint_run(store, "same-experiment", 0.05)
+    _endpoint_run(store, "limited", 0.96, limit=20)
+    layout = layout_for("acebench")
+    frame = as_percent(query_board(board_rows("acebench", store), layout, BoardQuery(view="en")), layout)
+    apart = frame[APART_COLUMN].fillna("") != ""
+    ranked = board_display(frame[~apart], layout, "overall", ranked=True)
+    shown = ranked.data
+    assert list(shown.columns[:3]) == [RANK_COLUMN, NEWEST_MARK, "model"] and APART_COLUMN not in shown.columns
+    assert shown.loc[shown["model"] == "same-experiment", "overall"].iloc[0] == "5.0 ± 40.6"  # Wilson (0.0005, 0.8133): half its width
+    assert shown.loc[shown["model"] == "same-experiment", "n"].iloc[0] == "1"
+    assert shown["overall"].iloc[0] == "81.1"  # published: no n, no interval
+    assert "font-weight: bold" in ranked.to_html()
+    best = best_cells(frame[~apart], layout)
+    assert best["overall"] == [0] and shown["model"].iloc[0] == "GPT-4o"  # the highest overall, highlighted
+    others = board_display(frame[apart], layout, "overall", ranked=False)
+    assert list(others.columns[:3]) == ["model", APART_COLUMN, NEWEST_MARK] and RANK_COLUMN not in others.columns
+    assert list(others[NEWEST_MARK]) == [NEWEST_MARK]  # the newest run: marked in the table it is in
+
+
+def test_the_best_value_respects_lower_is_better():
+    layout = layout_for("toolbench_static")
+    frame = query_board(board_rows("toolbench_static", None), layout, BoardQuery(view="in_domain"))
+    best = best_cells(frame, layout)
+    hallu = frame["hallu_rate"].reset_index(drop=True)
+    assert all(hallu[i] == hallu.min() for i in best["hallu_rate"])  # the lowest hallucination rate
+    assert all(frame["act_em"].reset_index(drop=True)[i] == frame["act_em"].max() for i in best["act_em"])

@@ -11,7 +11,16 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.board import APART_COLUMN, INFO_COLUMNS, BoardLayout
+from evaluators.board import (
+    APART_COLUMN,
+    HIGH_SUFFIX,
+    INFO_COLUMNS,
+    LOW_SUFFIX,
+    N_SUFFIX,
+    NEWEST_COLUMN,
+    RANK_COLUMN,
+    BoardLayout,
+)
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks
 from evaluators.core.text import show
@@ -26,13 +35,93 @@ def not_fractions() -> frozenset[str]:
 
 
 def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
-    """Metric fractions as percentages with one decimal, as the published tables print them."""
+    """Metric fractions (and their interval bounds) as percentages with one decimal, as the published
+    tables print them."""
     shown = frame.copy()
     plain = not_fractions()
+    fractions = [c for c in (*layout.columns, *layout.detail_columns) if c not in plain]
     for column in shown.columns:
-        if column in (*layout.columns, *layout.detail_columns) and column not in plain:
+        if column in fractions or any(column == c + suffix for c in fractions for suffix in (LOW_SUFFIX, HIGH_SUFFIX)):
             shown[column] = pd.to_numeric(shown[column], errors="coerce").mul(100).round(1)
     return shown
+
+
+NEWEST_MARK = "★"
+BEST_STYLE = "font-weight: bold; background-color: rgba(34, 197, 94, 0.18)"
+
+
+def _percent_text(value: Any, low: Any, high: Any) -> str:
+    """`81.1 ± 1.2`: the value and half the width of its 95% interval, in points; no ± without one."""
+    if value is None or pd.isna(value):
+        return ""
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return f"{value:.1f}"
+    return f"{value:.1f} ± {(high - low) / 2:.1f}"
+
+
+def best_cells(frame: pd.DataFrame, layout: BoardLayout) -> dict[str, list[int]]:
+    """Per fraction column of a board view (values as numbers): the positions of the best value
+    (the highest, or the lowest where the metric is lower-is-better)."""
+    plain = not_fractions()
+    best: dict[str, list[int]] = {}
+    for column in (*layout.columns, *layout.detail_columns):
+        if column not in frame.columns or column in plain:
+            continue
+        values = pd.to_numeric(frame[column], errors="coerce").reset_index(drop=True)
+        if values.notna().any():
+            target = values.min() if column in layout.lower_is_better else values.max()
+            best[column] = [int(i) for i in values.index[values == target]]
+    return best
+
+
+def board_display(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None, ranked: bool) -> Any:
+    """A board view in % (as_percent) as the page shows it: `value ± half-interval` text, the newest
+    run marked ★, `n` of the sort column; the ranked table starts with its rank and has the best value
+    of each fraction column highlighted, the other table starts with the model and its reason."""
+    plain = not_fractions()
+    metrics = [c for c in (*layout.columns, *layout.detail_columns) if c in frame.columns]
+    shown = frame.reset_index(drop=True).copy()
+    best = best_cells(shown, layout) if ranked else {}
+    for column in metrics:
+        if column in plain:
+            shown[column] = shown[column].map(lambda v: "" if v is None or pd.isna(v) else f"{v:g}")
+            continue
+        low = shown.get(column + LOW_SUFFIX, pd.Series([None] * len(shown)))
+        high = shown.get(column + HIGH_SUFFIX, pd.Series([None] * len(shown)))
+        shown[column] = [_percent_text(v, lo, hi) for v, lo, hi in zip(shown[column], low, high)]
+    sort_n = (sort_by or layout.default_sort) + N_SUFFIX
+    counts = shown[sort_n] if sort_n in shown.columns else pd.Series([None] * len(shown))
+    shown["n"] = ["" if v is None or pd.isna(v) else str(int(v)) for v in counts]
+    marks = shown[NEWEST_COLUMN] if NEWEST_COLUMN in shown.columns else pd.Series([False] * len(shown))
+    shown[NEWEST_COLUMN] = [NEWEST_MARK if bool(v) else "" for v in marks]
+    extra = [c for c in shown.columns if c.endswith((N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)) and c != "n"]
+    shown = without_empty_info_columns(shown.drop(columns=extra))
+    if ranked:
+        ranks = shown[RANK_COLUMN] if RANK_COLUMN in shown.columns else pd.Series([None] * len(shown))
+        shown[RANK_COLUMN] = ["" if v is None or pd.isna(v) else str(int(v)) for v in ranks]
+        first = [RANK_COLUMN, NEWEST_COLUMN, "model"]
+    else:
+        shown = shown.drop(columns=[RANK_COLUMN], errors="ignore")
+        first = ["model", APART_COLUMN, NEWEST_COLUMN]
+    rest = [c for c in shown.columns if c not in first]
+    # the count right after the metrics
+    rest = [c for c in rest if c != "n"]
+    after = max((rest.index(c) for c in metrics if c in rest), default=len(rest) - 1) + 1
+    rest.insert(after, "n")
+    shown = shown[[c for c in first if c in shown.columns] + rest]
+    shown = shown.rename(columns={NEWEST_COLUMN: NEWEST_MARK})
+    if not best:
+        return shown
+
+    def highlight(data: pd.DataFrame) -> pd.DataFrame:
+        styles = pd.DataFrame("", index=data.index, columns=data.columns)
+        for column, positions in best.items():
+            if column in styles.columns:
+                for position in positions:
+                    styles.iloc[position, styles.columns.get_loc(column)] = BEST_STYLE
+        return styles
+
+    return shown.style.apply(highlight, axis=None)
 
 
 def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:
