@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evaluators import __version__
-from evaluators.core.errors import DataError, ToolboardError
+from evaluators.core.errors import DataError, PredictionsError, ToolboardError
+from evaluators.core.jsonl import decode_utf8, parse_json
 from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_rows
 from evaluators.core.registry import MODES, Benchmark, get_benchmark, score_all
 from evaluators.core.selection import resolve_language
@@ -90,9 +92,47 @@ def check_submission(
         exc.args = tuple(without_folder(arg, path) if isinstance(arg, str) else arg for arg in exc.args)
         if isinstance(exc, DataError) and exc.path:
             exc.path = without_folder(exc.path, path)
+        if isinstance(exc, PredictionsError) and exc.line is not None:
+            listed, total = unreadable_lines(path)
+            if total > 1:
+                raise UnreadableLines(listed, total, path) from None
         raise
     submission.summary.errors = [without_folder(error, path) for error in submission.summary.errors]
     return submission
+
+
+class UnreadableLines(PredictionsError):
+    """Lines of a JSON Lines file that are not valid JSON: every one, up to MAX_LISTED_ERRORS listed
+    (`errors`), and how many there are (`total`); each names the file by its base name."""
+
+    def __init__(self, errors: list[str], total: int, path: Path):
+        self.errors, self.total = errors, total
+        more = f"\n  … and {total - len(errors)} more" if total > len(errors) else ""
+        super().__init__(f"{total} lines are not valid JSON:\n  " + "\n  ".join(errors) + more)
+        self.path = path.name
+
+
+def unreadable_lines(path: Path, limit: int = MAX_LISTED_ERRORS) -> tuple[list[str], int]:
+    """(the first `limit` errors, how many lines in all) of the lines of a JSON Lines file that are not
+    valid UTF-8 JSON; ([], 0) for a zip, a folder or a JSON array file (read as one value)."""
+    if not path.is_file() or zipfile.is_zipfile(path):
+        return [], 0
+    errors: list[str] = []
+    total = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            raw = raw.removesuffix(b"\n").removesuffix(b"\r")
+            if not raw.strip():
+                continue
+            if number == 1 and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["):
+                return [], 0
+            try:
+                parse_json(decode_utf8(raw, path.name, PredictionsError, number), path.name, number, PredictionsError)
+            except PredictionsError as exc:
+                total += 1
+                if len(errors) < limit:
+                    errors.append(str(exc))
+    return errors, total
 
 
 def without_folder(text: str, path: Path) -> str:

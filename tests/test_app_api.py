@@ -206,3 +206,65 @@ def test_explore_lists_samples_shows_escaped_evidence_and_compares_runs(app: Run
     flipped = client.predict(run_a=run_id, run_b=second_id, api_name="/compare")
     changes = {r["sample_id"]: r["change"] for r in table_rows(flipped)}
     assert changes == {"normal_atom_bool_1": "broken", "normal_atom_bool_2": "fixed"}, flipped["note"]
+
+
+def test_a_failed_add_keeps_the_checked_file_and_bad_lines_are_all_listed(app: RunningApp, client: Client,
+                                                                         tmp_path: Path):
+    predictions = EXAMPLE_DIR / "predictions.jsonl"
+    validation, _, _ = client.predict(handle_file(str(predictions)), "acebench", "en", "built-in example", "",
+                                      api_name="/check_upload")
+    assert validation["ok"]
+    refused = client.predict("   ", "", api_name="/add_upload")
+    assert "name" in str(refused) and "Added" not in str(refused)
+    assert added_run_id(client.predict("Named after a refusal", "", api_name="/add_upload"))
+    bad = write_predictions(tmp_path / "many_bad.jsonl", [{"id": "normal_atom_bool_0", "output": "[]"},
+                                                           "{broken", "not json", "{\"id\": 1,}"])
+    validation, report, message = client.predict(handle_file(str(bad)), "acebench", "en", "built-in example", "",
+                                                 api_name="/check_upload")
+    assert report is None and validation["problems"] == 3
+    assert [e.split(":")[0] for e in validation["first_errors"]] == [f"many_bad.jsonl, line {n}" for n in (2, 3, 4)]
+    assert "gradio/" not in message and "gradio/" not in json.dumps(validation)
+    assert all(f"line {n}" in message for n in (2, 3, 4))
+
+
+def test_the_ranking_and_the_rows_kept_apart_have_their_own_endpoints(app: RunningApp, client: Client):
+    from tests.app_fixtures import upload
+
+    run_id = upload(app.context.store, "Apart upload")
+    args = ("acebench", "en", "", LEADERBOARD_ALL, ["overall"], False, "official", "overall")
+    ranked = table_rows(client.predict(*args, api_name="/leaderboard_ranked"))
+    apart = table_rows(client.predict(*args, api_name="/leaderboard_apart"))
+    everything = table_rows(client.predict(*args, api_name="/leaderboard"))
+    assert ranked[0]["rank"] == 1 and all(r["rank"] is not None and not r.get("apart_reason") for r in ranked)
+    assert apart and all(r["apart_reason"] and r["rank"] is None for r in apart)
+    assert [r["model"] for r in everything] == [r["model"] for r in ranked + apart]
+    # the newest run is marked; intervals in % beside each fraction, empty for published rows without n
+    mine = next(r for r in apart if r["run_id"] == run_id)
+    assert mine["newest"] is True and mine["overall_n"] > 0 and mine["overall_low"] < mine["overall"] < mine["overall_high"]
+    assert ranked[0]["overall_low"] is None and not any(r["newest"] for r in ranked if r["source"] == "published")
+
+
+def test_api_messages_are_plain_text_without_markdown_escapes(app: RunningApp, client: Client, tmp_path: Path):
+    started = client.predict(**form(app.server.base_url, "plain-model_name", app.data), api_name="/start_run")
+    assert started["run_id"] and "\\" not in started["message"]
+    wait_for_status(app.context, started["run_id"], ("finished", "failed", "cancelled"))
+    refused = client.predict(**form("ftp://api.example.com/v1", "restart-model", app.data), api_name="/start_run")
+    assert refused["run_id"] == "" and "\\" not in refused["message"]
+    message, _ = client.predict("no-such-run", "", api_name="/resume_run")
+    assert "no-such-run" in message and "\\" not in message
+    message, _ = client.predict(started["run_id"], "", api_name="/rerun_errors")
+    assert "\\" not in message
+    bad = write_predictions(tmp_path / "plain_name.jsonl", ["{broken", "{also broken"])
+    _, _, message = client.predict(handle_file(str(bad)), "acebench", "en", "built-in example", "",
+                                   api_name="/check_upload")
+    assert "plain_name.jsonl, line 1" in message and "plain_name.jsonl, line 2" in message and "\\" not in message
+
+
+def test_the_page_offers_the_data_sources_that_exist_and_says_what_the_limit_counts(client: Client):
+    props = [component.get("props", {}) for component in client.config["components"]]
+    data_choices = [p["choices"] for p in props if p.get("label") == "Data"]
+    # The first benchmark (acebench) ships an example; the download choice keeps its value for API callers.
+    assert data_choices and all(["built-in example", "built-in example"] in [list(c) for c in choices]
+                                and list(choices[0])[1] == "download" for choices in data_choices)
+    assert any(str(p.get("value", "")).startswith("data:") for p in props)
+    assert any("conversations" in str(p.get("label", "")) for p in props if str(p.get("label", "")).startswith("Limit"))

@@ -326,3 +326,102 @@ def test_model_names_are_shown_as_text_in_the_jobs_panel(tmp_path: Path):
     # Every Markdown or HTML character of the name is escaped, so it renders as the text it is.
     assert not re.search(r"(?<!\\)[!<\[(]", text.split(" on ")[0])
     assert "\\!\\[x\\]" in text and "\\<img" in text
+
+
+def test_every_unreadable_json_line_is_listed_up_to_the_cap_by_the_files_own_name(tmp_path: Path):
+    from evaluators.core.predictions import MAX_LISTED_ERRORS
+    from evaluators.submissions import UnreadableLines
+
+    folder = tmp_path / "gradio" / "0123abcd"
+    folder.mkdir(parents=True)
+    bad = write_predictions(folder / "preds.jsonl", [{"id": "normal_atom_bool_0", "output": "[]"}]
+                            + ["{broken"] * (MAX_LISTED_ERRORS + 2))
+    with pytest.raises(UnreadableLines) as caught:
+        check_submission(bad, "acebench", language="en", data_dir=EXAMPLE_DIR)
+    assert caught.value.total == MAX_LISTED_ERRORS + 2 and len(caught.value.errors) == MAX_LISTED_ERRORS
+    assert caught.value.errors[0].startswith("preds.jsonl, line 2:") and "line 3" in caught.value.errors[1]
+    assert str(folder) not in str(caught.value) and "and 2 more" in str(caught.value)
+
+
+def test_a_failed_add_keeps_the_checked_submission_and_messages_show_no_upload_folder(tmp_path: Path):
+    from gradio.utils import get_upload_folder
+
+    from ui.format import markdown_text
+    from ui.submit_tab import add_pending, not_scored, without_upload_paths
+
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+        message, kept = add_pending(context, submission, "  ", "")
+        assert "name" in message and kept is submission
+        message, kept = add_pending(context, kept, "Named model", "")
+        assert message.startswith("Added as run") and kept is None
+        message, kept = add_pending(context, None, "Named model", "")
+        assert "Added" not in message and kept is None
+    finally:
+        context.close()
+    temp = f"{get_upload_folder()}/9f8e7d6c/my_preds.jsonl"
+    assert without_upload_paths(f"{temp}, line 2: bad") == "my_preds.jsonl, line 2: bad"
+    assert without_upload_paths(markdown_text(f"{temp}, line 2")) == markdown_text("my_preds.jsonl, line 2")
+    listed = not_scored("3 problem(s)", ["a.jsonl, line 1: x", "a.jsonl, line 2: y"], 3)
+    assert "line 1" in listed and "line 2" in listed and "and 1 more" in listed
+
+
+def test_the_data_choice_offers_what_exists_and_says_what_will_be_read(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    from evaluators.core.registry import all_benchmarks
+    from ui.context import BUILT_IN_EXAMPLE
+    from ui.run_form import DATA_DIR_CHOICE, LIMIT_LABEL, data_line, data_source_choices, data_source_value
+
+    monkeypatch.delenv("TOOLBOARD_DATA_DIR", raising=False)
+    server_data = tmp_path / "srv" / "benchmark_data"
+    plain = AppContext(store=Store(tmp_path / "a.db"))
+    public = AppContext(store=Store(tmp_path / "b.db"), public=True, default_data_dir=str(server_data))
+    private = AppContext(store=Store(tmp_path / "c.db"), default_data_dir=str(server_data))
+    try:
+        for benchmark in all_benchmarks():
+            values = [value for _, value in data_source_choices(plain, benchmark.name)]
+            assert (BUILT_IN_EXAMPLE in values) == (benchmark.example is not None)
+            assert values[0] == "download" and "local folder" in values
+            if benchmark.example is None:
+                assert data_source_value(plain, benchmark.name, BUILT_IN_EXAMPLE) == "download"
+        assert data_source_choices(plain, "acebench")[0] == ("download", "download")
+        assert "downloaded" in data_line(plain, "download", "", "acebench", "en")
+        assert data_source_choices(public, "acebench")[0] == (DATA_DIR_CHOICE, "download")
+        assert "local folder" not in [value for _, value in data_source_choices(public, "acebench")]
+        shown = data_line(public, "download", "", "acebench", "en")
+        assert "TOOLBOARD_DATA_DIR" in shown and str(tmp_path) not in shown and "<data folder>" in shown
+        assert str(server_data) in data_line(private, "download", "", "acebench", "en")
+        assert "built-in example" in data_line(plain, BUILT_IN_EXAMPLE, "", "acebench", "en")
+        assert "⚠️" in data_line(plain, BUILT_IN_EXAMPLE, "", "stepeval_audio")
+        assert "/my/data" in data_line(plain, "local folder", "/my/data", "acebench", "en")
+        assert "not available" in data_line(public, "local folder", "/my/data", "acebench", "en")
+        monkeypatch.setenv("TOOLBOARD_DATA_DIR", str(server_data))
+        assert "TOOLBOARD_DATA_DIR" in data_line(plain, "download", "", "acebench", "en")
+    finally:
+        for context in (plain, public, private):
+            context.close()
+    assert "conversations" in LIMIT_LABEL and "items" in LIMIT_LABEL
+
+
+def test_a_cancelled_run_has_no_time_left_and_api_messages_are_plain_text(tmp_path: Path):
+    from evaluators.core.errors import ToolboardError
+    from ui.context import as_markdown, plain_error
+    from ui.format import user_error
+    from ui.jobs_panel import act_on_run, time_left
+
+    progress = {"done": 3, "total": 20, "eta_s": 39.0}
+    assert time_left("running", progress) == 39.0
+    assert all(time_left(status, progress) is None for status in ("cancelling", "cancelled", "finished", "failed"))
+    error = ToolboardError("restart-model at https://api.example.com/v1 failed")
+    assert plain_error(error) == "⚠️ restart-model at https://api.example.com/v1 failed"
+    assert as_markdown(plain_error(error)) == user_error(error)
+    assert as_markdown("a_b\n- c.d") == "a\\_b\n- c\\.d"
+    store = Store(tmp_path / "t.db")
+    run_id = upload(store, "restart-model")
+    context = AppContext(store=store)
+    try:
+        message = act_on_run(context, "share", run_id, None, None)
+        assert message.startswith(f"The outputs of {run_id} are") and "\\" not in message
+    finally:
+        context.close()

@@ -263,6 +263,7 @@ def test_an_upload_is_deleted_once_checked_and_a_callers_own_file_is_kept(tmp_pa
         _, _, pending, message = check_file(context, str(bad), "acebench", "en", "built-in example", "")
         assert pending is None and "bad" in message and "line 1" in message
         assert str(uploads).replace("_", "\\_") not in message and "toolboard" not in message
+        assert str(uploads) not in message and "bad.jsonl, line 1" in message  # plain text: the API gets it as it is
         assert not bad.exists()
         own = write_predictions(tmp_path / "own.jsonl", ["{oops"])
         check_file(context, str(own), "acebench", "en", "built-in example", "")

@@ -19,7 +19,7 @@ from evaluators.engine.hub_sync import HubSync, from_env
 from evaluators.engine.jobs import Admission, JobManager
 from evaluators.engine.store import Store, open_app_store
 from evaluators.submissions import DEFAULT_MAX_UPLOAD_BYTES
-from ui.format import PathRedactor, shown_as_is
+from ui.format import PathRedactor, markdown_text, shown_as_is
 from ui.visitor import Visitors
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,19 @@ class AppContext:
 
     def close(self) -> None:
         self.jobs.shutdown()
+
+
+def plain_error(exc: Exception, redact: Callable[[str], str] = shown_as_is) -> str:
+    """ui.format.user_error as plain text, for API callers: the same words, no Markdown escapes."""
+    text = str(exc) if isinstance(exc, ToolboardError) else f"{type(exc).__name__}: {exc}"
+    return f"⚠️ {redact(text)}"
+
+
+def as_markdown(text: str) -> str:
+    """Plain text (a message also returned to API callers) for a Markdown component: shown as written,
+    every line escaped; lines starting with "- " stay list items."""
+    return "\n".join("- " + markdown_text(line[2:]) if line.startswith("- ") else markdown_text(line)
+                      for line in text.split("\n"))
 
 
 def server_path_redactor(context: AppContext) -> PathRedactor:

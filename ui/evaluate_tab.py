@@ -22,15 +22,18 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.settings import REQUEST_MODES, describe_requests
-from ui.context import BUILT_IN_EXAMPLE, AppContext
-from ui.format import markdown_text, picked_value, table_json, user_error
+from ui.context import AppContext, as_markdown, plain_error
+from ui.format import picked_value, table_json, user_error
 from ui.jobs_panel import act_on_run, job_detail, jobs_table
 from ui.run_form import (
     AUTO_PROMPT_STYLE,
-    DATA_SOURCES,
     ENDPOINT_KINDS,
     FIELDS,
+    LIMIT_LABEL,
     LOCAL_DEMO,
+    data_line,
+    data_source_choices,
+    data_source_value,
     demo_preset,
     language_choices,
     local_model_note,
@@ -40,13 +43,14 @@ from ui.run_form import (
 
 
 def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, owner: str | None = None) -> dict[str, str]:
-    """Check the form and start the run (if the deployment's limits allow it); the key goes to the job only."""
+    """Check the form and start the run (if the deployment's limits allow it); the key goes to the job only.
+    The message is plain text (as API callers get it); the page shows it through as_markdown."""
     try:
         run_id = context.jobs.start(run_config(context, form), api_key=api_key or None, owner=owner)
     except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
-        return {"run_id": "", "message": user_error(exc, context.redact_paths)}
+        return {"run_id": "", "message": plain_error(exc, context.redact_paths)}
     requests = describe_requests(context.store.get_run(run_id).config)
-    return {"run_id": run_id, "message": f"Started run {run_id}. {markdown_text(requests)}"}
+    return {"run_id": run_id, "message": f"Started run {run_id}. {requests}"}
 
 
 def owner_of(context: AppContext, token: Any, request: gr.Request | None) -> str | None:
@@ -155,6 +159,7 @@ class EvaluateForm:
     options: list[OptionControl]
     api_key: gr.Textbox
     local_note: gr.Markdown
+    data_note: gr.Markdown
 
     def inputs(self) -> list[Any]:
         return [*self.fields.values(), *(box for role in self.roles for box in role.parts.values()),
@@ -203,14 +208,16 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
                                    allow_custom_value=True, visible=bool(languages))
             subsets = gr.Dropdown(subset_choices(shown.name), value=[], multiselect=True, allow_custom_value=True,
                                   label="Subsets or groups (empty = every subset)")
-            data_source = gr.Radio(list(DATA_SOURCES) if not context.public else ["download", BUILT_IN_EXAMPLE],
-                                   value="download", label="Data")
+            data_source = gr.Radio(data_source_choices(context, shown.name), value="download", label="Data")
             # Every value reaches the page's config, shown or not: no server path on a public deployment.
-            data_folder = gr.Textbox(label="Local data folder", visible=not context.public,
+            # Shown only when "local folder" is chosen: it is read only then.
+            data_folder = gr.Textbox(label="Local data folder", visible=False,
                                      value="" if context.public else context.default_data_dir or "")
+            data_note = gr.Markdown(as_markdown(data_line(context, "download", "", shown.name,
+                                                          languages[0] if languages else None)))
             options = build_option_controls(shown)
         with gr.Column(scale=2):
-            limit = gr.Number(label="Limit per subset (empty = all)", value=20, precision=0)
+            limit = gr.Number(label=LIMIT_LABEL, value=20, precision=0)
             concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *PROMPT_STYLES], value=AUTO_PROMPT_STYLE,
@@ -224,7 +231,7 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
               "data_folder": data_folder, "limit": limit, "concurrency": concurrency, "request_mode": request_mode,
               "prompt_style": prompt_style, "temperature": temperature}
     assert tuple(fields) == FIELDS, "the page's fields are ui/run_form.FIELDS"
-    return EvaluateForm(fields, roles, options, api_key, local_note)
+    return EvaluateForm(fields, roles, options, api_key, local_note, data_note)
 
 
 # ---- the API ------------------------------------------------------------------------------------
@@ -254,7 +261,7 @@ def start_run_api(context: AppContext, default_benchmark: str) -> Callable[..., 
         try:
             owner = owner_of(context, owner_token, request)
         except ToolboardError as exc:
-            return {"run_id": "", "message": user_error(exc)}
+            return {"run_id": "", "message": plain_error(exc)}
         return start_job(context, form, api_key, owner)
 
     return start_run
@@ -292,7 +299,7 @@ def register_jobs_api(context: AppContext) -> None:
         try:
             owner = owner_of(context, owner_token, request)
         except ToolboardError as exc:
-            raise gr.Error(user_error(exc)) from None
+            raise gr.Error(plain_error(exc)) from None
         return table_json(jobs_table(context, owner))
 
     def job_detail_api(run_id: str, owner_token: str = "",
@@ -312,13 +319,20 @@ def register_jobs_api(context: AppContext) -> None:
 
 def act_as_visitor(context: AppContext, action: str, chosen: str, key: str, token: Any,
                    request: gr.Request | None) -> tuple[str, pd.DataFrame]:
+    """(plain-text message, the visitor's jobs table); the page shows the message through as_markdown."""
     owner = None
     try:
         owner = owner_of(context, token, request)
         message = act_on_run(context, action, chosen, key, owner)
     except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
-        message = user_error(exc, context.redact_paths)
+        message = plain_error(exc, context.redact_paths)
     return message, jobs_table(context, owner)
+
+
+def act_on_page(context: AppContext, action: str, chosen: str, key: str, token: Any,
+                request: gr.Request | None) -> tuple[str, pd.DataFrame]:
+    message, table = act_as_visitor(context, action, chosen, key, token, request)
+    return as_markdown(message), table
 
 
 def detail_view(context: AppContext, chosen: str, token: Any,
@@ -370,22 +384,23 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
     """The panel's buttons, its row selection and its live refresh."""
 
     def cancel_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_as_visitor(context, "cancel", chosen, "", token, request)
+        return act_on_page(context, "cancel", chosen, "", token, request)
 
     def resume_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_as_visitor(context, "resume", chosen, key, token, request)
+        return act_on_page(context, "resume", chosen, key, token, request)
 
     def rerun_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_as_visitor(context, "rerun", chosen, key, token, request)
+        return act_on_page(context, "rerun", chosen, key, token, request)
 
     def share_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_as_visitor(context, "share", chosen, "", token, request)
+        return act_on_page(context, "share", chosen, "", token, request)
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, "run_id")
 
-    def show_detail(chosen: str, token: Any, request: gr.Request | None) -> tuple[str, dict[str, Any] | None]:
-        return detail_view(context, chosen, token, request)
+    def show_detail(chosen: str, token: Any, request: gr.Request | None) -> tuple[str, dict[str, Any] | None, str]:
+        """The chosen run's detail; the action message, about the run chosen before, is cleared."""
+        return (*detail_view(context, chosen, token, request), "")
 
     refresh_jobs = visitor_jobs(context)
 
@@ -408,7 +423,8 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
     panel.rerun.click(rerun_clicked, [panel.run_id, api_key, visitor], outputs, api_visibility="private")
     panel.share.click(share_clicked, [panel.run_id, visitor], outputs, api_visibility="private")
     panel.jobs.select(pick, [panel.jobs], [panel.run_id], api_visibility="private")
-    panel.run_id.change(show_detail, [panel.run_id, visitor], [panel.detail, panel.report], api_visibility="private")
+    panel.run_id.change(show_detail, [panel.run_id, visitor], [panel.detail, panel.report, panel.action_message],
+                        api_visibility="private")
     shown_status = gr.State("")
     timer = gr.Timer(1.0)
     timer.tick(tick, [panel.run_id, shown_status, visitor], [panel.jobs, panel.detail, panel.report, shown_status],
@@ -423,19 +439,21 @@ def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor
     preset = demo_preset()
     preset_fields = [name for name in FIELDS if preset and name in preset]
 
-    def start_from_form(values: dict[Any, Any], request: gr.Request) -> tuple[str, str, pd.DataFrame]:
+    def start_from_form(values: dict[Any, Any], request: gr.Request) -> tuple[str, str, pd.DataFrame, str]:
+        """(start message, the run id to follow, the jobs table, the panel's action message: cleared, as
+        it was about another run)."""
         try:
             owner = owner_of(context, values[visitor], request)
         except ToolboardError as exc:
-            return user_error(exc), "", jobs_table(context, None)
+            return user_error(exc), "", jobs_table(context, None), ""
         outcome = start_job(context, form.read(values), values[form.api_key], owner)
-        return outcome["message"], outcome["run_id"], jobs_table(context, owner)
+        return as_markdown(outcome["message"]), outcome["run_id"], jobs_table(context, owner), ""
 
     def fill_demo_preset() -> list[Any]:
         return [preset[name] for name in preset_fields] if preset else []
 
     start_inputs = {visitor, form.api_key, *form.inputs()}
-    start_outputs = [start_message, panel.run_id, panel.jobs]
+    start_outputs = [start_message, panel.run_id, panel.jobs, panel.action_message]
     form.fields["endpoint_kind"].change(local_model_note, [form.fields["endpoint_kind"]], [form.local_note],
                                         api_visibility="private")
     demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields], api_visibility="private").then(
@@ -443,6 +461,30 @@ def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor
     start.click(start_from_form, start_inputs, start_outputs, api_visibility="private")
     form.fields["benchmark"].change(form.switch, [form.fields["benchmark"], form.fields["language"]],
                                     form.switch_outputs(), api_visibility="private")
+    wire_data_choice(context, form.fields, form.data_note)
+
+
+def wire_data_choice(context: AppContext, fields: dict[str, Any], data_note: gr.Markdown) -> None:
+    """The Data choice offers what the chosen benchmark has; the line under it says what will be read;
+    the local folder box is shown only when it is what will be read. Used by the Evaluate and Submit tabs
+    (`fields` holds "benchmark", "language", "data_source" and "data_folder")."""
+    benchmark, language, source, folder = (fields[name] for name in ("benchmark", "language", "data_source", "data_folder"))
+
+    def note(chosen: str, folder_text: str, name: str, lang: str | None) -> str:
+        return as_markdown(data_line(context, data_source_value(context, name, chosen), folder_text, name, lang or None))
+
+    def source_changed(chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[str, Any]:
+        return note(chosen, folder_text, name, lang), gr.update(visible=chosen == "local folder" and not context.public)
+
+    def benchmark_changed(chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[Any, str]:
+        value = data_source_value(context, name, chosen)
+        return gr.update(choices=data_source_choices(context, name), value=value), note(value, folder_text, name, lang)
+
+    inputs = [source, folder, benchmark, language]
+    source.change(source_changed, inputs, [data_note, folder], api_visibility="private")
+    benchmark.change(benchmark_changed, inputs, [source, data_note], api_visibility="private")
+    for component in (folder, language):
+        component.change(note, inputs, [data_note], api_visibility="private")
 
 
 def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:

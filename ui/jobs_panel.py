@@ -31,15 +31,25 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
         totals = all_totals[run.id]
         job = context.jobs.job(run.id)
         live = job.progress if job is not None and context.jobs.is_active(run.id) else {}
+        status = context.jobs.status_of(run.id, run.status)
+        eta = time_left(status, live)
         rows.append({
             "run_id": run.id, "benchmark": run.benchmark, "language": run.language or "", "model": run.model,
-            "status": context.jobs.status_of(run.id, run.status),
+            "status": status,
             "done": live.get("done", totals["done"]), "total": run.total, "errors": live.get("errors", totals["errors"]),
             "req/s": round(live["requests_per_s"], 1) if live else None,
-            "eta_s": round(live["eta_s"], 1) if live.get("eta_s") is not None else None,
+            "eta_s": round(eta, 1) if eta is not None else None,
             "message": context.redact_paths((job.message if job is not None and job.message else run.message) or ""),
         })
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
+
+
+def time_left(status: str, progress: dict[str, Any]) -> float | None:
+    """Seconds left, estimated, for a run that is going on (queued or running); None for one cancelling,
+    cancelled or ended, whose last estimate no longer means anything."""
+    if status not in ("queued", "running"):
+        return None
+    return progress.get("eta_s")
 
 
 def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tuple[str, dict[str, Any] | None]:
@@ -57,7 +67,7 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
         progress = job.progress
         lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "
                      f"{progress['requests_per_s']:.1f} requests/s"
-                     + (f", about {progress['eta_s']:.0f} s left" if progress.get("eta_s") else ""))
+                     + (f", about {eta:.0f} s left" if (eta := time_left(status, progress)) else ""))
         for name, counts in progress["per_subset"].items():
             lines.append(f"- {name}: {counts['done']}/{counts['total']}")
     else:
@@ -80,7 +90,8 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
 
 
 def act_on_run(context: AppContext, action: str, run_id: str, api_key: str | None, owner: str | None) -> str:
-    """Cancel, resume, re-send the errors of, or share a run; only its owner may on a public deployment."""
+    """Cancel, resume, re-send the errors of, or share a run; only its owner may on a public deployment.
+    The message is plain text (as API callers get it); the page shows it through as_markdown."""
     run_id = (run_id or "").strip()
     if not run_id:
         raise ToolboardError("type or pick a run id first")
@@ -90,16 +101,16 @@ def act_on_run(context: AppContext, action: str, run_id: str, api_key: str | Non
     check_owns(context.public, run, owner, ACTIONS[action])
     if action == "cancel":
         context.jobs.cancel(run_id)
-        return f"Cancelling `{run_id}`…"
+        return f"Cancelling {run_id}…"
     if action == "share":
         if run.status != "finished":
             raise ToolboardError(f"run {run_id} has not finished: share it once it has")
         context.store.set_shared(run_id, True)
         context.after_run(run_id)  # the hub copy says shared too, so a restarted Space keeps it shared
-        return f"The outputs of `{run_id}` are now shown to every visitor in the Explore tab."
+        return f"The outputs of {run_id} are now shown to every visitor in the Explore tab."
     check_endpoint_allowed(run.config["model"]["base_url"])
     if action == "resume":
         context.jobs.resume(run_id, api_key=api_key or None, owner=owner)
-        return f"Resumed `{run_id}`."
+        return f"Resumed {run_id}."
     context.jobs.rerun_errors(run_id, api_key=api_key or None, owner=owner)
-    return f"Re-sending the failed requests of `{run_id}`."
+    return f"Re-sending the failed requests of {run_id}."

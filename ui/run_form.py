@@ -12,15 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names, resolve_language
 from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
 from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
 from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig
-from ui.context import BUILT_IN_EXAMPLE, AppContext, resolve_data_dir
+from ui.context import BUILT_IN_EXAMPLE, AppContext, example_folder, resolve_data_dir
 
 DATA_SOURCES = ("download", BUILT_IN_EXAMPLE, "local folder")
+DATA_DIR_CHOICE = "server data folder (TOOLBOARD_DATA_DIR)"
+LIMIT_LABEL = ("Limit per subset (empty = all): the first N items of each subset; multi-turn subsets keep N whole "
+               "conversations, each counted as all its turns")
 AUTO_PROMPT_STYLE = "auto"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_CONCURRENCY = 16
@@ -44,6 +48,51 @@ def subset_choices(benchmark: str) -> list[str]:
 
 def language_choices(benchmark: str) -> list[str]:
     return language_names(get_benchmark(benchmark))
+
+
+def default_data_folder(context: AppContext) -> str | None:
+    """What the "download" source reads: the server's TOOLBOARD_DATA_DIR when set, else None (download)."""
+    folder = context.default_data_dir or data_dir_from_env()
+    return str(folder) if folder else None
+
+
+def data_source_choices(context: AppContext, benchmark: str) -> list[tuple[str, str]]:
+    """(label, value) of the data sources a form offers for `benchmark`: "download" says when it reads
+    TOOLBOARD_DATA_DIR instead; the built-in example only for a benchmark that ships one; a local folder
+    not on a public deployment."""
+    choices = [(DATA_DIR_CHOICE if default_data_folder(context) else "download", "download")]
+    if get_benchmark(benchmark).example is not None:
+        choices.append((BUILT_IN_EXAMPLE, BUILT_IN_EXAMPLE))
+    if not context.public:
+        choices.append(("local folder", "local folder"))
+    return choices
+
+
+def data_source_value(context: AppContext, benchmark: str, source: str | None) -> str:
+    """`source` if `benchmark` offers it, else "download"."""
+    return source if source in {value for _, value in data_source_choices(context, benchmark)} else "download"
+
+
+def data_line(context: AppContext, source: str | None, folder: str | None, benchmark: str,
+              language: str | None = None) -> str:
+    """What a run (or a check) with this data source will read, in one plain line; server paths are
+    shortened on a public deployment."""
+    spec = get_benchmark(benchmark)
+    if source == BUILT_IN_EXAMPLE:
+        try:
+            example_folder(benchmark, language)
+        except ToolboardError as exc:
+            return f"data: ⚠️ {exc}"
+        return f"data: the built-in example of {spec.title} (a few items shipped with the app; no download)"
+    if source == "local folder":
+        if context.public:
+            return "data: ⚠️ local data folders are not available on a public deployment"
+        folder = (folder or "").strip()
+        return f"data: the local folder {context.redact_paths(folder)}" if folder else "data: ⚠️ give the local data folder"
+    server_folder = default_data_folder(context)
+    if server_folder:
+        return f"data: the server's data folder (TOOLBOARD_DATA_DIR), {context.redact_paths(server_folder)}"
+    return f"data: {spec.title}'s published data, downloaded on first use (then cached)"
 
 
 def demo_preset() -> dict[str, Any] | None:

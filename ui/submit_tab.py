@@ -4,6 +4,7 @@ leaderboard under a model name. Nothing is stored until the user adds a clean fi
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,10 @@ from gradio.utils import get_upload_folder
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import benchmark_names
-from evaluators.submissions import Submission, check_submission, store_submission, without_folder
-from ui.context import BUILT_IN_EXAMPLE, AppContext, resolve_data_dir
-from ui.format import user_error
-from ui.run_form import language_choices
+from evaluators.submissions import Submission, UnreadableLines, check_submission, store_submission, without_folder
+from ui.context import AppContext, as_markdown, plain_error, resolve_data_dir
+from ui.format import markdown_text
+from ui.run_form import data_line, data_source_choices, language_choices
 
 UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
 
@@ -34,22 +35,49 @@ def check_file(context: AppContext, path: str | None, benchmark: str, language: 
         data_dir = resolve_data_dir(context, data_source, data_folder, benchmark, language or None)
         submission = check_submission(upload, benchmark, language=language or None, data_dir=data_dir,
                                       max_bytes=context.max_upload_bytes)
+    except UnreadableLines as exc:
+        errors = [without_upload_paths(error) for error in exc.errors]
+        validation = {"ok": False, "problems": exc.total, "first_errors": errors, "benchmark": benchmark,
+                      "language": language or None}
+        return validation, None, None, not_scored(f"{exc.total} lines are not valid JSON", errors, exc.total)
     except ToolboardError as exc:
-        return None, None, None, user_error(exc, context.redact_paths)
+        return None, None, None, without_upload_paths(plain_error(exc, context.redact_paths))
     except Exception as exc:  # noqa: BLE001 - the page explains every failure, without server paths
-        return None, None, None, user_error(ToolboardError(without_folder(f"{type(exc).__name__}: {exc}", upload)),
-                                            context.redact_paths)
+        return None, None, None, without_upload_paths(
+            plain_error(ToolboardError(without_folder(f"{type(exc).__name__}: {exc}", upload)), context.redact_paths))
     finally:
         discard_upload(upload)
     validation = submission.validation()
+    validation["first_errors"] = [without_upload_paths(error) for error in validation["first_errors"]]
     if not submission.ok:
         reason = "no prediction matched a sample" if not submission.predictions else f"{validation['problems']} problem(s)"
-        return validation, None, None, f"⚠️ Not scored: {reason}. Fix the file and upload it again; nothing was stored."
+        return validation, None, None, not_scored(reason, validation["first_errors"], validation["problems"])
     report = submission.reports["official"].to_json()
     report["strict_summary"] = submission.reports["strict"].to_json()["summary"]
     counts = (f"{validation['lines_read']} lines read, {validation['matched']} matched, {validation['missing']} missing "
               f"(scored as failures) in {len(validation['subsets'])} subsets.")
     return validation, report, submission, f"Scored: {counts} Name the model and add it to the leaderboard if you want it listed."
+
+
+def not_scored(reason: str, errors: list[str], total: int) -> str:
+    """The message for a file that was not scored: the reason, then every listed problem, one a line
+    (plain text: API callers get it as it is, the page through as_markdown)."""
+    lines = [f"⚠️ Not scored: {reason}. Fix the file and upload it again; nothing was stored."]
+    lines += [f"- {error}" for error in errors]
+    if total > len(errors):
+        lines.append(f"- … and {total - len(errors)} more")
+    return "\n".join(lines)
+
+
+def without_upload_paths(text: str) -> str:
+    """`text` with any file in Gradio's upload folder (`…/gradio/<hash>/file.jsonl`) shown by its base
+    name, whether the text is plain or already escaped for Markdown."""
+    folder = Path(get_upload_folder())
+    spellings = {spelling for path in (str(folder), str(folder.resolve()))
+                 for spelling in (path.rstrip("/"), markdown_text(path.rstrip("/")))}
+    for spelling in sorted(spellings, key=len, reverse=True):
+        text = re.sub(re.escape(spelling) + r"(?:/[^\s/:,'\"]+)+", lambda match: match.group().rsplit("/", 1)[-1], text)
+    return text
 
 
 def discard_upload(path: Path) -> None:
@@ -66,17 +94,27 @@ def discard_upload(path: Path) -> None:
 
 
 def add_to_board(context: AppContext, submission: Submission | None, model: str, notes: str) -> str:
+    return add_pending(context, submission, model, notes)[0]
+
+
+def add_pending(context: AppContext, submission: Submission | None, model: str,
+                notes: str) -> tuple[str, Submission | None]:
+    """(message, what stays pending): a stored submission is used once; one that could not be added
+    (no model name yet) stays, so the user can fix the name and add it again."""
     try:
         if submission is None:
             raise ToolboardError("upload and check a clean file first")
         run_id = store_submission(context.store, submission, model, notes)
     except Exception as exc:  # noqa: BLE001
-        return user_error(exc, context.redact_paths)
+        keep = submission if submission is not None and submission.ok and submission.reports else None
+        return without_upload_paths(plain_error(exc, context.redact_paths)), keep
     context.after_run(run_id)
-    return f"Added as run {run_id}: it is on the leaderboard (source: uploaded) and in the Explore tab."
+    return f"Added as run {run_id}: it is on the leaderboard (source: uploaded) and in the Explore tab.", None
 
 
 def build(context: AppContext) -> None:
+    from ui.evaluate_tab import wire_data_choice  # the Evaluate tab's Data choice, shared
+
     gr.Markdown(
         "Upload predictions as JSON Lines (`{\"id\": ..., \"output\": ...}` or `tool_calls`), a JSON array, or a zip of "
         "the benchmark's official result files (see its entry in About). "
@@ -91,10 +129,16 @@ def build(context: AppContext) -> None:
             benchmark = gr.Dropdown(names, value=names[0], label="Benchmark")
             language = gr.Dropdown(languages, value=languages[0] if languages else None, label="Language",
                                    allow_custom_value=True, visible=bool(languages))
-            data_source = gr.Radio(["download", BUILT_IN_EXAMPLE] + ([] if context.public else ["local folder"]),
-                                   value="download", label="Data")
-            data_folder = gr.Textbox(label="Local data folder", visible=not context.public, value="" if context.public else (context.default_data_dir or ""))
+            data_source = gr.Radio(data_source_choices(context, names[0]), value="download", label="Data")
+            # Shown only when "local folder" is chosen: it is read only then.
+            data_folder = gr.Textbox(label="Local data folder", visible=False,
+                                     value="" if context.public else (context.default_data_dir or ""))
+            data_note = gr.Markdown(as_markdown(data_line(context, "download", "", names[0],
+                                                          languages[0] if languages else None)))
     check = gr.Button("Check and score", variant="primary")
+    # Messages are plain text for API callers (these hidden boxes are what the API returns) and escaped
+    # Markdown on the page.
+    message_text = gr.Textbox(visible=False)
     message = gr.Markdown()
     with gr.Row():
         validation = gr.JSON(label="Validation")
@@ -104,19 +148,26 @@ def build(context: AppContext) -> None:
         model = gr.Textbox(label="Model name", scale=2)
         notes = gr.Textbox(label="Notes (settings, prompt, date…)", scale=3)
         add_button = gr.Button("Add to leaderboard", scale=1)
+    added_text = gr.Textbox(visible=False)
     added = gr.Markdown()
 
     def on_check(path, name, lang, source, folder):
         return check_file(context, path, name, lang, source, folder)
 
-    check.click(on_check, [upload, benchmark, language, data_source, data_folder], [validation, report, pending, message],
-                api_name="check_upload")
-    def add(submission: Submission | None, model_name: str, notes_text: str) -> tuple[str, None]:
-        # The pending upload is used once: a second click, or a new file not yet checked, stores nothing.
-        return add_to_board(context, submission, model_name, notes_text), None
+    check.click(on_check, [upload, benchmark, language, data_source, data_folder],
+                [validation, report, pending, message_text], api_name="check_upload").then(
+        as_markdown, [message_text], [message], api_visibility="private")
 
-    add_button.click(add, [pending, model, notes], [added, pending], api_name="add_upload")
+    def add(submission: Submission | None, model_name: str, notes_text: str) -> tuple[str, Submission | None]:
+        # The pending upload is used once: a second click, or a new file not yet checked, stores nothing;
+        # a failed Add (no name yet) keeps it.
+        return add_pending(context, submission, model_name, notes_text)
+
+    add_button.click(add, [pending, model, notes], [added_text, pending], api_name="add_upload").then(
+        as_markdown, [added_text], [added], api_visibility="private")
     upload.change(lambda: None, None, pending, api_visibility="private")
     benchmark.change(lambda name: gr.update(choices=language_choices(name), value=(language_choices(name) or [None])[0],
                                             visible=bool(language_choices(name))),
                      [benchmark], [language], api_visibility="private")
+    wire_data_choice(context, {"benchmark": benchmark, "language": language, "data_source": data_source,
+                               "data_folder": data_folder}, data_note)
