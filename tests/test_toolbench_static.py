@@ -277,6 +277,13 @@ def test_every_real_step_is_sent_as_evalscope_sends_it(tmp_path: Path):
     _assert_requests_are_evalscopes(bodies, samples)
 
 
+def _in_a_fresh_python(script: str) -> str:
+    """Run `script` in a new interpreter (imports start empty there) and return what it printed."""
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
     """nltk (under rouge-score) only tries scipy for collocation measures: it is left out of that import
     (seconds saved), and only while it runs."""
@@ -291,8 +298,7 @@ def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
         "except ModuleNotFoundError as problem:\n"
         "    assert 'left out' not in str(problem), problem\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    _in_a_fresh_python(script)
 
 
 def test_scipy_left_out_only_for_the_thread_loading_rouge():
@@ -316,9 +322,8 @@ def test_scipy_left_out_only_for_the_thread_loading_rouge():
         "        outcome['mine'] = str(problem)\n"
         "print(outcome)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    if "No module named 'scipy'" in done.stdout:
+    printed = _in_a_fresh_python(script)
+    if "No module named 'scipy'" in printed:
         pytest.skip("scipy is not installed here: nothing to leave out")
-    assert "'other': 'imported'" in done.stdout, done.stdout
-    assert "'mine': 'scipy.linalg is left out while rouge-score loads'" in done.stdout, done.stdout
+    assert "'other': 'imported'" in printed, printed
+    assert "'mine': 'scipy.linalg is left out while rouge-score loads'" in printed, printed
