@@ -5,11 +5,15 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
+from evaluators.board import board_rows
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env, toolboard_home
 from evaluators.core.registry import get_benchmark
@@ -30,6 +34,9 @@ BUILT_IN_EXAMPLE = "built-in example"
 PUBLIC_MAX_ACTIVE_JOBS = 4
 PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR = 1
 PUBLIC_MAX_RUN_SECONDS = 30 * 60
+# Read-only events (board, charts, downloads, samples) run side by side instead of one at a time in the
+# queue: each serves a cached view (AppContext.board_frame), so many visitors are answered at once.
+READ_EVENT = {"concurrency_limit": None}
 PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
                              max_run_seconds=PUBLIC_MAX_RUN_SECONDS)
 
@@ -50,12 +57,32 @@ class AppContext:
     jobs: JobManager = field(init=False)
     visitors: Visitors = field(init=False)
     redact_paths: Callable[[str], str] = field(init=False)
+    # (benchmark, mode) -> (store's board version, every row of that board); see board_frame.
+    _boards: dict[tuple[str, str], tuple[tuple, pd.DataFrame]] = field(init=False, default_factory=dict)
+    _boards_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         admission = self.admission or (PUBLIC_ADMISSION if self.public else Admission())
         self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock)
         self.visitors = Visitors(self.public, self.store.path.parent)
         self.redact_paths = server_path_redactor(self) if self.public else shown_as_is
+
+    def board_frame(self, benchmark: str, mode: str) -> pd.DataFrame:
+        """Every row of a benchmark's board (evaluators.board.board_rows), rebuilt only when the store's
+        board version changed (a run finished or was deleted, an upload added, a report rewritten); the
+        same frame is shared by every reader, so callers must not modify it."""
+        key = (benchmark, mode)
+        version = self.store.board_version()
+        cached = self._boards.get(key)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        with self._boards_lock:  # one rebuild at a time; visitors arriving meanwhile take its result
+            cached = self._boards.get(key)
+            version = self.store.board_version()
+            if cached is None or cached[0] != version:
+                cached = (version, board_rows(benchmark, self.store, mode))
+                self._boards[key] = cached
+        return cached[1]
 
     def after_run(self, run_id: str) -> None:
         if self.hub is not None:

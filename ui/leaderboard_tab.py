@@ -13,7 +13,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from evaluators.board import SOURCES, BoardQuery, as_json_records, board_rows, layout_for, published_table, query_board
+from evaluators.board import SOURCES, BoardQuery, as_json_records, layout_for, published_table, query_board
 from evaluators.core.registry import MODES, benchmark_names
 from ui import charts
 from ui.context import AppContext
@@ -38,7 +38,7 @@ def view_table(context: AppContext, benchmark: str, view: str | None, search: st
         view = layout.views[0]
     if columns is not None:
         columns = list(dict.fromkeys(c for c in columns if c in layout.columns)) or (list(layout.columns) if columns else [])
-    frame = board_rows(benchmark, context.store, mode)
+    frame = context.board_frame(benchmark, mode)
     return query_board(frame, layout, _query(view, search, sources, columns, details, sort_by, part))
 
 

@@ -572,6 +572,14 @@ class Store:
         """Every run, newest first, in one query (the jobs panel asks every second)."""
         return [_run_row(row) for row in self._query("SELECT * FROM runs ORDER BY created_at DESC")]
 
+    def board_version(self) -> tuple[Any, ...]:
+        """Changes whenever what a leaderboard shows may have changed (a run added, deleted or ended, a report
+        written), in this process or another; one cheap query, so a cached board can be checked on every read."""
+        row = self._query("SELECT (SELECT count(*) FROM runs), (SELECT max(finished_at) FROM runs),"
+                          " (SELECT count(*) FROM runs WHERE status = 'finished'),"
+                          " (SELECT count(*) FROM reports), (SELECT max(created_at) FROM reports)")[0]
+        return tuple(row)
+
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything stored for it (used to undo a half-stored upload)."""
         with self._transaction() as db:
