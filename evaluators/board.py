@@ -3,6 +3,8 @@ side in the layout of each benchmark's published table. Pure data (pandas); the 
 
 Each benchmark's package declares its table (core/board_layout.py): views (a language, a subset, a
 tool…) and metric columns. Values are fractions in [0, 1], as in reports; the app formats them.
+Every row also carries its model's facts (leaderboard_data/models.json, matched by model_key), how its
+requests were made and the date of its numbers, to filter on and to read beside the scores.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
 from evaluators.core.errors import DataError
-from evaluators.core.leaderboard import load_published
+from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
@@ -27,6 +31,13 @@ IDENTITY_COLUMNS = ("model", "source")
 # Why a row is kept apart from the published ranking (empty: published, or the same experiment).
 APART_COLUMN = "apart_reason"
 INFO_COLUMNS = ("request_errors", "mode", "run_id", "fingerprint", "details")
+# What is known of each row's model (leaderboard_data/models.json, applied by model_key) and how its
+# requests were made ("prompt" or "native tools"); None where not known.
+FACT_COLUMNS = ("organisation", "params_b", "licence", "open_weights", "request_mode", "link")
+# The date (ISO, UTC) a row's numbers were produced: the published table's date, the run's end.
+UPDATED_COLUMN = "updated"
+# A run's configured request mode, as the board names it.
+REQUEST_MODE_NAMES = {"prompt": "prompt", "tools": "native tools"}
 # The ranked position (ranked rows only) and the newest evaluated or uploaded run (True on its rows).
 RANK_COLUMN = "rank"
 NEWEST_COLUMN = "newest"
@@ -72,6 +83,50 @@ def column_n(report: dict[str, Any], benchmark: Benchmark, view: str, column: st
     return total(subsets)
 
 
+@lru_cache(maxsize=1)
+def _facts_by_spelling() -> dict[str, ModelFacts]:
+    """Each known spelling of a model (its name and aliases, as written and normalised) -> its facts."""
+    table: dict[str, ModelFacts] = {}
+    for model in load_model_facts():
+        for spelling in (model.name, *model.aliases):
+            table.setdefault(spelling.strip().lower(), model)
+            table.setdefault(normalised_model_name(spelling), model)
+    return table
+
+
+def model_facts(name: str) -> ModelFacts | None:
+    """The facts entry of a model name (any known spelling, case-insensitive, with or without a provider prefix)."""
+    table = _facts_by_spelling()
+    return table.get(name.strip().lower()) or table.get(normalised_model_name(name))
+
+
+def model_key(name: str) -> str:
+    """What tells "the same model" across tables and runs: the facts table's name for a known spelling,
+    else the normalised name (lowercase, no provider prefix, `-` for runs of spaces/underscores)."""
+    facts = model_facts(name)
+    return facts.name if facts is not None else normalised_model_name(name)
+
+
+def _fact_values(name: str) -> dict[str, Any]:
+    facts = model_facts(name)
+    if facts is None:
+        return {}
+    return {"organisation": facts.organisation, "params_b": facts.params_b, "licence": facts.licence,
+            "open_weights": facts.open_weights, "link": facts.link}
+
+
+def _iso_day(timestamp: float | None) -> str | None:
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).date().isoformat()
+
+
+def _run_request_mode(run: RunRow) -> str | None:
+    """How an evaluated run sent its requests; None for uploads (how the predictions were made is not known)."""
+    if run.source != "endpoint":
+        return None
+    mode = (run.config.get("model") or {}).get("request_mode", "prompt")
+    return REQUEST_MODE_NAMES.get(mode, mode)
+
+
 def layout_for(benchmark: str) -> BoardLayout:
     """The benchmark's table as its package declares it."""
     return get_benchmark(benchmark).board_layout()
@@ -88,12 +143,16 @@ def _published_rows(benchmark: str, layout: BoardLayout) -> list[dict[str, Any]]
     table = published_table(benchmark)
     if table is None:
         return []
-    link = (table.get("source") or {}).get("url", "")
+    source = table.get("source") or {}
+    link = source.get("url", "")
     rows = []
     for row in table.get("rows", []):
         view, values = layout.published_values(row)
+        # how the published numbers were requested: the table's statement, unless the row says otherwise
+        request_mode = row.get("request_mode", table.get("request_mode"))
         rows.append({"model": row["model"], "source": "published", "view": view, "mode": "official", "run_id": "",
-                     "fingerprint": "", "details": link, **values, **_published_n(row, layout)})
+                     "fingerprint": "", "details": link, "request_mode": request_mode,
+                     UPDATED_COLUMN: source.get("date"), **values, **_published_n(row, layout)})
     return rows + _published_macro_rows(layout, rows)
 
 
@@ -132,6 +191,9 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
                 values[column + N_SUFFIX] = sum(counts)
         first = by_view[parts[0]]
         extras = {c: first.get(c) for c in layout.text_columns if first.get(c) is not None}
+        modes = {by_view[p].get("request_mode") for p in parts}
+        extras["request_mode"] = modes.pop() if len(modes) == 1 else None  # parts that differ: not one mode
+        extras[UPDATED_COLUMN] = _newest(by_view[p].get(UPDATED_COLUMN) for p in parts)
         macro.append({"model": model, "source": "published", "view": layout.macro_view, "mode": "official", "run_id": "",
                       "fingerprint": "", "details": f"mean over the {len(parts)} published per-{layout.view_label.lower()} "
                       "rows, computed here", **extras, **values})
@@ -157,6 +219,7 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
                          "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint,
                          "details": _run_details(run) + _repeated(repeats.get(run.id, 0)),
                          "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart,
+                         "request_mode": _run_request_mode(run), UPDATED_COLUMN: _iso_day(run.finished_at),
                          NEWEST_COLUMN: run.id == finished[0].id, **values, **counts})
     return rows
 
@@ -262,14 +325,23 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
                              "run_id": " + ".join(by_view[p]["run_id"] for p in parts), "fingerprint": "",
                              "details": "mean of " + " and ".join(parts), "pair_key": first["pair_key"],
                              "request_errors": None if None in errors else sum(errors), APART_COLUMN: apart,
+                             "request_mode": first.get("request_mode"),  # the same in every part (pair_key)
+                             UPDATED_COLUMN: _newest(by_view[p].get(UPDATED_COLUMN) for p in parts),
                              NEWEST_COLUMN: any(by_view[p].get(NEWEST_COLUMN) for p in parts), **values})
     return combined
+
+
+def _newest(days: Any) -> str | None:
+    """The latest of some ISO dates (they sort as text); None when none is known."""
+    known = [day for day in days if isinstance(day, str) and day]
+    return max(known) if known else None
 
 
 def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> pd.DataFrame:
     """Every row of the benchmark's table in every view, one column per metric (fractions); beside each
     fraction column its n and 95% Wilson interval (`<column>_n`, `_low`, `_high`; empty when n is not
-    known); `newest` marks the rows of the newest evaluated or uploaded run."""
+    known); `newest` marks the rows of the newest evaluated or uploaded run; FACT_COLUMNS and `updated`
+    hold the model's facts, the request mode and the date of the row's numbers (None where not known)."""
     spec = get_benchmark(benchmark)
     layout = spec.board_layout()
     rows = _published_rows(benchmark, layout) if mode == "official" else []
@@ -279,13 +351,14 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> p
     fractions = fraction_columns(spec, layout)
     for row in rows:
         row.setdefault(NEWEST_COLUMN, False)
+        row.update(_fact_values(row["model"]))
         for column in fractions:
             value = row.get(column)
             interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
             row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
     interval_columns = [c + suffix for c in fractions for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     columns = [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
-               *INFO_COLUMNS, NEWEST_COLUMN, *interval_columns]
+               *FACT_COLUMNS, UPDATED_COLUMN, *INFO_COLUMNS, NEWEST_COLUMN, *interval_columns]
     frame = pd.DataFrame(rows)
     missing = [c for c in columns if c not in frame.columns]
     frame = pd.concat([frame, pd.DataFrame({c: [None] * len(frame) for c in missing}, index=frame.index, dtype=object)],
@@ -295,7 +368,24 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> p
         whole = int if column.endswith(N_SUFFIX) else float
         frame[column] = pd.Series([None if v is None or pd.isna(v) else whole(v) for v in frame[column]],
                                   index=frame.index, dtype=object)
+    for column in (*FACT_COLUMNS, UPDATED_COLUMN):  # None, never NaN, where a fact is not known
+        frame[column] = pd.Series([None if _missing(v) else v for v in frame[column]], index=frame.index, dtype=object)
     return frame
+
+
+def _missing(value: Any) -> bool:
+    return value is None or isinstance(value, float) and math.isnan(value) or value is pd.NA
+
+
+def fact_choices(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """The distinct non-empty organisations and request modes of a board's rows, sorted: the page's filter choices."""
+    return {column: sorted({str(v) for v in frame[column] if not _missing(v) and str(v).strip()})
+            if column in frame.columns else [] for column in ("organisation", "request_mode")}
+
+
+def board_updated(frame: pd.DataFrame) -> str | None:
+    """When the board's newest numbers were produced (ISO date), None for an empty board."""
+    return _newest(frame[UPDATED_COLUMN]) if UPDATED_COLUMN in frame.columns else None
 
 
 @dataclass(frozen=True)
@@ -312,6 +402,10 @@ class BoardQuery:
     # "ranked": the published rows and the comparable runs (empty apart_reason), with their rank;
     # "apart": every other row; "all": the ranked rows, then the others.
     part: str = "all"
+    # Model facts: None = every row; a row whose fact is unknown is dropped by a filter that names values.
+    organisations: tuple[str, ...] | None = None
+    open_weights_only: bool = False
+    request_modes: tuple[str, ...] | None = None
 
 
 def ranks(values: list[float | None], lows: list[float | None], highs: list[float | None]) -> list[int | None]:
@@ -349,6 +443,7 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
         needle = query.search.strip().lower()
         rows = rows[rows["model"].str.lower().str.contains(needle, regex=False)
                     | rows["details"].fillna("").astype(str).str.lower().str.contains(needle, regex=False)]
+    rows = _facts_filtered(rows, query)
     metrics = [c for c in (query.columns if query.columns is not None else layout.columns) if c in frame.columns]
     if query.details:
         metrics += [c for c in layout.detail_columns if c not in metrics]
@@ -380,11 +475,24 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
             rank[index] = value
     rows = rows.assign(**{RANK_COLUMN: pd.array(rank, dtype="Int64")})
     intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
-    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *INFO_COLUMNS, RANK_COLUMN, NEWEST_COLUMN,
-             *intervals]
+    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, UPDATED_COLUMN,
+             *INFO_COLUMNS, RANK_COLUMN, NEWEST_COLUMN, *intervals]
     if not query.view:
         shown.insert(2, "view")
     return rows[[c for c in shown if c in rows.columns]]
+
+
+def _facts_filtered(rows: pd.DataFrame, query: BoardQuery) -> pd.DataFrame:
+    """The rows whose model facts match the query (before ranking, so ranks count only what is shown)."""
+    if query.organisations is not None and "organisation" in rows.columns:
+        rows = rows[rows["organisation"].isin(query.organisations)]
+    if query.open_weights_only and "open_weights" in rows.columns:
+        # a Series, not a list: an empty list would select no columns instead of no rows
+        rows = rows[pd.Series([not _missing(value) and bool(value) for value in rows["open_weights"]],
+                              index=rows.index, dtype=bool)]
+    if query.request_modes is not None and "request_mode" in rows.columns:
+        rows = rows[rows["request_mode"].isin(query.request_modes)]
+    return rows
 
 
 def as_json_records(frame: pd.DataFrame) -> str:

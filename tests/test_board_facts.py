@@ -1,0 +1,251 @@
+"""Model facts on the board: organisation, size, licence, open weights, request mode, link and the date of
+each row, for published rows, evaluated runs and uploads alike; filtering on them; the facts table itself."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from evaluators.board import (
+    FACT_COLUMNS,
+    INFO_COLUMNS,
+    RANK_COLUMN,
+    UPDATED_COLUMN,
+    BoardQuery,
+    board_rows,
+    board_updated,
+    fact_choices,
+    layout_for,
+    model_facts,
+    model_key,
+    query_board,
+)
+from evaluators.core.errors import DataError
+from evaluators.core.leaderboard import LEADERBOARD_DIR, MODELS_FILE, load_model_facts, load_published
+from evaluators.core.types import Report, SubsetResult
+from evaluators.engine.store import Store
+
+
+def _run(store: Store, name: str, overall: float, language: str = "en", source: str = "endpoint",
+         **model: Any) -> str:
+    """A finished ACEBench run (or upload) of `name` with one overall score, built in the store directly."""
+    settings = {"base_url": "http://127.0.0.1:9/v1", "model": name, "request_mode": "prompt",
+                "prompt_style": "official", **model}
+    config = {"benchmark": "acebench", "model": settings, "language": language, "subsets": [], "limit": None}
+    run_id = store.create_run("acebench", language, name, settings["base_url"], config, f"fp-{name}-{source}", 1,
+                              source=source)
+    report = Report("acebench", "official", {"normal_atom_bool": SubsetResult(1, {"accuracy": overall})},
+                    {"overall": overall, "normal": overall}, {}, language=language)
+    store.save_scores(run_id, "official", [], report)
+    store.set_status(run_id, "finished")
+    return run_id
+
+
+def _today() -> set[str]:
+    return {datetime.now(UTC).date().isoformat()}
+
+
+@pytest.fixture
+def frame(tmp_path: Path) -> pd.DataFrame:
+    store = Store(tmp_path / "facts.sqlite")
+    before = _today()
+    _run(store, "openai/gpt-4o-mini", 0.5)
+    _run(store, "Qwen2.5-7B-Instruct", 0.4, request_mode="tools", prompt_style="toolboard")
+    _run(store, "Qwen2.5-7B-Instruct", 0.6, language="zh", request_mode="tools", prompt_style="toolboard")
+    _run(store, "Qwen2.5-7B-Instruct", 0.45, request_mode="tools", prompt_style="toolboard")
+    _run(store, "qwen2.5-7b-instruct", 0.3, source="upload")
+    _run(store, "my-own-finetune", 0.7)
+    rows = board_rows("acebench", store)
+    rows.attrs["days"] = before | _today()  # the runs ended today (UTC), or just after midnight
+    return rows
+
+
+def _one(frame: pd.DataFrame, model: str, source: str, view: str = "en") -> pd.Series:
+    chosen = frame[(frame["model"] == model) & (frame["source"] == source) & (frame["view"] == view)]
+    assert len(chosen) >= 1, (model, source, view)
+    return chosen.iloc[0]
+
+
+def test_published_rows_carry_the_facts_the_request_mode_and_the_tables_date(frame: pd.DataFrame):
+    assert {*FACT_COLUMNS, UPDATED_COLUMN} <= set(frame.columns)
+    gpt = _one(frame, "GPT-4o", "published")
+    assert (gpt["organisation"], gpt["params_b"], gpt["licence"], gpt["open_weights"]) == ("OpenAI", None, "proprietary", False)
+    assert gpt["link"].startswith("https://") and gpt["request_mode"] == "prompt"
+    assert gpt[UPDATED_COLUMN] == load_published("acebench")["source"]["date"]
+    llama = _one(frame, "Llama-3.1-8B-Instruct", "published", "zh")
+    assert (llama["organisation"], llama["params_b"], llama["licence"], llama["open_weights"]) == (
+        "Meta", 8.0, "Llama 3.1 Community", True)
+
+
+def test_evaluated_runs_and_uploads_take_the_facts_of_their_model(frame: pd.DataFrame):
+    mini = _one(frame, "openai/gpt-4o-mini", "evaluated")
+    assert (mini["organisation"], mini["open_weights"], mini["request_mode"]) == ("OpenAI", False, "prompt")
+    assert mini[UPDATED_COLUMN] in frame.attrs["days"]
+    qwen = _one(frame, "Qwen2.5-7B-Instruct", "evaluated")
+    assert (qwen["organisation"], qwen["params_b"], qwen["licence"]) == ("Alibaba", 7.61, "Apache-2.0")
+    assert qwen["request_mode"] == "native tools"
+    uploaded = _one(frame, "qwen2.5-7b-instruct", "uploaded")
+    # an upload: the model's facts, but how its predictions were requested is not known
+    assert uploaded["organisation"] == "Alibaba" and uploaded["request_mode"] is None
+    assert uploaded[UPDATED_COLUMN] in frame.attrs["days"]
+
+
+def test_a_combined_row_keeps_the_mode_and_the_newest_date_of_its_parts(frame: pd.DataFrame):
+    combined = _one(frame, "Qwen2.5-7B-Instruct", "evaluated", "combined")
+    assert combined["overall"] == pytest.approx(0.525)  # the newest en run (0.45) with zh (0.6)
+    assert combined["request_mode"] == "native tools" and combined["organisation"] == "Alibaba"
+    assert combined[UPDATED_COLUMN] in frame.attrs["days"]
+
+
+def test_an_unknown_model_has_no_facts(frame: pd.DataFrame):
+    mine = _one(frame, "my-own-finetune", "evaluated")
+    assert all(mine[column] is None for column in ("organisation", "params_b", "licence", "open_weights", "link"))
+    assert mine["request_mode"] == "prompt"  # known from the run, not from the facts table
+    assert model_facts("my-own-finetune") is None
+
+
+def test_the_facts_are_shown_after_the_text_columns_and_before_the_run_info(frame: pd.DataFrame):
+    layout = layout_for("acebench")
+    shown = list(query_board(frame, layout, BoardQuery(view="en")).columns)
+    facts = [shown.index(c) for c in (*FACT_COLUMNS, UPDATED_COLUMN)]
+    assert facts == list(range(facts[0], facts[0] + len(facts)))
+    assert max(shown.index(c) for c in layout.columns) < facts[0] and facts[-1] < shown.index(INFO_COLUMNS[0])
+
+
+def _ranks_are_sane(shown: pd.DataFrame) -> None:
+    ranked = [int(r) for r in shown[RANK_COLUMN].dropna()]
+    assert ranked and ranked[0] == 1 and ranked == sorted(ranked) and max(ranked) <= len(shown)
+
+
+def test_filters_on_organisation_open_weights_and_request_mode(frame: pd.DataFrame):
+    layout = layout_for("acebench")
+
+    def shown(**filters: Any) -> pd.DataFrame:
+        return query_board(frame, layout, BoardQuery(view="en", **filters))
+
+    everything = shown()
+    assert "my-own-finetune" in set(everything["model"])  # no filter keeps the rows without facts
+    openai = shown(organisations=("OpenAI",))
+    assert set(openai["organisation"]) == {"OpenAI"}
+    assert {"GPT-4o", "GPT-4o-Mini", "openai/gpt-4o-mini"} <= set(openai["model"])
+    _ranks_are_sane(openai)
+    assert shown(organisations=()).empty
+    open_only = shown(open_weights_only=True)
+    assert set(open_only["open_weights"]) == {True} and "my-own-finetune" not in set(open_only["model"])
+    assert "GPT-4o" not in set(open_only["model"]) and "Llama-3.1-70B-Instruct" in set(open_only["model"])
+    _ranks_are_sane(open_only)
+    native = shown(request_modes=("native tools",))
+    assert set(native["model"]) == {"Qwen2.5-7B-Instruct"}
+    prompt = shown(request_modes=("prompt",))
+    assert "qwen2.5-7b-instruct" not in set(prompt["model"])  # the upload's mode is unknown
+    _ranks_are_sane(prompt)
+    both = shown(organisations=("Alibaba", "Meta"), open_weights_only=True, request_modes=("prompt",))
+    assert set(both["organisation"]) == {"Alibaba", "Meta"} and set(both["source"]) == {"published"}
+    _ranks_are_sane(both)
+
+
+def test_fact_choices_and_the_boards_last_update(frame: pd.DataFrame):
+    choices = fact_choices(frame)
+    assert choices["request_mode"] == ["native tools", "prompt"]
+    assert {"OpenAI", "Alibaba", "Meta"} <= set(choices["organisation"])
+    assert choices["organisation"] == sorted(choices["organisation"]) and None not in choices["organisation"]
+    assert board_updated(frame) in frame.attrs["days"]  # the runs are newer than the published table
+    published = board_rows("acebench", None)
+    assert board_updated(published) == load_published("acebench")["source"]["date"]
+    assert board_updated(published.iloc[0:0]) is None
+    assert fact_choices(published.iloc[0:0]) == {"organisation": [], "request_mode": []}
+
+
+def test_model_key_joins_aliases_case_and_provider_prefixes():
+    assert model_key("GPT-4o") == model_key("gpt-4o") == model_key("openai/gpt-4o-2024-08-06") == "GPT-4o"
+    assert model_key("xLAM-7B-r") == model_key("xLAM-7b-r")
+    assert model_key("DeepSeekV3") == model_key("deepseek-ai/DeepSeek-V3")
+    assert model_key("ChatGPT (0-shot)") == model_key("gpt-3.5-turbo")
+    assert model_key("Meta/Llama_3.1  8B") == "llama-3.1-8b"  # unknown: normalised
+    assert model_key("13B alpha-UMi w/ reuse") != model_key("7B alpha-UMi w/ reuse")  # a "/" inside a name stays
+    assert model_key("GPT-4o") != model_key("GPT-4o-Mini")
+
+
+def _published_tables() -> list[Path]:
+    return sorted(p for p in LEADERBOARD_DIR.glob("*.json") if p.name != MODELS_FILE)
+
+
+def test_every_model_of_every_published_table_has_facts():
+    assert _published_tables()
+    for path in _published_tables():
+        table = load_published(path.stem)
+        missing = sorted({row["model"] for row in table["rows"] if model_facts(row["model"]) is None})
+        assert not missing, f"{path.name}: add these models to {MODELS_FILE}: {missing}"
+        assert table["source"].get("date"), f"{path.name}: 'source.date' gives each row's last update"
+
+
+def test_the_facts_agree_with_the_open_or_closed_label_of_the_published_rows():
+    for path in _published_tables():
+        for row in load_published(path.stem)["rows"]:
+            if row.get("access") in ("open", "closed"):
+                assert model_facts(row["model"]).open_weights is (row["access"] == "open"), row["model"]
+
+
+def test_every_facts_entry_names_its_source():
+    facts = load_model_facts()
+    assert facts is load_model_facts()  # cached
+    for model in facts:
+        assert model.source.startswith("https://"), model.name
+        assert model.params_b is None or model.params_b > 0
+
+
+def _bad_table(tmp_path: Path, entry: dict[str, Any] | None = None, others: list[Any] | None = None) -> Path:
+    good = {"name": "Model A", "aliases": ["model-a"], "organisation": "Org", "params_b": 7, "licence": "MIT",
+            "open_weights": True, "link": "https://example.org/a", "source": "https://example.org/a"}
+    folder = tmp_path / "facts"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MODELS_FILE).write_text(json.dumps([good, *([entry] if entry else []), *(others or [])]), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    ({"name": "Model B", "aliases": []}, "entry 1 ('Model B'): field 'organisation' is missing"),
+    ({"name": "Model B", "aliases": [], "organisation": "Org", "params_b": "7B", "licence": None, "open_weights": True,
+      "link": None, "source": "https://example.org/b"}, "entry 1 ('Model B'): field 'params_b' must be a number or null, got \"7B\""),
+    ({"name": "Model B", "aliases": [], "organisation": "Org", "params_b": None, "licence": None, "open_weights": "yes",
+      "link": None, "source": "https://example.org/b"}, "entry 1 ('Model B'): field 'open_weights' must be true or false or null"),
+    ({"name": "Model B", "aliases": ["MODEL-A"], "organisation": "Org", "params_b": None, "licence": None,
+      "open_weights": None, "link": None, "source": "https://example.org/b"}, "spelling 'model-a' is also used by entry 'Model A'"),
+    ({"name": "Model B", "aliases": [], "organisation": "Org", "params_b": None, "licence": None, "open_weights": None,
+      "link": None, "source": "https://example.org/b", "size": 3}, "entry 1 ('Model B'): unknown field 'size'"),
+    ({"name": "Model B", "aliases": [], "organisation": "Org", "params_b": None, "licence": None, "open_weights": None,
+      "link": "example.org", "source": "https://example.org/b"}, "field 'link' must be an https:// address"),
+])
+def test_a_bad_facts_entry_is_named_with_its_field(tmp_path: Path, entry: dict[str, Any], expected: str):
+    with pytest.raises(DataError) as error:
+        load_model_facts(_bad_table(tmp_path, entry))
+    assert expected in str(error.value) and MODELS_FILE in str(error.value)
+
+
+def test_a_facts_file_that_is_not_a_list_of_entries_is_refused(tmp_path: Path):
+    with pytest.raises(DataError, match="entry 1: expected an object"):
+        load_model_facts(_bad_table(tmp_path, others=["Model B"]))
+    (tmp_path / "facts" / MODELS_FILE).write_text('{"models": 3}', encoding="utf-8")
+    with pytest.raises(DataError, match="expected a list of models"):
+        load_model_facts(tmp_path / "facts")
+    assert load_model_facts(_bad_table(tmp_path / "good"))[0].params_b == 7.0
+
+
+def test_a_published_table_states_its_request_mode_with_one_of_the_known_words(tmp_path: Path):
+    table = {"source": {"date": "2025-01-02"}, "request_mode": "tools", "rows": []}
+    (tmp_path / "bench.json").write_text(json.dumps(table), encoding="utf-8")
+    with pytest.raises(DataError, match="'request_mode' must be one of \"prompt\", \"native tools\", null"):
+        load_published("bench", tmp_path)
+    table.update(request_mode="prompt", rows=[{"model": "m", "summary": {}, "request_mode": "native"}])
+    (tmp_path / "bench.json").write_text(json.dumps(table), encoding="utf-8")
+    with pytest.raises(DataError, match=r"row 0 \(m\): 'request_mode'"):
+        load_published("bench", tmp_path)
+    table.update(rows=[], source={"date": "29 Oct 2025"})
+    (tmp_path / "bench.json").write_text(json.dumps(table), encoding="utf-8")
+    with pytest.raises(DataError, match="ISO date"):
+        load_published("bench", tmp_path)
