@@ -12,7 +12,7 @@ from evaluators.acebench.prompts import build_request
 from evaluators.acebench.report import summarize
 from evaluators.acebench.request_profile import request_profile
 from evaluators.acebench.solve import solve
-from evaluators.core.declarations import About, Metric, Role
+from evaluators.core.declarations import About, Metric, Overview, Role
 from evaluators.core.registry import Benchmark, Example, Replay
 
 ABOUT = About(
@@ -76,4 +76,8 @@ BENCHMARK = Benchmark(
                     "a few ACEBench-style items written for this project, and one model's answers",
                     demo_subsets=("normal",)),
     replay=Replay(categories.AGENT, replay_file),
+    # English: the published table fills it for the most models (23, against 22 in zh and combined), and
+    # one English run is enough to appear.
+    overview=Overview("en", ("overall",), "overall",
+                      why="the English table: the published one lists the most models in it"),
 )

@@ -67,3 +67,21 @@ class About:
     citation: str = ""
     strict_fixes: str = ""
     published: str = ""
+
+
+@dataclass(frozen=True)
+class Overview:
+    """A benchmark's headline figures in the overview across benchmarks: the board view they are read
+    from, the columns shown side by side with other benchmarks', and the one column that enters the
+    aggregate (one per benchmark, so a benchmark with two figures does not weigh twice). A benchmark
+    that declares none is left out of the overview."""
+
+    view: str
+    columns: tuple[str, ...]
+    aggregate: str
+    # Why this view (shown on the overview page), e.g. the one the published table fills for most models.
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if self.aggregate not in self.columns:
+            raise ValueError(f"the overview's aggregate column {self.aggregate!r} must be one of its columns")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.core.board_layout import BoardLayout, plain_layout
-from evaluators.core.declarations import About, Metric, Option, Role
+from evaluators.core.declarations import About, Metric, Option, Overview, Role
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
 from evaluators.core.types import Prediction, Report, RequestProfile, Sample, SampleScore
 
@@ -93,6 +93,26 @@ class Benchmark:
     subset_of_id: Callable[[str], str | None] | None = None
     example: Example | None = None
     replay: Replay | None = None
+    # The headline figures in the overview across benchmarks; None: not in the overview.
+    overview: Overview | None = None
+
+    def __post_init__(self) -> None:
+        if self.overview is not None:
+            self._check_overview(self.overview)
+
+    def _check_overview(self, overview: Overview) -> None:
+        """The overview reads a view and columns of the board, and averages its aggregate column with
+        other benchmarks': it must be a share where higher is better."""
+        layout = self.board_layout()
+        if overview.view not in layout.views:
+            raise ToolboardError(f"{self.name}: overview view {overview.view!r} is not one of {', '.join(layout.views)}")
+        unknown = [c for c in overview.columns if c not in (*layout.columns, *layout.detail_columns)]
+        if unknown:
+            raise ToolboardError(f"{self.name}: overview columns {', '.join(unknown)} are not board columns")
+        aggregate = self.metric(overview.aggregate)
+        if aggregate.kind != "fraction" or not aggregate.higher_is_better:
+            raise ToolboardError(f"{self.name}: the overview's aggregate {overview.aggregate!r} must be a share, "
+                                 "higher is better")
 
     @property
     def metric_names(self) -> tuple[str, ...]:

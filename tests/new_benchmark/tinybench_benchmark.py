@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluators.core.declarations import About, Metric, Option
+from evaluators.core.declarations import About, Metric, Option, Overview
 from evaluators.core.errors import DataError
 from evaluators.core.predictions import MatchSummary, match_rows, raise_on_errors, read_rows, text_prediction
 from evaluators.core.registry import Benchmark
@@ -97,4 +97,6 @@ BENCHMARK = Benchmark(
     build_request=build_request,
     solve=solve,
     options=(Option("style", tuple(STYLES), "plain", "how the question is put"),),
+    # Its accuracy over both subsets joins the overview across benchmarks (and its aggregate).
+    overview=Overview("all", ("accuracy",), "accuracy"),
 )

@@ -1,0 +1,210 @@
+"""The overview across benchmarks: one row per model with each benchmark's declared headline figures,
+ranked by the mean of one column per benchmark over the models that have every one; the others listed
+unranked with what they lack; partial runs and uploads never feed it. From the real published tables,
+from synthetic boards, from a real store, and through the /overview API of a launched page."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+import pytest
+from gradio_client import Client
+
+from evaluators.board import APART_COLUMN, board_rows, model_key
+from evaluators.core.declarations import Overview
+from evaluators.core.errors import ToolboardError
+from evaluators.core.leaderboard import LEADERBOARD_DIR
+from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchmark
+from evaluators.core.types import Report, SubsetResult
+from evaluators.engine.store import Store
+from evaluators.overview import AGGREGATE_COLUMN, LACKS_COLUMN, aggregate_rule, headlines, overview_rows
+from tests.app_fixtures import table_rows, upload
+from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
+from ui import overview_tab
+from ui.context import AppContext
+
+ACE, TOOLBENCH, STEPEVAL = "ACEBench · Overall", "ToolBench-Static · Act.EM", "StepEval-Audio-Toolcall · Precision"
+
+
+def test_each_benchmark_declares_its_headline_figures():
+    declared = {b.name: b.overview for b in all_benchmarks()}
+    assert declared["acebench"] == Overview("en", ("overall",), "overall", declared["acebench"].why)
+    assert declared["toolbench_static"].columns == ("act_em", "f1") and declared["toolbench_static"].view == "in_domain"
+    assert declared["stepeval_audio"].columns == ("precision", "recall") and declared["stepeval_audio"].view == "macro"
+    assert [h.aggregate_column for h in headlines()] == [ACE, STEPEVAL, TOOLBENCH]
+    for part in (ACE, STEPEVAL, TOOLBENCH):
+        assert part in aggregate_rule()
+
+
+def test_a_wrong_declaration_fails_when_the_package_loads():
+    with pytest.raises(ValueError, match="aggregate column 'f1' must be one of its columns"):
+        Overview("all", ("act_em",), "f1")
+    acebench = get_benchmark("acebench")
+    with pytest.raises(ToolboardError, match="overview view 'fr' is not one of en, zh, combined"):
+        dataclasses.replace(acebench, overview=Overview("fr", ("overall",), "overall"))
+    with pytest.raises(ToolboardError, match="must be a share, higher is better"):
+        dataclasses.replace(get_benchmark("toolbench_static"), overview=Overview("all", ("hallu_rate",), "hallu_rate"))
+
+
+def _published_models(name: str) -> set[str]:
+    """The models of a benchmark's published rows in the view its overview reads."""
+    frame = board_rows(name, None)
+    return set(frame.loc[frame["view"] == get_benchmark(name).overview.view, "model"])
+
+
+def test_the_published_tables_share_no_model_so_nobody_is_ranked_yet():
+    frame = overview_rows({name: board_rows(name, None) for name in benchmark_names()})
+    keys = {name: {model_key(m) for m in _published_models(name)} for name in benchmark_names()}
+    # What is true of the shipped tables: no model is in every table (the alias table decides who is the same).
+    assert not set.intersection(*keys.values())
+    assert frame["rank"].isna().all() and frame[AGGREGATE_COLUMN].isna().all()
+    assert len(frame) == len(set.union(*keys.values()))
+    # a model in two tables (per the alias table) is one row with both figures; in one table, it lacks two
+    in_two = {k for k in set.union(*keys.values()) if sum(k in found for found in keys.values()) == 2}
+    lacking_one = {model_key(m) for m in frame.loc[frame[LACKS_COLUMN].str.count(",") == 0, "model"]}
+    assert lacking_one == in_two
+    # and today, even with the alias table, no model is in two of the shipped tables: each row lacks two
+    assert in_two == set() and (frame[LACKS_COLUMN].str.count(", ") == 1).all()
+    rows = frame.set_index(frame["model"].map(model_key))  # by key: a known model shows its facts-table name
+    # figures of the declared views: ACEBench's English table, ToolBench's in-domain split, StepEval's tool mean
+    gpt4o = rows.loc[model_key("GPT-4o")]
+    assert gpt4o[ACE] == pytest.approx(0.811) and gpt4o["ACEBench · source"] == "published"
+    assert gpt4o[LACKS_COLUMN] == "StepEval-Audio-Toolcall, ToolBench-Static"
+    published = json.loads((LEADERBOARD_DIR / "toolbench_static.json").read_text(encoding="utf-8"))["rows"]
+    gpt4 = next(r for r in published if r["model"] == "GPT-4 (0-shot)" and r["subset"] == "in_domain")
+    assert rows.loc[model_key("GPT-4 (0-shot)"), TOOLBENCH] == pytest.approx(gpt4["metrics"]["act_em"])
+    audio = rows.loc[model_key("Step-Audio 2")]
+    assert audio["StepEval-Audio-Toolcall · source"].startswith("published (modality audio")
+    assert 0 < audio[STEPEVAL] < 1
+
+
+def test_the_models_of_one_published_table_stay_apart():
+    """Two rows of one published table are two models: each is its own row of the overview."""
+    for name in benchmark_names():
+        models = sorted(_published_models(name))
+        merged = {}
+        for model in models:
+            merged.setdefault(model_key(model), []).append(model)
+        assert not {k: v for k, v in merged.items() if len(v) > 1}, name
+
+
+def _board(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A board frame as board_rows shapes it: the given rows, each defaulting to a published row of the
+    benchmark's overview view."""
+    view = get_benchmark(name).overview.view if get_benchmark(name).overview else "all"
+    base = {"source": "published", APART_COLUMN: None, "view": view, "mode": "official", "run_id": ""}
+    return pd.DataFrame([{**base, **row} for row in rows])
+
+
+def test_models_with_every_column_are_ranked_by_the_mean_the_others_follow_with_what_they_lack():
+    frames = {
+        "acebench": _board("acebench", [
+            {"model": "Full-A", "overall": 0.8}, {"model": "full-b", "overall": 0.5}, {"model": "Lacks-Tool", "overall": 0.9},
+            # a second ranked row of Full-A: the better one is taken
+            {"model": "Full-A", "source": "evaluated", "run_id": "r1", APART_COLUMN: "", "overall": 0.6},
+            # another view of the table is not read
+            {"model": "full-b", "view": "zh", "overall": 1.0},
+        ]),
+        "toolbench_static": _board("toolbench_static", [
+            {"model": "Full-A", "act_em": 0.6, "f1": 0.1}, {"model": "Full_B", "act_em": 0.7, "f1": 0.2},
+            # a partial run and an upload never feed the overview, however good
+            {"model": "Lacks-Tool", "source": "evaluated", "run_id": "p1", APART_COLUMN: "partial: 20 per subset",
+             "act_em": 1.0, "f1": 1.0},
+            {"model": "Lacks-Tool", "source": "uploaded", "run_id": "u1", APART_COLUMN: "uploaded: not known",
+             "act_em": 1.0, "f1": 1.0},
+        ]),
+        "stepeval_audio": _board("stepeval_audio", [
+            {"model": "openai/full-a", "source": "evaluated", "run_id": "r2", APART_COLUMN: "", "precision": 0.4,
+             "recall": 0.9, "modality": "text"},
+            {"model": "FULL B", "precision": 0.3, "recall": 0.6, "modality": "audio"},
+            {"model": "Lacks-Tool", "precision": 0.99, "recall": 0.99},
+        ]),
+    }
+    frame = overview_rows(frames)
+    rows = frame.set_index("model")
+    # one row per model: case, spaces, underscores and a provider prefix are the same model
+    assert list(frame["model"]) == ["Full-A", "full-b", "Lacks-Tool"]
+    assert rows.loc["Full-A", AGGREGATE_COLUMN] == pytest.approx((0.8 + 0.6 + 0.4) / 3)
+    assert rows.loc["full-b", AGGREGATE_COLUMN] == pytest.approx((0.5 + 0.7 + 0.3) / 3)
+    assert list(frame["rank"][:2]) == [1, 2] and pd.isna(frame["rank"][2])
+    # ToolBench's two figures are shown, but only act_em weighs
+    assert rows.loc["full-b", "ToolBench-Static · F1"] == pytest.approx(0.2)
+    assert rows.loc["Full-A", "ACEBench · source"] == "published"
+    assert rows.loc["Full-A", "StepEval-Audio-Toolcall · source"] == "evaluated run r2 (modality text, as openai/full-a)"
+    assert rows.loc["full-b", "StepEval-Audio-Toolcall · source"] == "published (modality audio, as FULL B)"
+    lacks = rows.loc["Lacks-Tool"]
+    assert pd.isna(lacks[AGGREGATE_COLUMN]) and lacks[LACKS_COLUMN] == "ToolBench-Static"
+    assert pd.isna(lacks[TOOLBENCH]) and lacks["ToolBench-Static · source"] == ""
+    assert rows.loc["Full-A", LACKS_COLUMN] == ""
+
+
+def test_equal_aggregates_share_a_rank_and_a_later_benchmark_joins_by_its_declaration():
+    benchmarks = [get_benchmark("acebench"), TINYBENCH]
+    frames = {"acebench": _board("acebench", [{"model": m, "overall": v} for m, v in [("a", 0.5), ("b", 0.7), ("c", 0.2)]]),
+              "tinybench": pd.DataFrame([{"model": m, "source": "published", APART_COLUMN: None, "view": "all",
+                                          "mode": "official", "run_id": "", "accuracy": v}
+                                         for m, v in [("a", 0.5), ("b", 0.3), ("c", 0.1)]])}
+    frame = overview_rows(frames, benchmarks)
+    assert "TinyBench · Accuracy" in frame.columns and "TinyBench · Accuracy" in aggregate_rule(benchmarks)
+    assert list(frame["model"]) == ["a", "b", "c"] and list(frame["rank"]) == [1, 1, 3]
+    # a benchmark that declares no overview is left out
+    plain = dataclasses.replace(TINYBENCH, overview=None)
+    assert "TinyBench · Accuracy" not in overview_rows(frames, [get_benchmark("acebench"), plain]).columns
+
+
+def _endpoint_run(store: Store, name: str, overall: float, **config: Any) -> str:
+    settings = {"base_url": "http://127.0.0.1:9/v1", "model": name, "request_mode": "prompt", "prompt_style": "official"}
+    run_config = {"benchmark": "acebench", "model": settings, "language": "en", "subsets": [], "limit": None, **config}
+    run_id = store.create_run("acebench", "en", name, settings["base_url"], run_config, f"fp-{name}-{overall}", 1)
+    report = Report("acebench", "official", {"normal_atom_bool": SubsetResult(1, {"accuracy": overall})},
+                    {"overall": overall, "normal": overall}, {}, language="en")
+    store.save_scores(run_id, "official", [], report)
+    store.set_status(run_id, "finished")
+    return run_id
+
+
+def test_from_a_real_store_comparable_runs_count_and_partial_runs_and_uploads_do_not(tmp_path: Path):
+    store = Store(tmp_path / "board.sqlite")
+    comparable = _endpoint_run(store, "Step-Audio 2", 0.4)
+    _endpoint_run(store, "Step-Audio 2", 0.95, limit=20)
+    _endpoint_run(store, "only-partial", 0.99, limit=5)
+    upload(store, "only-uploaded")
+    frames = {name: board_rows(name, store if name == "acebench" else None) for name in benchmark_names()}
+    frame = overview_rows(frames)
+    rows = frame.set_index(frame["model"].map(model_key))
+    # the evaluated run joins the published StepEval row of the same model
+    audio = rows.loc[model_key("Step-Audio 2")]
+    assert audio[ACE] == pytest.approx(0.4) and audio["ACEBench · source"].startswith(f"evaluated run {comparable}")
+    assert audio[LACKS_COLUMN] == "ToolBench-Static" and audio[STEPEVAL] > 0
+    assert model_key("only-partial") not in rows.index and model_key("only-uploaded") not in rows.index
+
+
+def test_the_overview_page_and_its_api(tmp_path: Path):
+    store = Store(tmp_path / "app.sqlite")
+    _endpoint_run(store, "GPT-4o", 0.5)
+    context = AppContext(store=store)
+    with gr.Blocks() as demo:
+        parts = overview_tab.build(context)
+    assert [name for _, name in parts.open_buttons] == benchmark_names()
+    assert [button.value for button, _ in parts.open_buttons] == [f"Open {b.title} table" for b in all_benchmarks()]
+    shown = parts.refresh()
+    gpt = shown[shown["model"].map(model_key) == model_key("GPT-4o")].iloc[0]
+    assert gpt[ACE] == "81.1" and gpt["rank"] == "" and gpt[TOOLBENCH] == ""
+    assert "only models with that column in every benchmark" in overview_tab.overview_note().replace("Only", "only")
+    demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+    try:
+        result = Client(demo.local_url, verbose=False).predict(api_name="/overview")
+    finally:
+        demo.close()
+        context.close()
+    assert result["aggregate"] == aggregate_rule()
+    rows = {model_key(row["model"]): row for row in table_rows(result)}
+    assert result["headers"][:3] == ["rank", "model", "aggregate"]
+    gpt4o = rows[model_key("GPT-4o")]
+    assert gpt4o[ACE] == 81.1 and gpt4o[TOOLBENCH] is None and gpt4o["rank"] is None
+    assert rows[model_key("Step-Audio 2")]["StepEval-Audio-Toolcall · source"].startswith("published (modality audio")
