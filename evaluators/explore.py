@@ -20,6 +20,7 @@ from evaluators.engine.store import RunRow, Store
 
 SAMPLE_COLUMNS = ("sample_id", "subset", "verdict", "error_type", "rule", "latency_s", "request_error")
 VERDICTS = ("right", "wrong", "request error")
+ALL = "all"  # a filter's choice that keeps every sample (as does an empty value, for API callers)
 
 
 @functools.lru_cache(maxsize=8)
@@ -66,13 +67,24 @@ def sample_table(
             "request_error": request_error or "",
         })
     frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
-    if subset:
-        frame = frame[frame["subset"] == subset]
-    if verdict:
-        frame = frame[frame["verdict"] == verdict]
-    if error_type:
-        frame = frame[frame["error_type"] == error_type]
+    for column, wanted in (("subset", subset), ("verdict", verdict), ("error_type", error_type)):
+        if wanted and wanted != ALL:
+            frame = frame[frame[column] == wanted]
     return frame.reset_index(drop=True)
+
+
+def filter_choices(store: Store, run_id: str, mode: str = "official") -> dict[str, list[str]]:
+    """The subsets and error types found in a run's stored verdicts in `mode` (one query), sorted, each
+    list led by "all": what the sample filters offer once the run is chosen."""
+    scores = store.load_scores(run_id, mode)
+    subsets = sorted({score.subset for score in scores if score.subset})
+    error_types = sorted({score.error_type for score in scores if score.error_type})
+    return {"subset": [ALL, *subsets], "error_type": [ALL, *error_types]}
+
+
+def kept_choice(value: str | None, choices: list[str]) -> str:
+    """The current filter value when the new choices still hold it, else "all"."""
+    return value if value in choices else ALL
 
 
 def _plain(value: Any) -> Any:

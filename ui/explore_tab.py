@@ -15,8 +15,17 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES
-from evaluators.explore import SAMPLE_COLUMNS, VERDICTS, compare_runs, sample_detail, sample_table
-from ui.context import AppContext
+from evaluators.explore import (
+    ALL,
+    SAMPLE_COLUMNS,
+    VERDICTS,
+    compare_runs,
+    filter_choices,
+    kept_choice,
+    sample_detail,
+    sample_table,
+)
+from ui.context import READ_EVENT, AppContext
 from ui.format import escaped_block, picked_value, table_json, user_error
 from ui.visitor import check_may_see_outputs, find_run, may_see_outputs
 
@@ -127,6 +136,30 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
     return "".join(part for part in parts if part)
 
 
+def filters_view(context: AppContext, run_id: str | None, mode: str, owner: str | None = None) -> dict[str, list[str]]:
+    """The subset and error type choices of a run the visitor may see; only "all" otherwise (the sample
+    table says why)."""
+    if not run_id:
+        return {"subset": [ALL], "error_type": [ALL]}
+    try:
+        check_outputs_visible(context, run_id, owner)
+        return filter_choices(context.store, run_id, mode or "official")
+    except Exception:  # noqa: BLE001 - samples_view reports the same problem
+        return {"subset": [ALL], "error_type": [ALL]}
+
+
+def flipped_detail_html(context: AppContext, run_a: str | None, run_b: str | None, sample_id: str | None, mode: str,
+                        owner: str | None = None) -> str:
+    """A flipped sample's evidence in both runs, side by side (each as the single-run view shows it)."""
+    if not sample_id:
+        return "<p>Click a flipped sample to see its evidence in both runs.</p>"
+    columns = "".join(
+        f"<div style='flex:1 1 0;min-width:0'><h3>{label} run <code>{html.escape(str(run_id or '—'))}</code></h3>"
+        f"{detail_html(context, run_id, sample_id, mode, owner)}</div>"
+        for label, run_id in (("First", run_a), ("Second", run_b)))
+    return f"<div style='display:flex;gap:1.5em;align-items:flex-start'>{columns}</div>"
+
+
 def compare_view(context: AppContext, run_a: str | None, run_b: str | None, mode: str,
                  owner: str | None = None) -> tuple[pd.DataFrame, str]:
     if not run_a or not run_b:
@@ -141,8 +174,17 @@ def compare_view(context: AppContext, run_a: str | None, run_b: str | None, mode
     return frame, f"{len(frame)} samples flipped: {fixed} fixed, {len(frame) - fixed} broken (second run against first)."
 
 
+def compared_runs(table: pd.DataFrame) -> tuple[str | None, str | None]:
+    """The two runs a flipped-samples table was made from: its last two columns are named after them (so
+    a click shows the runs compared, even if the run pickers changed since)."""
+    columns = [str(column) for column in table.columns] if isinstance(table, pd.DataFrame) else []
+    return (columns[3], columns[4]) if len(columns) == 5 else (None, None)
+
+
 def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
-    """The tab; `visitor` holds the page's visitor token (see ui/app.py)."""
+    """The tab; `visitor` holds the page's visitor token (see ui/app.py). Returns `reload` and its outputs,
+    `run_controls`, for the page's load event (the run pickers, then the chosen run's filters and samples),
+    and `refresh_pickers` and its outputs, `run_pickers`, to list new runs when the tab is opened."""
     # Built once for every visitor: on a public deployment only runs everyone may see, until the page loads.
     choices = run_choices(context)
     with gr.Row():
@@ -150,9 +192,10 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         mode = gr.Radio(list(MODES), value="official", label="Scoring mode", scale=1)
         reload_runs = gr.Button("Reload runs", size="sm", scale=1)
     with gr.Row():
-        subset = gr.Textbox(label="Subset", placeholder="e.g. normal_atom_bool")
-        verdict = gr.Dropdown(["", *VERDICTS], value="", label="Verdict")
-        error_type = gr.Textbox(label="Error type", placeholder="e.g. wrong_value")
+        # Subsets and error types: those of the chosen run's verdicts, filled when a run (or mode) is chosen.
+        subset = gr.Dropdown([ALL], value=ALL, label="Subset")
+        verdict = gr.Dropdown([ALL, *VERDICTS], value=ALL, label="Verdict")
+        error_type = gr.Dropdown([ALL], value=ALL, label="Error type")
     count = gr.Markdown()
     samples = gr.Dataframe(pd.DataFrame(columns=list(SAMPLE_COLUMNS)), interactive=False, max_height=400, label="Samples")
     sample_id = gr.Textbox(label="Sample id")
@@ -165,9 +208,17 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     flipped_note = gr.Markdown()
     flipped = gr.Dataframe(pd.DataFrame(columns=["sample_id", "subset", "change"]), interactive=False, max_height=360,
                            label="Flipped samples")
+    flipped_detail = gr.HTML()
 
     def owner_of(token: Any, request: gr.Request | None) -> str | None:
         return context.visitors.owner(token, getattr(request, "session_hash", None))
+
+    def owner_or_none(token: Any, request: gr.Request | None) -> str | None:
+        """The visitor, or nobody (runs everyone may see) when the token is not valid."""
+        try:
+            return owner_of(token, request)
+        except ToolboardError:
+            return None
 
     def list_samples(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str, token: Any,
                      request: gr.Request) -> tuple[pd.DataFrame, str]:
@@ -176,6 +227,24 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         except ToolboardError as exc:
             return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc)
         return samples_view(context, run_id, mode, subset, verdict, error_type, owner)
+
+    def run_view(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str,
+                 owner: str | None) -> tuple[Any, Any, pd.DataFrame, str]:
+        """The chosen run's filter choices (keeping the current ones it still has) and its samples."""
+        found = filters_view(context, run_id, mode, owner)
+        subset, error_type = kept_choice(subset, found["subset"]), kept_choice(error_type, found["error_type"])
+        frame, note = samples_view(context, run_id, mode, subset, verdict, error_type, owner)
+        return (gr.update(choices=found["subset"], value=subset), gr.update(choices=found["error_type"], value=error_type),
+                frame, note)
+
+    def choose_run(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str, token: Any,
+                   request: gr.Request) -> tuple[Any, Any, pd.DataFrame, str]:
+        try:
+            owner = owner_of(token, request)
+        except ToolboardError as exc:
+            empty = gr.update(choices=[ALL], value=ALL)
+            return empty, empty, pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc)
+        return run_view(run_id, mode, subset, verdict, error_type, owner)
 
     def show_sample(run_id: str | None, chosen: str | None, mode: str, token: Any, request: gr.Request) -> str:
         try:
@@ -192,16 +261,37 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
             return pd.DataFrame(), user_error(exc)
         return compare_view(context, first, second, mode, owner)
 
+    def show_flipped_sample(first: str | None, second: str | None, chosen: str | None, mode: str, token: Any,
+                            request: gr.Request) -> str:
+        try:
+            owner = owner_of(token, request)
+        except ToolboardError as exc:
+            return f"<p>⚠️ {html.escape(str(exc))}</p>"
+        return flipped_detail_html(context, first, second, chosen, mode, owner)
+
+    # A new run or mode changes what the filters offer; a filter the visitor picks only re-filters.
     filters = [run, mode, subset, verdict, error_type]
-    for control in filters:
-        control.change(list_samples, [*filters, visitor], [samples, count], api_visibility="private")
+    for control in (run, mode):
+        control.change(choose_run, [*filters, visitor], [subset, error_type, samples, count], api_visibility="private",
+                       **READ_EVENT)
+    for control in (subset, verdict, error_type):
+        control.input(list_samples, [*filters, visitor], [samples, count], api_visibility="private", **READ_EVENT)
 
     def samples_api(run_id: str, mode: str = "official", subset: str = "", verdict: str = "",
                     error_type: str = "", owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
-        """A run's scored samples, filtered: {"headers", "data", "count"} (count says why when the run is unknown
-        or its outputs are not yours to see)."""
+        """A run's scored samples, filtered ("" or "all": any): {"headers", "data", "count"} (count says why
+        when the run is unknown or its outputs are not yours to see)."""
         frame, note = list_samples(run_id, mode, subset, verdict, error_type, owner_token, request)
         return table_json(frame, count=note)
+
+    def filters_api(run_id: str, mode: str = "official", owner_token: str = "",
+                    request: gr.Request = None) -> dict[str, list[str]]:
+        """The subsets and error types of a run's verdicts, each led by "all": {"subset", "error_type"}."""
+        try:
+            owner = owner_of(owner_token, request)
+        except ToolboardError as exc:
+            raise gr.Error(user_error(exc)) from None
+        return filters_view(context, run_id, mode, owner)
 
     def sample_api(run_id: str, sample_id: str, mode: str = "official", owner_token: str = "",
                    request: gr.Request = None) -> str:
@@ -214,6 +304,11 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         frame, note = show_flipped(run_a, run_b, mode, owner_token, request)
         return table_json(frame, note=note)
 
+    def compare_sample_api(run_a: str, run_b: str, sample_id: str, mode: str = "official", owner_token: str = "",
+                           request: gr.Request = None) -> str:
+        """One sample's evidence in both runs, side by side, as escaped HTML."""
+        return show_flipped_sample(run_a, run_b, sample_id, mode, owner_token, request)
+
     def runs_api(owner_token: str = "", request: gr.Request = None) -> list[list[str]]:
         """The finished runs whose outputs you may see, as [label, run_id] pairs."""
         try:
@@ -222,25 +317,60 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
             raise gr.Error(user_error(exc)) from None
         return [[label, run_id] for label, run_id in run_choices(context, owner)]
 
-    gr.api(samples_api, api_name="samples")
-    gr.api(sample_api, api_name="sample")
-    gr.api(compare_api, api_name="compare")
-    gr.api(runs_api, api_name="explore_runs")
+    gr.api(samples_api, api_name="samples", **READ_EVENT)
+    gr.api(filters_api, api_name="sample_filters", **READ_EVENT)
+    gr.api(sample_api, api_name="sample", **READ_EVENT)
+    gr.api(compare_api, api_name="compare", **READ_EVENT)
+    gr.api(compare_sample_api, api_name="compare_sample", **READ_EVENT)
+    gr.api(runs_api, api_name="explore_runs", **READ_EVENT)
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, "sample_id")
 
-    samples.select(pick, [samples], [sample_id], api_visibility="private")
-    sample_id.change(show_sample, [run, sample_id, mode, visitor], detail, api_visibility="private")
-    compare.click(show_flipped, [run_a, run_b, mode, visitor], [flipped, flipped_note], api_visibility="private")
+    def pick_flipped(evt: gr.SelectData, table: pd.DataFrame, mode: str, token: Any, request: gr.Request) -> str:
+        first, second = compared_runs(table)
+        return show_flipped_sample(first, second, picked_value(table, evt.index, "sample_id"), mode, token, request)
 
-    def reload(token: Any, request: gr.Request) -> tuple[Any, Any, Any]:
-        try:
-            fresh = run_choices(context, owner_of(token, request))
-        except ToolboardError:
-            fresh = run_choices(context)
-        return (gr.update(choices=fresh, value=fresh[0][1] if fresh else None), gr.update(choices=fresh),
-                gr.update(choices=fresh))
+    samples.select(pick, [samples], [sample_id], api_visibility="private", **READ_EVENT)
+    sample_id.change(show_sample, [run, sample_id, mode, visitor], detail, api_visibility="private", **READ_EVENT)
+    compare.click(show_flipped, [run_a, run_b, mode, visitor], [flipped, flipped_note], api_visibility="private",
+                  **READ_EVENT)
+    flipped.select(pick_flipped, [flipped, mode, visitor], flipped_detail, api_visibility="private", **READ_EVENT)
 
-    reload_runs.click(reload, [visitor], [run, run_a, run_b], api_visibility="private")
-    return {"reload": reload, "run_controls": [run, run_a, run_b]}
+    def fresh_choices(token: Any, request: gr.Request) -> list[tuple[str, str]]:
+        return run_choices(context, owner_or_none(token, request))
+
+    def reload(token: Any, request: gr.Request) -> tuple[Any, ...]:
+        """On page load: the visitor's runs, the newest chosen, with its filters (all) and samples."""
+        owner = owner_or_none(token, request)
+        fresh = run_choices(context, owner)
+        first = fresh[0][1] if fresh else None
+        return (gr.update(choices=fresh, value=first), gr.update(choices=fresh), gr.update(choices=fresh),
+                gr.update(value=ALL), *run_view(first, "official", ALL, ALL, ALL, owner))
+
+    def reload_keeping(current: str | None, mode: str, subset: str, verdict: str, error_type: str, token: Any,
+                       request: gr.Request) -> tuple[Any, ...]:
+        """The button: runs listed again, the chosen one kept while it is still listed (else the newest)."""
+        owner = owner_or_none(token, request)
+        fresh = run_choices(context, owner)
+        chosen = current if current in {run_id for _, run_id in fresh} else (fresh[0][1] if fresh else None)
+        return (gr.update(choices=fresh, value=chosen), gr.update(choices=fresh), gr.update(choices=fresh),
+                *run_view(chosen, mode, subset, verdict, error_type, owner))
+
+    def refresh_choices(token: Any, request: gr.Request) -> Any:
+        """Runs finished since the page loaded, offered when a run picker gets focus; its choice is kept."""
+        return gr.update(choices=fresh_choices(token, request))
+
+    def refresh_pickers(token: Any, request: gr.Request) -> tuple[Any, Any, Any]:
+        """Every run picker's choices, choices kept (for the tab's select event: see ui/app.py). Lists
+        refreshed before a picker opens keep its check mark on the chosen run, which an open list does not."""
+        fresh = fresh_choices(token, request)
+        return gr.update(choices=fresh), gr.update(choices=fresh), gr.update(choices=fresh)
+
+    reload_runs.click(reload_keeping, [*filters, visitor], [run, run_a, run_b, subset, error_type, samples, count],
+                      api_visibility="private", **READ_EVENT)
+    for picker in (run, run_a, run_b):
+        picker.focus(refresh_choices, [visitor], [picker], api_visibility="private", show_progress="hidden",
+                     **READ_EVENT)
+    return {"reload": reload, "run_controls": [run, run_a, run_b, verdict, subset, error_type, samples, count],
+            "refresh_pickers": refresh_pickers, "run_pickers": [run, run_a, run_b]}

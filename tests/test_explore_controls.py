@@ -1,0 +1,196 @@
+"""The Explore tab's controls: subset and error type filters offer what the chosen run holds, the run
+pickers offer runs finished since the page loaded, and a flipped sample opens its evidence in both runs.
+Logic on a store in tmp_path, the real app through gradio_client, and one real headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+from evaluators.engine.store import Store
+from evaluators.explore import ALL, compare_runs, filter_choices, kept_choice, sample_table
+from tests.acebench_fixtures import EXAMPLE_DIR
+from tests.app_fixtures import RunningApp, running_app, table_rows, upload, write_predictions
+from tests.browser_fixtures import CHROMIUM, browser_page
+from ui.context import AppContext
+from ui.explore_tab import compared_runs, filters_view, flipped_detail_html
+
+HOSTILE = "<b>bold</b><script>alert(1)</script>[]"
+
+
+def example_lines() -> list[str]:
+    return (EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+
+
+def hostile_predictions(folder: Path) -> Path:
+    """The example's predictions with one right answer (normal_atom_bool_0) replaced by hostile text."""
+    lines = [line if '"normal_atom_bool_0"' not in line else f'{{"id": "normal_atom_bool_0", "output": "{HOSTILE}"}}'
+             for line in example_lines()]
+    return write_predictions(folder / "hostile.jsonl", lines)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = Store(tmp_path / "t.db")
+    yield opened
+    opened.close()
+
+
+# ---- the choices functions, on a store -------------------------------------------------------------
+
+
+def test_filter_choices_are_the_runs_subsets_and_error_types_led_by_all(store: Store):
+    run_id = upload(store, "Example model")
+    scores = store.load_scores(run_id)
+    choices = filter_choices(store, run_id)
+    assert choices["subset"] == [ALL, *sorted({score.subset for score in scores})]
+    assert choices["error_type"] == [ALL, *sorted({score.error_type for score in scores if score.error_type})]
+    assert {"normal_atom_bool", "agent_multi_step"} <= set(choices["subset"])
+    assert {"wrong_value", "format_error"} <= set(choices["error_type"]) and "" not in choices["error_type"]
+    # Each mode has its own verdicts, hence its own error types.
+    strict = store.load_scores(run_id, "strict")
+    assert filter_choices(store, run_id, "strict")["error_type"] == [
+        ALL, *sorted({score.error_type for score in strict if score.error_type})]
+
+
+def test_filter_choices_cost_one_query_and_an_unknown_run_offers_only_all(store: Store,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    run_id = upload(store, "Example model")
+    queries: list[str] = []
+    original = store._query
+    monkeypatch.setattr(store, "_query", lambda sql, params=(): queries.append(sql) or original(sql, params))
+    filter_choices(store, run_id)
+    assert len(queries) == 1
+    assert filter_choices(store, "no-such-run") == {"subset": [ALL], "error_type": [ALL]}
+
+
+def test_a_choice_is_kept_while_the_new_run_has_it_else_all():
+    assert kept_choice("normal_atom_bool", [ALL, "normal_atom_bool"]) == "normal_atom_bool"
+    assert kept_choice("special_incomplete", [ALL, "normal_atom_bool"]) == ALL
+    assert kept_choice(None, [ALL]) == ALL and kept_choice("", [ALL, "x"]) == ALL
+
+
+def test_all_filters_nothing_and_a_chosen_subset_or_error_type_filters(store: Store):
+    run_id = upload(store, "Example model")
+    everything = sample_table(store, run_id)
+    assert sample_table(store, run_id, subset=ALL, verdict=ALL, error_type=ALL).equals(everything)
+    only = sample_table(store, run_id, subset="normal_atom_bool")
+    assert list(only["subset"].unique()) == ["normal_atom_bool"] and 0 < len(only) < len(everything)
+    wrong_value = sample_table(store, run_id, error_type="wrong_value")
+    assert len(wrong_value) and set(wrong_value["error_type"]) == {"wrong_value"}
+
+
+def test_a_visitor_gets_no_choices_from_a_run_not_theirs(store: Store):
+    run_id = upload(store, "Someone's model")
+    with sqlite3.connect(store.path) as db:  # as if another visitor of a public deployment had added it
+        db.execute("UPDATE runs SET owner = 'someone-else' WHERE id = ?", (run_id,))
+    context = AppContext(store=store, public=True)
+    try:
+        assert filters_view(context, run_id, "official", owner="me") == {"subset": [ALL], "error_type": [ALL]}
+        assert len(filters_view(context, run_id, "official", owner="someone-else")["subset"]) > 2
+        refused = flipped_detail_html(context, run_id, run_id, "normal_atom_bool_0", "official", owner="me")
+        assert "Raw output" not in refused and "shown only to the visitor" in refused
+    finally:
+        context.close()
+
+
+def test_a_flipped_sample_shows_its_escaped_evidence_in_both_runs(store: Store, tmp_path: Path):
+    first = upload(store, "First model")
+    second = upload(store, "Second model", hostile_predictions(tmp_path))
+    table = compare_runs(store, first, second)
+    assert "normal_atom_bool_0" in set(table["sample_id"])
+    assert compared_runs(table) == (first, second)
+    context = AppContext(store=store)
+    try:
+        shown = flipped_detail_html(context, *compared_runs(table), "normal_atom_bool_0", "official")
+    finally:
+        context.close()
+    assert f"First run <code>{first}</code>" in shown and f"Second run <code>{second}</code>" in shown
+    assert shown.count("Gold answer") == 2 and shown.count("Raw output") == 2
+    assert "<script>" not in shown and "&lt;script&gt;alert(1)&lt;/script&gt;" in shown
+    assert "Click a flipped sample" in flipped_detail_html(context, first, second, "", "official")
+    assert compared_runs(table.iloc[:, :3]) == (None, None)
+
+
+# ---- the real app through gradio_client ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
+    with running_app(tmp_path_factory.mktemp("explore_app")) as running:
+        yield running
+
+
+def test_the_api_gives_a_runs_filter_choices_and_filters_with_all(app: RunningApp):
+    client = Client(app.url, verbose=False)
+    run_id = upload(app.context.store, "API model")  # added after the client connected
+    assert run_id in {pair[1] for pair in client.predict(api_name="/explore_runs")}
+    choices = client.predict(run_id, api_name="/sample_filters")
+    assert choices == filter_choices(app.context.store, run_id)
+    everything = client.predict(run_id=run_id, api_name="/samples")
+    assert client.predict(run_id=run_id, subset=ALL, verdict=ALL, error_type=ALL, api_name="/samples") == everything
+    wrong_value = table_rows(client.predict(run_id=run_id, error_type="wrong_value", api_name="/samples"))
+    assert wrong_value and {row["error_type"] for row in wrong_value} == {"wrong_value"}
+    assert client.predict("no-such-run", api_name="/sample_filters") == {"subset": [ALL], "error_type": [ALL]}
+
+
+def test_the_api_shows_a_flipped_samples_evidence_in_both_runs(app: RunningApp, tmp_path: Path):
+    client = Client(app.url, verbose=False)
+    first = upload(app.context.store, "First model")
+    second = upload(app.context.store, "Second model", hostile_predictions(tmp_path))
+    flipped = table_rows(client.predict(run_a=first, run_b=second, api_name="/compare"))
+    assert {"sample_id": "normal_atom_bool_0", "change": "broken"}.items() <= next(
+        row for row in flipped if row["sample_id"] == "normal_atom_bool_0").items()
+    shown = client.predict(first, second, "normal_atom_bool_0", api_name="/compare_sample")
+    assert first in shown and second in shown and shown.count("Gold answer") == 2
+    assert "<script>" not in shown and "&lt;script&gt;" in shown
+
+
+# ---- a real browser -------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_a_run_added_after_the_page_loaded_is_offered_filtered_and_compared_in_a_browser(tmp_path: Path):
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        first = upload(app.context.store, "First model")
+        page.goto(app.url, wait_until="load")
+        page.get_by_role("tab", name="Explore").click()
+        page.get_by_text("20 samples", exact=True).wait_for()  # the newest run, chosen when the page loaded
+        # A subset of the first run, to be kept when a run that has it is chosen.
+        page.get_by_label("Subset", exact=True).click()
+        page.get_by_role("option", name="normal_atom_bool", exact=True).click()
+        page.get_by_text("1 samples", exact=True).wait_for()
+
+        # Added after the page loaded, on other data (one subset only): offered once the picker has focus.
+        second = upload(app.context.store, "Second model", write_predictions(tmp_path / "second.jsonl", [
+            {"id": "normal_atom_bool_0", "output": HOSTILE}]), data=app.data)
+        page.get_by_label("Run", exact=True).click()
+        page.get_by_role("option", name=re.compile("Second model")).click()
+        page.get_by_text("30 samples", exact=True).wait_for()  # all of its one subset, the one still chosen
+        assert second in page.get_by_label("Run", exact=True).input_value()
+        assert page.get_by_label("Subset", exact=True).input_value() == "normal_atom_bool"
+        page.get_by_label("Subset", exact=True).click()
+        page.get_by_role("option", name="normal_atom_bool", exact=True).wait_for()
+        assert [text.replace("✓", "").strip() for text in page.get_by_role("option").all_inner_texts()] == [
+            ALL, "normal_atom_bool"]
+        page.keyboard.press("Escape")
+
+        # Compare the two runs (the second picker learns of the new run on focus), then open a flipped sample.
+        page.get_by_label("First run").click()
+        page.get_by_role("option", name=re.compile("Second model")).wait_for()
+        page.get_by_role("option", name=re.compile("First model")).click()
+        page.get_by_label("Second run").click()
+        page.get_by_role("option", name=re.compile("Second model")).click()
+        page.get_by_role("button", name="Compare").click()
+        page.get_by_text(re.compile("samples flipped")).wait_for()
+        page.get_by_role("grid", name="Flipped samples").get_by_text("normal_atom_bool_0").filter(visible=True).first.click()
+        page.get_by_text(re.compile(f"^Second run {second}")).wait_for()
+        page.get_by_text(re.compile(f"^First run {first}")).wait_for()
+        html = page.content()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert not problems, "\n".join(problems)
