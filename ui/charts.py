@@ -2,12 +2,13 @@
 - subset bars: where is a model strong or weak, next to the others I picked?
 - radar: what is each model's shape across subsets?
 - accuracy vs cost: which run buys its score with the least latency (or tokens)?
-- error types: how does each run fail (format, wrong function, wrong value, request errors)?
+- error types: what share of each run's samples fails in each way (format, wrong function, wrong value…)?
 """
 
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -17,6 +18,12 @@ from evaluators.engine.store import Store
 
 CHARTS = ("subset bars", "radar", "accuracy vs latency", "accuracy vs tokens", "error types")
 MAX_MODELS = 8
+# Rows that average several runs (e.g. a combined language view) carry their ids joined by this.
+COMBINED = " + "
+# Legends under the plot, in rows: at the side they cover most of the plot on a 390 px phone. Charts with one
+# keep no x-axis title (the tick labels say it), which the legend would overlap; small side margins.
+LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.3, "yanchor": "top", "title": {"side": "top"}}
+MARGINS = {"l": 50, "r": 10, "t": 60}
 
 
 def _empty(message: str) -> go.Figure:
@@ -49,7 +56,8 @@ def subset_bars(frame: pd.DataFrame, layout: BoardLayout, title: str) -> go.Figu
                                 hovertemplate="%{x}: %{y:.1f}%<extra>%{fullData.name}</extra>"))
     lower = ", ".join(sorted(layout.lower_is_better & set(columns)))
     figure.update_layout(barmode="group", title=title + (f" ({lower}: lower is better)" if lower else ""),
-                         yaxis_title="score (%)", xaxis_title="column", height=420, legend_title="model")
+                         yaxis_title="score (%)", height=480, legend={**LEGEND_BELOW, "title": {"text": "model", "side": "top"}},
+                         margin=MARGINS)
     return figure
 
 
@@ -63,14 +71,15 @@ def radar(frame: pd.DataFrame, layout: BoardLayout, title: str) -> go.Figure:
         values = [row[c] * 100 if pd.notna(row[c]) else 0 for c in columns]
         figure.add_trace(go.Scatterpolar(r=[*values, values[0]], theta=[*columns, columns[0]], name=_label(row), fill="toself",
                                          opacity=0.55))
-    figure.update_layout(title=title, polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}}, height=460)
+    figure.update_layout(title=title, polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}}, height=520,
+                         legend=LEGEND_BELOW, margin=MARGINS)
     return figure
 
 
 def _run_costs(store: Store, frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for run_id in frame["run_id"].dropna().unique():
-        if not run_id or " + " in run_id:
+        if not run_id or COMBINED in run_id:
             continue
         totals = store.run_totals(run_id)
         if not totals["done"]:
@@ -80,41 +89,100 @@ def _run_costs(store: Store, frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run_id", "latency", "tokens"])
 
 
-def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cost: str, title: str) -> go.Figure:
-    """One point per run evaluated here: the headline column against mean latency or tokens per sample."""
-    score_column = layout.default_sort
+def score_column_of(row: pd.Series, layout: BoardLayout, preferred: str | None = None) -> str | None:
+    """The column a row is charted by: the one the table is sorted by (or the layout's headline) when the
+    row has it, else the first metric column (then detail column) with a value; None when it has none."""
+    for column in dict.fromkeys(c for c in (preferred, layout.default_sort, *layout.columns, *layout.detail_columns) if c):
+        if column in row.index and pd.notna(pd.to_numeric(row[column], errors="coerce")):
+            return column
+    return None
+
+
+def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cost: str, title: str,
+                     score_column: str | None = None) -> go.Figure:
+    """One point per run evaluated here: its score against mean latency or tokens per sample. The score is
+    `score_column` (the table's sort) or the headline where the row has it, else its first scored column."""
+    if frame.empty:
+        return _empty("No rows in this view: widen the search or the sources")
     ours = frame[frame["source"] == "evaluated"]
+    if ours.empty:
+        return _empty(f"None of the {len(frame)} charted rows was evaluated here: latency and tokens are measured only "
+                      "for runs started in the Evaluate tab (published rows and uploads have none)")
     costs = _run_costs(store, ours)
     points = ours.merge(costs, on="run_id")
-    points = points[pd.to_numeric(points[score_column], errors="coerce").notna()]
     if points.empty:
-        return _empty("No runs evaluated here yet: start one in the Evaluate tab")
+        combined = int(ours["run_id"].astype(str).str.contains(COMBINED, regex=False).sum())
+        reason = (f"{combined} of them average several runs (no one latency)" if combined
+                  else "none of them has stored predictions")
+        return _empty(f"The {len(ours)} evaluated rows charted have no {cost} to plot: {reason}")
+    if cost == "tokens" and not (points["tokens"] > 0).any():
+        return _empty(f"The endpoints of the {len(points)} evaluated runs charted reported no token counts")
+    points = points.assign(column=[score_column_of(row, layout, score_column) for _, row in points.iterrows()])
+    points = points[points["column"].notna()]
+    if points.empty:
+        return _empty("The evaluated rows charted have no score in any column of this view (a run of some subsets "
+                      "only may fill just the per-subset detail columns: show them to chart it)")
+    points = points.assign(score=[float(row[row["column"]]) * 100 for _, row in points.iterrows()])
+    columns = sorted(set(points["column"]))
     x_title = "mean latency per sample (s)" if cost == "latency" else "mean tokens per sample (prompt + completion)"
     figure = go.Figure(go.Scatter(
-        x=points[cost], y=points[score_column] * 100, mode="markers+text", text=points["model"].map(html.escape),
-        textposition="top center",
-        hovertemplate="%{text}<br>" + x_title + ": %{x:.2f}<br>" + score_column + ": %{y:.1f}%<extra></extra>",
+        x=points[cost], y=points["score"], mode="markers+text", text=points["model"].map(html.escape),
+        customdata=points["column"].map(html.escape), textposition="top center",
+        hovertemplate="%{text}<br>" + x_title + ": %{x:.2f}<br>%{customdata}: %{y:.1f}%<extra></extra>",
     ))
-    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title=f"{score_column} (%)", height=420)
+    y_title = f"{columns[0]} (%)" if len(columns) == 1 else "score (%): each run's own column, see hover"
+    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420)
     return figure
 
 
+NO_ERROR = "no error"
+
+
+def _run_label(store: Store, run_id: str) -> str:
+    return html.escape(f"{store.get_run(run_id).model} · {run_id[-6:]}")
+
+
+def error_shares(report: dict[str, Any]) -> dict[str, float]:
+    """Each error type's share (%) of a run's samples, with the rest as `no error`: they sum to 100."""
+    errors = {str(kind): count for kind, count in (report.get("errors") or {}).items()
+              if isinstance(count, int | float) and count > 0}
+    samples = sum((subset or {}).get("n") or 0 for subset in (report.get("subsets") or {}).values())
+    # A sample counted under two types must not push the bar past 100%.
+    total = max(samples, sum(errors.values()))
+    if not total:
+        return {}
+    return {NO_ERROR: 100 * (total - sum(errors.values())) / total,
+            **{kind: 100 * count / total for kind, count in errors.items()}}
+
+
 def error_types(store: Store, frame: pd.DataFrame, title: str) -> go.Figure:
-    """Stacked bars: how many samples of each run failed in each way (official mode)."""
-    runs = [r for r in frame["run_id"].dropna().unique() if r and " + " not in r][:MAX_MODELS]
-    counts: dict[str, dict[str, int]] = {}
-    labels: dict[str, str] = {}
-    for run_id in runs:
-        report = store.load_report(run_id) or {}
-        counts[run_id] = dict(report.get("errors") or {})
-        run = store.get_run(run_id)
-        labels[run_id] = html.escape(f"{run.model} · {run_id[-6:]}")
-    kinds = sorted({kind for errors in counts.values() for kind in errors})
-    if not kinds:
-        return _empty("No failed samples among the chosen runs (or no runs evaluated here)")
+    """100% stacked bars: the share of each run's samples that failed in each way (in the row's scoring mode),
+    so runs of different sizes compare."""
+    if frame.empty:
+        return _empty("No rows in this view: widen the search or the sources")
+    runs: dict[str, str] = {}
+    for _, row in frame.iterrows():
+        run_id = str(row.get("run_id") or "")
+        if run_id and COMBINED not in run_id and run_id not in runs:
+            runs[run_id] = str(row.get("mode") or "official")
+    if not runs:
+        return _empty(f"None of the {len(frame)} charted rows is a single run evaluated or uploaded here: published rows"
+                      " have no per-sample verdicts, and combined rows average several runs")
+    shares = {}
+    for run_id, mode in list(runs.items())[:MAX_MODELS]:
+        found = error_shares(store.load_report(run_id, mode) or {})
+        if found:
+            shares[run_id] = found
+    if not shares:
+        return _empty(f"The {len(runs)} runs charted have no scored samples in their reports")
+    kinds = [NO_ERROR, *sorted({kind for found in shares.values() for kind in found} - {NO_ERROR})]
+    labels = [_run_label(store, run_id) for run_id in shares]
     figure = go.Figure()
     for kind in kinds:
-        figure.add_trace(go.Bar(name=kind, x=[labels[r] for r in runs], y=[counts[r].get(kind, 0) for r in runs]))
-    figure.update_layout(barmode="stack", title=title, yaxis_title="samples", xaxis_title="run", height=420,
-                         legend_title="error type")
+        figure.add_trace(go.Bar(name=html.escape(kind), x=labels, y=[found.get(kind, 0.0) for found in shares.values()],
+                                hovertemplate="%{x}: %{y:.1f}%<extra>%{fullData.name}</extra>"))
+    figure.update_layout(barmode="stack", title=title, yaxis={"title": "share of the run's samples (%)", "range": [0, 100],
+                                                              "ticksuffix": "%"},
+                         height=480, legend={**LEGEND_BELOW, "title": {"text": "error type", "side": "top"}},
+                         margin=MARGINS)
     return figure

@@ -25,6 +25,7 @@ from evaluators.engine.settings import REQUEST_MODES, describe_requests
 from ui.context import AppContext, as_markdown, plain_error
 from ui.format import picked_value, table_json, user_error
 from ui.jobs_panel import act_on_run, job_detail, jobs_table
+from ui.report_view import ReportPanel, build_report_panel
 from ui.run_form import (
     AUTO_PROMPT_STYLE,
     ENDPOINT_KINDS,
@@ -363,7 +364,7 @@ class JobsPanel:
     share: gr.Button
     action_message: gr.Markdown
     detail: gr.Markdown
-    report: gr.JSON
+    report: ReportPanel
 
 
 def build_jobs_panel(context: AppContext) -> JobsPanel:
@@ -376,8 +377,9 @@ def build_jobs_panel(context: AppContext) -> JobsPanel:
         resume = gr.Button("Resume", size="sm", scale=1)
         rerun = gr.Button("Re-run errors", size="sm", scale=1)
         share = gr.Button("Share outputs", size="sm", scale=1, visible=context.public)
-    return JobsPanel(jobs, run_id, cancel, resume, rerun, share, gr.Markdown(), gr.Markdown(),
-                     gr.JSON(label="Report (official)"))
+    action_message, detail = gr.Markdown(), gr.Markdown()
+    return JobsPanel(jobs, run_id, cancel, resume, rerun, share, action_message, detail,
+                     build_report_panel("Report (official)"))
 
 
 def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserState, api_key: gr.Textbox) -> None:
@@ -398,9 +400,10 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, "run_id")
 
-    def show_detail(chosen: str, token: Any, request: gr.Request | None) -> tuple[str, dict[str, Any] | None, str]:
-        """The chosen run's detail; the action message, about the run chosen before, is cleared."""
-        return (*detail_view(context, chosen, token, request), "")
+    def show_detail(chosen: str, token: Any, request: gr.Request | None) -> tuple[Any, ...]:
+        """The chosen run's detail and report; the action message, about the run chosen before, is cleared."""
+        text, stored_report = detail_view(context, chosen, token, request)
+        return text, *panel.report.all_updates(stored_report), ""
 
     refresh_jobs = visitor_jobs(context)
 
@@ -414,8 +417,9 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
                 status = context.jobs.status_of(chosen.strip(), context.store.get_run(chosen.strip()).status)
             except ToolboardError:
                 status = "unknown"
-        report_update = stored_report if status != last_status else gr.update()
-        return refresh_jobs(token, request), text, report_update, status
+        report_updates = (panel.report.all_updates(stored_report) if status != last_status
+                          else [gr.update() for _ in panel.report.all_outputs()])
+        return refresh_jobs(token, request), text, *report_updates, status
 
     outputs = [panel.action_message, panel.jobs]
     panel.cancel.click(cancel_clicked, [panel.run_id, visitor], outputs, api_visibility="private")
@@ -423,12 +427,12 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
     panel.rerun.click(rerun_clicked, [panel.run_id, api_key, visitor], outputs, api_visibility="private")
     panel.share.click(share_clicked, [panel.run_id, visitor], outputs, api_visibility="private")
     panel.jobs.select(pick, [panel.jobs], [panel.run_id], api_visibility="private")
-    panel.run_id.change(show_detail, [panel.run_id, visitor], [panel.detail, panel.report, panel.action_message],
-                        api_visibility="private")
+    panel.run_id.change(show_detail, [panel.run_id, visitor],
+                        [panel.detail, *panel.report.all_outputs(), panel.action_message], api_visibility="private")
     shown_status = gr.State("")
     timer = gr.Timer(1.0)
-    timer.tick(tick, [panel.run_id, shown_status, visitor], [panel.jobs, panel.detail, panel.report, shown_status],
-               api_visibility="private")
+    timer.tick(tick, [panel.run_id, shown_status, visitor],
+               [panel.jobs, panel.detail, *panel.report.all_outputs(), shown_status], api_visibility="private")
 
 
 # ---- the tab ------------------------------------------------------------------------------------

@@ -14,9 +14,11 @@ from evaluators.engine.jobs import RUNNING_ELSEWHERE
 from evaluators.engine.settings import describe_requests
 from ui.context import AppContext
 from ui.format import markdown_text
+from ui.report_view import SCORED_AT_THE_END, score_text
 from ui.visitor import check_may_see_job, check_owns, find_run, owns
 
-JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "done", "total", "errors", "req/s", "eta_s", "message")
+JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "score", "done", "total", "errors", "req/s", "eta_s",
+               "message")
 ACTIONS = {"cancel": "cancel", "resume": "resume", "rerun": "re-send the errors of", "share": "share"}
 
 
@@ -27,6 +29,7 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
     shown = [run for run in context.store.list_runs() if run.source == "endpoint" and owns(context.public, run, owner)]
     # One query for the runs shown (the panel polls every second), not one per run nor for every run.
     all_totals = context.store.all_run_totals([run.id for run in shown])
+    reports = context.store.load_reports([run.id for run in shown if run.status == "finished"])
     for run in shown:
         totals = all_totals[run.id]
         job = context.jobs.job(run.id)
@@ -35,13 +38,25 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
         eta = time_left(status, live)
         rows.append({
             "run_id": run.id, "benchmark": run.benchmark, "language": run.language or "", "model": run.model,
-            "status": status,
+            "status": status, "score": job_score(status, reports.get(run.id), live),
             "done": live.get("done", totals["done"]), "total": run.total, "errors": live.get("errors", totals["errors"]),
             "req/s": round(live["requests_per_s"], 1) if live else None,
             "eta_s": round(eta, 1) if eta is not None else None,
             "message": context.redact_paths((job.message if job is not None and job.message else run.message) or ""),
         })
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
+
+
+def job_score(status: str, report: dict[str, Any] | None, live: dict[str, Any] | None = None) -> str:
+    """A finished run's headline score (`overall 61.7%`); for a run going on here, the share of the items it
+    has scored so far that were correct (the runner scores each sample as it is stored; the headline, often
+    a mean over categories, comes with the report at the end)."""
+    if status in ("queued", "running", "cancelling", RUNNING_ELSEWHERE):
+        scored = (live or {}).get("scored") or 0
+        if scored:
+            return f"so far {live['correct'] / scored:.1%} of {scored} items correct"
+        return SCORED_AT_THE_END
+    return score_text(report) if status == "finished" else ""
 
 
 def time_left(status: str, progress: dict[str, Any]) -> float | None:
@@ -70,6 +85,7 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
                      + (f", about {eta:.0f} s left" if (eta := time_left(status, progress)) else ""))
         for name, counts in progress["per_subset"].items():
             lines.append(f"- {name}: {counts['done']}/{counts['total']}")
+        lines.append("")  # ends the list: the next line is not part of its last item
     else:
         totals = context.store.run_totals(run_id)
         lines.append(f"{totals['done']}/{run.total} samples stored, {totals['errors']} request errors")

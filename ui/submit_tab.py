@@ -16,6 +16,7 @@ from evaluators.core.registry import benchmark_names
 from evaluators.submissions import Submission, UnreadableLines, check_submission, store_submission, without_folder
 from ui.context import AppContext, as_markdown, plain_error, resolve_data_dir
 from ui.format import markdown_text
+from ui.report_view import build_report_panel
 from ui.run_form import data_line, data_source_choices, language_choices
 
 UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
@@ -140,9 +141,10 @@ def build(context: AppContext) -> None:
     # Markdown on the page.
     message_text = gr.Textbox(visible=False)
     message = gr.Markdown()
-    with gr.Row():
+    # The scored upload as the board shows it; the validation and the raw report stay one click away.
+    report = build_report_panel("Report (official; strict summary included)")
+    with gr.Accordion("Validation (JSON)", open=False):
         validation = gr.JSON(label="Validation")
-        report = gr.JSON(label="Report (official; strict summary included)")
     pending = gr.State(None)
     with gr.Row():
         model = gr.Textbox(label="Model name", scale=2)
@@ -155,8 +157,9 @@ def build(context: AppContext) -> None:
         return check_file(context, path, name, lang, source, folder)
 
     check.click(on_check, [upload, benchmark, language, data_source, data_folder],
-                [validation, report, pending, message_text], api_name="check_upload").then(
-        as_markdown, [message_text], [message], api_visibility="private")
+                [validation, report.raw, pending, message_text], api_name="check_upload").then(
+        as_markdown, [message_text], [message], api_visibility="private").then(
+        report.updates, [report.raw], report.outputs(), api_visibility="private")
 
     def add(submission: Submission | None, model_name: str, notes_text: str) -> tuple[str, Submission | None]:
         # The pending upload is used once: a second click, or a new file not yet checked, stores nothing;
@@ -165,7 +168,9 @@ def build(context: AppContext) -> None:
 
     add_button.click(add, [pending, model, notes], [added_text, pending], api_name="add_upload").then(
         as_markdown, [added_text], [added], api_visibility="private")
-    upload.change(lambda: None, None, pending, api_visibility="private")
+    # A new file: nothing pending, and the previous file's report no longer shown.
+    upload.change(lambda: (None, *report.all_updates(None)), None, [pending, *report.all_outputs()],
+                  api_visibility="private")
     benchmark.change(lambda name: gr.update(choices=language_choices(name), value=(language_choices(name) or [None])[0],
                                             visible=bool(language_choices(name))),
                      [benchmark], [language], api_visibility="private")

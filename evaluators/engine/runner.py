@@ -37,6 +37,9 @@ class Progress:
     requests: int = 0
     started: float = field(default_factory=time.monotonic)
     finished_before: int = 0
+    # Samples scored by this execution (official mode) and how many of them were correct: the score so far.
+    scored: int = 0
+    correct: int = 0
 
     @property
     def total_count(self) -> int:
@@ -60,6 +63,8 @@ class Progress:
             "requests_per_s": self.requests / elapsed,
             "eta_s": remaining / rate if rate > 0 else None,
             "elapsed_s": elapsed,
+            "scored": self.scored,
+            "correct": self.correct,
         }
 
 
@@ -227,6 +232,8 @@ async def execute(
                 # Scoring is pure and cheap: done while other requests are in flight, not at the end.
                 for mode in SCORING_MODES:
                     scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
+                progress.scored += 1
+                progress.correct += bool(scored["official"][sample.id].correct)
                 progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
                 progress.errors += prediction.error is not None
                 if on_progress:

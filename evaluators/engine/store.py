@@ -756,6 +756,15 @@ class Store:
         rows = self._query("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode))
         return json.loads(rows[0][0]) if rows else None
 
+    def load_reports(self, run_ids: list[str], mode: str = "official") -> dict[str, dict[str, Any]]:
+        """The reports of several runs in one query (the jobs panel polls every second); runs without one
+        are left out."""
+        if not run_ids:
+            return {}
+        rows = self._query(f"SELECT run_id, report FROM reports WHERE mode=? AND run_id IN ({', '.join('?' * len(run_ids))})",
+                           (mode, *run_ids))
+        return {run_id: json.loads(text) for run_id, text in rows}
+
     def load_scores(self, run_id: str, mode: str = "official") -> list[SampleScore]:
         """The stored verdicts of a run, in the order the samples were scored."""
         rows = self._query("SELECT * FROM sample_scores WHERE run_id=? AND mode=? ORDER BY rowid", (run_id, mode))
