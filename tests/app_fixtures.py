@@ -15,7 +15,7 @@ from evaluators.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.scripted_server import ScriptedServer
-from ui.app import build_app
+from ui.app import build_app, launch_options
 from ui.context import AppContext
 
 SECRET_KEY = "sk-test-9f8e7d6c5b4a-never-stored"
@@ -37,7 +37,9 @@ def running_app(root: Path, latency: float = 0.0, public: bool = False) -> Itera
     context = AppContext(store=Store(db_path), public=public, max_upload_bytes=200_000)
     with ScriptedServer(reply=correct_reply, latency=latency) as server:
         demo = build_app(context)
-        demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+        # the page's CSS and limits as the real launch gives them
+        demo.launch(**{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1",
+                    prevent_thread_lock=True, quiet=True)
         try:
             yield RunningApp(demo.local_url, context, server, data, db_path)
         finally:

@@ -10,7 +10,7 @@ import gradio as gr
 
 from evaluators.core.registry import all_benchmarks
 from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, submit_tab
-from ui.context import AppContext, context_from_env
+from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY, MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
 
@@ -18,6 +18,34 @@ TITLE = "Toolboard — how well do LLMs call tools?"
 CSS = """
 .turn { border-left: 3px solid #999; padding-left: .6em; margin: .4em 0; }
 .turn-agent { border-color: #3b82f6; } .turn-user { border-color: #10b981; } .turn-execution { border-color: #f59e0b; }
+/* Board headers wrap between words only; with more columns than fit, the table scrolls sideways. */
+.board-table th, .board-table th * { word-break: normal !important; overflow-wrap: normal !important; hyphens: none; }
+/* Pinned columns (rank, ★, model; the model in the table kept apart) stay while the rest scrolls; the
+   offsets are the fixed widths ui/format.py gives the rank and ★ columns. */
+.board-ranked :is(tr, .virtual-row) > :nth-child(-n+3), .board-apart :is(tr, .virtual-row) > :nth-child(1) {
+  position: sticky !important; z-index: 2; background: var(--background-fill-primary); }
+.board-ranked :is(tr, .virtual-row) > :nth-child(1), .board-apart :is(tr, .virtual-row) > :nth-child(1) { left: 0; }
+.board-ranked :is(tr, .virtual-row) > :nth-child(2) { left: 40px; }
+.board-ranked :is(tr, .virtual-row) > :nth-child(3) { left: 72px; }
+.board-ranked :is(tr, .virtual-row) > :nth-child(3), .board-apart :is(tr, .virtual-row) > :nth-child(1) {
+  box-shadow: 1px 0 0 var(--border-color-primary); }
+.board-legend, .board-legend p { font-size: var(--text-sm); color: var(--body-text-color-subdued); }
+.board-status p { font-weight: 600; }
+/* Tabs that do not fit are not hidden behind a "more" button: they follow on the bar (wrapping). */
+.tab-wrapper { flex-wrap: wrap; height: auto !important; }
+.tab-wrapper .overflow-menu { display: contents; }
+.tab-wrapper .overflow-menu > button { display: none !important; }
+.tab-wrapper .overflow-dropdown button { width: auto !important; }
+.tab-wrapper .overflow-dropdown { display: flex !important; flex-flow: row wrap !important; position: static !important;
+  box-shadow: none !important; border: none !important; padding: 0 !important; background: none !important; }
+@media (max-width: 640px) {
+  /* A phone's first screen: the ranked rows; the other filters after them. */
+  .board > * { order: 3; }
+  .board > .board-main, .board > .board-status, .board > .board-ranked { order: 1; }
+  .board > .board-filters { order: 2; }
+  .tab-wrapper button { padding-left: 6px !important; padding-right: 6px !important; }
+  h1 { font-size: 1.5rem !important; }
+}
 """
 
 
@@ -55,9 +83,11 @@ def build_app(context: AppContext) -> gr.Blocks:
                 explore = explore_tab.build(context, visitor)
             with gr.Tab("About"):
                 about_tab.build()
-        # Every visit sees the current store: runs finished since the page was built, uploads added.
-        demo.load(board.refresh, board.filters, board.table, api_visibility="private")
-        demo.load(board.chart, board.chart_inputs, board.plot, api_visibility="private")
+        # Every visit sees the current store (runs finished since the page was built, uploads added), in
+        # the view the page's address names (a shared link).
+        demo.load(board.restore, None, board.restore_outputs, api_visibility="private", **READ_EVENT).then(
+            board.refresh, board.filters, board.table, api_visibility="private", **READ_EVENT).then(
+            board.chart, board.chart_inputs, board.plot, api_visibility="private", **READ_EVENT)
         # The visitor's own jobs and runs once the browser's token is known.
         demo.load(keep_or_make_token, visitor, visitor, api_visibility="private").then(
             jobs["refresh_jobs"], visitor, jobs["jobs"], api_visibility="private").then(
@@ -67,13 +97,19 @@ def build_app(context: AppContext) -> gr.Blocks:
     return demo
 
 
+def launch_options(context: AppContext) -> dict[str, object]:
+    """What Gradio 6 takes at launch rather than in gr.Blocks (the page's CSS) and the app's limits; the
+    tests launch with the same options."""
+    max_mb = context.max_upload_bytes / 1024 / 1024
+    return {"css": CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
+
+
 def launch(context: AppContext | None = None, **options) -> gr.Blocks:
     context = context or context_from_env()
     # On exit: cancel running jobs and flush what they stored, so a resume repeats nothing.
     atexit.register(context.close)
     demo = build_app(context)
-    max_mb = context.max_upload_bytes / 1024 / 1024
-    demo.launch(css=CSS, max_file_size=f"{max_mb:.0f}mb", footer_links=["api", "gradio"], **options)
+    demo.launch(**launch_options(context), **options)
     return demo
 
 

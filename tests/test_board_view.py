@@ -1,0 +1,174 @@
+"""The board as the page shows it: the view's state in the URL (restored, invalid values ignored), one
+scale (%) everywhere, short headers with fixed widths and right-aligned numbers, the note's links and
+freshness, why an empty strict board is empty; and, in a real browser, a shared link restoring a view."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from evaluators.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
+from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchmark
+from evaluators.engine.store import Store
+from tests.browser_fixtures import CHROMIUM, browser_page
+from ui.app import CSS, launch_options
+from ui.context import AppContext
+from ui.format import RIGHT, as_percent, board_table, link_markdown
+from ui.leaderboard_tab import (
+    BoardState,
+    controls_state,
+    default_state,
+    empty_reason,
+    percent_table,
+    source_note,
+    state_from_params,
+    state_query,
+    view_key,
+)
+
+FACTS = {"organisation": ["Org A", "Org, with comma"], "request_mode": ["native tools", "prompt"]}
+
+
+def facts(benchmark: str, mode: str) -> dict[str, list[str]]:
+    return FACTS
+
+
+def other_benchmark() -> str:
+    """A benchmark that is not the first (so its name goes in the URL) with more than one view."""
+    return next(b.name for b in all_benchmarks()[1:] if len(layout_for(b.name).views) > 1)
+
+
+def parsed(query: str) -> dict[str, list[str]]:
+    from urllib.parse import parse_qs
+    return parse_qs(query, keep_blank_values=True)
+
+
+def test_a_plain_visit_has_no_query_and_a_chosen_view_round_trips_through_the_url():
+    assert state_query(default_state()) == ""
+    name = other_benchmark()
+    layout = layout_for(name)
+    chosen = BoardState(benchmark=name, view=layout.views[1], search="qwen 7b", sources=("published", "uploaded"),
+                        columns=tuple(layout.columns[:2]), details=True, mode="strict", sort_by=layout.columns[1],
+                        organisations=("Org, with comma",), open_weights_only=True, request_modes=("native tools",))
+    query = state_query(chosen)
+    assert f"{view_key(name)}={layout.views[1]}" in query and "view=" not in query  # Gradio's ?view=api stays free
+    assert state_from_params(parsed(query), facts) == chosen
+
+
+def test_invalid_url_values_are_ignored_and_keep_their_defaults():
+    name = other_benchmark()
+    layout = layout_for(name)
+    state = state_from_params(parsed(f"benchmark={name}&{view_key(name)}=nowhere&mode=lenient&sort=nothing"
+                                     f"&columns={layout.columns[0]}&columns=bogus&sources=published&sources=elsewhere"
+                                     "&org=Nobody&org=Org+A&req=telepathy&detail=maybe&q=" + "x" * 500), facts)
+    assert state.benchmark == name and state.view == layout.views[0] and state.mode == "official"
+    assert state.sort_by == layout.default_sort and state.columns == (layout.columns[0],)
+    assert state.sources == ("published",) and state.organisations == ("Org A",) and state.request_modes == ()
+    assert not state.details and len(state.search) == 200
+    assert state_from_params(parsed("benchmark=no-such-board"), facts) == default_state()
+    # present and empty: no source at all (the table is then empty), not the default
+    assert state_from_params(parsed("sources="), facts).sources == ()
+
+
+def test_controls_of_the_previous_benchmark_fall_back_to_the_new_ones_defaults():
+    first, name = benchmark_names()[0], other_benchmark()
+    stale = controls_state((name, layout_for(first).views[0], "", list(SOURCES), list(layout_for(first).columns),
+                            False, "official", layout_for(first).default_sort, [], False, []), facts)
+    assert stale == default_state(name)
+
+
+def test_the_table_downloads_and_the_api_share_one_scale(tmp_path: Path):
+    context = AppContext(store=Store(tmp_path / "board.sqlite"))
+    name = benchmark_names()[0]
+    layout = layout_for(name)
+    values = (name, layout.views[0], "", list(SOURCES), list(layout.columns), False, "official", layout.default_sort)
+    shown = percent_table(context, *values, [], False, [])
+    fractions = query_board(board_rows(name, None), layout, BoardQuery(view=layout.views[0]))
+    main = layout.default_sort
+    assert shown[main].max() == pytest.approx(round(fractions[main].max() * 100, 1))
+    assert shown[main].max() > 1
+    context.close()
+
+
+def test_the_page_table_has_short_headers_fixed_widths_and_right_aligned_numbers():
+    name = benchmark_names()[0]
+    layout = layout_for(name)
+    frame = as_percent(query_board(board_rows(name, None), layout, BoardQuery(view=layout.views[0], details=True)), layout)
+    apart = frame["apart_reason"].fillna("") != ""
+    shown = board_table(frame[~apart], layout, None, ranked=True)
+    headers = list(shown.table.data.columns)
+    main = layout.labels.get(layout.default_sort, layout.default_sort)
+    assert headers[:4] == ["#", "★", "model", main]  # the main score right after the pinned model
+    assert all("_" not in header for header in headers)  # headers wrap between words, never inside one
+    assert len(shown.column_widths) == len(headers) and all(re.fullmatch(r"\d+px", w) for w in shown.column_widths)
+    styles = shown.table._compute().ctx  # (row, column) -> [(property, value)]
+    cell = dict(styles[(0, headers.index(main))])
+    assert cell.get("text-align") == "right" and "font-weight" in cell  # the best value of the column
+    assert dict(styles[(0, headers.index("model"))]).get("text-align") is None
+    assert re.fullmatch(r"\d+\.\d", str(shown.table.data[main].iloc[0]).split(" ±")[0])  # one decimal
+    assert RIGHT.startswith("text-align: right")
+
+
+def test_counts_are_whole_numbers_and_links_must_be_plain_web_addresses():
+    counted = next((b for b in all_benchmarks() if any(m.kind == "count" for m in b.summary_metrics + b.metrics)), None)
+    if counted is not None:
+        layout = layout_for(counted.name)
+        frame = as_percent(query_board(board_rows(counted.name, None), layout, BoardQuery(view=layout.views[0],
+                                                                                          details=True)), layout)
+        shown = board_table(frame, layout, None, ranked=False).table.data
+        counts = [layout.labels.get(m.name, m.name) for m in counted.metrics if m.kind == "count"]
+        for header in (c for c in counts if c in shown.columns):
+            assert all(re.fullmatch(r"\d*", str(v)) for v in shown[header])
+    assert link_markdown("https://example.org/a_(b)") == "[link](https://example.org/a_%28b%29)"
+    assert link_markdown("javascript:alert(1)") == "" and link_markdown("https://x.org/ onmouseover=1") == ""
+
+
+def test_the_note_gives_the_scale_the_sources_and_the_date_and_strict_mode_says_why_it_is_empty():
+    name = benchmark_names()[0]
+    about = get_benchmark(name).about
+    note = source_note(name, "official", "2026-01-02")
+    assert "%" in note and "downloads" in note and "2026-01-02" in note
+    if about.paper_url:
+        assert f"]({about.paper_url})" in note
+    if about.source_url:
+        assert f"]({about.source_url})" in note
+    assert "Strict mode" in empty_reason("strict", 0, 0)
+    assert empty_reason("strict", 3, 0) == "" and empty_reason("official", 0, 0)
+
+
+def test_css_reaches_the_launch_used_by_the_app_and_the_tests():
+    options = launch_options(AppContext(store=Store(Path("/tmp") / "unused-board-view.sqlite")))
+    assert options["css"] == CSS and ".board-table" in CSS and ".overflow-menu" in CSS
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_a_shared_link_restores_the_view_and_a_change_updates_the_address(tmp_path: Path):
+    from tests.app_fixtures import running_app
+
+    name = other_benchmark()
+    layout = layout_for(name)
+    view = layout.views[1]
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.goto(f"{app.url}?benchmark={name}&{view_key(name)}={view}&detail=1&mode=nonsense", wait_until="load")
+        page.wait_for_function(f"() => window.location.search === '?benchmark={name}&{view_key(name)}={view}&detail=1'")
+        assert page.get_by_label("Per-subset detail").is_checked()
+        assert page.get_by_label(layout.view_label, exact=True).first.input_value() == view
+        page.get_by_label("Search models").fill("zz-nobody")
+        page.wait_for_function("() => window.location.search.includes('q=zz-nobody')")
+        page.get_by_text("No rows match these filters.").wait_for()
+
+        # A phone: the first screen reaches the ranked rows, and every tab is on the bar (no "more" menu).
+        assert not problems, "\n".join(problems)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(app.url, wait_until="load")
+        first_row = page.locator(".board-ranked .virtual-row").first
+        first_row.wait_for()
+        assert first_row.bounding_box()["y"] + first_row.bounding_box()["height"] < 844
+        assert not page.get_by_role("button", name="More tabs").is_visible()
+        for tab in ("Leaderboard", "Evaluate", "Submit", "Explore", "About"):
+            shown = page.locator(".tab-wrapper button:visible", has_text=tab).first
+            assert shown.bounding_box()["x"] + shown.bounding_box()["width"] <= 390, tab
+    # leaving the first page cuts its open queue connections (logged as errors): only real errors count
+    assert not [p for p in problems if "Connection errored out" not in p and "AbortError" not in p], problems
