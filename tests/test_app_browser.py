@@ -58,7 +58,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_label("built-in example").last.check()
         page.get_by_role("button", name="Check and score").click()
         page.get_by_text(re.compile("^Scored")).wait_for()
-        page.locator("text=0.617 >> visible=true").first.wait_for()  # the overall score in the report
+        page.locator("text=61.7 >> visible=true").first.wait_for()  # the overall score in the report
 
         # Explore: the run's samples and one sample's evidence.
         page.get_by_role("tab", name="Explore").click()

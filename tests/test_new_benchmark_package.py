@@ -257,7 +257,7 @@ def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_
 
                 # The board: the published row and the run just evaluated, both from the page.
                 page.get_by_role("tab", name="Leaderboard").click()
-                _choose(page, "Benchmark", "tinybench")
+                _choose(page, "Benchmark", "TinyBench")
                 _wait_for_text(page, "Published rows: made up")  # the board has switched to TinyBench
                 _choose(page, "Subset", "all")  # the published table has the overall score only
                 _wait_for_text(page, "^tiny-form-llm$")

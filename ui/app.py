@@ -9,7 +9,7 @@ import os
 import gradio as gr
 
 from evaluators.core.registry import all_benchmarks
-from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, submit_tab
+from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, overview_tab, submit_tab
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY, MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
@@ -72,14 +72,16 @@ def build_app(context: AppContext) -> gr.Blocks:
             gr.Markdown(f"⚠️ {markdown_text(context.notice)}")
         # Who this browser is, kept in its storage across reloads: it owns the runs it starts (public mode).
         visitor = gr.BrowserState(None, storage_key=BROWSER_STORAGE_KEY, secret=context.visitors.browser_secret() or None)
-        with gr.Tabs():
-            with gr.Tab("Leaderboard"):
+        with gr.Tabs() as tabs:
+            with gr.Tab("Leaderboard", id="leaderboard"):
                 board = leaderboard_tab.build(context)
+            with gr.Tab("Overview", id="overview"):
+                overview = overview_tab.build(context)
             with gr.Tab("Evaluate"):
                 jobs = evaluate_tab.build(context, visitor)
             with gr.Tab("Submit"):
                 submit_tab.build(context)
-            with gr.Tab("Explore"):
+            with gr.Tab("Explore") as explore_tab_item:
                 explore = explore_tab.build(context, visitor)
             with gr.Tab("About"):
                 about_tab.build()
@@ -88,6 +90,16 @@ def build_app(context: AppContext) -> gr.Blocks:
         demo.load(board.restore, None, board.restore_outputs, api_visibility="private", **READ_EVENT).then(
             board.refresh, board.filters, board.table, api_visibility="private", **READ_EVENT).then(
             board.chart, board.chart_inputs, board.plot, api_visibility="private", **READ_EVENT)
+        demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
+        # Each benchmark's own table one click from the overview: setting the Benchmark control fires its
+        # change chain (views, columns, redraw).
+        benchmark_control = board.filters[0]
+        for button, name in overview.open_buttons:
+            button.click(lambda name=name: (gr.Tabs(selected="leaderboard"), name), None, [tabs, benchmark_control],
+                         api_visibility="private")
+        # Runs finished since the page loaded are listed as soon as the Explore tab is opened.
+        explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",
+                                **READ_EVENT)
         # The visitor's own jobs and runs once the browser's token is known.
         demo.load(keep_or_make_token, visitor, visitor, api_visibility="private").then(
             jobs["refresh_jobs"], visitor, jobs["jobs"], api_visibility="private").then(

@@ -7,9 +7,11 @@ import os
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -37,6 +39,9 @@ PUBLIC_MAX_RUN_SECONDS = 30 * 60
 # Read-only events (board, charts, downloads, samples) run side by side instead of one at a time in the
 # queue: each serves a cached view (AppContext.board_frame), so many visitors are answered at once.
 READ_EVENT = {"concurrency_limit": None}
+# Views of the board kept per distinct query (benchmark, filters, sort…) until the board changes.
+MAX_CACHED_VIEWS = 256
+View = TypeVar("View")
 PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
                              max_run_seconds=PUBLIC_MAX_RUN_SECONDS)
 
@@ -60,6 +65,8 @@ class AppContext:
     # (benchmark, mode) -> (store's board version, every row of that board); see board_frame.
     _boards: dict[tuple[str, str], tuple[tuple, pd.DataFrame]] = field(init=False, default_factory=dict)
     _boards_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    # (what was asked, board version) -> the view built for it, least recently used first; see board_view.
+    _views: OrderedDict[tuple[Any, ...], Any] = field(init=False, default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         admission = self.admission or (PUBLIC_ADMISSION if self.public else Admission())
@@ -83,6 +90,22 @@ class AppContext:
                 cached = (version, board_rows(benchmark, self.store, mode))
                 self._boards[key] = cached
         return cached[1]
+
+    def board_view(self, query: tuple[Any, ...], build: Callable[[], View]) -> View:
+        """What `build` makes of the board for `query` (hashable: the kind of view and every filter), kept
+        until the board changes: visitors asking the same view (most ask the default one) share one build.
+        Callers must not modify what is returned."""
+        key = (query, self.store.board_version())
+        with self._boards_lock:
+            if key in self._views:
+                self._views.move_to_end(key)
+                return self._views[key]
+        view = build()
+        with self._boards_lock:
+            self._views[key] = view
+            while len(self._views) > MAX_CACHED_VIEWS:
+                self._views.popitem(last=False)
+        return view
 
     def after_run(self, run_id: str) -> None:
         if self.hub is not None:

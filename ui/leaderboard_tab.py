@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 import gradio as gr
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 from evaluators.board import (
     SOURCES,
@@ -398,9 +399,19 @@ def build(context: AppContext) -> LeaderboardParts:
     return LeaderboardParts(filters, restore, restore_outputs, outputs, refresh, chart_inputs, plot, draw_chart)
 
 
-def chart_figure(context: AppContext, benchmark: str, view: str, search: str, sources: list[str], columns: list[str],
-                 details: bool, mode: str, sort_by: str, organisations: list[str], open_weights_only: bool,
-                 request_modes: list[str], kind: str, top: float) -> Any:
+def hashable(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Control values as a cache key (lists become tuples)."""
+    return tuple(tuple(v) if isinstance(v, list | tuple) else v for v in values)
+
+
+def chart_figure(context: AppContext, *values: Any) -> Any:
+    """The chart of the view's top rows, shared by every visitor asking the same one until the board changes."""
+    return context.board_view(("chart", *hashable(values)), lambda: _chart_figure(context, *values))
+
+
+def _chart_figure(context: AppContext, benchmark: str, view: str, search: str, sources: list[str], columns: list[str],
+                  details: bool, mode: str, sort_by: str, organisations: list[str], open_weights_only: bool,
+                  request_modes: list[str], kind: str, top: float) -> Any:
     """The chart of the view's top rows (fractions, as the charts take them)."""
     chosen = layout_for(benchmark)
     rows = view_table(context, benchmark, view, search, sources, columns, details, mode, sort_by, "all",
@@ -409,7 +420,7 @@ def chart_figure(context: AppContext, benchmark: str, view: str, search: str, so
     if kind == "radar":
         return charts.radar(rows, chosen, title)
     if kind in ("accuracy vs latency", "accuracy vs tokens"):
-        return charts.accuracy_vs_cost(context.store, rows, chosen, kind.split()[-1], title)
+        return charts.accuracy_vs_cost(context.store, rows, chosen, kind.split()[-1], title, score_column=sort_by or None)
     if kind == "error types":
         return charts.error_types(context.store, rows, title)
     return charts.subset_bars(rows, chosen, title)
@@ -436,12 +447,14 @@ def register_api(context: AppContext) -> None:
     def part_api(benchmark: str, view: str, search: str, sources: list[str] | None, columns: list[str] | None,
                  details: bool, mode: str, sort_by: str, part: str, organisations: list[str] | None,
                  open_weights_only: bool, request_modes: list[str] | None) -> dict[str, Any]:
+        values = (benchmark, view, search, sources, columns, details, mode, sort_by, organisations, open_weights_only,
+                  request_modes)
         try:
-            frame = percent_table(context, benchmark, view, search, sources, columns, details, mode, sort_by,
-                                  organisations, open_weights_only, request_modes, part=part)
+            # Most visitors ask the same few views: each is built once per change of the board.
+            return context.board_view(("api", part, *hashable(values)), lambda: table_json(without_empty_info_columns(
+                percent_table(context, *values, part=part))))
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
             raise gr.Error(user_error(exc, context.redact_paths)) from None
-        return table_json(without_empty_info_columns(frame))
 
     def leaderboard_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                         columns: list[str] | None = None, details: bool = False, mode: str = "official",
@@ -502,7 +515,22 @@ class ShownTable:
 
 
 def shown_tables(context: AppContext, controls: tuple[Any, ...], facts: Facts) -> tuple[ShownTable, ShownTable, str]:
-    """The ranked table, the rows kept apart, and the legend of the short headers, for valid controls."""
+    """The ranked table, the rows kept apart, and the legend of the short headers, for valid controls; shared
+    by every visitor asking the same view until the board changes."""
+    ranked, apart, legend = context.board_view(("page", *hashable(controls)), lambda: _shown_tables(context, controls,
+                                                                                                      facts))
+    return own_styler(ranked), own_styler(apart), legend
+
+
+def own_styler(table: ShownTable) -> ShownTable:
+    """A shared table with a Styler of its own: Gradio renders a Styler by recomputing its styles in place,
+    which two visitors must not do on one object at once."""
+    if isinstance(table.value, Styler):
+        return replace(table, value=table.value.data.style.use(table.value.export()))
+    return table
+
+
+def _shown_tables(context: AppContext, controls: tuple[Any, ...], facts: Facts) -> tuple[ShownTable, ShownTable, str]:
     chosen = controls_state(controls, facts)
     layout = layout_for(chosen.benchmark)
     (benchmark, view, search, sources, columns, details, mode, sort_by, organisations, open_only,

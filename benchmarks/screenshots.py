@@ -1,0 +1,118 @@
+"""Screenshots of every tab of the app at desktop (1440x900) and phone (390x844) sizes, for a reviewer to
+look at (nothing is committed: the images go to a folder outside the project).
+
+Starts `python app.py` as a new user would (fresh TOOLBOARD_HOME holding a few uploaded runs besides the
+published rows, a free port) and drives Debian's Chromium (/usr/bin/chromium) with playwright: each tab
+at each size, plus the leaderboard with its per-subset detail on. Prints each file written; a tab that
+cannot be reached (e.g. hidden in an overflow menu) is reported and makes the exit status 1.
+
+Usage: python benchmarks/screenshots.py [--out /tmp/toolboard-screenshots] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.app_speed import free_port, seed_runs, wait_for_page  # noqa: E402
+
+SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+# The tab buttons a visitor sees: on the bar, or wrapped after it (Gradio also keeps a visually hidden copy
+# of the bar, to measure it, and moves tabs that do not fit into an overflow menu).
+TAB_BUTTONS = ".tab-wrapper > :not(.visually-hidden) button"
+
+
+def tab_names(page) -> list[str]:
+    return [name.strip() for name in page.locator(TAB_BUTTONS).all_inner_texts() if name.strip()]
+
+
+def tab_button(page, name: str):
+    return page.locator(TAB_BUTTONS).filter(has_text=name).first
+
+
+def shoot(page, path: Path) -> None:
+    page.wait_for_timeout(800)  # let tables and charts finish drawing
+    page.screenshot(path=str(path), full_page=True)
+    print(path)
+
+
+def shoot_size(browser, url: str, size: str, out: Path, expected: list[str]) -> tuple[list[str], list[str]]:
+    """Every tab at one size (the tabs found, and `expected` ones: those seen at another size); the tabs
+    found, and those that could not be opened."""
+    width, height = SIZES[size]
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.set_default_timeout(30_000)
+    page.goto(url, wait_until="load")
+    page.get_by_role("tab").first.wait_for()
+    page.wait_for_timeout(1500)
+    shoot(page, out / f"{size}-first-screen.png")
+    found = tab_names(page)
+    missing = []
+    for name in dict.fromkeys([*expected, *found]):
+        tab = tab_button(page, name)
+        if not tab.is_visible() or tab.bounding_box()["x"] + tab.bounding_box()["width"] > width:
+            missing.append(f"{size}: tab {name!r} is not visible (hidden in a menu or off the screen)")
+            continue
+        tab.click()
+        shoot(page, out / f"{size}-{name.lower().replace(' ', '-')}.png")
+    board = tab_button(page, "Leaderboard")
+    if board.is_visible():
+        board.click()
+        detail = page.get_by_label("Per-subset detail")
+        if detail.count():
+            detail.first.check()
+            shoot(page, out / f"{size}-leaderboard-detail.png")
+    page.close()
+    return found, missing
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "toolboard-screenshots")
+    parser.add_argument("--runs", type=int, default=3, help="uploaded runs in the store besides the published rows")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["TOOLBOARD_HOME"] = home
+        seed_runs(args.runs)
+        port = free_port()
+        env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+        app = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        missing: list[str] = []
+        try:
+            url = f"http://127.0.0.1:{port}/"
+            wait_for_page(url)
+            with sync_playwright() as driver:
+                browser = driver.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+                try:
+                    seen: list[str] = []
+                    for size in SIZES:
+                        found, problems = shoot_size(browser, url, size, args.out, seen)
+                        seen += [name for name in found if name not in seen]
+                        missing += problems
+                finally:
+                    browser.close()
+        finally:
+            app.terminate()
+            app.wait(10)
+    for problem in missing:
+        print(problem, file=sys.stderr)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
