@@ -1,0 +1,172 @@
+"""Issue 17's checks in a real headless Chromium, at desktop (1440x900) and phone (390x844) sizes: a dead
+endpoint refused before any run exists; a partial run shown apart with its reason; rank, n, intervals and
+highlighted best values; the per-subset detail showing data rows; a shared URL restoring the view; report
+tables on Evaluate and Submit; a failed Add keeping the checked file; no server temp path in any message.
+Screenshots of every tab at both sizes: benchmarks/screenshots.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.acebench_fixtures import EXAMPLE_DIR
+from tests.app_fixtures import running_app, wait_for_status
+from tests.browser_fixtures import CHROMIUM, browser_page, start_example_run
+from tests.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
+
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+# The tab buttons a visitor sees (Gradio also keeps a visually hidden copy of the bar, to measure it).
+TAB_BUTTONS = ".tab-wrapper > :not(.visually-hidden) button"
+# A server path in a message: Gradio's upload folder, the temp folder, a home folder.
+SERVER_PATH = re.compile(r"/tmp/|/gradio/[0-9a-f]{8,}|/root/|/home/")
+
+
+def open_tab(page: Any, name: str) -> None:
+    button = page.locator(TAB_BUTTONS).filter(has_text=re.compile(f"^{name}$")).first
+    box = button.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"], f"tab {name} is off the screen"
+    button.click()
+
+
+def real_problems(problems: list[str]) -> list[str]:
+    # leaving a page cuts its open queue connections (logged as errors): only real errors count
+    return [p for p in problems if "Connection errored out" not in p and "AbortError" not in p]
+
+
+def assert_no_server_paths(page: Any) -> None:
+    shown = page.locator("body").inner_text()
+    assert not SERVER_PATH.search(shown), SERVER_PATH.search(shown).group()
+
+
+def dead_endpoint() -> str:
+    with ScriptedServer() as server:
+        return server.base_url  # closed when the block ends: connections are refused
+
+
+def refuse_a_dead_endpoint(page: Any, app: Any) -> None:
+    open_tab(page, "Evaluate")
+    page.get_by_label("Endpoint base URL").fill(dead_endpoint())
+    page.get_by_label("Model", exact=True).fill("dead-model")
+    page.get_by_label("built-in example").first.check()
+    page.get_by_role("button", name="Start evaluation").click()
+    page.get_by_text(re.compile("connection refused", re.IGNORECASE)).first.wait_for()
+    assert app.context.store.list_runs() == []  # no run was created
+
+
+def first_row(table: Any) -> Any:
+    """The first data row a visitor sees in a Dataframe (Gradio also renders hidden rows to measure them)."""
+    return table.locator(".virtual-row, tbody tr").filter(visible=True).first
+
+
+def check_the_report_tables_on_evaluate(page: Any) -> None:
+    views = page.get_by_label("Report (official): as on the leaderboard")
+    first_row(views).wait_for()
+    assert re.search(r"\ben\b", first_row(views).inner_text())  # the language view, as on the board
+    assert "overall" in views.inner_text() and "n" in views.locator("th, .th").all_inner_texts()[-1]
+    first_row(page.get_by_label("Report (official): per subset")).wait_for()
+
+
+def check_the_board(page: Any, app: Any, run_id: str) -> None:
+    page.goto(app.url, wait_until="load")
+    ranked = page.locator(".board-ranked")
+    first_row(ranked).wait_for()
+    # rank first, a best value highlighted per column
+    assert ranked.locator("th").first.inner_text().strip() == "#"
+    assert ranked.locator("[style*='background-color']").count() > 0
+    # the partial run is apart, with its reason, its n and its interval; the newest run starred
+    apart = page.locator(".board-apart")
+    apart.get_by_text("browser-model").filter(visible=True).first.wait_for()
+    apart_text = apart.inner_text()
+    assert "partial" in apart_text and "±" in apart_text and "★" in apart_text
+    assert app.context.store.get_run(run_id).model == "browser-model"
+
+
+def check_the_detail_shows_rows(page: Any) -> None:
+    page.get_by_label("Per-subset detail").check()
+    page.wait_for_function("() => window.location.search.includes('detail=1')")
+    ranked = page.locator(".board-ranked")
+    header, row = ranked.locator("thead").first, first_row(ranked)
+    row.wait_for()
+    table_box, header_box, row_box = ranked.bounding_box(), header.bounding_box(), row.bounding_box()
+    # headers on a few lines at most (never a letter per line), the first data row inside the table's box
+    assert header_box["height"] < 120, header_box
+    assert row_box["height"] > 0 and row_box["y"] + row_box["height"] <= table_box["y"] + table_box["height"]
+
+
+def check_a_shared_url(page: Any, app: Any) -> None:
+    page.goto(f"{app.url}?benchmark=toolbench_static&subset=out_of_domain&detail=1&mode=nonsense", wait_until="load")
+    # restored: the page rewrites its address from the controls (the invalid mode dropped)
+    page.wait_for_function("() => window.location.search === '?benchmark=toolbench_static&subset=out_of_domain&detail=1'")
+    page.get_by_text("ToolBench-Static").first.wait_for()
+    assert page.get_by_label("Per-subset detail").is_checked()
+    first_row(page.locator(".board-ranked")).wait_for()
+
+
+def submit_with_a_failed_add(page: Any, app: Any) -> None:
+    open_tab(page, "Submit")
+    page.locator("input[type=file][accept*=jsonl]").set_input_files(str(EXAMPLE_DIR / "predictions.jsonl"))
+    page.get_by_label("built-in example").last.check()
+    page.get_by_role("button", name="Check and score").click()
+    page.get_by_text(re.compile("^Scored")).wait_for()
+    first_row(page.get_by_label("Report (official; strict summary included): as on the leaderboard")).wait_for()
+    before = len(app.context.store.list_runs())
+    page.get_by_role("button", name="Add to leaderboard").click()  # no model name yet
+    page.get_by_text(re.compile("model name", re.IGNORECASE)).first.wait_for()
+    assert len(app.context.store.list_runs()) == before
+    # the checked file is kept: a name, then Add, stores it without checking it again
+    page.get_by_label("Model name").fill("uploaded-after-a-failed-add")
+    page.get_by_role("button", name="Add to leaderboard").click()
+    page.get_by_text(re.compile("^Added as run")).wait_for()
+    assert "uploaded-after-a-failed-add" in {run.model for run in app.context.store.list_runs()}
+
+
+def test_the_board_in_a_desktop_browser(tmp_path: Path):
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size(DESKTOP)
+        page.goto(app.url, wait_until="load")
+        refuse_a_dead_endpoint(page, app)
+        run_id = start_example_run(page, app.server.base_url)
+        wait_for_status(app.context, run_id, ("finished",))
+        check_the_report_tables_on_evaluate(page)
+        assert_no_server_paths(page)
+        check_the_board(page, app, run_id)
+        check_the_detail_shows_rows(page)
+        check_a_shared_url(page, app)
+        submit_with_a_failed_add(page, app)
+        assert_no_server_paths(page)
+    assert not real_problems(problems), problems
+
+
+def test_the_board_on_a_phone(tmp_path: Path):
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size(PHONE)
+        page.goto(app.url, wait_until="load")
+        # the first screen reaches ranked rows (model and main score)
+        row = first_row(page.locator(".board-ranked"))
+        row.wait_for()
+        assert row.bounding_box()["y"] + row.bounding_box()["height"] < PHONE["height"]
+        # every tab is reachable on the bar (none behind a "more" menu), and opens
+        for tab, shows in (("Overview", "How models are ranked"), ("Submit", "Check and score"),
+                           ("Explore", "Reload runs"), ("About", "ACEBench")):
+            open_tab(page, tab)
+            page.get_by_text(shows).filter(visible=True).first.wait_for()
+        open_tab(page, "Leaderboard")
+        # the chart's legend sits below the plot, not over it
+        page.wait_for_selector(".js-plotly-plot")
+        page.wait_for_function("() => document.querySelector('.js-plotly-plot').layout.legend.orientation === 'h'")
+        refuse_a_dead_endpoint(page, app)
+        run_id = start_example_run(page, app.server.base_url)
+        wait_for_status(app.context, run_id, ("finished",))
+        check_the_report_tables_on_evaluate(page)
+        check_the_board(page, app, run_id)
+        check_a_shared_url(page, app)
+        submit_with_a_failed_add(page, app)
+        assert_no_server_paths(page)
+    assert not real_problems(problems), problems
