@@ -65,6 +65,12 @@ def fraction_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:
     return [c for c in (*layout.columns, *layout.detail_columns) if benchmark.metric(c).kind == "fraction"]
 
 
+def item_share_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:
+    """The share columns whose value is a share of the view's items (Metric.share_of_items): only these get
+    an n and a Wilson interval; a precision, a mean F1 or a share of some other count would get a wrong one."""
+    return [c for c in fraction_columns(benchmark, layout) if benchmark.metric(c).share_of_items]
+
+
 def column_n(report: dict[str, Any], benchmark: Benchmark, view: str, column: str) -> int | None:
     """The items behind a column of a run's row, from the report's per-subset `n`: the subset of the
     column's name; else the sum over the benchmark's group of that name; else the subset the view
@@ -83,27 +89,34 @@ def column_n(report: dict[str, Any], benchmark: Benchmark, view: str, column: st
     return total(subsets)
 
 
-@lru_cache(maxsize=1)
-def _facts_by_spelling() -> dict[str, ModelFacts]:
-    """Each known spelling of a model (its name and aliases, as written and normalised) -> its facts."""
+@lru_cache(maxsize=2)
+def _facts_by_spelling(with_snapshots: bool) -> dict[str, ModelFacts]:
+    """Each known spelling of a model (its name and aliases, and with_snapshots its dated versions, as written
+    and normalised) -> its facts."""
     table: dict[str, ModelFacts] = {}
     for model in load_model_facts():
-        for spelling in (model.name, *model.aliases):
+        for spelling in (model.name, *model.aliases, *(model.snapshots if with_snapshots else ())):
             table.setdefault(spelling.strip().lower(), model)
             table.setdefault(normalised_model_name(spelling), model)
     return table
 
 
-def model_facts(name: str) -> ModelFacts | None:
-    """The facts entry of a model name (any known spelling, case-insensitive, with or without a provider prefix)."""
-    table = _facts_by_spelling()
+def _facts_of(name: str, with_snapshots: bool) -> ModelFacts | None:
+    table = _facts_by_spelling(with_snapshots)
     return table.get(name.strip().lower()) or table.get(normalised_model_name(name))
 
 
+def model_facts(name: str) -> ModelFacts | None:
+    """The facts entry of a model name (any known spelling or dated snapshot, case-insensitive, with or without
+    a known provider prefix)."""
+    return _facts_of(name, with_snapshots=True)
+
+
 def model_key(name: str) -> str:
-    """What tells "the same model" across tables and runs: the facts table's name for a known spelling,
-    else the normalised name (lowercase, no provider prefix, `-` for runs of spaces/underscores)."""
-    facts = model_facts(name)
+    """What tells "the same model" across tables and runs: the facts table's name for a spelling of that very
+    model, else the normalised name (so each dated snapshot, and each fine-tune under another prefix, stays
+    its own model)."""
+    facts = _facts_of(name, with_snapshots=False)
     return facts.name if facts is not None else normalised_model_name(name)
 
 
@@ -212,9 +225,9 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
         # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
         errors = all_totals[run.id]["errors"] if run.source == "endpoint" else None
         apart = apart_reason(run, benchmark, all_totals.get(run.id))
-        fractions = fraction_columns(benchmark, layout)
+        item_shares = item_share_columns(benchmark, layout)
         for view, values in layout.run_values(report).items():
-            counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in fractions if c in values}
+            counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in item_shares if c in values}
             rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
                          "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint,
                          "details": _run_details(run) + _repeated(repeats.get(run.id, 0)),
@@ -348,11 +361,13 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> p
     if store is not None:
         ours = _run_rows(spec, layout, store, mode)
         rows += ours + _combined_rows(layout, ours)
-    fractions = fraction_columns(spec, layout)
+    fractions, item_shares = fraction_columns(spec, layout), item_share_columns(spec, layout)
     for row in rows:
         row.setdefault(NEWEST_COLUMN, False)
         row.update(_fact_values(row["model"]))
         for column in fractions:
+            if column not in item_shares:  # its n is not the view's items (e.g. a precision): no interval
+                row.pop(column + N_SUFFIX, None)
             value = row.get(column)
             interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
             row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
@@ -433,47 +448,29 @@ def ranks(values: list[float | None], lows: list[float | None], highs: list[floa
 
 def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> pd.DataFrame:
     """Filter, choose columns, sort and rank, server-side. The ranking (published rows and comparable
-    runs) comes first, ranked by the sort column (by default the layout's); the rows kept apart follow
-    (or alone, with part="apart"), without a rank."""
+    runs) comes first, ranked by the sort column (by default the layout's) within each view; the rows kept
+    apart follow (or alone, with part="apart"), without a rank. A rank is the row's place among the ranked
+    rows of its view from the chosen sources: searching and the model filters hide rows, never re-rank."""
     rows = frame
     if query.view:
         rows = rows[rows["view"] == query.view]
     rows = rows[rows["source"].isin(query.sources)]
+    metrics = [c for c in (query.columns if query.columns is not None else layout.columns) if c in frame.columns]
+    if query.details:
+        metrics += [c for c in layout.detail_columns if c not in metrics]
+    sort_by = query.sort_by if query.sort_by in metrics else (layout.default_sort if layout.default_sort in metrics else None)
+    rows = _ranked_in_order(rows, layout, query, sort_by)
     if query.search.strip():
         needle = query.search.strip().lower()
         rows = rows[rows["model"].str.lower().str.contains(needle, regex=False)
                     | rows["details"].fillna("").astype(str).str.lower().str.contains(needle, regex=False)]
     rows = _facts_filtered(rows, query)
-    metrics = [c for c in (query.columns if query.columns is not None else layout.columns) if c in frame.columns]
-    if query.details:
-        metrics += [c for c in layout.detail_columns if c not in metrics]
-    sort_by = query.sort_by if query.sort_by in metrics else (layout.default_sort if layout.default_sort in metrics else None)
     apart = rows[APART_COLUMN].fillna("").astype(str) != ""
     if query.part == "ranked":
-        rows, apart = rows[~apart], apart[~apart]
+        rows = rows[~apart]
     elif query.part == "apart":
-        rows, apart = rows[apart], apart[apart]
-    if sort_by:
-        descending = query.descending if query.descending is not None else sort_by not in layout.lower_is_better
-        rows = rows.assign(_apart=apart).sort_values(["_apart", sort_by], ascending=[True, not descending],
-                                                     na_position="last", kind="stable").drop(columns="_apart")
-    else:
-        rows = rows.assign(_apart=apart).sort_values("_apart", kind="stable").drop(columns="_apart")
+        rows = rows[apart]
     rows = rows.reset_index(drop=True)
-    ranked = (rows[APART_COLUMN].fillna("").astype(str) == "").to_numpy()
-    rank: list[int | None] = [None] * len(rows)
-    if sort_by and ranked.any():
-        part = rows[ranked]
-
-        def numbers(column: str) -> list[float | None]:
-            if column not in part.columns:
-                return [None] * len(part)
-            return [None if pd.isna(v) else float(v) for v in pd.to_numeric(part[column], errors="coerce")]
-
-        found = ranks(numbers(sort_by), numbers(sort_by + LOW_SUFFIX), numbers(sort_by + HIGH_SUFFIX))
-        for index, value in zip(part.index, found):
-            rank[index] = value
-    rows = rows.assign(**{RANK_COLUMN: pd.array(rank, dtype="Int64")})
     intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, UPDATED_COLUMN,
              *INFO_COLUMNS, RANK_COLUMN, NEWEST_COLUMN, *intervals]
@@ -482,8 +479,35 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     return rows[[c for c in shown if c in rows.columns]]
 
 
+def _ranked_in_order(rows: pd.DataFrame, layout: BoardLayout, query: BoardQuery, sort_by: str | None) -> pd.DataFrame:
+    """The rows sorted (ranked rows first; by view first when every view is shown) with their rank within
+    their view."""
+    apart = rows[APART_COLUMN].fillna("").astype(str) != ""
+    keys, ascending = ["_apart"], [True]
+    if not query.view:
+        keys, ascending = [*keys, "view"], [*ascending, True]
+    if sort_by:
+        descending = query.descending if query.descending is not None else sort_by not in layout.lower_is_better
+        keys, ascending = [*keys, sort_by], [*ascending, not descending]
+    rows = rows.assign(_apart=apart).sort_values(keys, ascending=ascending, na_position="last",
+                                                 kind="stable").drop(columns="_apart").reset_index(drop=True)
+    rank: list[int | None] = [None] * len(rows)
+    ranked = (rows[APART_COLUMN].fillna("").astype(str) == "").to_numpy()
+    if sort_by and ranked.any():
+        for _, part in rows[ranked].groupby("view", sort=False):
+            def numbers(column: str, part: pd.DataFrame = part) -> list[float | None]:
+                if column not in part.columns:
+                    return [None] * len(part)
+                return [None if pd.isna(v) else float(v) for v in pd.to_numeric(part[column], errors="coerce")]
+
+            found = ranks(numbers(sort_by), numbers(sort_by + LOW_SUFFIX), numbers(sort_by + HIGH_SUFFIX))
+            for index, value in zip(part.index, found):
+                rank[index] = value
+    return rows.assign(**{RANK_COLUMN: pd.array(rank, dtype="Int64")})
+
+
 def _facts_filtered(rows: pd.DataFrame, query: BoardQuery) -> pd.DataFrame:
-    """The rows whose model facts match the query (before ranking, so ranks count only what is shown)."""
+    """The rows whose model facts match the query (after ranking: a filter hides rows, never re-ranks)."""
     if query.organisations is not None and "organisation" in rows.columns:
         rows = rows[rows["organisation"].isin(query.organisations)]
     if query.open_weights_only and "open_weights" in rows.columns:

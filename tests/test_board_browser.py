@@ -84,7 +84,9 @@ def check_the_board(page: Any, app: Any, run_id: str) -> None:
     apart = page.locator(".board-apart")
     apart.get_by_text("browser-model").filter(visible=True).first.wait_for()
     apart_text = apart.inner_text()
-    assert "partial" in apart_text and "±" in apart_text and "★" in apart_text
+    assert "partial" in apart_text and "★" in apart_text
+    assert re.search(r"\d ± \d|\d \+\d+\.\d/−\d", apart_text)  # its 95% interval (lopsided near 0 or 100)
+    assert "2.000000" not in apart_text and re.search(r"\n2\n", apart_text)  # request errors as a whole count
     assert app.context.store.get_run(run_id).model == "browser-model"
 
 
@@ -107,6 +109,14 @@ def check_a_shared_url(page: Any, app: Any) -> None:
     page.get_by_text("ToolBench-Static").first.wait_for()
     assert page.get_by_label("Per-subset detail").is_checked()
     first_row(page.locator(".board-ranked")).wait_for()
+
+
+def check_the_overview_opens_a_table(page: Any) -> None:
+    open_tab(page, "Overview")
+    page.get_by_role("button", name="Open ToolBench-Static table").click()
+    # the board switched with that benchmark's own views (a subset, not a language) and rows
+    page.get_by_label("Subset", exact=True).first.wait_for()
+    page.get_by_text("ChatGPT (0-shot)").filter(visible=True).first.wait_for()
 
 
 def submit_with_a_failed_add(page: Any, app: Any) -> None:
@@ -139,6 +149,7 @@ def test_the_board_in_a_desktop_browser(tmp_path: Path):
         check_the_board(page, app, run_id)
         check_the_detail_shows_rows(page)
         check_a_shared_url(page, app)
+        check_the_overview_opens_a_table(page)
         submit_with_a_failed_add(page, app)
         assert_no_server_paths(page)
     assert not real_problems(problems), problems

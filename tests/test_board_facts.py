@@ -117,9 +117,13 @@ def test_the_facts_are_shown_after_the_text_columns_and_before_the_run_info(fram
     assert max(shown.index(c) for c in layout.columns) < facts[0] and facts[-1] < shown.index(INFO_COLUMNS[0])
 
 
-def _ranks_are_sane(shown: pd.DataFrame) -> None:
+def _ranks_are_sane(shown: pd.DataFrame, everything: pd.DataFrame) -> None:
+    """A filter hides rows and never re-ranks: each shown row keeps its rank in the whole view."""
     ranked = [int(r) for r in shown[RANK_COLUMN].dropna()]
-    assert ranked and ranked[0] == 1 and ranked == sorted(ranked) and max(ranked) <= len(shown)
+    assert ranked and ranked == sorted(ranked)
+    whole = {(m, s): r for m, s, r in zip(everything["model"], everything["source"], everything[RANK_COLUMN])}
+    assert all(whole[(m, s)] == r for m, s, r in zip(shown["model"], shown["source"], shown[RANK_COLUMN])
+               if not pd.isna(r))
 
 
 def test_filters_on_organisation_open_weights_and_request_mode(frame: pd.DataFrame):
@@ -133,20 +137,20 @@ def test_filters_on_organisation_open_weights_and_request_mode(frame: pd.DataFra
     openai = shown(organisations=("OpenAI",))
     assert set(openai["organisation"]) == {"OpenAI"}
     assert {"GPT-4o", "GPT-4o-Mini", "openai/gpt-4o-mini"} <= set(openai["model"])
-    _ranks_are_sane(openai)
+    _ranks_are_sane(openai, everything)
     assert shown(organisations=()).empty
     open_only = shown(open_weights_only=True)
     assert set(open_only["open_weights"]) == {True} and "my-own-finetune" not in set(open_only["model"])
     assert "GPT-4o" not in set(open_only["model"]) and "Llama-3.1-70B-Instruct" in set(open_only["model"])
-    _ranks_are_sane(open_only)
+    _ranks_are_sane(open_only, everything)
     native = shown(request_modes=("native tools",))
     assert set(native["model"]) == {"Qwen2.5-7B-Instruct"}
     prompt = shown(request_modes=("prompt",))
     assert "qwen2.5-7b-instruct" not in set(prompt["model"])  # the upload's mode is unknown
-    _ranks_are_sane(prompt)
+    _ranks_are_sane(prompt, everything)
     both = shown(organisations=("Alibaba", "Meta"), open_weights_only=True, request_modes=("prompt",))
     assert set(both["organisation"]) == {"Alibaba", "Meta"} and set(both["source"]) == {"published"}
-    _ranks_are_sane(both)
+    _ranks_are_sane(both, everything)
 
 
 def test_fact_choices_and_the_boards_last_update(frame: pd.DataFrame):
@@ -162,11 +166,16 @@ def test_fact_choices_and_the_boards_last_update(frame: pd.DataFrame):
 
 
 def test_model_key_joins_aliases_case_and_provider_prefixes():
-    assert model_key("GPT-4o") == model_key("gpt-4o") == model_key("openai/gpt-4o-2024-08-06") == "GPT-4o"
+    assert model_key("GPT-4o") == model_key("gpt-4o") == model_key("openai/gpt-4o") == "GPT-4o"
+    # a dated snapshot shares the facts but is its own model; another org's prefix is someone's fine-tune
+    assert model_key("openai/gpt-4o-2024-08-06") != model_key("gpt-4o-2024-11-20") != "GPT-4o"
+    assert model_facts("openai/gpt-4o-2024-08-06").name == "GPT-4o"
+    assert model_key("myorg/Qwen2.5-7B-Instruct") != model_key("Qwen/Qwen2.5-7B-Instruct") == model_key("Qwen2.5-7B-Instruct")
+    assert model_facts("myorg/Qwen2.5-7B-Instruct") is None
     assert model_key("xLAM-7B-r") == model_key("xLAM-7b-r")
     assert model_key("DeepSeekV3") == model_key("deepseek-ai/DeepSeek-V3")
     assert model_key("ChatGPT (0-shot)") == model_key("gpt-3.5-turbo")
-    assert model_key("Meta/Llama_3.1  8B") == "llama-3.1-8b"  # unknown: normalised
+    assert model_key("meta-llama/Llama_3.1  8B") == "llama-3.1-8b"  # unknown: normalised
     assert model_key("13B alpha-UMi w/ reuse") != model_key("7B alpha-UMi w/ reuse")  # a "/" inside a name stays
     assert model_key("GPT-4o") != model_key("GPT-4o-Mini")
 

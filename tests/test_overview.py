@@ -192,7 +192,8 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
         parts = overview_tab.build(context)
     assert [name for _, name in parts.open_buttons] == benchmark_names()
     assert [button.value for button, _ in parts.open_buttons] == [f"Open {b.title} table" for b in all_benchmarks()]
-    shown = parts.refresh()
+    shown, nobody = parts.refresh()
+    assert "No model has a figure on every benchmark yet" in nobody
     gpt = shown[shown["model"].map(model_key) == model_key("GPT-4o")].iloc[0]
     assert gpt[ACE] == "81.1" and gpt["rank"] == "" and gpt[TOOLBENCH] == ""
     assert "only models with that column in every benchmark" in overview_tab.overview_note().replace("Only", "only")

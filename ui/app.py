@@ -91,12 +91,10 @@ def build_app(context: AppContext) -> gr.Blocks:
             board.refresh, board.filters, board.table, api_visibility="private", **READ_EVENT).then(
             board.chart, board.chart_inputs, board.plot, api_visibility="private", **READ_EVENT)
         demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
-        # Each benchmark's own table one click from the overview: setting the Benchmark control fires its
-        # change chain (views, columns, redraw).
-        benchmark_control = board.filters[0]
+        # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
         for button, name in overview.open_buttons:
-            button.click(lambda name=name: (gr.Tabs(selected="leaderboard"), name), None, [tabs, benchmark_control],
-                         api_visibility="private")
+            button.click(lambda *values, name=name: (gr.Tabs(selected="leaderboard"), *board.open_benchmark(name, *values)),
+                         board.open_inputs, [tabs, *board.open_outputs], api_visibility="private")
         # Runs finished since the page loaded are listed as soon as the Explore tab is opened.
         explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",
                                 **READ_EVENT)

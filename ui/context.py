@@ -67,6 +67,8 @@ class AppContext:
     _boards_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
     # (what was asked, board version) -> the view built for it, least recently used first; see board_view.
     _views: OrderedDict[tuple[Any, ...], Any] = field(init=False, default_factory=OrderedDict)
+    # Apart from the boards' lock: a board being rebuilt must not hold up visitors reading cached views.
+    _views_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         admission = self.admission or (PUBLIC_ADMISSION if self.public else Admission())
@@ -96,12 +98,12 @@ class AppContext:
         until the board changes: visitors asking the same view (most ask the default one) share one build.
         Callers must not modify what is returned."""
         key = (query, self.store.board_version())
-        with self._boards_lock:
+        with self._views_lock:
             if key in self._views:
                 self._views.move_to_end(key)
                 return self._views[key]
         view = build()
-        with self._boards_lock:
+        with self._views_lock:
             self._views[key] = view
             while len(self._views) > MAX_CACHED_VIEWS:
                 self._views.popitem(last=False)

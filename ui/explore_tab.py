@@ -25,7 +25,7 @@ from evaluators.explore import (
     sample_detail,
     sample_table,
 )
-from ui.context import READ_EVENT, AppContext
+from ui.context import READ_EVENT, AppContext, plain_error
 from ui.format import escaped_block, picked_value, table_json, user_error
 from ui.visitor import check_may_see_outputs, find_run, may_see_outputs
 
@@ -225,7 +225,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         try:
             owner = owner_of(token, request)
         except ToolboardError as exc:
-            return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc)
+            return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
         return samples_view(context, run_id, mode, subset, verdict, error_type, owner)
 
     def run_view(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str,
@@ -243,7 +243,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
             owner = owner_of(token, request)
         except ToolboardError as exc:
             empty = gr.update(choices=[ALL], value=ALL)
-            return empty, empty, pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc)
+            return empty, empty, pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
         return run_view(run_id, mode, subset, verdict, error_type, owner)
 
     def show_sample(run_id: str | None, chosen: str | None, mode: str, token: Any, request: gr.Request) -> str:
@@ -258,7 +258,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         try:
             owner = owner_of(token, request)
         except ToolboardError as exc:
-            return pd.DataFrame(), user_error(exc)
+            return pd.DataFrame(), user_error(exc, context.redact_paths)
         return compare_view(context, first, second, mode, owner)
 
     def show_flipped_sample(first: str | None, second: str | None, chosen: str | None, mode: str, token: Any,
@@ -290,7 +290,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         try:
             owner = owner_of(owner_token, request)
         except ToolboardError as exc:
-            raise gr.Error(user_error(exc)) from None
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
         return filters_view(context, run_id, mode, owner)
 
     def sample_api(run_id: str, sample_id: str, mode: str = "official", owner_token: str = "",
@@ -314,7 +314,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         try:
             owner = owner_of(owner_token, request)
         except ToolboardError as exc:
-            raise gr.Error(user_error(exc)) from None
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
         return [[label, run_id] for label, run_id in run_choices(context, owner)]
 
     gr.api(samples_api, api_name="samples", **READ_EVENT)

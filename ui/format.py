@@ -54,11 +54,16 @@ BEST_STYLE = "font-weight: bold; background-color: rgba(34, 197, 94, 0.18)"
 
 
 def _percent_text(value: Any, low: Any, high: Any) -> str:
-    """`81.1 ± 1.2`: the value and half the width of its 95% interval, in points; no ± without one."""
+    """`81.1 ± 1.2`: the value and half the width of its 95% interval, in points; where the interval is
+    lopsided (near 0 or 100, few items) each side apart: `100.0 +0.0/−27.8`, never a bound past 0 or 100.
+    No ± without an interval."""
     if value is None or pd.isna(value):
         return ""
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return f"{value:.1f}"
+    above, below = max(high - value, 0.0), max(value - low, 0.0)
+    if abs(above - below) >= 0.15:
+        return f"{value:.1f} +{above:.1f}/−{below:.1f}"
     return f"{value:.1f} ± {(high - low) / 2:.1f}"
 
 
@@ -198,8 +203,9 @@ def board_table(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None, r
     original = frame.reset_index(drop=True)
     for column in [c for c in metrics if c in not_fractions()]:  # from the numbers, not board_display's text
         data[column] = [_count_text(v) for v in pd.to_numeric(original[column], errors="coerce")]
-    if "params_b" in data.columns:
-        data["params_b"] = [_count_text(pd.to_numeric(v, errors="coerce")) for v in data["params_b"]]
+    for column in ("params_b", "request_errors"):
+        if column in data.columns:
+            data[column] = [_count_text(pd.to_numeric(v, errors="coerce")) for v in data[column]]
     if "open_weights" in data.columns:
         data["open_weights"] = [_yes_no(v) for v in data["open_weights"]]
     if "link" in data.columns:

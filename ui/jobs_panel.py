@@ -29,7 +29,9 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
     shown = [run for run in context.store.list_runs() if run.source == "endpoint" and owns(context.public, run, owner)]
     # One query for the runs shown (the panel polls every second), not one per run nor for every run.
     all_totals = context.store.all_run_totals([run.id for run in shown])
-    reports = context.store.load_reports([run.id for run in shown if run.status == "finished"])
+    finished = tuple(run.id for run in shown if run.status == "finished")
+    # Parsed once per change of the store, not on every tick of every open page.
+    reports = context.board_view(("job reports", finished), lambda: context.store.load_reports(list(finished)))
     for run in shown:
         totals = all_totals[run.id]
         job = context.jobs.job(run.id)

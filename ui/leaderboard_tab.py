@@ -25,10 +25,11 @@ from evaluators.board import (
     published_table,
     query_board,
 )
+from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, all_benchmarks, benchmark_names, get_benchmark
 from ui import charts
-from ui.context import READ_EVENT, AppContext
-from ui.format import as_percent, board_table, markdown_text, table_json, user_error, without_empty_info_columns
+from ui.context import READ_EVENT, AppContext, plain_error
+from ui.format import as_percent, board_table, markdown_text, table_json, without_empty_info_columns
 
 APART_LABEL = "Not ranked: partial, different requests, request errors, uploads of unknown provenance"
 MAX_SEARCH_CHARS = 200
@@ -188,6 +189,8 @@ def view_table(context: AppContext, benchmark: str, view: str | None, search: st
     """The rows of the current view as fractions (what charts use); `part` as in BoardQuery; empty
     organisations or request modes: every one."""
     layout = layout_for(benchmark)
+    if mode not in MODES:  # each scoring mode is a board of its own: never build one for a made-up name
+        raise ToolboardError(f"unknown scoring mode {mode!r}: choose one of {', '.join(MODES)}")
     # While the page switches benchmark, a control may still hold the previous benchmark's choice.
     if view and view not in layout.views:
         view = layout.views[0]
@@ -212,15 +215,18 @@ def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
     about = get_benchmark(benchmark).about
     lines = ["**Scale**: every share is in **%** with one decimal, the same in the table, the CSV/JSON downloads and "
              "the `/leaderboard` API (with `<column>_n` = items behind it, `_low`/`_high` = its 95% Wilson interval, "
-             "also in %); counts are whole numbers. `± x.x` = half the width of the 95% Wilson interval (`n` = items "
-             "behind the sort column). Sources: **published** (the paper or the benchmark's site), **evaluated** "
-             "(runs in this app, with their settings fingerprint), **uploaded** (scored predictions files). Published "
-             "tables print no sample counts, so their rows have no interval.",
+             "also in %); counts are whole numbers. `± x.x` = half the width of the 95% Wilson interval (`+a/−b` "
+             "where it is lopsided, near 0 or 100; `n` = items behind the sort column). Only shares of the view's "
+             "items have an interval: a precision, a mean F1 or ROUGE has a different denominator, so none is shown; "
+             "a mean over categories is treated as a share of all their items. Sources: **published** (the paper or "
+             "the benchmark's site), **evaluated** (runs in this app, with their settings fingerprint), **uploaded** "
+             "(scored predictions files). Published tables print no sample counts, so their rows have no interval.",
              "**Ranked**: the published rows and the evaluated runs that are the same experiment (the reference's "
              "requests and sampling, text mode, every item); rows whose intervals overlap the first row of the rank "
-             "above share its rank; the best value of each column is highlighted. Every other row is in the **Not "
-             "ranked** table below, its reason in **why not ranked**. ★ marks the newest evaluated or uploaded run. "
-             "The page's address keeps these choices: copy it to share this view."]
+             "above share its rank; a rank is the row's place in its view, so searching and the model filters hide "
+             "rows without re-ranking them; the best value of each column is highlighted. Every other row is in the "
+             "**Not ranked** table below, its reason in **why not ranked**. ★ marks the newest evaluated or "
+             "uploaded run. The page's address keeps these choices: copy it to share this view."]
     links = [f"[{markdown_text(text)}]({url})" for text, url in
              (("benchmark source", about.source_url), (about.paper or "paper", about.paper_url)) if url.startswith("http")]
     if links:
@@ -272,6 +278,10 @@ class LeaderboardParts:
     chart_inputs: list[Any]
     plot: gr.Plot
     chart: Callable[..., Any]
+    # (benchmark name, open_inputs' values) -> values of open_outputs: the board switched to that benchmark
+    open_benchmark: Callable[..., tuple[Any, ...]]
+    open_inputs: list[Any]
+    open_outputs: list[Any]
 
 
 def benchmark_choices() -> list[tuple[str, str]]:
@@ -396,7 +406,14 @@ def build(context: AppContext) -> LeaderboardParts:
 
     register_api(context)
     restore_outputs = [*filters, note, more]
-    return LeaderboardParts(filters, restore, restore_outputs, outputs, refresh, chart_inputs, plot, draw_chart)
+
+    def open_benchmark(name: str, mode: str) -> tuple[Any, ...]:
+        """Another page's link to a benchmark's table: the benchmark with its own views, columns, sort and facts
+        (what a visitor's own pick brings); its change then redraws."""
+        return (name, *switch_benchmark(name, mode))
+
+    return LeaderboardParts(filters, restore, restore_outputs, outputs, refresh, chart_inputs, plot, draw_chart,
+                            open_benchmark, [mode], [benchmark, view, columns, sort_by, organisations, request_modes, note])
 
 
 def hashable(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -454,7 +471,7 @@ def register_api(context: AppContext) -> None:
             return context.board_view(("api", part, *hashable(values)), lambda: table_json(without_empty_info_columns(
                 percent_table(context, *values, part=part))))
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
-            raise gr.Error(user_error(exc, context.redact_paths)) from None
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
 
     def leaderboard_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                         columns: list[str] | None = None, details: bool = False, mode: str = "official",
@@ -492,7 +509,7 @@ def register_api(context: AppContext) -> None:
             figure = chart_figure(context, benchmark, view, search, sources, columns, False, mode, "", [], False, [], kind,
                                   top)
         except Exception as exc:  # noqa: BLE001
-            raise gr.Error(user_error(exc, context.redact_paths)) from None
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
         return {"type": "plotly", "plot": figure.to_json()}
 
     gr.api(leaderboard_api, api_name="leaderboard", **READ_EVENT)

@@ -13,8 +13,8 @@ import pandas as pd
 from evaluators.board import RANK_COLUMN
 from evaluators.core.registry import all_benchmarks
 from evaluators.overview import LACKS_COLUMN, MODEL_COLUMN, SOURCE_SUFFIX, aggregate_rule, headlines, overview_rows
-from ui.context import READ_EVENT, AppContext
-from ui.format import table_json, user_error
+from ui.context import READ_EVENT, AppContext, plain_error
+from ui.format import table_json
 
 # The overview compares published figures: official scoring only (strict mode has no published rows).
 MODE = "official"
@@ -22,8 +22,18 @@ TEXT_COLUMNS = (RANK_COLUMN, MODEL_COLUMN, LACKS_COLUMN)
 
 
 def overview_frame(context: AppContext) -> pd.DataFrame:
-    """The overview (fractions) from each declaring benchmark's cached board."""
-    return overview_rows({h.benchmark.name: context.board_frame(h.benchmark.name, MODE) for h in headlines()})
+    """The overview (fractions) from each declaring benchmark's cached board; built once per change of the
+    store and shared (every page load asks for it)."""
+    return context.board_view(("overview",), lambda: overview_rows(
+        {h.benchmark.name: context.board_frame(h.benchmark.name, MODE) for h in headlines()}))
+
+
+def nobody_ranked_note(frame: pd.DataFrame) -> str:
+    """Said when no model has every benchmark's figure yet (so the table below is unranked)."""
+    if frame[RANK_COLUMN].notna().any():
+        return ""
+    return ("**No model has a figure on every benchmark yet**, so none is ranked: the models below are listed by "
+            "how many benchmarks they have. Evaluate a model on every benchmark here to rank it.")
 
 
 def _figures(frame: pd.DataFrame) -> list[str]:
@@ -68,20 +78,22 @@ def overview_note() -> str:
 class OverviewParts:
     """What the app wires: the table refreshed on page load, and each button to open its benchmark's table."""
 
-    table: gr.Dataframe
-    refresh: Callable[[], pd.DataFrame]
+    table: list[Any]  # the table, and the line said when nobody is ranked
+    refresh: Callable[[], tuple[pd.DataFrame, str]]
     open_buttons: list[tuple[gr.Button, str]]
 
 
 def build(context: AppContext) -> OverviewParts:
     gr.Markdown(overview_note())
+    nobody = gr.Markdown(nobody_ranked_note(overview_frame(context)))
 
-    def refresh() -> pd.DataFrame:
-        return overview_display(overview_frame(context))
+    def refresh() -> tuple[pd.DataFrame, str]:
+        frame = overview_frame(context)
+        return overview_display(frame), nobody_ranked_note(frame)
 
-    initial = refresh()
-    table = gr.Dataframe(initial, interactive=False, pinned_columns=2, column_widths=column_widths(initial), buttons=["fullscreen", "copy"], max_height=560,
-                         wrap=True, label="Overview across benchmarks")
+    initial = refresh()[0]
+    table = gr.Dataframe(initial, interactive=False, pinned_columns=2, column_widths=column_widths(initial),
+                         buttons=["fullscreen", "copy"], max_height=560, wrap=True, label="Overview across benchmarks")
     with gr.Row():
         open_buttons = [(gr.Button(f"Open {b.title} table", size="sm"), b.name) for b in all_benchmarks()]
 
@@ -92,9 +104,9 @@ def build(context: AppContext) -> OverviewParts:
         try:
             frame = in_percent(overview_frame(context))
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
-            raise gr.Error(user_error(exc, context.redact_paths)) from None
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
         return table_json(frame, aggregate=aggregate_rule())
 
     gr.api(overview_api, api_name="overview", **READ_EVENT)
-    return OverviewParts(table, refresh, open_buttons)
+    return OverviewParts([table, nobody], refresh, open_buttons)
 

@@ -18,6 +18,10 @@ class Metric:
     higher_is_better: bool = True
     # "fraction" (shown as a percentage), "count" (an integer), or "text" (a label such as a method)
     kind: str = "fraction"
+    # A fraction that is the share of the view's items right (so n items give its 95% interval); False for
+    # a share of some other count (a precision, an accuracy over triggered items) or a mean score (F1,
+    # ROUGE): the board shows no n and no interval rather than a wrong one.
+    share_of_items: bool = True
 
     @property
     def shown_as(self) -> str:

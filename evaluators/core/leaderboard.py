@@ -51,7 +51,14 @@ FACT_FIELDS: dict[str, tuple[type, ...]] = {
     "name": (str,), "aliases": (list,), "organisation": (str, type(None)), "params_b": (int, float, type(None)),
     "licence": (str, type(None)), "open_weights": (bool, type(None)), "link": (str, type(None)), "source": (str,),
 }
-OPTIONAL_FACT_FIELDS: dict[str, tuple[type, ...]] = {"notes": (str,)}
+# snapshots: dated versions that share the facts but are different models to compare (gpt-4o-2024-08-06)
+OPTIONAL_FACT_FIELDS: dict[str, tuple[type, ...]] = {"notes": (str,), "snapshots": (list,)}
+# Prefixes that name where a model is served or published, not a different model: "openai/gpt-4o",
+# "Qwen/Qwen2.5-7B-Instruct". Any other "org/" may be someone's fine-tune of the model, so it stays.
+PROVIDER_PREFIXES = re.compile(
+    r"^(?:accounts/[^\s/]+/models/|(?:openai|anthropic|google|gemini|models|azure|bedrock|vertex_ai|openrouter|"
+    r"together|fireworks|groq|qwen|meta-llama|deepseek-ai|mistralai|moonshotai|microsoft|salesforce|team-ace|"
+    r"madeagents|thudm|zai-org|stepfun-ai|internlm|openbmb|watt-ai|huggingface)/)+")
 _TYPE_NAMES = {str: "a string", list: "a list of strings", int: "a number", float: "a number", bool: "true or false",
                type(None): "null"}
 
@@ -61,13 +68,14 @@ class ModelFacts:
     """What is publicly known of one model (our own table, each entry with its source)."""
 
     name: str
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...]  # other spellings of this very model
     organisation: str
     params_b: float | None
     licence: str | None
     open_weights: bool | None
     link: str | None
     source: str
+    snapshots: tuple[str, ...] = ()  # dated versions: the same facts, each its own model on the boards
 
 
 def load_model_facts(folder: Path = LEADERBOARD_DIR) -> tuple[ModelFacts, ...]:
@@ -117,21 +125,22 @@ def _model_facts(entry: Any, index: int, path: Path) -> ModelFacts:
     for field_name in ("link", "source"):
         if isinstance(entry[field_name], str) and not entry[field_name].startswith("https://"):
             raise DataError(f"{label}: field {field_name!r} must be an https:// address, got {entry[field_name]!r}", path)
-    if not all(isinstance(alias, str) and alias.strip() for alias in entry["aliases"]):
-        raise DataError(f"{label}: field 'aliases' must be a list of non-empty strings", path)
+    for field_name in ("aliases", "snapshots"):
+        if not all(isinstance(alias, str) and alias.strip() for alias in entry.get(field_name, [])):
+            raise DataError(f"{label}: field {field_name!r} must be a list of non-empty strings", path)
     if entry["params_b"] is not None and entry["params_b"] <= 0:
         raise DataError(f"{label}: field 'params_b' must be a positive number of billions, got {entry['params_b']}", path)
     return ModelFacts(name=entry["name"], aliases=tuple(entry["aliases"]), organisation=entry["organisation"],
                       params_b=None if entry["params_b"] is None else float(entry["params_b"]),
                       licence=entry["licence"], open_weights=entry["open_weights"], link=entry["link"],
-                      source=entry["source"])
+                      source=entry["source"], snapshots=tuple(entry.get("snapshots", [])))
 
 
 def normalised_model_name(name: str) -> str:
-    """A model name without case, provider prefix (`openai/`, `models/`) or runs of spaces/underscores
-    (each becomes `-`): "openai/GPT_4o mini" -> "gpt-4o-mini"."""
-    # a prefix is a path of words without spaces ("openai/", "accounts/x/models/"), not the "/" of "w/ reuse"
-    bare = re.sub(r"^(?:[^\s/]+/)+", "", name.strip().lower())
+    """A model name without case, a known provider prefix (PROVIDER_PREFIXES: `openai/`, `Qwen/`) or runs of
+    spaces/underscores (each becomes `-`): "openai/GPT_4o mini" -> "gpt-4o-mini"; "myorg/Qwen2.5-7B" keeps
+    its prefix (someone's fine-tune is not the model)."""
+    bare = PROVIDER_PREFIXES.sub("", name.strip().lower())
     return re.sub(r"[\s_]+", "-", bare.strip())
 
 
@@ -140,7 +149,7 @@ def _check_unique_spellings(facts: tuple[ModelFacts, ...], path: Path) -> None:
     tell which facts apply."""
     owner: dict[str, str] = {}
     for model in facts:
-        spellings = [s.strip().lower() for s in (model.name, *model.aliases)]
+        spellings = [s.strip().lower() for s in (model.name, *model.aliases, *model.snapshots)]
         for spelling in dict.fromkeys([*spellings, *map(normalised_model_name, spellings)]):
             if owner.get(spelling, model.name) != model.name:
                 raise DataError(f"entry {model.name!r}: spelling {spelling!r} is also used by entry {owner[spelling]!r}", path)

@@ -14,10 +14,10 @@ from evaluators.stepeval_audio.solve import solve
 from evaluators.stepeval_audio.tools import TOOLS
 
 METRICS = (
-    Metric("precision", "Precision", "right calls over right calls plus negatives that called this tool"),
-    Metric("recall", "Recall", "positives where the model called anything"),
-    Metric("type_accuracy", "Type acc.", "the right tool among triggered positives"),
-    Metric("param_accuracy", "Param acc.", "arguments judged reasonable (judge or exact match)"),
+    Metric("precision", "Precision", "right calls over right calls plus negatives that called this tool", share_of_items=False),
+    Metric("recall", "Recall", "positives where the model called anything", share_of_items=False),
+    Metric("type_accuracy", "Type acc.", "the right tool among triggered positives", share_of_items=False),
+    Metric("param_accuracy", "Param acc.", "arguments judged reasonable (judge or exact match)", share_of_items=False),
 )
 COUNT_METRICS = tuple(Metric(name, name, kind="count") for name in ("TP", "FN", "FP", "FP_any"))
 

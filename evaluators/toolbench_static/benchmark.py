@@ -13,11 +13,12 @@ from evaluators.toolbench_static.solve import solve
 METRICS = (
     Metric("act_em", "Act.EM", "the tool name is right"),
     Metric("plan_em", "Plan.EM", "the step's plan (call a tool, give up, or finish) is right"),
-    Metric("f1", "F1", "F1 over argument key/value pairs"),
-    Metric("easy_f1", "Easy F1", "F1 on steps with one gold argument set"),
-    Metric("hard_f1", "Hard F1", "F1 on the other steps"),
-    Metric("hallu_rate", "HalluRate", "share of calls to tools that do not exist", higher_is_better=False),
-    Metric("rouge_l", "Rouge-L", "Rouge-L of the final answer"),
+    Metric("f1", "F1", "F1 over argument key/value pairs", share_of_items=False),
+    Metric("easy_f1", "Easy F1", "F1 on steps with one gold argument set", share_of_items=False),
+    Metric("hard_f1", "Hard F1", "F1 on the other steps", share_of_items=False),
+    Metric("hallu_rate", "HalluRate", "share of calls to tools that do not exist", higher_is_better=False,
+           share_of_items=False),
+    Metric("rouge_l", "Rouge-L", "Rouge-L of the final answer", share_of_items=False),
 )
 
 BENCHMARK = Benchmark(
