@@ -41,3 +41,11 @@ def test_a_precision_row_has_no_n_and_no_interval():
     frame = board_rows("stepeval_audio", None)
     assert frame["precision_n"].map(lambda v: v is None or pd.isna(v)).all()
     assert frame["precision_low"].map(lambda v: v is None or pd.isna(v)).all()
+
+
+def test_an_interval_is_shown_as_plus_minus_or_by_its_two_sides_where_lopsided():
+    from ui.format import _percent_text
+
+    assert _percent_text(50.0, 40.4, 59.6) == "50.0 ± 9.6"
+    assert _percent_text(100.0, 72.2, 100.0) == "100.0 +0.0/−27.8"  # never a bound past 100
+    assert _percent_text(81.1, None, None) == "81.1"

@@ -88,8 +88,8 @@ def build_app(context: AppContext) -> gr.Blocks:
         # Every visit sees the current store (runs finished since the page was built, uploads added), in
         # the view the page's address names (a shared link).
         demo.load(board.restore, None, board.restore_outputs, api_visibility="private", **READ_EVENT).then(
-            board.refresh, board.filters, board.table, api_visibility="private", **READ_EVENT).then(
-            board.chart, board.chart_inputs, board.plot, api_visibility="private", **READ_EVENT)
+            board.refresh, board.filters, board.table, **leaderboard_tab.TABLE_REDRAW).then(
+            board.chart, board.chart_inputs, board.plot, **leaderboard_tab.CHART_REDRAW)
         demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
         # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
         for button, name in overview.open_buttons:

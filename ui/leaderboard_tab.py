@@ -36,6 +36,11 @@ MAX_SEARCH_CHARS = 200
 TRUE_WORDS = ("1", "true", "yes", "on")
 # Read-only events of the board: run side by side (READ_EVENT), not listed in the API page.
 PRIVATE_READ = {**READ_EVENT, "api_visibility": "private"}
+# The page's redraws (the page load's and each control's) write the same tables and chart: taken one at a
+# time in the order they were asked, so an earlier redraw never lands over a later one (a search typed
+# while the page loads). Each serves a cached view, so the line moves fast.
+TABLE_REDRAW = {"concurrency_limit": 1, "concurrency_id": "board-table-redraw", "api_visibility": "private"}
+CHART_REDRAW = {"concurrency_limit": 1, "concurrency_id": "board-chart-redraw", "api_visibility": "private"}
 # Writes the board's state (a query string the server built) into the address bar, without a reload;
 # inside a Hugging Face Space (an iframe) the Space page's address too, which it forwards to the app.
 URL_JS = """(query) => {
@@ -371,14 +376,17 @@ def build(context: AppContext) -> LeaderboardParts:
     def restore(request: gr.Request) -> tuple[Any, ...]:
         """The controls as the page URL's query gives them (a shared link), every invalid value ignored."""
         chosen = state_from_params(query_lists(getattr(request, "query_params", None) or {}), facts)
+        note_now = source_note(chosen.benchmark, chosen.mode, board_updated(context.board_frame(chosen.benchmark,
+                                                                                                chosen.mode)))
+        if chosen == default_state():
+            # A plain visit: the controls stay as built (the visitor may already be typing in them).
+            return (*(gr.update() for _ in filters), note_now, gr.update())
         layout, known = layout_for(chosen.benchmark), facts(chosen.benchmark, chosen.mode)
         return (chosen.benchmark, gr.update(choices=list(layout.views), value=chosen.view, label=layout.view_label),
                 chosen.search, list(chosen.sources), gr.update(choices=list(layout.columns), value=list(chosen.columns)),
                 chosen.details, chosen.mode, gr.update(choices=list(layout.columns), value=chosen.sort_by),
                 gr.update(choices=known["organisation"], value=list(chosen.organisations)), chosen.open_weights_only,
-                gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
-                source_note(chosen.benchmark, chosen.mode, board_updated(context.board_frame(chosen.benchmark,
-                                                                                             chosen.mode))),
+                gr.update(choices=known["request_mode"], value=list(chosen.request_modes)), note_now,
                 gr.update(open=hidden_choices(chosen)))
 
     def draw_chart(*values: Any) -> Any:
@@ -393,10 +401,10 @@ def build(context: AppContext) -> LeaderboardParts:
     mode.input(switch_mode, [benchmark, mode, organisations, request_modes], [organisations, request_modes, note],
                **PRIVATE_READ)
     for control in filters:
-        control.change(refresh, filters, outputs, trigger_mode="always_last", **PRIVATE_READ)
-        control.change(draw_chart, chart_inputs, plot, trigger_mode="always_last", **PRIVATE_READ)
+        control.change(refresh, filters, outputs, trigger_mode="always_last", **TABLE_REDRAW)
+        control.change(draw_chart, chart_inputs, plot, trigger_mode="always_last", **CHART_REDRAW)
     for control in (chart_kind, chart_rows):
-        control.change(draw_chart, chart_inputs, plot, trigger_mode="always_last", **PRIVATE_READ)
+        control.change(draw_chart, chart_inputs, plot, trigger_mode="always_last", **CHART_REDRAW)
     address.change(None, address, None, js=URL_JS, **PRIVATE_READ)
     # The file box shows once it holds a file (API callers get the plain path); any change of the view
     # empties and hides it again (refresh), so it never offers the previous view's file.
