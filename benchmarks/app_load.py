@@ -19,11 +19,8 @@ Usage: python benchmarks/app_load.py [--runs 50] [--rounds 3] [--crowds 1,10,50]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -31,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.app_speed import free_port, seed_runs, wait_for_page  # noqa: E402
+from benchmarks.app_speed import started_app  # noqa: E402
 
 SEARCHES = ("", "gpt", "qwen", "seeded")
 
@@ -123,30 +120,18 @@ def main() -> int:
     parser.add_argument("--visitors", default="http,gradio_client", help="kinds of visitor to measure")
     args = parser.parse_args()
     crowds = [int(c) for c in args.crowds.split(",")]
-    with tempfile.TemporaryDirectory() as home:
-        os.environ["TOOLBOARD_HOME"] = home
-        seed_runs(args.runs)
-        port = free_port()
-        env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
-        app = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-        results = []
-        try:
-            url = f"http://127.0.0.1:{port}/"
-            wait_for_page(url)
-            for kind in args.visitors.split(","):
-                clients = [make_visitor(kind, url) for _ in range(max(crowds))]
-                # Each visitor's first request is its page load: Gradio builds the session's state (a copy of
-                # every component's config) and the first one builds the cached board. Timed apart.
-                first = [read_board(client, 0) for client in clients]
-                results.append((f"{kind} first", 1, first, 0.0))
-                for crowd in crowds:
-                    cpu = time.process_time()
-                    times = crowd_round_trips(clients[:crowd], args.rounds)
-                    results.append((kind, crowd, times, (time.process_time() - cpu) / len(times)))
-        finally:
-            app.terminate()
-            app.wait(10)
+    results = []
+    with started_app(args.runs) as url:
+        for kind in args.visitors.split(","):
+            clients = [make_visitor(kind, url) for _ in range(max(crowds))]
+            # Each visitor's first request is its page load: Gradio builds the session's state (a copy of
+            # every component's config) and the first one builds the cached board. Timed apart.
+            first = [read_board(client, 0) for client in clients]
+            results.append((f"{kind} first", 1, first, 0.0))
+            for crowd in crowds:
+                cpu = time.process_time()
+                times = crowd_round_trips(clients[:crowd], args.rounds)
+                results.append((kind, crowd, times, (time.process_time() - cpu) / len(times)))
     print(f"leaderboard reads through /leaderboard ({args.runs} stored runs + published rows, {args.rounds} rounds)")
     for kind, crowd, times, cpu in results:
         if kind.endswith(" first"):

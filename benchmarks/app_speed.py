@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +48,26 @@ def seed_runs(count: int) -> None:
     for index in range(count):
         store_submission(store, submission, f"seeded-model-{index}")
     store.close()
+
+
+@contextmanager
+def started_app(runs: int) -> Iterator[str]:
+    """`python app.py` as a new user starts it, on a fresh TOOLBOARD_HOME holding `runs` uploaded runs and a
+    free port; its URL once the page answers; stopped afterwards."""
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["TOOLBOARD_HOME"] = home
+        seed_runs(runs)
+        port = free_port()
+        env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
+        app = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        try:
+            url = f"http://127.0.0.1:{port}/"
+            wait_for_page(url)
+            yield url
+        finally:
+            app.terminate()
+            app.wait(10)
 
 
 def wait_for_page(url: str, timeout: float = 60) -> float:

@@ -12,8 +12,6 @@ Usage: python benchmarks/screenshots.py [--out /tmp/toolboard-screenshots] [--ru
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.app_speed import free_port, seed_runs, wait_for_page  # noqa: E402
+from benchmarks.app_speed import started_app  # noqa: E402
 
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -85,30 +83,17 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as home:
-        os.environ["TOOLBOARD_HOME"] = home
-        seed_runs(args.runs)
-        port = free_port()
-        env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
-        app = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-        missing: list[str] = []
+    missing: list[str] = []
+    with started_app(args.runs) as url, sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         try:
-            url = f"http://127.0.0.1:{port}/"
-            wait_for_page(url)
-            with sync_playwright() as driver:
-                browser = driver.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-                try:
-                    seen: list[str] = []
-                    for size in SIZES:
-                        found, problems = shoot_size(browser, url, size, args.out, seen)
-                        seen += [name for name in found if name not in seen]
-                        missing += problems
-                finally:
-                    browser.close()
+            seen: list[str] = []
+            for size in SIZES:
+                found, problems = shoot_size(browser, url, size, args.out, seen)
+                seen += [name for name in found if name not in seen]
+                missing += problems
         finally:
-            app.terminate()
-            app.wait(10)
+            browser.close()
     for problem in missing:
         print(problem, file=sys.stderr)
     return 1 if missing else 0

@@ -16,15 +16,20 @@ LEADERBOARD_DIR = Path(__file__).resolve().parents[2] / "leaderboard_data"
 PUBLISHED_REQUEST_MODES = ("prompt", "native tools", None)
 
 
+def _read_json(path: Path, missing: str) -> Any:
+    """A JSON file of leaderboard_data; `missing` says what is missing when it is not there."""
+    if not path.is_file():
+        raise DataError(missing, path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+
+
 def load_published(benchmark: str, folder: Path = LEADERBOARD_DIR) -> dict[str, Any]:
     """The benchmark's published table: its source, caveats and rows (metric values as fractions)."""
     path = folder / f"{benchmark}.json"
-    if not path.is_file():
-        raise DataError("no published results for this benchmark", path)
-    try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    table = _read_json(path, "no published results for this benchmark")
     for index, row in enumerate(table.get("rows", [])):
         values = row.get("summary", row.get("metrics"))
         if not isinstance(row.get("model"), str) or not isinstance(values, dict):
@@ -87,12 +92,7 @@ def load_model_facts(folder: Path = LEADERBOARD_DIR) -> tuple[ModelFacts, ...]:
 @lru_cache(maxsize=8)
 def _load_model_facts(folder: Path) -> tuple[ModelFacts, ...]:
     path = folder / MODELS_FILE
-    if not path.is_file():
-        raise DataError("no model facts table", path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    data = _read_json(path, "no model facts table")
     entries = data.get("models") if isinstance(data, dict) else data
     if not isinstance(entries, list):
         raise DataError("expected a list of models (or {\"models\": [...]})", path)
