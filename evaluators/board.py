@@ -165,14 +165,15 @@ def _published_rows(benchmark: str, layout: BoardLayout) -> list[dict[str, Any]]
         request_mode = row.get("request_mode", table.get("request_mode"))
         rows.append({"model": row["model"], "source": "published", "view": view, "mode": "official", "run_id": "",
                      "fingerprint": "", "details": link, "request_mode": request_mode,
-                     UPDATED_COLUMN: source.get("date"), **values, **_published_n(row, layout)})
+                     UPDATED_COLUMN: source.get("date"), **values,
+                     **_published_n(row.get("n", (table.get("n_by_view") or {}).get(view)), layout)})
     return rows + _published_macro_rows(layout, rows)
 
 
-def _published_n(row: dict[str, Any], layout: BoardLayout) -> dict[str, Any]:
-    """A published row may give `n`: one count for every column, or {column: count}. Without it the
-    row's intervals stay empty (the published tables print no sample counts)."""
-    given = row.get("n")
+def _published_n(given: Any, layout: BoardLayout) -> dict[str, Any]:
+    """The items behind a published row's columns: the row's own `n`, else the table's `n_by_view` for the
+    row's view (counted in the benchmark's data: the published tables print no sample counts); one count for
+    every column, or {column: count}. Without it the row's intervals stay empty."""
     if isinstance(given, int):
         return {c + N_SUFFIX: given for c in (*layout.columns, *layout.detail_columns)}
     if isinstance(given, dict):

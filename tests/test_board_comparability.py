@@ -130,11 +130,13 @@ def test_the_ranking_and_the_rows_kept_apart_are_separate_tables(tmp_path: Path)
     assert ranked[RANK_COLUMN].iloc[0] == 1 and ranked[RANK_COLUMN].notna().all() and apart[RANK_COLUMN].isna().all()
     assert list(ranked[RANK_COLUMN]) == sorted(ranked[RANK_COLUMN])
     assert set(apart.loc[apart[NEWEST_COLUMN], "run_id"]) == {newest} and not ranked[NEWEST_COLUMN].any()
-    # n from the report's per-subset n, and its interval; published rows without n have none
+    # n from the report's per-subset n, and its interval; published rows: the items counted in the benchmark's
+    # data for their view (the table's n_by_view: the site prints no counts)
     row = ranked[ranked["run_id"] == same].iloc[0]
     assert row["overall_n"] == 1 and (row["overall_low"], row["overall_high"]) == pytest.approx(wilson_interval(0.05, 1))
     published = ranked[ranked["source"] == "published"].iloc[0]
-    assert published["overall_n"] is None and published["overall_low"] is None
+    assert published["overall_n"] == 1023
+    assert (published["overall_low"], published["overall_high"]) == pytest.approx(wilson_interval(0.811, 1023))
 
 
 def test_a_published_row_may_give_its_n(monkeypatch: pytest.MonkeyPatch):
@@ -162,7 +164,7 @@ def test_the_page_shows_rank_first_intervals_and_the_best_value_highlighted(tmp_
     # Wilson (0.0005, 0.8133) around 0.05 is lopsided: each side apart (rounded bounds 0.1 and 81.3)
     assert shown.loc[shown["model"] == "same-experiment", "overall"].iloc[0] == "5.0 +76.3/−4.9"
     assert shown.loc[shown["model"] == "same-experiment", "n"].iloc[0] == "1"
-    assert shown["overall"].iloc[0] == "81.1"  # published: no n, no interval
+    assert shown["overall"].iloc[0] == "81.1 ± 2.4"  # published: n counted in the benchmark's data (1023 en items)
     assert "font-weight: bold" in ranked.to_html()
     best = best_cells(frame[~apart], layout)
     assert best["overall"] == [0] and shown["model"].iloc[0] == "GPT-4o"  # the highest overall, highlighted

@@ -49,3 +49,21 @@ def test_an_interval_is_shown_as_plus_minus_or_by_its_two_sides_where_lopsided()
     assert _percent_text(50.0, 40.4, 59.6) == "50.0 ± 9.6"
     assert _percent_text(100.0, 72.2, 100.0) == "100.0 +0.0/−27.8"  # never a bound past 100
     assert _percent_text(81.1, None, None) == "81.1"
+
+
+def test_published_acebench_rows_take_n_from_the_items_in_its_data(tmp_path):
+    import json
+
+    import pytest
+
+    from evaluators.core.errors import DataError
+    from evaluators.core.leaderboard import LEADERBOARD_DIR, load_published
+
+    frame = board_rows("acebench", None)
+    published = frame[(frame["source"] == "published") & (frame["view"] == "en")].iloc[0]
+    assert published["overall_n"] == 1023 and published["overall_low"] is not None
+    table = json.loads((LEADERBOARD_DIR / "acebench.json").read_text(encoding="utf-8"))
+    table["n_by_view"] = {"en": {"overall": "many"}}
+    (tmp_path / "acebench.json").write_text(json.dumps(table), encoding="utf-8")
+    with pytest.raises(DataError, match=r"n_by_view\['en'\] must map each column to a positive number"):
+        load_published("acebench", tmp_path)

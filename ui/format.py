@@ -62,7 +62,7 @@ def _percent_text(value: Any, low: Any, high: Any) -> str:
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return f"{value:.1f}"
     above, below = max(high - value, 0.0), max(value - low, 0.0)
-    if abs(above - below) >= 0.15:
+    if abs(above - below) > 0.25 * max(above, below):
         return f"{value:.1f} +{above:.1f}/−{below:.1f}"
     return f"{value:.1f} ± {(high - low) / 2:.1f}"
 

@@ -225,7 +225,9 @@ def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
              "items have an interval: a precision, a mean F1 or ROUGE has a different denominator, so none is shown; "
              "a mean over categories is treated as a share of all their items. Sources: **published** (the paper or "
              "the benchmark's site), **evaluated** (runs in this app, with their settings fingerprint), **uploaded** "
-             "(scored predictions files). Published tables print no sample counts, so their rows have no interval.",
+             "(scored predictions files). Published tables print no sample counts: a published row's n is the items "
+             "counted in the benchmark's data for its view where the table gives them (`n_by_view`), else it has no "
+             "interval.",
              "**Ranked**: the published rows and the evaluated runs that are the same experiment (the reference's "
              "requests and sampling, text mode, every item); rows whose intervals overlap the first row of the rank "
              "above share its rank; a rank is the row's place in its view, so searching and the model filters hide "
