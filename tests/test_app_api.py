@@ -239,10 +239,11 @@ def test_the_ranking_and_the_rows_kept_apart_have_their_own_endpoints(app: Runni
     assert ranked[0]["rank"] == 1 and all(r["rank"] is not None and not r.get("apart_reason") for r in ranked)
     assert apart and all(r["apart_reason"] and r["rank"] is None for r in apart)
     assert [r["model"] for r in everything] == [r["model"] for r in ranked + apart]
-    # the newest run is marked; intervals in % beside each fraction, empty for published rows without n
+    # the newest run is marked; intervals in % beside each fraction (published ACEBench rows: n from its data)
     mine = next(r for r in apart if r["run_id"] == run_id)
     assert mine["newest"] is True and mine["overall_n"] > 0 and mine["overall_low"] < mine["overall"] < mine["overall_high"]
-    assert ranked[0]["overall_low"] is None and not any(r["newest"] for r in ranked if r["source"] == "published")
+    assert ranked[0]["overall_n"] == 1023 and ranked[0]["overall_low"] < ranked[0]["overall"] < ranked[0]["overall_high"]
+    assert not any(r["newest"] for r in ranked if r["source"] == "published")
 
 
 def test_api_messages_are_plain_text_without_markdown_escapes(app: RunningApp, client: Client, tmp_path: Path):
