@@ -37,6 +37,11 @@ def not_fractions() -> frozenset[str]:
     return frozenset(PLAIN_COLUMNS).union(metric.name for metric in declared if metric.kind != "fraction")
 
 
+def in_percent_points(shares: pd.Series) -> pd.Series:
+    """Shares as percentages with one decimal (numbers; NaN where blank), as the board and its API give them."""
+    return pd.to_numeric(shares, errors="coerce").mul(100).round(1)
+
+
 def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
     """Metric fractions (and their interval bounds) as percentages with one decimal, as the published
     tables print them."""
@@ -45,7 +50,7 @@ def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
     fractions = [c for c in (*layout.columns, *layout.detail_columns) if c not in plain]
     for column in shown.columns:
         if column in fractions or any(column == c + suffix for c in fractions for suffix in (LOW_SUFFIX, HIGH_SUFFIX)):
-            shown[column] = pd.to_numeric(shown[column], errors="coerce").mul(100).round(1)
+            shown[column] = in_percent_points(shown[column])
     return shown
 
 

@@ -14,7 +14,7 @@ from evaluators.board import RANK_COLUMN
 from evaluators.core.registry import all_benchmarks
 from evaluators.overview import LACKS_COLUMN, MODEL_COLUMN, SOURCE_SUFFIX, aggregate_rule, headlines, overview_rows
 from ui.context import READ_EVENT, AppContext, plain_error
-from ui.format import table_json
+from ui.format import in_percent_points, table_json
 
 # The overview compares published figures: official scoring only (strict mode has no published rows).
 MODE = "official"
@@ -44,7 +44,7 @@ def in_percent(frame: pd.DataFrame) -> pd.DataFrame:
     """Figures and aggregate as percentages with one decimal (numbers; None where blank), as the board's API."""
     shown = frame.copy()
     for column in _figures(frame):
-        shown[column] = pd.to_numeric(shown[column], errors="coerce").mul(100).round(1)
+        shown[column] = in_percent_points(shown[column])
     return shown
 
 
