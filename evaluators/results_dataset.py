@@ -19,6 +19,7 @@ pyarrow is imported inside functions: the app imports this module's callers at s
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -30,17 +31,18 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evaluators.board import N_SUFFIX, board_rows, fraction_columns, published_table
+from evaluators.board import N_SUFFIX, SOURCE_OF_RUN, board_rows, fraction_columns, published_table
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, benchmark_names, get_benchmark
 from evaluators.core.types import SampleScore
 from evaluators.engine.redact import redact
+from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.store import RunRow, Store, StoredSample, json_text, storable_text
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-CONFIGS = ("contents", "details")
+CONFIGS = ("contents", "details", "runs")
 # One split per config; the file name is the Hub's usual shard name, so the Hub viewer reads it too.
 SPLIT = "train"
 DATA_FILE = f"{SPLIT}-00000-of-00001.parquet"
@@ -87,7 +89,7 @@ DETAILS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("mode", "string", "scoring mode of the verdict: official or strict"),
     ("raw_output", "string", "the model's raw text output"),
     ("raw_tool_calls", "string", "native tool calls as returned, JSON text ([{name, arguments}])"),
-    ("raw_result", "string", "an uploaded `result` field (e.g. ACEBench agent end states), JSON text"),
+    ("raw_result", "string", "an uploaded `result` field (e.g. an agent item's end state), JSON text"),
     ("raw_process", "string", "an agent item's process (its messages), JSON text"),
     ("decoded_calls", "string", "the calls the checker decoded from the output, JSON text"),
     ("gold", "string", "the item's gold answer, JSON text; null for runs stored before gold answers were kept"),
@@ -101,6 +103,20 @@ DETAILS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("latency_s", "float64", "seconds the request took"),
     ("prompt_tokens", "int64", "prompt tokens the endpoint counted"),
     ("completion_tokens", "int64", "completion tokens the endpoint counted"),
+)
+# (name, Arrow type, what it holds) of the `runs` columns: what another toolboard store needs to rebuild them.
+RUNS_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("run_id", "string", "the run"),
+    ("benchmark", "string", "the benchmark's name"),
+    ("model", "string", "the run's model"),
+    ("language", "string", "the run's language; null when the benchmark declares none"),
+    ("source", "string", "evaluated or uploaded"),
+    ("created", "string", "when the run was created (ISO 8601, UTC)"),
+    ("finished", "string", "when the run ended (ISO 8601, UTC)"),
+    ("fingerprint", "string", "the run's settings fingerprint"),
+    ("document", "string", "the run's whole record as JSON (settings without endpoints, key names or folders;"
+                           " predictions with their evidence and the last request body sent; verdicts and reports"
+                           " in both scoring modes): what a toolboard Space imports to rebuild its board"),
 )
 # Arrow types of metric columns, by the metric's declared kind (a count can be a mean over views: float).
 KIND_TYPES = {"fraction": "float64", "count": "float64", "text": "string"}
@@ -120,6 +136,7 @@ class WrittenDataset:
     folder: Path
     contents_rows: int
     details_rows: int
+    runs_rows: int
 
 
 # ---- schemas ---------------------------------------------------------------------------------------
@@ -348,12 +365,91 @@ def details_rows(store: Store, run_ids: Iterable[str] | None = None) -> pd.DataF
     return pa.concat_tables(list(detail_batches(store, run_ids))).to_pandas(types_mapper=pd.ArrowDtype)
 
 
+# ---- runs ------------------------------------------------------------------------------------------
+
+
+def published_document(store: Store, run_id: str) -> dict[str, Any]:
+    """The run's whole record (run_document.export_run) as a results dataset holds it: no base URL, no API key
+    variable name, no data folder; what a user typed (model, notes, settings) as public_text; request bodies
+    with their `model` fields as public_text and key-shaped tokens redacted (a body names no endpoint and no
+    key: those travel in the URL and headers). Imported into another store it rebuilds the run's board rows
+    and its evidence."""
+    document = export_run(store, run_id)
+    run = document["run"]
+    run.update(base_url="", model=public_text(run["model"]), config=_public_settings(run["config"]))
+    if isinstance(run.get("notes"), str):
+        run["notes"] = public_text(run["notes"])
+    for prediction in document["predictions"]:
+        prediction["request"] = _public_request(prediction.get("request"))
+    return document
+
+
+def _public_request(value: Any, key: str = "") -> Any:
+    """A kept request body as it may be published: `model` names (a local server names a model by its folder)
+    as public_text, any other text without key-shaped tokens."""
+    if isinstance(value, dict):
+        return {name: _public_request(item, name) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_public_request(item, key) for item in value]
+    if isinstance(value, str):
+        return public_text(value) if key == "model" else redact(value)
+    return value
+
+
+def _public_settings(config: Any) -> Any:
+    """A run's settings without endpoints, key variable names or local folders; other text as public_text."""
+    if isinstance(config, dict):
+        return {name: "" if name in ("base_url", "api_key_env") else None if name == "data_dir"
+                else _public_settings(value) for name, value in config.items()}
+    if isinstance(config, list):
+        return [_public_settings(value) for value in config]
+    return public_text(config) if isinstance(config, str) else config
+
+
+def runs_table(store: Store, run_ids: Iterable[str] | None = None) -> pa.Table:
+    """The `runs` rows: one per finished run, with its whole record as JSON text (published_document)."""
+    import pyarrow as pa
+
+    records = []
+    for run in chosen_runs(store, run_ids):
+        record = {"run_id": run.id, "benchmark": run.benchmark, "model": public_text(run.model),
+                  "language": run.language, "source": SOURCE_OF_RUN.get(run.source, run.source),
+                  "created": _iso_time(run.created_at), "finished": _iso_time(run.finished_at),
+                  "fingerprint": run.fingerprint, "document": json_text(published_document(store, run.id))}
+        where = f"run {run.id!r}"
+        records.append({name: _cell(record[name], kind, f"{where}: column {name!r}") for name, kind, _ in RUNS_COLUMNS})
+    return pa.Table.from_pylist(records, schema=_schema((name, kind) for name, kind, _ in RUNS_COLUMNS))
+
+
+@dataclass(frozen=True)
+class ImportedRuns:
+    imported: list[str]
+    already_there: list[str]
+    skipped: list[str]  # "run id: why", one per row that could not be imported
+
+
+def import_runs(store: Store, runs: pd.DataFrame) -> ImportedRuns:
+    """Insert the runs of a `runs` table the store does not have, each all or nothing; a row that is not a
+    valid run document is skipped and said why, the others still import."""
+    imported, there, skipped = [], [], []
+    for row in runs.to_dict("records"):
+        run_id = str(row.get("run_id"))
+        try:
+            document = json.loads(row.get("document") or "null")
+            if not isinstance(document, dict) or (document.get("run") or {}).get("id") != run_id:
+                raise ResultsDatasetError("its document is not the record of this run")
+            (imported if import_run(store, document) else there).append(run_id)
+        except (ToolboardError, ValueError) as problem:
+            skipped.append(f"{run_id}: {problem}")
+    return ImportedRuns(imported, there, skipped)
+
+
 # ---- the dataset folder ----------------------------------------------------------------------------
 
 
 def write_dataset(folder: str | Path, store: Store, run_ids: Iterable[str] | None = None,
                   benchmarks: Iterable[str] | None = None) -> WrittenDataset:
-    """Write `contents/`, `details/` (one Parquet file each) and the dataset card into `folder`. Files of an
+    """Write `contents/`, `details/`, `runs/` (one Parquet file each) and the dataset card into `folder`. Files of an
     earlier export there are replaced; other Parquet files in those folders are refused (they would load too).
     A config without rows is left out (file and card): `datasets` cannot load an empty split."""
     import pyarrow.parquet as pq
@@ -372,9 +468,45 @@ def write_dataset(folder: str | Path, store: Store, run_ids: Iterable[str] | Non
         raise ResultsDatasetError(f"nothing to export for {', '.join(names)}: no published rows and no finished runs")
     _replace(folder / "contents" / DATA_FILE, lambda path: pq.write_table(contents, path))
     details_count = _write_details(folder / "details" / DATA_FILE, store, runs)
-    configs = ("contents", "details") if details_count else ("contents",)
+    records = runs_table(store, runs)
+    _replace(folder / "runs" / DATA_FILE, lambda path: pq.write_table(records, path) if records.num_rows else None)
+    configs = [config for config, count in zip(CONFIGS, (contents.num_rows, details_count, records.num_rows)) if count]
     _replace(folder / CARD_FILE, lambda path: path.write_text(dataset_card(names, configs), encoding="utf-8"))
-    return WrittenDataset(folder, contents.num_rows, details_count)
+    return WrittenDataset(folder, contents.num_rows, details_count, records.num_rows)
+
+
+def run_shard_name(run_id: str) -> str:
+    """The file of one run in each config of a dataset grown run by run (the hub sync appends this way)."""
+    return f"{run_id}.parquet"
+
+
+def write_run_shards(folder: str | Path, store: Store, run_id: str) -> list[str]:
+    """Write one finished run's `runs` row and `details` rows as `runs/<id>.parquet` and `details/<id>.parquet`
+    under `folder` (details left out when it has no scored item); returns the paths written, relative to it."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    written = []
+    for config in ("runs", "details"):
+        (folder / config).mkdir(parents=True, exist_ok=True)
+    pq.write_table(runs_table(store, [run_id]), folder / "runs" / run_shard_name(run_id))
+    written.append(f"runs/{run_shard_name(run_id)}")
+    if _write_details(folder / "details" / run_shard_name(run_id), store, [run_id]):
+        written.append(f"details/{run_shard_name(run_id)}")
+    return written
+
+
+def write_contents_and_card(folder: str | Path, store: Store, configs: Iterable[str]) -> list[str]:
+    """Write the whole `contents` (every board row the store makes, published rows included) and the dataset
+    card naming `configs`; returns the paths written, relative to `folder`."""
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    names = benchmark_names()
+    (folder / "contents").mkdir(parents=True, exist_ok=True)
+    pq.write_table(contents_table(store, names), folder / "contents" / DATA_FILE)
+    (folder / CARD_FILE).write_text(dataset_card(names, configs), encoding="utf-8")
+    return [f"contents/{DATA_FILE}", CARD_FILE]
 
 
 def _write_details(path: Path, store: Store, run_ids: list[str]) -> int:
@@ -418,18 +550,40 @@ def _replace(path: Path, write: Any) -> None:
 def read_dataset(folder: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The `contents` and `details` of a results dataset folder, checked: every Parquet file readable and
     with the columns and types this module writes (other benchmarks' metric columns are welcome)."""
+    return read_config(folder, "contents"), read_config(folder, "details")
+
+
+def read_config(folder: str | Path, config: str) -> pd.DataFrame:
+    """One config (contents, details or runs) of a results dataset folder, checked as read_dataset checks it."""
+    if config not in CONFIGS:
+        raise ResultsDatasetError(f"unknown config {config!r}: one of {', '.join(CONFIGS)}")
     folder = Path(folder)
     if not folder.is_dir():
-        raise ResultsDatasetError(f"{folder} is not a folder (a results dataset is a folder with contents/ and details/)")
-    return _read_config(folder, "contents"), _read_config(folder, "details")
+        raise ResultsDatasetError(f"{folder} is not a folder (a results dataset is a folder with contents/, details/"
+                                  " and runs/)")
+    return _read_config(folder, config)
+
+
+def read_config_file(path: str | Path, config: str) -> pd.DataFrame:
+    """One Parquet file of a config, checked as read_config checks every file (a dataset grown run by run is
+    read file by file, so one damaged file costs only its own rows)."""
+    if config not in CONFIGS:
+        raise ResultsDatasetError(f"unknown config {config!r}: one of {', '.join(CONFIGS)}")
+    return _read_parquet(Path(path), config).to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def _fixed_columns(config: str) -> list[tuple[str, str]]:
+    """The columns every table of a config has (contents adds each benchmark's)."""
+    columns = {"contents": CONTENTS_COLUMNS, "details": DETAILS_COLUMNS, "runs": RUNS_COLUMNS}[config]
+    return [(name, kind) for name, kind, _ in columns]
 
 
 def _read_config(folder: Path, config: str) -> pd.DataFrame:
     import pyarrow as pa
 
     files = sorted((folder / config).glob("*.parquet"))
-    if not files and config == "details":  # an export without scored items writes none
-        return details_schema().empty_table().to_pandas(types_mapper=pd.ArrowDtype)
+    if not files and config != "contents":  # an export without runs or scored items writes none
+        return _schema(_fixed_columns(config)).empty_table().to_pandas(types_mapper=pd.ArrowDtype)
     if not files:
         raise ResultsDatasetError(f"{folder / config}: no Parquet file; expected {config}/{DATA_FILE}"
                                   " (written by `python -m evaluators export --dataset`)")
@@ -446,8 +600,7 @@ def _read_parquet(path: Path, config: str) -> pa.Table:
     except (pa.ArrowException, OSError) as problem:
         raise ResultsDatasetError(f"{path}: not a readable Parquet file ({problem}); truncated or not a results"
                                   " dataset file? Export it again") from None
-    expected = ([(name, kind) for name, kind, _ in CONTENTS_COLUMNS] if config == "contents"
-                else [(name, kind) for name, kind, _ in DETAILS_COLUMNS])
+    expected = _fixed_columns(config)
     missing = [name for name, _ in expected if name not in table.schema.names]
     if missing:
         raise ResultsDatasetError(f"{path}: not a {config!r} table of a results dataset: missing column(s)"
@@ -456,10 +609,10 @@ def _read_parquet(path: Path, config: str) -> pa.Table:
         found = table.schema.field(name).type
         if found != _arrow_type(kind) and found != pa.null():
             raise ResultsDatasetError(f"{path}: column {name!r} is {found}, expected {kind}")
-    if config == "details":
+    if config != "contents":
         extra = [name for name in table.schema.names if name not in dict(expected)]
         if extra:
-            raise ResultsDatasetError(f"{path}: unknown column(s) {', '.join(extra)} in a 'details' table"
+            raise ResultsDatasetError(f"{path}: unknown column(s) {', '.join(extra)} in a {config!r} table"
                                       " (written by a newer toolboard?)")
     else:
         for field in table.schema:
@@ -532,6 +685,7 @@ def dataset_card(benchmarks: Iterable[str], configs: Iterable[str] = CONFIGS) ->
             lines.append(f"| `{column}` | {kind} | {_cell_text(metric.description or metric.shown_as)} |")
         lines.append("")
     lines += ["## `details`: one row per scored item and scoring mode", "", *_column_table(DETAILS_COLUMNS), "",
+              "## `runs`: one row per run, to rebuild a toolboard store", "", *_column_table(RUNS_COLUMNS), "",
               "## Benchmarks: data, licences and citations", ""]
     for name in names:
         benchmark = get_benchmark(name)
@@ -555,7 +709,8 @@ def dataset_card(benchmarks: Iterable[str], configs: Iterable[str] = CONFIGS) ->
     return "\n".join(lines)
 
 
-__all__ = ["CONFIGS", "CONTENTS_COLUMNS", "DETAILS_COLUMNS", "ResultsDatasetError", "WrittenDataset", "contents_rows",
-           "contents_table", "dataset_card", "detail_batches", "details_rows", "public_text", "read_dataset",
-           "write_dataset"]
+__all__ = ["CONFIGS", "CONTENTS_COLUMNS", "DETAILS_COLUMNS", "RUNS_COLUMNS", "ImportedRuns", "ResultsDatasetError",
+           "WrittenDataset", "chosen_runs", "contents_rows", "contents_table", "dataset_card", "detail_batches", "details_rows",
+           "import_runs", "public_text", "published_document", "read_config", "read_config_file", "read_dataset", "runs_table",
+           "run_shard_name", "write_contents_and_card", "write_dataset", "write_run_shards"]
 

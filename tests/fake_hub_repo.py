@@ -1,6 +1,7 @@
 """A Hugging Face Hub stand-in on 127.0.0.1 with writable dataset repos: just the endpoints
-huggingface_hub uses for create_repo, upload_file (preupload, then a commit with inline base64 content),
-repo_info, the recursive tree listing and file download (what snapshot_download needs).
+huggingface_hub uses for create_repo, upload_file and create_commit (preupload, then a commit with inline
+base64 content and deleted files), repo_info, the recursive tree listing and file download (what
+snapshot_download needs).
 
 Every request is logged (method, path with query, body) so tests can check what was sent. Requests
 must carry `Authorization: Bearer <token>` when the hub was given a token."""
@@ -13,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from aiohttp import web
 
 from tests.loopback_app import LoopbackApp
@@ -60,6 +62,7 @@ class FakeHubRepo(LoopbackApp):
         app.middlewares.append(self._log_and_authorize)
         app.router.add_get("/api/agent-harnesses", self._agent_harnesses)
         app.router.add_post("/api/repos/create", self._create_repo)
+        app.router.add_post("/api/validate-yaml", self._validate_yaml)
         app.router.add_get("/api" + REPO, self._repo_info)
         app.router.add_get("/api" + REPO + "/revision/{revision}", self._repo_info)
         app.router.add_get("/api" + REPO + "/tree/{revision}", self._tree)
@@ -101,12 +104,24 @@ class FakeHubRepo(LoopbackApp):
     async def _agent_harnesses(self, request: web.Request) -> web.Response:
         return web.json_response({"standardEnvVars": [], "harnesses": {}})
 
+    async def _validate_yaml(self, request: web.Request) -> web.Response:
+        """A README's metadata header must be YAML (the Hub checks it before a commit that changes README.md)."""
+        content = (await request.json())["content"]
+        header = content.split("---")[1] if content.startswith("---") else ""
+        try:
+            yaml.safe_load(header)
+        except yaml.YAMLError as problem:
+            return _error(400, f"invalid YAML in README.md: {problem}", code=None)
+        return web.json_response({"errors": [], "warnings": []})
+
     async def _create_repo(self, request: web.Request) -> web.Response:
         payload = await request.json()
         kind = payload.get("type") or "model"
         key = f"{kind}s/{payload['organization']}/{payload['name']}"
-        if key in self.repos:
-            return _error(409, "You already created this dataset repo", code=None)
+        if key in self.repos:  # the Hub names the existing repo: create_repo(exist_ok=True) returns its url
+            message = "You already created this dataset repo"
+            return web.json_response({"error": message, "url": f"{self.endpoint}/{key}"}, status=409,
+                                     headers={"X-Error-Message": message})
         repo = FakeRepo(private=payload.get("visibility") == "private")
         repo.head = _commit_id("", {})
         repo.commits[repo.head] = {}
@@ -166,6 +181,9 @@ class FakeHubRepo(LoopbackApp):
                 if value.get("encoding") != "base64":
                     return _error(400, "only base64 inline files are supported here", code=None)
                 changed[value["path"]] = base64.b64decode(value["content"])
+            elif item["key"] == "deletedFile":  # CommitOperationDelete of one file
+                if changed.pop(item["value"]["path"], None) is None:
+                    return _error(404, f"cannot delete {item['value']['path']}: no such file", code="EntryNotFound")
             elif item["key"] != "header":
                 return _error(400, f"operation {item['key']!r} is not supported here", code=None)
         repo.head = _commit_id(repo.head, changed)

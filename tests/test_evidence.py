@@ -3,7 +3,6 @@ sent, so Explore and exports read that one row and never reload or re-download t
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import shutil
@@ -324,11 +323,12 @@ def test_evidence_with_lone_surrogates_dataclasses_and_refused_predictions_keeps
 
 def _export(store: Store, run_id: str, path: Path) -> None:
     from evaluators.cli import stored_runs
+    from evaluators.cli.parser import build_parser
 
     original = stored_runs.Store
     stored_runs.Store = lambda: store  # type: ignore[assignment, misc]
     try:
-        stored_runs.export_command(argparse.Namespace(run_id=run_id, predictions=path, report=None, mode="official"))
+        stored_runs.export_command(build_parser().parse_args(["export", run_id, "--predictions", str(path)]))
     finally:
         stored_runs.Store = original  # type: ignore[misc]
 
@@ -363,7 +363,7 @@ def test_paged_reading_returns_every_row_once(tmp_path: Path):
 
 
 def test_evidence_travels_with_a_run_through_hub_sync_documents(data: Path, tmp_path: Path):
-    from evaluators.engine.hub_sync import export_run, import_run
+    from evaluators.engine.run_document import export_run, import_run
 
     store = Store(tmp_path / "db.sqlite")
     with ScriptedServer(reply=correct_reply) as server:

@@ -1,4 +1,5 @@
-"""Hub sync: run documents (export / import between two stores) and push / pull against a fake Hub."""
+"""Hub sync: run documents (export / import between two stores) and push / pull of the results dataset
+against a fake Hub, with the one-time migration of repos written as runs/<id>.json."""
 
 from __future__ import annotations
 
@@ -12,14 +13,17 @@ from typing import Any
 
 import huggingface_hub.constants
 import pytest
+from datasets import load_dataset
 
+from evaluators.board import board_rows
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
 from evaluators.engine import hub_sync
-from evaluators.engine.hub_sync import HubDocumentError, HubSync, export_run, import_run, without_credentials
+from evaluators.engine.hub_sync import HubSync
+from evaluators.engine.run_document import RunDocumentError, export_run, import_run, without_credentials
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, JSONText, Store
-from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo
+from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, FakeRepo
 
 TOKEN = "hf_fakeToken0123456789abcdef"
 REPO = "toolboard-org/toolboard-results"
@@ -199,7 +203,7 @@ def test_a_failure_inside_the_transaction_writes_nothing(source: Store, target: 
 
 def test_non_objects_are_refused(target: Store):
     for document in (None, [], "text"):
-        with pytest.raises(HubDocumentError, match="a run document is a JSON object"):
+        with pytest.raises(RunDocumentError, match="a run document is a JSON object"):
             import_run(target, document)
 
 
@@ -235,59 +239,151 @@ def test_from_env_is_off_without_a_repo(source: Store, monkeypatch: pytest.Monke
         hub_sync.from_env(source)
 
 
+def pushed_paths(run_id: str) -> list[str]:
+    return [f"runs/{run_id}.parquet", f"details/{run_id}.parquet", "contents/train-00000-of-00001.parquet", "README.md"]
+
+
+def same_but_the_endpoint(target: Store, source: Store, run_id: str) -> None:
+    """The run as rebuilt from the dataset: everything but its endpoint (base URL and key variable, emptied)."""
+    rebuilt, original = everything_about(target, run_id), everything_about(source, run_id)
+    for name in ("base_url", "api_key_env"):
+        assert rebuilt["run"]["config"]["model"].pop(name) == ""
+        original["run"]["config"]["model"].pop(name)
+    assert rebuilt["run"].pop("base_url") == ""
+    original["run"].pop("base_url")
+    assert rebuilt == original
+
+
 def test_a_run_whose_request_held_a_lone_surrogate_pushes_and_pulls(hub: FakeHubRepo, source: Store, target: Store):
     """A model's reply with a lone surrogate, fed back in a dialogue, is in the request kept as evidence:
-    the run's document still encodes, and comes back whole."""
+    the run's record still encodes, and comes back whole."""
     request = JSONText(json.dumps({"requests": 2, "body": {"messages": [{"role": "assistant", "content": "bad \ud800 reply"}]}}))
     run_id = make_finished_run(source, evidence=Evidence({"Clock.setAlarm": {"time": "07:00"}}, request))
-    assert HubSync(REPO, TOKEN, source).push(run_id) == f"runs/{run_id}.json"
+    assert HubSync(REPO, TOKEN, source).push(run_id) == pushed_paths(run_id)
     assert HubSync(REPO, TOKEN, target).pull() == 1
     kept = target.load_sample_evidence(run_id, "normal_atom_bool_0")
     assert kept.request["body"]["messages"][0]["content"] == "bad \\ud800 reply" and kept.gold == {"Clock.setAlarm": {"time": "07:00"}}
 
 
-def test_push_then_pull_into_a_fresh_store(hub: FakeHubRepo, source: Store, target: Store, monkeypatch: pytest.MonkeyPatch):
+def test_push_then_pull_rebuilds_the_board_in_a_fresh_store(hub: FakeHubRepo, source: Store, target: Store,
+                                                           monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     first, second = make_finished_run(source, "model-a"), make_finished_run(source, "model-b")
     monkeypatch.setenv("TOOLBOARD_HUB_REPO", REPO)
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     pusher = hub_sync.from_env(source)
     assert pusher is not None and pusher.endpoint == hub.endpoint
-    assert pusher.push(first) == f"runs/{first}.json"
+    assert pusher.push(first) == pushed_paths(first)
     pusher.push_in_background(second).join(30)
     stored = hub.files(REPO)
-    assert sorted(stored) == sorted([f"runs/{first}.json", f"runs/{second}.json"])
-    assert json.loads(stored[f"runs/{first}.json"]) == export_run(source, first)
+    assert sorted(stored) == sorted({*pushed_paths(first), *pushed_paths(second)})
     assert hub.repos[f"datasets/{REPO}"].private
+    assert len(hub.repos[f"datasets/{REPO}"].commits) == 3  # created, then one commit per run
 
     puller = HubSync(REPO, TOKEN, target)
     assert puller.pull() == 2
     assert puller.pull() == 0  # already there
     requests = list(hub.requests)
-
     for run_id in (first, second):
-        assert everything_about(target, run_id) == everything_about(source, run_id)
-        for mode in MODES:
-            assert target.load_report(run_id, mode) == source.load_report(run_id, mode)
+        same_but_the_endpoint(target, source, run_id)
+    for mode in MODES:  # what a restarted Space shows
+        assert board_rows("acebench", target, mode).equals(board_rows("acebench", source, mode))
     assert any(r.path.startswith("/api/datasets/") and "/commit/" in r.path for r in requests)
     assert any("/resolve/" in r.path and r.method == "GET" for r in requests)
     for request in requests:
         if request.path not in PUBLIC_PATHS:
             assert request.authorization == f"Bearer {TOKEN}"  # the only place the token goes
         assert TOKEN not in request.path and TOKEN not in request.body
-        assert API_KEY not in request.body
+        assert API_KEY not in request.body and "127.0.0.1:8000" not in request.body and "OPENAI_API_KEY" not in request.body
+
+    folder = repo_folder(hub, tmp_path / "copy")  # the repo is a results dataset anyone with access can load
+    contents = load_dataset(str(folder), "contents", split="train", cache_dir=str(tmp_path / "cache")).to_pandas()
+    assert {first, second} <= set(contents["run_id"]) and "published" in set(contents["source"])
+    details = load_dataset(str(folder), "details", split="train", cache_dir=str(tmp_path / "cache")).to_pandas()
+    assert sorted(set(details["run_id"])) == sorted([first, second]) and len(details) == 2 * 3 * len(MODES)
+    runs = load_dataset(str(folder), "runs", split="train", cache_dir=str(tmp_path / "cache")).to_pandas()
+    assert sorted(runs["run_id"]) == sorted([first, second])
 
 
-def test_pull_skips_a_corrupt_file_and_imports_the_rest(hub: FakeHubRepo, source: Store, target: Store,
-                                                        caplog: pytest.LogCaptureFixture):
+def repo_folder(hub: FakeHubRepo, folder: Path) -> Path:
+    """The fake repo's files at its head, written into `folder`."""
+    for path, content in hub.files(REPO).items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(content)
+    return folder
+
+
+def test_a_run_pushed_again_replaces_its_own_files(hub: FakeHubRepo, source: Store, target: Store):
     run_id = make_finished_run(source)
-    HubSync(REPO, TOKEN, source).push(run_id)
+    sync = HubSync(REPO, TOKEN, source)
+    sync.push(run_id)
+    source.set_shared(run_id, True)
+    sync.push(run_id)  # sharing pushes again: the copy must say shared too
+    assert sorted(hub.files(REPO)) == sorted(pushed_paths(run_id))
+    assert HubSync(REPO, TOKEN, target).pull() == 1
+    assert target.get_run(run_id).shared
+
+
+def test_pull_skips_damaged_files_and_imports_the_rest(hub: FakeHubRepo, source: Store, target: Store,
+                                                       caplog: pytest.LogCaptureFixture):
+    run_id, other = make_finished_run(source), make_finished_run(source, "model-b")
+    sync = HubSync(REPO, TOKEN, source)
+    sync.push(run_id)
+    sync.push(other)
     repo = hub.repos[f"datasets/{REPO}"]
+    shard = repo.commits[repo.head][f"runs/{other}.parquet"]
+    repo.commits[repo.head][f"runs/{other}.parquet"] = shard[: len(shard) // 2]  # truncated
     repo.commits[repo.head]["runs/broken.json"] = b'{"format": "toolboard-run", "version": 1, "run": 3}'
     with caplog.at_level(logging.WARNING, logger="evaluators.engine.hub_sync"):
         assert HubSync(REPO, TOKEN, target).pull() == 1
+    assert f"skipped runs/{other}.parquet" in caplog.text and "not a readable Parquet file" in caplog.text
+    assert "truncated" in caplog.text
     assert "skipped runs/broken.json: run must be an object" in caplog.text
-    assert target.has_run(run_id)
+    assert target.has_run(run_id) and not target.has_run(other)
+    assert not board_rows("acebench", target).empty  # the board still loads
+
+
+def test_a_repo_of_run_documents_is_migrated_once(hub: FakeHubRepo, source: Store, target: Store, tmp_path: Path):
+    """A repo written by the earlier hub sync (runs/<id>.json): the runs are imported, written once in the
+    results dataset form, and the JSON files stay."""
+    first, second = make_finished_run(source, "model-a"), make_finished_run(source, "model-b")
+    with FakeRepoWriter(hub) as write:
+        for run_id in (first, second):
+            write(f"runs/{run_id}.json", json.dumps(export_run(source, run_id)).encode())
+    repo = hub.repos[f"datasets/{REPO}"]
+    commits_before = len(repo.commits)
+
+    assert HubSync(REPO, TOKEN, target).pull() == 2
+    files = hub.files(REPO)
+    assert {f"runs/{first}.json", f"runs/{second}.json"} <= set(files)  # left in place
+    for run_id in (first, second):
+        assert {f"runs/{run_id}.parquet", f"details/{run_id}.parquet"} <= set(files)
+        assert everything_about(target, run_id) == everything_about(source, run_id)  # read from its JSON document
+    assert len(repo.commits) == commits_before + 1  # one commit for both
+
+    again = Store(tmp_path / "again.db")
+    assert HubSync(REPO, TOKEN, again).pull() == 2  # now from the new form
+    assert len(repo.commits) == commits_before + 1  # nothing left to migrate
+    for run_id in (first, second):
+        same_but_the_endpoint(again, source, run_id)
+    assert board_rows("acebench", again).equals(board_rows("acebench", target))
+    again.close()
+
+
+class FakeRepoWriter:
+    """Files put straight into the fake repo as one commit (a repo some other tool wrote)."""
+
+    def __init__(self, hub: FakeHubRepo):
+        self.hub = hub
+        self.files: dict[str, bytes] = {}
+
+    def __enter__(self) -> Any:
+        return self.files.__setitem__
+
+    def __exit__(self, *exc: Any) -> None:
+        repo = self.hub.repos.setdefault(f"datasets/{REPO}", FakeRepo(private=True))
+        repo.head = "1" * 40
+        repo.commits[repo.head] = dict(self.files)
 
 
 def test_pull_of_a_repo_that_does_not_exist_yet_imports_nothing(hub: FakeHubRepo, target: Store):

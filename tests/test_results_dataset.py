@@ -10,6 +10,7 @@ every kind of missing as None): every column, every row.
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -242,14 +243,19 @@ def test_no_base_url_key_or_local_path_in_the_written_dataset(store: Store, runs
     folder = tmp_path / "results"
     write_dataset(folder, store)
     contents, details = read_dataset(folder)
+    records = results_dataset.read_config(folder, "runs")
     texts = [path.read_bytes().decode("utf-8", "replace") for path in folder.rglob("*") if path.is_file()]
     # Parquet pages are compressed: the values themselves are searched too, not only the bytes.
-    texts += [str(value) for frame in (contents, details) for column in frame.columns for value in frame[column]]
+    texts += [str(value) for frame in (contents, details, records) for column in frame.columns for value in frame[column]]
     planted = [PRIVATE_HOST, "tenant-42", "secret-route", "10.1.2.3", "private-judge", KEY_VARIABLE, ROLE_KEY_VARIABLE,
-               PLANTED_KEY, "api_key_env", "base_url", LOCAL_MODEL_FOLDER, str(tmp_path), str(PROJECT), "private-data"]
+               PLANTED_KEY, LOCAL_MODEL_FOLDER, str(tmp_path), str(PROJECT), "private-data"]
     found = {word for word in planted for text in texts if word in text}
     assert not found
     assert "Qwen2.5-7B-Instruct" in set(details["model"])
+    for text in records["document"]:  # a run's record keeps the settings' shape, with every endpoint emptied
+        document = json.loads(text)
+        assert document["run"]["base_url"] == "" and document["run"]["config"]["model"]["base_url"] == ""
+        assert document["run"]["config"]["model"]["api_key_env"] == "" and document["run"]["config"].get("data_dir") is None
 
 
 def test_public_text_keeps_urls_and_drops_local_folders_and_keys() -> None:
@@ -341,3 +347,38 @@ def test_the_app_does_not_import_datasets() -> None:
     result = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+# ---- runs: rebuilding a store ----------------------------------------------------------------------
+
+
+def test_the_runs_config_rebuilds_a_store_with_the_same_board(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
+    folder = tmp_path / "results"
+    written = write_dataset(folder, store)
+    assert written.runs_rows == 2
+    records = loaded(folder, "runs", tmp_path / "cache")
+    assert sorted(records["run_id"]) == sorted(runs.values())
+    rebuilt = Store(tmp_path / "rebuilt.db")
+    result = results_dataset.import_runs(rebuilt, results_dataset.read_config(folder, "runs"))
+    assert sorted(result.imported) == sorted(runs.values()) and not result.skipped
+    # The same board as published. The planted run's model, named by a local folder, is published as the folder's
+    # last part; only under that name does the facts table know it, so its facts are not compared.
+    facts = ["organisation", "params_b", "licence", "open_weights", "link"]
+    assert_same_frames(contents_rows(rebuilt).drop(columns=facts), contents_rows(store).drop(columns=facts))
+    assert_same_frames(details_rows(rebuilt), details_rows(store))
+    again = results_dataset.import_runs(rebuilt, results_dataset.read_config(folder, "runs"))
+    assert sorted(again.already_there) == sorted(runs.values()) and not again.imported
+    rebuilt.close()
+
+
+def test_a_damaged_run_record_is_skipped_and_named(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
+    table = results_dataset.runs_table(store).to_pandas()
+    table.loc[0, "document"] = "{not json"
+    table.loc[1, "document"] = json.dumps({"format": "toolboard-run", "version": 1, "run": {"id": "another"}})
+    rebuilt = Store(tmp_path / "rebuilt.db")
+    result = results_dataset.import_runs(rebuilt, table)
+    assert not result.imported and len(result.skipped) == 2
+    assert result.skipped[0].startswith(f"{table.loc[0, 'run_id']}: ")
+    assert "not the record of this run" in result.skipped[1]
+    assert rebuilt.list_runs() == []
+    rebuilt.close()
