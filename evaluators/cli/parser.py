@@ -80,11 +80,27 @@ def _add_replay(commands: argparse._SubParsersAction) -> None:
 
 
 def _add_export(commands: argparse._SubParsersAction) -> None:
-    export = commands.add_parser("export", help="write a run's predictions (JSON Lines) and report (JSON)")
-    export.add_argument("run_id")
-    export.add_argument("--predictions", type=Path, help="file for the predictions")
-    export.add_argument("--report", type=Path, help="file for the report")
-    export.add_argument("--mode", choices=MODES, default="official")
+    export = commands.add_parser(
+        "export", help="write a run's predictions (JSON Lines) and report (JSON), or the results as a dataset",
+        description="Write one run's predictions and report (RUN_ID), or the results as a Hugging Face dataset "
+                    "folder (--dataset), optionally pushed to the Hub (--push).")
+    export.add_argument("run_id", nargs="?", metavar="RUN_ID",
+                        help="the run to export (needed for --predictions/--report; with --dataset, one of the runs)")
+    export.add_argument("--predictions", type=Path, help="file for the run's predictions")
+    export.add_argument("--report", type=Path, help="file for the run's report")
+    export.add_argument("--mode", choices=MODES, default="official", help="scoring mode of --report (default official)")
+    export.add_argument("--dataset", type=Path, metavar="DIR",
+                        help="write the results dataset here: contents/, details/, runs/ (Parquet) and README.md, "
+                             "loadable with datasets.load_dataset(DIR, \"contents\"); files of an earlier export "
+                             "there are replaced")
+    export.add_argument("--run", dest="runs", action="append", default=[], metavar="ID",
+                        help="with --dataset: export this finished run (repeatable; default: every finished run)")
+    export.add_argument("--push", metavar="ORG/NAME",
+                        help="with --dataset: then push the folder to this Hugging Face dataset repo in one commit "
+                             "(token from HF_TOKEN; stale Parquet files of an earlier push are deleted)")
+    export.add_argument("--public", action="store_true",
+                        help="with --push: create the repo public (default: private); an existing repo keeps its "
+                             "visibility")
 
 
 def _add_data_options(command: argparse.ArgumentParser) -> None:

@@ -1,9 +1,13 @@
-"""The `runs` and `export` commands: what the store holds, read back without running anything."""
+"""The `runs` and `export` commands: what the store holds, read back without running anything
+(`export --dataset` writes it as a Hugging Face dataset folder, `--push` sends that folder to the Hub)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import LONE_SURROGATE, Store
@@ -32,7 +36,81 @@ def runs_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
+    token = _check_export_flags(args)
     store = Store()
+    run_ids = _dataset_run_ids(args)
+    if args.dataset is not None and run_ids is not None:
+        from evaluators.results_dataset import chosen_runs
+
+        chosen_runs(store, run_ids)  # an unknown or unfinished run is refused before anything is written
+    if args.run_id is not None and (args.predictions or args.report or args.dataset is None):
+        _export_run(store, args)
+    if args.dataset is not None:
+        _export_dataset(store, args.dataset, run_ids, args.push, token, public=args.public)
+    return 0
+
+
+def _check_export_flags(args: argparse.Namespace) -> str | None:
+    """Refuse a combination of flags that cannot work before the store is read; returns the Hub token
+    (HF_TOKEN) when --push needs one, refusing without it (nothing is written then, here or on the Hub)."""
+    if args.dataset is None:
+        given = [flag for flag, value in (("--run", args.runs), ("--push", args.push), ("--public", args.public)) if value]
+        if given:
+            raise ToolboardError(f"{' and '.join(given)} {'needs' if len(given) == 1 else 'need'} --dataset DIR: "
+                                 "the folder the results dataset is written to")
+        if args.run_id is None:
+            raise ToolboardError("export needs RUN_ID (a run's predictions and report) or --dataset DIR (the results "
+                                 "as a dataset); see `python -m evaluators runs` for run ids")
+    if (args.predictions or args.report) and args.run_id is None:
+        raise ToolboardError("--predictions and --report need RUN_ID: the run whose predictions and report to write")
+    if args.public and not args.push:
+        raise ToolboardError("--public only works with --push ORG/NAME")
+    if not args.push:
+        return None
+    from evaluators.engine.hub_sync import TOKEN_ENV, check_repo_id
+
+    check_repo_id(args.push)
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise ToolboardError(f"--push needs a Hugging Face token with write access to {args.push} in {TOKEN_ENV} "
+                             "(read from the environment only); nothing was written")
+    return token
+
+
+def _dataset_run_ids(args: argparse.Namespace) -> list[str] | None:
+    """The runs named (RUN_ID and each --run, in order, once each), or None: every finished run."""
+    named = list(dict.fromkeys([*([args.run_id] if args.run_id else []), *args.runs]))
+    return named or None
+
+
+def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_id: str | None, token: str | None,
+                    public: bool) -> None:
+    """Write the results dataset folder, say what it holds; then push it when asked."""
+    from evaluators.results_dataset import CARD_FILE, DATA_FILE, SPLIT, write_dataset
+
+    written = write_dataset(folder, store, run_ids)
+    print(f"wrote the results dataset to {written.folder}")
+    for config, rows in (("contents", written.contents_rows), ("details", written.details_rows),
+                         ("runs", written.runs_rows)):
+        where = f"{config}/{DATA_FILE}" if rows else "no file (no rows)"
+        print(f"  {config:<8} {rows:>7} rows  {where}")
+    print(f"  {'card':<8} {'':>7}       {CARD_FILE}")
+    print(f'load it with: datasets.load_dataset({json.dumps(str(written.folder))}, "contents", split="{SPLIT}")')
+    if repo_id is None:
+        return
+    from evaluators.engine.hub_sync import push_dataset_folder
+
+    visibility = "public" if public else "private"
+    print(f"pushing to dataset {repo_id} (created {visibility} if new; an existing repo keeps its visibility)...",
+          file=sys.stderr)
+    url = push_dataset_folder(written.folder, repo_id, token=token, endpoint=None, private=not public)
+    print(f"pushed to dataset {repo_id}: {url}")
+    print(f'load it with: datasets.load_dataset("{repo_id}", "contents", split="{SPLIT}")'
+          "  (a private repo needs a token that can read it)")
+
+
+def _export_run(store: Store, args: argparse.Namespace) -> None:
+    """One run's predictions (--predictions) and report (--report), or, with neither, its record as JSON."""
     run = store.get_run(args.run_id)
     if args.predictions:
         with args.predictions.open("w", encoding="utf-8") as out:
@@ -61,5 +139,4 @@ def export_command(args: argparse.Namespace) -> int:
         args.report.write_text(json.dumps({**report, "run_id": run.id, "config": run.config}, ensure_ascii=False, indent=1))
     if not args.predictions and not args.report:
         print(json.dumps({"run_id": run.id, "status": run.status, "config": run.config, "report": report}, ensure_ascii=False))
-    return 0
 
