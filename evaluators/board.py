@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -41,6 +42,10 @@ REQUEST_MODE_NAMES = {"prompt": "prompt", "tools": "native tools"}
 # The ranked position (ranked rows only) and the newest evaluated or uploaded run (True on its rows).
 RANK_COLUMN = "rank"
 NEWEST_COLUMN = "newest"
+# The results dataset (Hub repo id) a row was read from (evaluators/other_results.py); None on this
+# project's own rows. Present only on boards built with `others` (board_rows), so an export of the
+# board (results_dataset.contents_table) never holds it, nor anyone else's rows.
+ORIGIN_COLUMN = "origin"
 # Beside each fraction column: the items behind it and its 95% Wilson interval (fractions).
 N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX = "_n", "_low", "_high"
 PARTS = ("all", "ranked", "apart")
@@ -351,17 +356,56 @@ def _newest(days: Any) -> str | None:
     return max(known) if known else None
 
 
-def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> pd.DataFrame:
+def board_columns(benchmark: Benchmark, layout: BoardLayout, others: bool = False) -> list[str]:
+    """The columns of board_rows, in order (with `origin` after the info columns when `others` is True)."""
+    interval_columns = [c + suffix for c in fraction_columns(benchmark, layout) for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
+    return [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
+            *FACT_COLUMNS, UPDATED_COLUMN, *INFO_COLUMNS, *([ORIGIN_COLUMN] if others else []), NEWEST_COLUMN,
+            *interval_columns]
+
+
+def run_ids_of(row: dict[str, Any]) -> list[str]:
+    """The runs behind a board row (a view averaging runs names them `a + b`); none for published rows."""
+    return [part for part in str(row.get("run_id") or "").split(" + ") if part]
+
+
+def _others_rows(others: pd.DataFrame | Iterable[dict[str, Any]], store: Store | None) -> list[dict[str, Any]]:
+    """Rows read from other results datasets (evaluators/other_results.py), as plain values; a row naming a
+    run of the local store (any part of `a + b`) is left out: local rows win, whatever was loaded before."""
+    records = others.to_dict("records") if isinstance(others, pd.DataFrame) else list(others)
+    local = {run.id for run in store.list_runs()} if store is not None and records else set()
+    rows = []
+    for record in records:
+        row = {name: None if _missing(value) else value for name, value in record.items()}
+        if local.intersection(run_ids_of(row)):
+            continue
+        row[NEWEST_COLUMN] = False  # ★ marks this board's own newest run only
+        rows.append(row)
+    return rows
+
+
+def board_rows(benchmark: str, store: Store | None, mode: str = "official",
+               others: pd.DataFrame | Iterable[dict[str, Any]] | None = None) -> pd.DataFrame:
     """Every row of the benchmark's table in every view, one column per metric (fractions); beside each
     fraction column its n and 95% Wilson interval (`<column>_n`, `_low`, `_high`; empty when n is not
     known); `newest` marks the rows of the newest evaluated or uploaded run; FACT_COLUMNS and `updated`
-    hold the model's facts, the request mode and the date of the row's numbers (None where not known)."""
+    hold the model's facts, the request mode and the date of the row's numbers (None where not known).
+
+    `others`: rows of other results datasets for this benchmark and mode (OtherResults.rows_for, already
+    filtered and labelled with their `origin`). They are appended after this store's rows; their model facts,
+    n and intervals are recomputed like any row's; `newest` is False on them; a row naming a run of the local
+    store is dropped (local rows are never overwritten). With `others` given (even empty) the frame has an
+    `origin` column (None on this project's own rows); without it, it has not."""
     spec = get_benchmark(benchmark)
     layout = spec.board_layout()
     rows = _published_rows(benchmark, layout) if mode == "official" else []
     if store is not None:
         ours = _run_rows(spec, layout, store, mode)
         rows += ours + _combined_rows(layout, ours)
+    if others is not None:
+        for row in rows:
+            row[ORIGIN_COLUMN] = None
+        rows += _others_rows(others, store)
     fractions, item_shares = fraction_columns(spec, layout), item_share_columns(spec, layout)
     for row in rows:
         row.setdefault(NEWEST_COLUMN, False)
@@ -373,8 +417,7 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official") -> p
             interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
             row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
     interval_columns = [c + suffix for c in fractions for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
-    columns = [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
-               *FACT_COLUMNS, UPDATED_COLUMN, *INFO_COLUMNS, NEWEST_COLUMN, *interval_columns]
+    columns = board_columns(spec, layout, others=others is not None)
     frame = pd.DataFrame(rows)
     missing = [c for c in columns if c not in frame.columns]
     frame = pd.concat([frame, pd.DataFrame({c: [None] * len(frame) for c in missing}, index=frame.index, dtype=object)],
@@ -474,7 +517,7 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     rows = rows.reset_index(drop=True)
     intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, UPDATED_COLUMN,
-             *INFO_COLUMNS, RANK_COLUMN, NEWEST_COLUMN, *intervals]
+             *INFO_COLUMNS, ORIGIN_COLUMN, RANK_COLUMN, NEWEST_COLUMN, *intervals]
     if not query.view:
         shown.insert(2, "view")
     return rows[[c for c in shown if c in rows.columns]]

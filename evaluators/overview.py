@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.board import APART_COLUMN, RANK_COLUMN, model_facts, model_key, ranks
+from evaluators.board import APART_COLUMN, ORIGIN_COLUMN, RANK_COLUMN, model_facts, model_key, ranks
 from evaluators.core.declarations import Overview
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 
@@ -86,12 +86,16 @@ def _number(value: Any) -> float | None:
 
 
 def _source(row: pd.Series, benchmark: Benchmark, shown_name: str) -> str:
-    """Where a figure comes from: published, or the evaluated run, with the row's labels (e.g. its input
-    modality) and the model's name in that table when it differs from the one shown."""
+    """Where a figure comes from: published, or the evaluated run (and the results dataset it was read from),
+    with the row's labels (e.g. its input modality) and the model's name in that table when it differs from
+    the one shown."""
     text = str(row.get("source") or "")
     run_id = row.get("run_id")
     if isinstance(run_id, str) and run_id:
         text += f" run {run_id}"
+    origin = row.get(ORIGIN_COLUMN)
+    if isinstance(origin, str) and origin:
+        text += f" from {origin}"
     labels = [f"{column} {row[column]}" for column in benchmark.board_layout().text_columns
               if isinstance(row.get(column), str) and row.get(column)]
     if str(row["model"]) != shown_name:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evaluators.board import N_SUFFIX, SOURCE_OF_RUN, board_rows, fraction_columns, published_table
+from evaluators.board import N_SUFFIX, SOURCE_OF_RUN, board_rows, fraction_columns, published_table, run_ids_of
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, benchmark_names, get_benchmark
 from evaluators.core.types import SampleScore
@@ -229,7 +229,7 @@ def _run_language(view_label: str, row: dict[str, Any], runs: list[RunRow]) -> s
 def _contents_record(benchmark: Benchmark, view_label: str, row: dict[str, Any], runs_by_id: dict[str, RunRow],
                      columns: list[tuple[str, str]]) -> dict[str, Any]:
     """One board row as a `contents` record: the board's values, with what the store knows of its runs."""
-    runs = [runs_by_id[part] for part in _run_ids_of(row) if part in runs_by_id]
+    runs = [runs_by_id[part] for part in run_ids_of(row) if part in runs_by_id]
     profiles = {(run.config.get("request_profile") or {}).get("prompt_style") for run in runs}
     created = [run.created_at for run in runs]
     values = {**row, "benchmark": benchmark.name, "view_label": view_label,
@@ -241,11 +241,6 @@ def _contents_record(benchmark: Benchmark, view_label: str, row: dict[str, Any],
                        if isinstance(values.get(name), str)})
     where = f"{benchmark.name} row of {row['model']!r} ({row['view']}, {row['mode']})"
     return {name: _cell(values.get(name), kind, f"{where}: column {name!r}") for name, kind in columns}
-
-
-def _run_ids_of(row: dict[str, Any]) -> list[str]:
-    """The runs behind a board row (a view averaging runs names them `a + b`); none for published rows."""
-    return [part for part in str(row.get("run_id") or "").split(" + ") if part]
 
 
 # ---- contents --------------------------------------------------------------------------------------
@@ -272,7 +267,7 @@ def contents_table(store: Store | None, benchmarks: Iterable[str] | None = None,
             if unwritten:  # every board column is written: a new one needs its place in this schema
                 raise ResultsDatasetError(f"{name}: board column(s) {', '.join(unwritten)} have no results dataset column")
             for row in frame.to_dict("records"):
-                if chosen is not None and row["source"] != "published" and not set(_run_ids_of(row)) <= chosen:
+                if chosen is not None and row["source"] != "published" and not set(run_ids_of(row)) <= chosen:
                     continue
                 records.append(_contents_record(benchmark, view_label, row, runs_by_id, columns))
     return pa.Table.from_pylist(records, schema=_schema(columns))
@@ -428,9 +423,10 @@ class ImportedRuns:
     skipped: list[str]  # "run id: why", one per row that could not be imported
 
 
-def import_runs(store: Store, runs: pd.DataFrame) -> ImportedRuns:
-    """Insert the runs of a `runs` table the store does not have, each all or nothing; a row that is not a
-    valid run document is skipped and said why, the others still import."""
+def import_runs(store: Store, runs: pd.DataFrame, replacing: tuple[str, ...] = ()) -> ImportedRuns:
+    """Insert the runs of a `runs` table the store does not have (or holds with a status in `replacing`: see
+    Store.import_rows), each all or nothing; a row that is not a valid run document is skipped and said why,
+    the others still import."""
     imported, there, skipped = [], [], []
     for row in runs.to_dict("records"):
         run_id = str(row.get("run_id"))
@@ -438,7 +434,7 @@ def import_runs(store: Store, runs: pd.DataFrame) -> ImportedRuns:
             document = json.loads(row.get("document") or "null")
             if not isinstance(document, dict) or (document.get("run") or {}).get("id") != run_id:
                 raise ResultsDatasetError("its document is not the record of this run")
-            (imported if import_run(store, document) else there).append(run_id)
+            (imported if import_run(store, document, replacing) else there).append(run_id)
         except (ToolboardError, ValueError) as problem:
             skipped.append(f"{run_id}: {problem}")
     return ImportedRuns(imported, there, skipped)

@@ -1,12 +1,22 @@
 """About tab: what each benchmark measures, the metrics, official vs strict, data sources, licences
 and how to cite. Built from what each benchmark package declares (registry.Benchmark.about, its roles
-and options): a new benchmark package appears here without touching this file."""
+and options): a new benchmark package appears here without touching this file.
+
+On a private deployment it also has the field "Other results datasets" (repo ids, prefilled from
+TOOLBOARD_RESULTS) and a Load button that (re)loads them into the board (evaluators/other_results.py) and says,
+per repo, what joined and what was skipped. A public deployment has no such field: a stranger must not make
+the server download arbitrary repos."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import gradio as gr
 
 from evaluators.core.registry import Benchmark, all_benchmarks
+from evaluators.other_results import RESULTS_ENV
+from ui.context import AppContext, as_markdown
 
 OFFICIAL_AND_STRICT = """
 ## Official and strict scoring
@@ -91,5 +101,53 @@ def about_text(benchmarks: list[Benchmark] | None = None) -> str:
     return "\n\n".join(parts)
 
 
-def build() -> None:
+OTHER_RESULTS_LABEL = "Other results datasets"
+OTHERS_NOTE = """
+## Others' results
+
+Rows of other toolboard results datasets (Hugging Face dataset repos) join the board, each labelled with the repo
+it came from (its source reads "uploaded · from org/name"; its details start with "from org/name"): their evaluated and uploaded rows only (the
+published rows come from this board's own tables), never over a run of this board, and a run in two datasets
+from the first one listed.
+"""
+
+
+@dataclass
+class AboutParts:
+    """What the app wires: the Load button's event (None on a public deployment), to redraw the board after it."""
+
+    loaded: Any | None
+
+
+def load_report(context: AppContext, repos: str) -> str:
+    """(Re)load the other results datasets `repos` and say, per repo, what joined and what was skipped."""
+    if context.public:  # never reached through the page (no field); kept for any other caller
+        return "⚠️ Loading other results datasets is not available on a public deployment."
+    loaded = context.load_other_results(repos)
+    return loaded.summary()
+
+
+def build(context: AppContext | None = None) -> AboutParts:
     gr.Markdown(about_text())
+    if context is None or context.public:
+        return AboutParts(None)
+    gr.Markdown(OTHERS_NOTE.strip())
+    with gr.Row():
+        repos = gr.Textbox(", ".join(context.other_results.current.repos), label=OTHER_RESULTS_LABEL, scale=4,
+                           placeholder="org/name, org/other",
+                           info=f"Hub dataset repo ids, comma-separated, read with HF_TOKEN ({RESULTS_ENV} lists"
+                                " them at start); Load replaces every row from other datasets with theirs")
+        load = gr.Button("Load", scale=1, min_width=100)
+    report = gr.Markdown(as_markdown(context.other_results.current.summary()) if context.other_results.version else "")
+
+    def load_and_report(text: str) -> str:
+        return as_markdown(load_report(context, text))
+
+    def load_results_api(repos: str) -> str:
+        """(Re)load the other results datasets (comma-separated Hub dataset repo ids) into the board: one line per
+        repo (rows joined, what was skipped and why, problems), then one per run dropped. Private deployments only."""
+        return load_report(context, repos)
+
+    event = load.click(load_and_report, repos, report, api_visibility="private")
+    gr.api(load_results_api, api_name="load_results")
+    return AboutParts(event)

@@ -84,17 +84,27 @@ def build_app(context: AppContext) -> gr.Blocks:
             with gr.Tab("Explore") as explore_tab_item:
                 explore = explore_tab.build(context, visitor)
             with gr.Tab("About"):
-                about_tab.build()
+                about = about_tab.build(context)
         # Every visit sees the current store (runs finished since the page was built, uploads added), in
         # the view the page's address names (a shared link).
         demo.load(board.restore, None, board.restore_outputs, api_visibility="private", **READ_EVENT).then(
             board.refresh, board.filters, board.table, **leaderboard_tab.TABLE_REDRAW).then(
             board.chart, board.chart_inputs, board.plot, **leaderboard_tab.CHART_REDRAW)
         demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
+        # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.
+        def reload_other_results() -> None:
+            context.refresh_other_results()
+
+        demo.load(reload_other_results, None, None, api_visibility="private", **READ_EVENT)
         # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
         for button, name in overview.open_buttons:
             button.click(lambda *values, name=name: (gr.Tabs(selected="leaderboard"), *board.open_benchmark(name, *values)),
                          board.open_inputs, [tabs, *board.open_outputs], api_visibility="private")
+        # Other results datasets (re)loaded from the About tab (private deployments): the board and the overview
+        # redraw with their rows.
+        if about.loaded is not None:
+            about.loaded.then(board.refresh, board.filters, board.table, **leaderboard_tab.TABLE_REDRAW).then(
+                overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
         # Runs finished since the page loaded are listed as soon as the Explore tab is opened.
         explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",
                                 **READ_EVENT)

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from evaluators.board import BoardLayout
+from evaluators.board import ORIGIN_COLUMN, BoardLayout
 from evaluators.engine.store import Store
 
 CHARTS = ("subset bars", "radar", "accuracy vs latency", "accuracy vs tokens", "error types")
@@ -36,6 +36,9 @@ def _empty(message: str) -> go.Figure:
 def _label(row: pd.Series) -> str:
     """A legend label; plotly renders some HTML in labels, and model names come from visitors."""
     suffix = "" if row["source"] == "published" else f" · {row['source']} {str(row['run_id'])[-6:]}"
+    origin = row.get(ORIGIN_COLUMN)
+    if isinstance(origin, str) and origin:  # a row of another results dataset
+        suffix += f" · from {origin}"
     return html.escape(f"{row['model']}{suffix}")
 
 
@@ -105,6 +108,8 @@ def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cos
     if frame.empty:
         return _empty("No rows in this view: widen the search or the sources")
     ours = frame[frame["source"] == "evaluated"]
+    if ORIGIN_COLUMN in ours.columns:  # others' runs: their latency and tokens are not in this store
+        ours = ours[ours[ORIGIN_COLUMN].isna()]
     if ours.empty:
         return _empty(f"None of the {len(frame)} charted rows was evaluated here: latency and tokens are measured only "
                       "for runs started in the Evaluate tab (published rows and uploads have none)")

@@ -20,6 +20,7 @@ from evaluators.board import (
     LOW_SUFFIX,
     N_SUFFIX,
     NEWEST_COLUMN,
+    ORIGIN_COLUMN,
     RANK_COLUMN,
     UPDATED_COLUMN,
     BoardLayout,
@@ -139,11 +140,12 @@ def board_display(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None,
 
 # Headers of the page's board that are not metric labels (the metric labels come from the declarations).
 COLUMN_LABELS = {RANK_COLUMN: "#", "params_b": "params (B)", "open_weights": "open weights", "request_mode": "mode",
-                 APART_COLUMN: "why not ranked", "request_errors": "request errors", "run_id": "run id"}
+                 APART_COLUMN: "why not ranked", "request_errors": "request errors", "run_id": "run id",
+                 ORIGIN_COLUMN: "from dataset"}
 # Fixed widths (px): with more columns than fit, the table scrolls sideways instead of squeezing its
 # headers into one letter per line.
 WIDTHS = {RANK_COLUMN: 40, NEWEST_MARK: 32, "model": 160, "n": 64, APART_COLUMN: 260, "details": 280,
-          "fingerprint": 150, "run_id": 150, "link": 80, UPDATED_COLUMN: 110}
+          "fingerprint": 150, "run_id": 150, "link": 80, UPDATED_COLUMN: 110, ORIGIN_COLUMN: 180}
 METRIC_WIDTH, DETAIL_WIDTH, OTHER_WIDTH = 96, 124, 130
 CHAR_WIDTH = 9  # px per character of a bold monospace header
 RIGHT = "text-align: right; font-variant-numeric: tabular-nums"
@@ -195,7 +197,8 @@ class BoardTable:
 
 def board_table(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None, ranked: bool) -> BoardTable:
     """board_display for the page: the main score right after the model (the first screen of a phone
-    shows it), short headers, numbers right-aligned with fixed decimals, facts shown plainly."""
+    shows it), short headers, numbers right-aligned with fixed decimals, facts shown plainly; a row of another
+    results dataset says so in its source (`uploaded · from org/a`)."""
     shown = board_display(frame, layout, sort_by, ranked)
     data = (shown if isinstance(shown, pd.DataFrame) else shown.data).drop(columns=["mode"], errors="ignore")
     main = layout.default_sort
@@ -211,6 +214,11 @@ def board_table(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None, r
     for column in ("params_b", "request_errors"):
         if column in data.columns:
             data[column] = [_count_text(pd.to_numeric(v, errors="coerce")) for v in data[column]]
+    if ORIGIN_COLUMN in data.columns:  # another results dataset's row: said in its source, seen without scrolling
+        if "source" in data.columns:
+            data["source"] = [f"{source} · from {origin}" if isinstance(origin, str) and origin else source
+                              for source, origin in zip(data["source"], data[ORIGIN_COLUMN])]
+            data = data.drop(columns=ORIGIN_COLUMN)
     if "open_weights" in data.columns:
         data["open_weights"] = [_yes_no(v) for v in data["open_weights"]]
     if "link" in data.columns:
@@ -239,8 +247,9 @@ def board_table(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None, r
 
 
 def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Drop run id / fingerprint / details columns that are blank in every shown row (published-only views)."""
-    empty = [c for c in (APART_COLUMN, *INFO_COLUMNS) if c in frame.columns
+    """Drop run id / fingerprint / details columns that are blank in every shown row (published-only views), and
+    `origin` when no shown row comes from another results dataset."""
+    empty = [c for c in (APART_COLUMN, *INFO_COLUMNS, ORIGIN_COLUMN) if c in frame.columns
              and frame[c].map(lambda value: value is None or pd.isna(value) or str(value).strip() == "").all()]
     return frame.drop(columns=empty)
 
