@@ -1,4 +1,5 @@
-"""What every tab shares: the store, the background jobs, the optional hub sync and the app's limits."""
+"""What every tab shares: the store, the background jobs, the optional hub sync, the other results datasets
+shown beside this board's rows, and the app's limits."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
@@ -23,10 +24,16 @@ from evaluators.core.selection import resolve_language
 from evaluators.engine.endpoint_guard import is_public_mode
 from evaluators.engine.hub_sync import HubSync, from_env
 from evaluators.engine.jobs import Admission, JobManager
+from evaluators.engine.queue_app import QueueSettings
+from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
 from evaluators.engine.store import Store, open_app_store
+from evaluators.other_results import LoadedResults, OtherResults, repos_from_env
 from evaluators.submissions import DEFAULT_MAX_UPLOAD_BYTES
 from ui.format import PathRedactor, markdown_text, shown_as_is
 from ui.visitor import Visitors
+
+if TYPE_CHECKING:
+    from evaluators.engine.queue_jobs import QueueJobs
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +48,8 @@ PUBLIC_MAX_RUN_SECONDS = 30 * 60
 READ_EVENT = {"concurrency_limit": None}
 # Views of the board kept per distinct query (benchmark, filters, sort…) until the board changes.
 MAX_CACHED_VIEWS = 256
+# A page load reloads the other results datasets (in the background) when their last load is older than this.
+OTHER_RESULTS_MAX_AGE = 15 * 60
 View = TypeVar("View")
 PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
                              max_run_seconds=PUBLIC_MAX_RUN_SECONDS)
@@ -59,37 +68,56 @@ class AppContext:
     clock: Callable[[], float] = time.monotonic
     # Shown at the top of the page (e.g. the store was damaged and set aside).
     notice: str | None = None
-    jobs: JobManager = field(init=False)
+    # Other results datasets (TOOLBOARD_RESULTS) whose rows join the board, labelled with their repo.
+    other_results: OtherResults = field(default_factory=OtherResults)
+    # Queue mode's settings (TOOLBOARD_BROKER_URL); None: runs execute in this process.
+    queue: QueueSettings | None = None
+    jobs: JobManager | QueueJobs = field(init=False)
     visitors: Visitors = field(init=False)
     redact_paths: Callable[[str], str] = field(init=False)
-    # (benchmark, mode) -> (store's board version, every row of that board); see board_frame.
+    # (benchmark, mode) -> (board version, every row of that board); see board_frame.
     _boards: dict[tuple[str, str], tuple[tuple, pd.DataFrame]] = field(init=False, default_factory=dict)
     _boards_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
     # (what was asked, board version) -> the view built for it, least recently used first; see board_view.
     _views: OrderedDict[tuple[Any, ...], Any] = field(init=False, default_factory=OrderedDict)
     # Apart from the boards' lock: a board being rebuilt must not hold up visitors reading cached views.
     _views_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    # When (self.clock) the other results were last loaded, and the background reload under way, if any.
+    _others_loaded_at: float | None = field(init=False, default=None)
+    _others_reload: threading.Thread | None = field(init=False, default=None)
+    _others_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         admission = self.admission or (PUBLIC_ADMISSION if self.public else Admission())
-        self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock)
+        if self.queue is not None:  # queue mode: Celery workers execute the runs (evaluators/engine/queue_jobs.py)
+            from evaluators.engine.queue_jobs import QueueJobs
+
+            self.jobs = QueueJobs(self.store, self.queue, on_finished=self.after_run, admission=admission)
+        else:
+            self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock)
         self.visitors = Visitors(self.public, self.store.path.parent)
         self.redact_paths = server_path_redactor(self) if self.public else shown_as_is
 
+    def board_version(self) -> tuple[Any, ...]:
+        """Changes whenever a board may have changed: the store's board version, and the other results' load."""
+        return (self.store.board_version(), self.other_results.version)
+
     def board_frame(self, benchmark: str, mode: str) -> pd.DataFrame:
-        """Every row of a benchmark's board (evaluators.board.board_rows), rebuilt only when the store's
-        board version changed (a run finished or was deleted, an upload added, a report rewritten); the
-        same frame is shared by every reader, so callers must not modify it."""
+        """Every row of a benchmark's board (evaluators.board.board_rows, with the other results datasets' rows),
+        rebuilt only when the board version changed (a run finished or was deleted, an upload added, a report
+        rewritten, the other results reloaded); the same frame is shared by every reader, so callers must not
+        modify it."""
         key = (benchmark, mode)
-        version = self.store.board_version()
+        version = self.board_version()
         cached = self._boards.get(key)
         if cached is not None and cached[0] == version:
             return cached[1]
         with self._boards_lock:  # one rebuild at a time; visitors arriving meanwhile take its result
             cached = self._boards.get(key)
-            version = self.store.board_version()
+            loaded = self.other_results.current  # one load, its version and rows together
+            version = (self.store.board_version(), loaded.version)
             if cached is None or cached[0] != version:
-                cached = (version, board_rows(benchmark, self.store, mode))
+                cached = (version, board_rows(benchmark, self.store, mode, others=loaded.rows_for(benchmark, mode)))
                 self._boards[key] = cached
         return cached[1]
 
@@ -97,7 +125,7 @@ class AppContext:
         """What `build` makes of the board for `query` (hashable: the kind of view and every filter), kept
         until the board changes: visitors asking the same view (most ask the default one) share one build.
         Callers must not modify what is returned."""
-        key = (query, self.store.board_version())
+        key = (query, self.board_version())
         with self._views_lock:
             if key in self._views:
                 self._views.move_to_end(key)
@@ -108,6 +136,42 @@ class AppContext:
             while len(self._views) > MAX_CACHED_VIEWS:
                 self._views.popitem(last=False)
         return view
+
+    def load_other_results(self, repos: str | list[str]) -> LoadedResults:
+        """(Re)load the other results datasets `repos` (comma-separated repo ids, or a list); their rows replace
+        the previous load's on every board. Never raises for a repo: each problem is in the result."""
+        local = [run.id for run in self.store.list_runs()]
+        loaded = self.other_results.load(repos, local)
+        self._others_loaded_at = self.clock()
+        for problem in loaded.problems:
+            log.warning("other results: %s", problem)
+        return loaded
+
+    def refresh_other_results(self) -> threading.Thread | None:
+        """On a page load: reload the repos of the last load, in the background, when that load is older than
+        OTHER_RESULTS_MAX_AGE (the page shows the rows it has meanwhile; the next load of a page shows the new
+        ones). At most one reload at a time; nothing when no repo is listed. Returns the reload's thread, if one
+        was started. Only the operator's list (or the one loaded from a private About tab) is reloaded."""
+        repos = self.other_results.current.repos
+        loaded_at = self._others_loaded_at
+        if not repos or loaded_at is None or self.clock() - loaded_at < OTHER_RESULTS_MAX_AGE:
+            return None
+        with self._others_lock:
+            if self._others_reload is not None and self._others_reload.is_alive():
+                return None
+            if self.clock() - (self._others_loaded_at or 0.0) < OTHER_RESULTS_MAX_AGE:  # another visitor started it
+                return None
+            self._others_loaded_at = self.clock()  # visitors arriving meanwhile start no second reload
+            self._others_reload = threading.Thread(target=self._reload_logging_failures, args=(list(repos),),
+                                                   name="other-results-reload", daemon=True)
+            self._others_reload.start()
+            return self._others_reload
+
+    def _reload_logging_failures(self, repos: list[str]) -> None:
+        try:
+            self.load_other_results(repos)
+        except Exception as exc:  # noqa: BLE001 - a reload never breaks the board; the last rows stay
+            log.warning("could not reload other results datasets: %s", exc)
 
     def after_run(self, run_id: str) -> None:
         if self.hub is not None:
@@ -146,15 +210,17 @@ def server_path_redactor(context: AppContext) -> PathRedactor:
 
 def context_from_env(store: Store | None = None) -> AppContext:
     """The app's settings from the environment (TOOLBOARD_HOME, TOOLBOARD_PUBLIC, TOOLBOARD_HUB_REPO,
-    TOOLBOARD_MAX_UPLOAD_MB, TOOLBOARD_DATA_DIR). A damaged store is set aside and a new one started;
-    the page says so."""
+    TOOLBOARD_RESULTS, TOOLBOARD_MAX_UPLOAD_MB, TOOLBOARD_DATA_DIR). A damaged store is set aside and a new one
+    started; the page says so. The other results datasets are loaded after the hub pull (so a run pulled from
+    our own repo wins over the same run in theirs); a failure there never stops the app."""
     notice = None
     if store is None:
         store, notice = open_app_store()
     max_mb = float(os.environ.get("TOOLBOARD_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024)
     data_dir = data_dir_from_env()
     context = AppContext(store=store, public=is_public_mode(), max_upload_bytes=int(max_mb * 1024 * 1024),
-                         default_data_dir=str(data_dir) if data_dir else None, notice=notice)
+                         default_data_dir=str(data_dir) if data_dir else None, notice=notice,
+                         queue=queue_settings_from_env())
     if notice:
         log.warning("%s", notice)
     context.hub = from_env(store)
@@ -164,6 +230,13 @@ def context_from_env(store: Store | None = None) -> AppContext:
             log.info("pulled %d runs from the hub", pulled)
         except Exception as exc:  # noqa: BLE001 - the app works without the hub
             log.warning("could not pull results from the hub: %s", exc)
+    repos = repos_from_env()
+    if repos:
+        try:
+            loaded = context.load_other_results(repos)
+            log.info("other results: %s", loaded.summary().replace("\n", " "))
+        except Exception as exc:  # noqa: BLE001 - the app works without others' results
+            log.warning("could not load other results datasets: %s", exc)
     return context
 
 

@@ -36,9 +36,15 @@ def _export(args: argparse.Namespace) -> int:
     return export_command(args)
 
 
+def _worker(args: argparse.Namespace) -> int:
+    from evaluators.cli.worker_command import worker_command
+
+    return worker_command(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": list_command, "score": score_command, "demo": demo_command, "run": _run, "replay": replay_command,
-    "runs": _runs, "export": _export,
+    "runs": _runs, "export": _export, "worker": _worker,
 }
 
 

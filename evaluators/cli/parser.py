@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_score(commands)
     _add_run(commands)
     _add_replay(commands)
+    _add_worker(commands)
     runs = commands.add_parser("runs", help="list stored runs")
     runs.add_argument("--json", action="store_true")
     _add_export(commands)
@@ -68,6 +69,18 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send the samples that ended in request errors (and any an interrupted run never sent)")
     run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")
     run.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    run.add_argument("--queue", action="store_true",
+                     help="send the run to the queue's workers (TOOLBOARD_BROKER_URL) instead of running it here; "
+                          "shows its progress and prints the report when it ends")
+    run.add_argument("--detach", action="store_true", help="with --queue: print the run id and return at once")
+
+
+def _add_worker(commands: argparse._SubParsersAction) -> None:
+    worker = commands.add_parser("worker", help="execute queued runs (a Celery worker; needs TOOLBOARD_BROKER_URL)")
+    worker.add_argument("--concurrency", type=int, default=2,
+                        help="runs executed at once by this worker, one process each (default 2)")
+    worker.add_argument("--hostname", help="the worker's name in the jobs panel and in Celery (default: worker@host)")
+    worker.add_argument("--loglevel", default="INFO", help="Celery's log level (default INFO)")
 
 
 def _add_replay(commands: argparse._SubParsersAction) -> None:

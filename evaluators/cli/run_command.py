@@ -8,13 +8,14 @@ import asyncio
 import json
 import signal
 import sys
+from typing import Any
 
 from tqdm import tqdm
 
 from evaluators.cli.report_text import print_report
 from evaluators.cli.run_config import run_config
 from evaluators.core.errors import ToolboardError
-from evaluators.core.types import Sample
+from evaluators.core.types import Report, Sample
 from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig, describe_requests
@@ -28,7 +29,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.http_workers is not None:
         raise ToolboardError("--http-workers was removed: every request is sent from the run's own event loop "
                              "(worker processes bought at most 0.01 of efficiency, measured side by side)")
+    if args.detach and not args.queue:
+        raise ToolboardError("--detach only works with --queue (a run executed here ends with the command)")
     store = Store()
+    if args.queue:
+        return queued_run_command(args, store)
     rerun_errors = bool(args.rerun_errors)
     run_id = args.resume or args.rerun_errors
     samples = None
@@ -103,3 +108,66 @@ def _print_outcome(store: Store, run_id: str, outcome: RunOutcome, mode: str, as
     if "from the cache" in message:
         print("every answer came from the cache: these requests were answered before, nothing was sent "
               "(--no-cache sends them again)", file=sys.stderr)
+
+
+def queued_run_command(args: argparse.Namespace, store: Store) -> int:
+    """`run --queue`: create the run here (checked as any run), send it to the queue's workers and, unless
+    --detach, follow it with a progress bar and print its report as `run` does. Ctrl-C cancels it."""
+    from evaluators.engine.queue_app import BROKER_ENV, settings_from_env
+    from evaluators.engine.queue_jobs import QueueJobs
+
+    settings = settings_from_env()
+    if settings is None:
+        raise ToolboardError(f"--queue needs {BROKER_ENV}=redis://HOST:6379/0 (the queue the workers read)")
+    jobs = QueueJobs(store, settings, poll_seconds=0.5)
+    try:
+        run_id = args.resume or args.rerun_errors
+        if run_id is None:
+            config = run_config(args)
+            run_id = jobs.start(config)
+            print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
+        elif args.rerun_errors:
+            jobs.rerun_errors(run_id)
+        else:
+            jobs.resume(run_id)
+        if args.detach:
+            print(run_id)
+            print(f"queued run {run_id}; `python -m evaluators runs` shows it (and stores it once it has ended)",
+                  file=sys.stderr)
+            return 0
+        status = _follow(jobs, run_id)
+    finally:
+        jobs.shutdown()
+    if status != "finished":
+        job = jobs.job(run_id)
+        print(f"run {run_id} {status}: {job.message if job else ''}", file=sys.stderr)
+        return EXIT_UNFINISHED
+    stored = store.load_report(run_id, "official")
+    report = Report.from_json(stored) if stored else None
+    _print_outcome(store, run_id, RunOutcome(run_id, status, report, Progress(run_id, {})), args.mode, args.json)
+    return 0
+
+
+def _follow(jobs: Any, run_id: str) -> str:
+    """The queued run's progress on a bar until it ends; its final status. Ctrl-C cancels it."""
+    bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
+    try:
+        while True:
+            try:
+                status = jobs.wait(run_id, 0.5)
+            except KeyboardInterrupt:
+                jobs.cancel(run_id)
+                continue
+            job = jobs.job(run_id)
+            progress = job.progress if job is not None else {}
+            if progress.get("total") and bar.total != progress["total"]:
+                bar.reset(total=progress["total"])
+            if progress:
+                bar.set_postfix(errors=progress.get("errors", 0), refresh=False)
+                bar.update(progress.get("done", 0) - bar.n)
+            if job is not None:
+                bar.set_description_str(f"{run_id} {job.message}"[:80], refresh=False)
+            if status is not None:
+                return status
+    finally:
+        bar.close()

@@ -15,6 +15,7 @@ from evaluators.engine.store import LONE_SURROGATE, Store
 
 def runs_command(args: argparse.Namespace) -> int:
     store = Store()
+    _catch_up_with_the_queue(store)
     rows = []
     runs = store.list_runs()
     all_totals = store.all_run_totals([run.id for run in runs])
@@ -33,6 +34,23 @@ def runs_command(args: argparse.Namespace) -> int:
         print(f"{row['id']}  {row['benchmark']:<10} {row['model']:<24} {row['status']:<11} {row['done']}/{row['total']}"
               f"  errors={row['errors']}  fingerprint={row['fingerprint']}")
     return 0
+
+
+def _catch_up_with_the_queue(store: Store) -> None:
+    """In queue mode, bring runs queued from here (`run --queue --detach`) up to date once: a finished one's
+    record is stored, a cancelled or failed one says so."""
+    from evaluators.engine.queue_app import settings_from_env
+
+    settings = settings_from_env()
+    if settings is None or not any(run.status in ("queued", "running", "cancelling") for run in store.list_runs()):
+        return
+    from evaluators.engine.queue_jobs import QueueJobs
+
+    jobs = QueueJobs(store, settings, poll_seconds=3600)
+    try:
+        jobs.poll()
+    finally:
+        jobs.shutdown()
 
 
 def export_command(args: argparse.Namespace) -> int:

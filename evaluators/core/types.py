@@ -80,6 +80,15 @@ class Report:
     missing: list[str] = field(default_factory=list)
     unavailable: list[str] = field(default_factory=list)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        """A report read back from its JSON (to_json). Only the number of missing predictions is kept there,
+        so `missing` holds that many empty ids."""
+        subsets = {name: SubsetResult(value["n"], dict(value["metrics"])) for name, value in data["subsets"].items()}
+        return cls(data["benchmark"], data["mode"], subsets, dict(data["summary"]), dict(data.get("errors") or {}),
+                   language=data.get("language"), missing=[""] * int(data.get("missing") or 0),
+                   unavailable=list(data.get("unavailable") or []))
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"benchmark": self.benchmark}
         if self.language is not None:

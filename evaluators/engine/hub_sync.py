@@ -105,6 +105,25 @@ class HubSync:
         self._migrate([run_id for run_id in legacy if self._finished_here(run_id)], files)
         return imported
 
+    def pull_run(self, run_id: str, replacing: tuple[str, ...] = ()) -> bool:
+        """Import one run from its `runs/<id>.parquet` (a queue worker pushed it), replacing a stored run whose
+        status is in `replacing`; False when the store keeps its own. Errors are raised, clearly."""
+        from huggingface_hub import hf_hub_download
+
+        from evaluators.results_dataset import import_runs, read_config_file
+
+        if not RUN_ID_PATTERN.fullmatch(run_id):
+            raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
+        try:
+            path = hf_hub_download(self.repo_id, f"{RUNS_FOLDER}/{run_id}{SHARD_SUFFIX}", repo_type="dataset",
+                                   token=self._token, endpoint=self.endpoint, local_dir=self.cache_dir)
+        except Exception as error:
+            raise self._error(f"fetch run {run_id} from", error) from None
+        result = import_runs(self.store, read_config_file(path, "runs"), replacing)
+        if result.skipped:
+            raise ToolboardError(f"hub sync: run {run_id} in dataset {self.repo_id}: {self._redact(result.skipped[0])}")
+        return run_id in result.imported
+
     def push_in_background(self, run_id: str) -> threading.Thread:
         """Push from a daemon thread; a failure is logged (without the token), never raised."""
         thread = threading.Thread(target=self._push_logging_failures, args=(run_id,), daemon=True,

@@ -59,12 +59,13 @@ def export_run(store: Store, run_id: str) -> dict[str, Any]:
     return document
 
 
-def import_run(store: Store, document: Any) -> bool:
-    """Insert the run of a document if the store does not have it (one transaction). False if already there."""
+def import_run(store: Store, document: Any, replacing: tuple[str, ...] = ()) -> bool:
+    """Insert the run of a document if the store does not have it (one transaction). False if already there,
+    unless the stored run's status is one of `replacing` (see Store.import_rows)."""
     rows = document_rows(document)
-    if store.has_run(rows["runs"][0]["id"]):
+    if store.has_run(rows["runs"][0]["id"]) and store.get_run(rows["runs"][0]["id"]).status not in replacing:
         return False
-    return store.import_rows(rows)
+    return store.import_rows(rows, replacing)
 
 
 def document_rows(document: Any) -> dict[str, list[dict[str, Any]]]:

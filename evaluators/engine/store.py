@@ -150,6 +150,11 @@ def default_db_path() -> Path:
     return toolboard_home() / "toolboard.db"
 
 
+def new_run_id() -> str:
+    """A run id: when it was made, then random (sorts by time, unique across machines)."""
+    return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
 def lease_holder_name() -> str:
     """Who holds a lease: readable (host and process) and unique to one execution."""
     return f"{socket.gethostname()} pid {os.getpid()} ({uuid.uuid4().hex[:6]})"
@@ -430,26 +435,45 @@ def is_damage(error: BaseException) -> bool:
     return isinstance(error, sqlite3.DatabaseError) and getattr(error, "sqlite_errorname", "").startswith(DAMAGE_ERROR_NAMES)
 
 
+@contextlib.contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """Held while a store is opened and migrated: one process at a time per store file (an advisory lock on
+    `<store>.lock` beside it; where advisory locks do not exist, nothing is held)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 class Store:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else default_db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        if _emptied(self.path):
-            raise StoreDamagedError(self.path, "the file is empty (0 bytes) but a store was there")
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.row_factory = sqlite3.Row
-        try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            self._migrate()
-        except sqlite3.DatabaseError as error:
-            self._db.close()
-            if is_damage(error):
-                raise StoreDamagedError(self.path, str(error)) from None
-            raise
+        # Processes opening a new store at once (a queue worker's pool) would each create and migrate it.
+        with _opening(self.path):
+            if _emptied(self.path):
+                raise StoreDamagedError(self.path, "the file is empty (0 bytes) but a store was there")
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.row_factory = sqlite3.Row
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("PRAGMA foreign_keys=ON")
+                self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                self._migrate()
+            except sqlite3.DatabaseError as error:
+                self._db.close()
+                if is_damage(error):
+                    raise StoreDamagedError(self.path, str(error)) from None
+                raise
 
     def check_integrity(self) -> None:
         """Read every page (costs a pass over the file: the app does it once when it starts)."""
@@ -505,9 +529,10 @@ class Store:
 
     def create_run(self, benchmark: str, language: str | None, model: str, base_url: str, config: dict[str, Any],
                    fingerprint: str, total: int, source: str = "endpoint", notes: str | None = None,
-                   owner: str | None = None) -> str:
-        """`owner`: who may act on the run in a public deployment (None: the operator; shared with all)."""
-        run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+                   owner: str | None = None, run_id: str | None = None) -> str:
+        """`owner`: who may act on the run in a public deployment (None: the operator; shared with all).
+        `run_id`: the id another store gave the run (a queue worker executing the app's run); else a new one."""
+        run_id = run_id or new_run_id()
         with self._lock:
             self._db.execute(
                 "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, created_at, total,"
@@ -811,14 +836,20 @@ class Store:
             raise ToolboardError(f"no run {run_id!r} in {self.path}")
         return rows
 
-    def import_rows(self, rows: dict[str, list[dict[str, Any]]]) -> bool:
-        """Insert one run in the shape `export_rows` returns, all or nothing. False if its id is already stored."""
+    def import_rows(self, rows: dict[str, list[dict[str, Any]]], replacing: tuple[str, ...] = ()) -> bool:
+        """Insert one run in the shape `export_rows` returns, all or nothing. False if its id is already stored,
+        unless the stored run's status is one of `replacing` (the placeholder of a run a queue worker executed):
+        then it and its rows are replaced, in the same transaction."""
         run_id = self._check_import_rows(rows)
         try:
             # IMMEDIATE: the existence check and the inserts see the same database.
             with self._transaction("BEGIN IMMEDIATE") as db:
-                if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+                stored = db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+                if stored is not None and stored[0] not in replacing:
                     return False
+                if stored is not None:
+                    for table in reversed(self.RUN_TABLES):
+                        db.execute(f"DELETE FROM {table} WHERE {'id' if table == 'runs' else 'run_id'} = ?", (run_id,))
                 for table in self.RUN_TABLES:
                     for row in rows.get(table, []):
                         if table == "runs":

@@ -1,0 +1,159 @@
+"""Queue mode's settings and its Celery app: runs go to Celery workers over Redis (broker and result
+backend) when TOOLBOARD_BROKER_URL is set; unset, runs execute inside the app's process (jobs.py).
+
+Delivery: a task is acknowledged only when it ends (`acks_late`), and a pool process that dies takes its
+task back to the queue at once (`reject_on_worker_lost`); a worker that dies as a whole leaves its task
+unacknowledged, and Redis hands it to another worker once the visibility timeout has passed
+(TOOLBOARD_QUEUE_VISIBILITY_S, a few minutes rather than Celery's hour). A live worker keeps its task
+from being handed out again by touching its delivery in Redis while the run goes (queue_worker.py), so a
+run longer than the timeout is never executed twice. Workers take one task at a time per process
+(no prefetch): a queued run waits in Redis, where the app can count its place, not in a busy worker.
+
+Celery is imported only in queue mode (queue_worker.make_celery): the embedded mode never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from evaluators.core.errors import ToolboardError
+
+BROKER_ENV = "TOOLBOARD_BROKER_URL"
+VISIBILITY_ENV = "TOOLBOARD_QUEUE_VISIBILITY_S"
+QUEUE_ENV = "TOOLBOARD_QUEUE_NAME"
+SOFT_LIMIT_ENV = "TOOLBOARD_QUEUE_TIME_LIMIT_S"
+SECRET_TTL_ENV = "TOOLBOARD_QUEUE_SECRET_TTL_S"
+DEFAULT_VISIBILITY_S = 300.0
+DEFAULT_QUEUE = "toolboard"
+# A run may take this long on a worker before it is stopped (soft limit: it ends as failed, saying so);
+# the hard limit, a minute later, kills the process if the soft one could not stop it.
+DEFAULT_TIME_LIMIT_S = 6 * 3600.0
+HARD_LIMIT_GRACE_S = 60.0
+# How long a key typed into the form waits in Redis for its run (the worker reads it, the app deletes it
+# when the run ends): long enough for a run to wait in the queue, short enough not to linger.
+DEFAULT_SECRET_TTL_S = 6 * 3600.0
+RUN_TASK = "toolboard.run"
+# Results (a finished run's whole record) are kept this long in Redis for the app to import.
+RESULT_EXPIRES_S = 7 * 24 * 3600
+# How often a worker reports progress (task state) and touches its delivery; the issue asks for <= 2 s.
+PROGRESS_EVERY_S = 1.0
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    broker_url: str
+    visibility_s: float = DEFAULT_VISIBILITY_S
+    queue: str = DEFAULT_QUEUE
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
+    secret_ttl_s: float = DEFAULT_SECRET_TTL_S
+
+    def __repr__(self) -> str:  # a broker URL may hold a password
+        return f"QueueSettings(broker={shown_url(self.broker_url)!r}, queue={self.queue!r})"
+
+
+def _seconds(name: str, default: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ToolboardError(f"{name} must be a number of seconds, not {text!r}") from None
+    if value <= 0:
+        raise ToolboardError(f"{name} must be more than 0 seconds, not {text!r}")
+    return value
+
+
+def settings_from_env() -> QueueSettings | None:
+    """Queue mode's settings from the environment, or None (embedded mode) when TOOLBOARD_BROKER_URL is unset."""
+    url = os.environ.get(BROKER_ENV, "").strip()
+    if not url:
+        return None
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ToolboardError(f"{BROKER_ENV} must be a Redis URL (redis://host:port/db), not {shown_url(url)!r}")
+    return QueueSettings(url, _seconds(VISIBILITY_ENV, DEFAULT_VISIBILITY_S),
+                         os.environ.get(QUEUE_ENV, "").strip() or DEFAULT_QUEUE,
+                         _seconds(SOFT_LIMIT_ENV, DEFAULT_TIME_LIMIT_S), _seconds(SECRET_TTL_ENV, DEFAULT_SECRET_TTL_S))
+
+
+def shown_url(url: str) -> str:
+    """A broker URL as it may be shown: without its password."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    except ValueError:
+        return "<broker URL>"
+
+
+def celery_config(settings: QueueSettings) -> dict[str, Any]:
+    """The Celery settings of app and workers (see the module docstring for why each)."""
+    transport = {
+        "visibility_timeout": settings.visibility_s,
+        # Look for deliveries whose worker died every fifth of the timeout, on every look.
+        "unacked_restore_interval": max(1.0, settings.visibility_s / 5),
+        "unacked_restore_throttle": 1,
+    }
+    return {
+        "broker_url": settings.broker_url,
+        "result_backend": settings.broker_url,
+        "broker_transport_options": transport,
+        "result_backend_transport_options": {"retry_policy": {"timeout": 5.0}},
+        "broker_connection_retry_on_startup": True,
+        "task_default_queue": settings.queue,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_track_started": True,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "result_expires": RESULT_EXPIRES_S,
+        "result_extended": True,
+        "task_soft_time_limit": settings.time_limit_s,
+        "task_time_limit": settings.time_limit_s + HARD_LIMIT_GRACE_S,
+        "worker_prefetch_multiplier": 1,
+        "worker_disable_prefetch": True,
+        "worker_hijack_root_logger": False,
+    }
+
+
+def redis_client(settings: QueueSettings) -> Any:
+    """A Redis client on the broker (queue positions, key references, cancel flags, run locks)."""
+    import redis
+
+    return redis.Redis.from_url(settings.broker_url, socket_connect_timeout=5, socket_timeout=10)
+
+
+def check_broker(settings: QueueSettings) -> None:
+    """Refuse at once, with the reason, when the broker cannot be reached."""
+    import redis
+
+    try:
+        redis_client(settings).ping()
+    except redis.RedisError as error:
+        raise ToolboardError(f"the run queue ({shown_url(settings.broker_url)}) cannot be reached ({type(error).__name__}:"
+                             f" {str(error).replace(settings.broker_url, shown_url(settings.broker_url))}); nothing"
+                             " was created: try again, or ask the operator to start Redis") from None
+
+
+# Redis keys of our own beside Celery's (all under one prefix, so an operator can find them).
+def secret_key(reference: str) -> str:
+    return f"toolboard:secret:{reference}"
+
+
+def cancel_key(run_id: str) -> str:
+    return f"toolboard:cancel:{run_id}"
+
+
+def done_key(run_id: str) -> str:
+    return f"toolboard:done:{run_id}"
+
+
+def lock_key(run_id: str) -> str:
+    return f"toolboard:running:{run_id}"

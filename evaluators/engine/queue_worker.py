@@ -1,0 +1,200 @@
+"""What a queue worker does with a run: the same runner as the embedded mode (runner.execute), on the
+worker's own store and response cache (its TOOLBOARD_HOME), reporting progress as the task's state.
+
+The task's message holds the run's settings (endpoint URL, model, key variable name), never a key: the
+worker reads the key from its own environment (the variable the settings name), or, for a key typed into
+the app's form, from a short-lived reference in Redis that the app wrote and deletes when the run ends.
+
+While the run goes, every PROGRESS_EVERY_S the worker: publishes the task state `PROGRESS` (per-subset
+done/total, errors, requests/s, ETA, which worker), touches its delivery in Redis (so a live run is never
+handed to a second worker), renews the run's lock, and looks for a cancel flag. A delivery of a run that
+another live worker holds the lock of is dropped (`duplicate`): a run executes on one worker at a time.
+
+The task returns `{"status": "finished", "document": <the run's record>}` (run_document.export_run) for
+the app to import, or, when the worker has a results dataset configured (TOOLBOARD_HUB_REPO), pushes the
+run there and returns `{"status": "finished", "published": "hub"}`; `cancelled` and `failed` say why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import Any
+
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.queue_app import (
+    PROGRESS_EVERY_S,
+    RESULT_EXPIRES_S,
+    RUN_TASK,
+    QueueSettings,
+    cancel_key,
+    celery_config,
+    done_key,
+    lock_key,
+    redis_client,
+    secret_key,
+)
+from evaluators.engine.store import Store
+
+log = logging.getLogger(__name__)
+
+PROGRESS_STATE = "PROGRESS"
+# A worker's hold on a run: renewed every PROGRESS_EVERY_S; a worker that died frees it within this time.
+LOCK_SECONDS = 10
+# kombu's Redis transport keeps unacknowledged deliveries in a hash (tag -> [message, exchange, routing key])
+# and in a sorted set scored by delivery time, from which it hands out again those older than the timeout.
+UNACKED = "unacked"
+UNACKED_INDEX = "unacked_index"
+
+
+def make_celery(settings: QueueSettings) -> Any:
+    """The Celery app of the app and the workers for these settings (queue_app.celery_config), with the run
+    task registered."""
+    from celery import Celery
+
+    app = Celery("toolboard")
+    app.conf.update(celery_config(settings))
+    register_tasks(app, settings)
+    return app
+
+
+def register_tasks(app: Any, settings: QueueSettings) -> None:
+    @app.task(bind=True, name=RUN_TASK)
+    def run_task(self: Any, run_id: str, run: dict[str, Any], key_reference: str | None = None) -> dict[str, Any]:
+        return execute_queued_run(self, settings, run_id, run, key_reference)
+
+
+def worker_name(task: Any) -> str:
+    """The worker's name as Celery knows it (`--hostname`, e.g. worker@host)."""
+    return task.request.hostname or socket.gethostname()
+
+
+def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dict[str, Any],
+                       key_reference: str | None) -> dict[str, Any]:
+    """Execute one queued run on this worker and say how it ended (see the module docstring)."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    redis = redis_client(settings)
+    if redis.exists(cancel_key(run_id)):
+        return {"status": "cancelled", "message": "cancelled while queued"}
+    if redis.exists(done_key(run_id)):  # a delivery handed out again after the run had ended
+        return {"status": "duplicate", "message": "this run has ended already"}
+    holder = f"{worker_name(task)} pid {os.getpid()} ({uuid.uuid4().hex[:6]})"
+    if not redis.set(lock_key(run_id), holder, nx=True, ex=LOCK_SECONDS):
+        # Another worker holds the run: alive, or died less than LOCK_SECONDS ago. Asked again a little later
+        # (within the visibility timeout, so the wait itself is not handed out again), never dropped.
+        raise task.retry(countdown=min(LOCK_SECONDS, settings.visibility_s / 2), max_retries=None)
+    store = Store()
+    try:
+        _prepare(store, run_id, run)
+        api_key = _typed_key(redis, key_reference)
+        rerun_errors = run.get("action") == "rerun-errors"
+        try:
+            outcome = asyncio.run(_execute(task, redis, store, run_id, run["total"], api_key, holder, rerun_errors))
+        except SoftTimeLimitExceeded:
+            return {"status": "failed", "message": f"stopped: the run took longer than {settings.time_limit_s:g} s, the"
+                                                   " queue's time limit per run (TOOLBOARD_QUEUE_TIME_LIMIT_S)"}
+        if outcome.status == "cancelled":
+            return {"status": "cancelled", "progress": outcome.progress.snapshot(), "worker": worker_name(task)}
+        if outcome.status != "finished":
+            return {"status": outcome.status, "message": store.get_run(run_id).message or "", "worker": worker_name(task)}
+        ended = {"status": "finished", "worker": worker_name(task), **_published(store, run_id)}
+        redis.set(done_key(run_id), "1", ex=RESULT_EXPIRES_S)
+        return ended
+    finally:
+        store.close()
+        if (redis.get(lock_key(run_id)) or b"").decode() == holder:
+            redis.delete(lock_key(run_id))
+
+
+def _prepare(store: Store, run_id: str, run: dict[str, Any]) -> None:
+    """The run in this worker's store: as the app's record sent with the task (re-sending a finished run's
+    errors), as this worker left it (a delivery handed out again, a resume), else created from the settings."""
+    from evaluators.engine.run_document import import_run
+
+    if run.get("document") and not store.has_run(run_id):
+        import_run(store, run["document"])
+    if not store.has_run(run_id):
+        store.create_run(run["benchmark"], run.get("language"), run["model"], run["base_url"], run["config"],
+                         run["fingerprint"], run["total"], owner=run.get("owner"), run_id=run_id)
+
+
+def deliveries_of(redis: Any, task_id: str) -> list[bytes]:
+    """The unacknowledged deliveries of the task (Celery does not tell a task its delivery tag)."""
+    tags = []
+    for tag, raw in redis.hscan_iter(UNACKED, count=500):
+        try:
+            if json.loads(raw)[0]["headers"]["id"] == task_id:
+                tags.append(tag)
+        except (ValueError, KeyError, IndexError, TypeError):
+            continue
+    return tags
+
+
+def _typed_key(redis: Any, reference: str | None) -> str | None:
+    if not reference:
+        return None
+    value = redis.get(secret_key(reference))
+    if value is None:
+        raise ToolboardError("the API key typed for this run has expired while the run was queued "
+                             "(TOOLBOARD_QUEUE_SECRET_TTL_S): start the run again")
+    return value.decode("utf-8")
+
+
+def _published(store: Store, run_id: str) -> dict[str, Any]:
+    """The finished run for the app: pushed to the results dataset when this worker has one, else its record."""
+    from evaluators.engine.hub_sync import from_env
+    from evaluators.engine.run_document import export_run
+
+    hub = from_env(store)
+    if hub is not None:
+        hub.push(run_id)
+        return {"published": "hub", "repo": hub.repo_id}
+    return {"document": export_run(store, run_id)}
+
+
+async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int, api_key: str | None,
+                   holder: str, rerun_errors: bool) -> Any:
+    """runner.execute with the worker's duties on the side: progress, delivery, lock and cancel, every
+    PROGRESS_EVERY_S (Redis calls off the event loop)."""
+    from evaluators.engine.runner import execute
+
+    cancel = asyncio.Event()
+    latest: dict[str, Any] = {"run_id": run_id, "done": 0, "total": total, "errors": 0, "per_subset": {},
+                              "requests_per_s": 0.0, "eta_s": None}
+    # Read here: the task's request is local to this thread, and the duties run on another.
+    task_id, worker = task.request.id, worker_name(task)
+
+    def on_progress(progress: Any) -> None:
+        latest.update(progress.snapshot())
+
+    def duties() -> bool:
+        task.update_state(task_id=task_id, state=PROGRESS_STATE, meta={**latest, "worker": worker})
+        tags = deliveries_of(redis, task_id)
+        with redis.pipeline() as pipe:
+            if tags:  # a live run's delivery is never handed out again
+                pipe.zadd(UNACKED_INDEX, dict.fromkeys(tags, time.time()), xx=True)
+            pipe.set(lock_key(run_id), holder, ex=LOCK_SECONDS)
+            pipe.exists(cancel_key(run_id))
+            return bool(pipe.execute()[-1])
+
+    async def on_the_side() -> None:
+        while True:
+            try:
+                if await asyncio.to_thread(duties):
+                    cancel.set()
+            except Exception as error:  # noqa: BLE001 - Redis restarting: the run goes on, tried again next time
+                log.warning("run %s: reporting progress: %s", run_id, error)
+            await asyncio.sleep(PROGRESS_EVERY_S)
+
+    side = asyncio.create_task(on_the_side())
+    try:
+        return await execute(store, run_id, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
+                             api_key=api_key)
+    finally:
+        side.cancel()

@@ -1,0 +1,140 @@
+"""Queue mode for tests: a real Redis (Debian's redis-server) on a free loopback port, and real workers
+(`python -m evaluators worker` processes, each with its own TOOLBOARD_HOME, in their own process group
+so a test can kill one whole, as a machine dies)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parent.parent
+REDIS_SERVER = shutil.which("redis-server")
+# Seconds after which a dead worker's run is handed to another worker, in tests (the default is minutes).
+TEST_VISIBILITY_S = 4
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def needs_redis() -> None:
+    if REDIS_SERVER is None:
+        pytest.skip("queue mode needs Redis: install Debian's redis-server (.ci/run does) to run this test")
+
+
+@dataclass
+class RedisServer:
+    folder: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """Start (or start again) on the same port and folder; append-only persistence, as the README advises,
+        so queued runs survive a restart."""
+        assert REDIS_SERVER is not None
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder), "--save", "",
+             "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                    connection.sendall(b"PING\r\n")
+                    if connection.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"redis-server did not answer on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(20)
+
+
+@contextmanager
+def redis_server(folder: Path) -> Iterator[RedisServer]:
+    needs_redis()
+    server = RedisServer(folder)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class Worker:
+    name: str
+    home: Path
+    process: subprocess.Popen
+    log: Path
+
+    def kill(self) -> None:
+        """SIGKILL to the worker and its pool processes at once: a machine that died."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(20)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+
+def queue_env(broker_url: str, home: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "TOOLBOARD_BROKER_URL": broker_url, "TOOLBOARD_HOME": str(home),
+            "TOOLBOARD_QUEUE_VISIBILITY_S": str(TEST_VISIBILITY_S), **extra}
+
+
+def start_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, **env: str) -> Worker:
+    """A worker process, its log in root/<name>.log; returned once Celery says it is ready."""
+    home = root / name
+    home.mkdir(parents=True, exist_ok=True)
+    log = root / f"{name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "evaluators", "worker", "--concurrency", str(concurrency),
+                                    "--hostname", f"{name}@test"], cwd=PROJECT, env=queue_env(broker_url, home, **env),
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if f"{name}@test ready".encode() in log.read_bytes():
+            return Worker(name, home, process, log)
+        if process.poll() is not None:
+            raise AssertionError(f"worker {name} exited: {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.1)
+    raise AssertionError(f"worker {name} was not ready in time: {log.read_text(errors='replace')[-2000:]}")
+
+
+@contextmanager
+def workers(broker_url: str, root: Path, names: tuple[str, ...], concurrency: int = 2) -> Iterator[dict[str, Worker]]:
+    started: dict[str, Worker] = {}
+    try:
+        for name in names:
+            started[name] = start_worker(broker_url, root, name, concurrency)
+        yield started
+    finally:
+        for worker in started.values():
+            worker.stop()

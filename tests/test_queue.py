@@ -1,0 +1,279 @@
+"""Queue mode end to end: Redis from Debian's redis-server, `python -m evaluators worker` processes and the
+real app (its form and jobs panel through gradio_client) in queue mode, against the loopback scripted
+endpoint. Skipped, with the reason, where redis-server is not installed."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gradio_client import Client
+
+from evaluators.board import board_rows
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.jobs import JobManager
+from evaluators.engine.queue_app import QueueSettings
+from evaluators.engine.queue_jobs import QueueJobs
+from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.store import Store
+from tests.app_fixtures import form, table_rows
+from tests.engine_fixtures import write_dataset
+from tests.queue_fixtures import TEST_VISIBILITY_S, free_port, needs_redis, redis_server, workers
+from tests.scripted_server import ScriptedServer
+from ui.app import build_app, launch_options
+from ui.context import AppContext
+
+ITEMS = 24
+
+
+def mixed_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """Right on two items in three, a wrong time on the third: scores that are not trivially all or nothing."""
+    text = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+    if " at " not in text:
+        return {"content": "[]"}
+    number = int(text.split("number ", 1)[1].split(" ", 1)[0])
+    time_asked = text.rsplit(" at ", 1)[1].split(".")[0]
+    return {"content": f"[Clock.setAlarm(time='{'99:99' if number % 3 == 0 else time_asked}')]"}
+
+
+@dataclass
+class QueueApp:
+    url: str
+    context: AppContext
+    client: Client
+    data: Path
+    server: ScriptedServer
+    models_asked: list[str]
+
+
+@contextmanager
+def queue_app(root: Path, broker_url: str, latency: float = 0.0, server: ScriptedServer | None = None) \
+        -> Iterator[QueueApp]:
+    """The real app in queue mode with its own store, and a scripted endpoint (`server`, else one of its own)."""
+    if server is None:
+        models_asked: list[str] = []
+        with ScriptedServer(reply=mixed_reply, latency=latency,
+                            on_request=lambda body: models_asked.append(body["model"])) as own:
+            with queue_app(root, broker_url, server=own) as app:
+                app.models_asked = models_asked  # what this endpoint was asked, as it is asked
+                yield app
+        return
+    data = write_dataset(root / "data", ITEMS)
+    settings = QueueSettings(broker_url, visibility_s=TEST_VISIBILITY_S)
+    context = AppContext(store=Store(root / "app" / "toolboard.db"), queue=settings)
+    demo = build_app(context)
+    demo.launch(**{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1",
+                prevent_thread_lock=True, quiet=True)
+    try:
+        yield QueueApp(demo.local_url, context, Client(demo.local_url, verbose=False), data, server, [])
+    finally:
+        demo.close()
+        context.close()
+
+
+def start(app: QueueApp, model: str, **overrides: Any) -> str:
+    started = app.client.predict(**form(app.server.base_url, model, app.data, limit=ITEMS, **overrides),
+                                 api_name="/start_run")
+    assert started["run_id"], started["message"]
+    return started["run_id"]
+
+
+def wait_until(check: Any, timeout: float = 120, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def status(app: QueueApp, run_id: str) -> str:
+    return app.context.jobs.status_of(run_id, app.context.store.get_run(run_id).status)
+
+
+def embedded_reports(root: Path, data: Path, base_url: str) -> dict[str, Any]:
+    """The same run executed in the embedded mode (in-process jobs): its reports in both scoring modes."""
+    store = Store(root / "embedded.db")
+    jobs = JobManager(store)
+    try:
+        config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=str(data),
+                           limit=ITEMS, concurrency=4, model=ModelSettings(base_url=base_url, model="embedded"))
+        run_id = jobs.start(config)
+        jobs.wait(run_id, 120)
+        return {mode: store.load_report(run_id, mode) for mode in ("official", "strict")}
+    finally:
+        jobs.shutdown()
+        store.close()
+
+
+def assert_whole(store: Store, run_id: str) -> None:
+    """Every sample once: no sample lost, no duplicate row."""
+    ids = list(store.load_predictions(run_id))
+    assert len(ids) == len(set(ids)) == store.run_totals(run_id)["done"] == ITEMS
+    for mode in ("official", "strict"):
+        scores = store.load_scores(run_id, mode)
+        assert sorted(s.sample_id for s in scores) == sorted(ids)
+
+
+def test_six_runs_on_two_workers_score_as_embedded_and_a_killed_worker_loses_nothing(tmp_path: Path):
+    with redis_server(tmp_path / "redis") as redis, queue_app(tmp_path, redis.url, latency=0.25) as app, \
+            workers(redis.url, tmp_path, ("w1", "w2")) as pool:
+        expected = embedded_reports(tmp_path, app.data, app.server.base_url)
+        run_ids: list[str] = []
+        threads = [threading.Thread(target=lambda i=i: run_ids.append(start(app, f"queued-model-{i}", concurrency=1)))
+                   for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert len(run_ids) == 6
+        jobs = {row["run_id"]: row for row in table_rows(app.client.predict(api_name="/jobs"))}
+        assert all(jobs[run_id]["status"] in ("queued", "running", "finished") for run_id in run_ids)
+
+        # Kill the worker executing a run that has answered part of its items: that run must finish elsewhere.
+        def a_run_half_way() -> tuple[str, dict[str, Any]] | None:
+            for run_id in run_ids:
+                job = app.context.jobs.job(run_id)
+                if job is not None and job.progress.get("worker") and 3 <= job.progress.get("done", 0) <= ITEMS - 8:
+                    return run_id, job.progress
+            return None
+
+        victim_run, progress = wait_until(a_run_half_way, what="a run half way")
+        victim = pool[progress["worker"].split("@")[0]]
+        victim.kill()
+
+        for run_id in run_ids:
+            wait_until(lambda run_id=run_id: status(app, run_id) in ("finished", "failed", "cancelled"), timeout=180,
+                       what=f"run {run_id} to end")
+            assert status(app, run_id) == "finished", app.context.store.get_run(run_id).message
+            assert_whole(app.context.store, run_id)
+            for mode in ("official", "strict"):
+                assert app.context.store.load_report(run_id, mode) == expected[mode]
+        survivor = next(worker for worker in pool.values() if worker is not victim)
+        assert victim_run.encode() in survivor.log.read_bytes()  # redelivered to the other worker
+
+        board = board_rows("acebench", app.context.store)
+        for run_id in run_ids:
+            assert (board["run_id"] == run_id).sum() == 1  # each finished run once on the board
+        jobs = {row["run_id"]: row for row in table_rows(app.client.predict(api_name="/jobs"))}
+        assert all(jobs[run_id]["status"] == "finished" and jobs[run_id]["done"] == ITEMS for run_id in run_ids)
+
+
+def test_a_queued_and_a_running_run_are_cancelled(tmp_path: Path):
+    with redis_server(tmp_path / "redis") as redis, queue_app(tmp_path, redis.url, latency=0.3) as app, \
+            workers(redis.url, tmp_path, ("w1",), concurrency=1):
+        running = start(app, "slow-running", concurrency=1)
+        queued = start(app, "slow-queued", concurrency=1)
+        wait_until(lambda: status(app, running) == "running" and app.context.jobs.job(running).progress.get("done"),
+                   what="the first run to start")
+        assert status(app, queued) == "queued"
+        assert "in line" in app.context.jobs.job(queued).message  # its place in the queue
+        message, _ = app.client.predict(queued, api_name="/cancel_run")
+        assert status(app, queued) == "cancelled"
+        message, _ = app.client.predict(running, api_name="/cancel_run")
+        wait_until(lambda: status(app, running) == "cancelled", what="the running run to stop")
+        assert app.context.store.get_run(running).status == "cancelled"
+        assert app.models_asked.count("slow-running") < ITEMS  # stopped early
+        time.sleep(2)  # the worker, free again, must not start the cancelled queued run
+        assert "slow-queued" not in app.models_asked and "slow-running" in app.models_asked
+        assert app.context.store.get_run(queued).status == "cancelled"
+
+
+def test_queued_runs_survive_a_redis_restart_and_the_app_reconnects(tmp_path: Path):
+    with redis_server(tmp_path / "redis") as redis, queue_app(tmp_path, redis.url) as app:
+        first, second = start(app, "before-restart-1"), start(app, "before-restart-2")
+        redis.stop()
+        time.sleep(1.5)  # the app's watcher meets the closed port meanwhile
+        redis.start()
+        with workers(redis.url, tmp_path, ("w1",)):
+            for run_id in (first, second):
+                wait_until(lambda run_id=run_id: status(app, run_id) == "finished", what=f"run {run_id} to finish")
+                assert_whole(app.context.store, run_id)
+
+
+def test_an_unreachable_broker_creates_nothing(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 4)
+    store = Store(tmp_path / "toolboard.db")
+    with ScriptedServer(reply=mixed_reply) as server:
+        jobs = QueueJobs(store, QueueSettings(f"redis://127.0.0.1:{free_port()}/0"))
+        try:
+            config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=str(data),
+                               model=ModelSettings(base_url=server.base_url, model="m"))
+            with pytest.raises(ToolboardError, match="cannot be reached.*nothing was created"):
+                jobs.start(config)
+        finally:
+            jobs.shutdown()
+    assert store.list_runs() == [] and server.requests == 0
+
+
+def test_a_key_typed_into_the_form_never_travels_in_the_task(tmp_path: Path):
+    needs_redis()
+    secret = "sk-typed-in-the-form-0123456789"
+    with redis_server(tmp_path / "redis") as redis, queue_app(tmp_path, redis.url) as app:
+        run_id = start(app, "with-a-key", api_key=secret)
+        import redis as redis_py
+
+        client = redis_py.Redis.from_url(redis.url)
+        messages = client.lrange("toolboard", 0, -1)
+        assert messages and all(secret.encode() not in message for message in messages)
+        with workers(redis.url, tmp_path, ("w1",)):
+            wait_until(lambda: status(app, run_id) == "finished", what="the run to finish")
+        assert any(h.get("authorization") == f"Bearer {secret}" for h in app.server.headers_seen)
+        assert not [key for key in client.keys("toolboard:secret:*")]  # deleted once the run ended
+        assert secret.encode() not in (tmp_path / "app" / "toolboard.db").read_bytes()
+
+
+def test_cli_run_queue_prints_the_report_and_detach_returns_at_once(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from tests.queue_fixtures import PROJECT, queue_env
+
+    with redis_server(tmp_path / "redis") as redis, ScriptedServer(reply=mixed_reply) as server, \
+            workers(redis.url, tmp_path, ("w1",)):
+        data = write_dataset(tmp_path / "data", 6)
+        args = [sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", server.base_url, "--model", "cli-m",
+                "--language", "en", "--subset", "normal_atom_bool", "--data-dir", str(data), "--queue", "--json"]
+        env = queue_env(redis.url, tmp_path / "cli", OPENAI_API_KEY="x")
+        done = subprocess.run(args, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["subsets"]["normal_atom_bool"]["n"] == 6 and report["run_id"]
+        detached = subprocess.run([*args, "--detach"], cwd=PROJECT, env=env, capture_output=True, text=True,
+                                  timeout=60)
+        assert detached.returncode == 0, detached.stderr
+        run_id = detached.stdout.strip()
+        wait_until(lambda: json.loads(subprocess.run(
+            [sys.executable, "-m", "evaluators", "runs", "--json"], cwd=PROJECT, env=env, capture_output=True, text=True,
+            timeout=60).stdout)[0]["status"] == "finished", what="the detached run to be stored")
+        assert run_id
+
+
+def test_a_worker_needs_a_broker(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from tests.queue_fixtures import PROJECT
+
+    env = {"PATH": "/usr/bin:/bin", "TOOLBOARD_HOME": str(tmp_path), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "evaluators", "worker"], cwd=PROJECT, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "TOOLBOARD_BROKER_URL" in done.stderr
+
+
+def test_a_queued_run_picked_up_after_restart_is_followed(tmp_path: Path):
+    """The app restarted while runs were queued: it follows them again and stores them when they end."""
+    with redis_server(tmp_path / "redis") as redis, ScriptedServer(reply=mixed_reply) as server:
+        with queue_app(tmp_path, redis.url, server=server) as app:
+            run_id = start(app, "across-restart")
+        with queue_app(tmp_path, redis.url, server=server) as again, workers(redis.url, tmp_path, ("w1",)):
+            wait_until(lambda: status(again, run_id) == "finished", what="the run to finish")
+            assert_whole(again.context.store, run_id)
