@@ -63,7 +63,8 @@ def main() -> int:
             for count in args.workers:
                 os.environ["TOOLBOARD_HOME"] = str(root / f"app-{count}")
                 os.environ.setdefault("OPENAI_API_KEY", "unused")
-                workers = [start_worker(redis.url, root / f"pool-{count}", f"w{index}", concurrency=1)
+                workers = [start_worker(redis.url, root / f"pool-{count}", f"w{index}", concurrency=1,
+                                        TOOLBOARD_QUEUE_VISIBILITY_S="300")  # the default, not the tests' seconds
                            for index in range(count)]
                 store = Store()
                 jobs = QueueJobs(store, QueueSettings(redis.url), poll_seconds=0.2)

@@ -18,6 +18,7 @@ run there and returns `{"status": "finished", "published": "hub"}`; `cancelled` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -77,18 +78,21 @@ def worker_name(task: Any) -> str:
 def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dict[str, Any],
                        key_reference: str | None) -> dict[str, Any]:
     """Execute one queued run on this worker and say how it ended (see the module docstring)."""
-    from celery.exceptions import SoftTimeLimitExceeded
+    from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
     redis = redis_client(settings)
     if redis.exists(cancel_key(run_id)):
         return {"status": "cancelled", "message": "cancelled while queued"}
-    if redis.exists(done_key(run_id)):  # a delivery handed out again after the run had ended
-        return {"status": "duplicate", "message": "this run has ended already"}
+    # A second delivery of a run leaves the task's state alone (Ignore): the state is the run's own execution's.
+    if redis.exists(done_key(run_id)):  # handed out again after the run had ended
+        raise Ignore()
     holder = f"{worker_name(task)} pid {os.getpid()} ({uuid.uuid4().hex[:6]})"
     if not redis.set(lock_key(run_id), holder, nx=True, ex=LOCK_SECONDS):
-        # Another worker holds the run: alive, or died less than LOCK_SECONDS ago. Asked again a little later
-        # (within the visibility timeout, so the wait itself is not handed out again), never dropped.
-        raise task.retry(countdown=min(LOCK_SECONDS, settings.visibility_s / 2), max_retries=None)
+        # Another worker holds the run: alive, or died less than LOCK_SECONDS ago. Sent again to be tried a
+        # little later (within the visibility timeout, so the wait itself is not handed out again): never dropped.
+        task.apply_async(args=(run_id, run, key_reference), task_id=run_id, queue=settings.queue,
+                         countdown=min(LOCK_SECONDS, settings.visibility_s / 2))
+        raise Ignore()
     store = Store()
     try:
         _prepare(store, run_id, run)
@@ -183,18 +187,23 @@ async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int,
             pipe.exists(cancel_key(run_id))
             return bool(pipe.execute()[-1])
 
+    ended = asyncio.Event()
+
     async def on_the_side() -> None:
-        while True:
+        while not ended.is_set():
             try:
                 if await asyncio.to_thread(duties):
                     cancel.set()
             except Exception as error:  # noqa: BLE001 - Redis restarting: the run goes on, tried again next time
                 log.warning("run %s: reporting progress: %s", run_id, error)
-            await asyncio.sleep(PROGRESS_EVERY_S)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), PROGRESS_EVERY_S)
 
     side = asyncio.create_task(on_the_side())
     try:
         return await execute(store, run_id, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
                              api_key=api_key)
     finally:
-        side.cancel()
+        # Waited for, not cancelled: a progress report still under way must not land after the task's result.
+        ended.set()
+        await side
