@@ -1,11 +1,12 @@
-"""Shared fixtures: the built-in example data, the real benchmark data (skipped when absent) and
-an isolated TOOLBOARD_HOME for every test."""
+"""Shared fixtures: the built-in example data, the real benchmark data (skipped when absent), the pinned
+official BFCL wheel (downloaded once per session) and an isolated TOOLBOARD_HOME for every test."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,55 @@ def real_data(relative: str, what: str, *inside: str) -> Path:
 @pytest.fixture(scope="session")
 def real_acebench_dir() -> Path:
     return real_data("acebench", "ACEBench data", "data_en")
+
+
+@dataclass(frozen=True)
+class BfclOfficial:
+    """The pinned bfcl-eval wheel (its sha256 checked) and its 13 single-turn data files unpacked into
+    `data_dir`, laid out like ../shared/data/bfcl. Tests pass the wheel to the code under test by setting
+    TOOLBOARD_BFCL_WHEEL themselves (monkeypatch or a subprocess env), each in its own TOOLBOARD_HOME."""
+
+    wheel: Path
+    data_dir: Path
+
+
+def _bfcl_wheel_for_session(folder: Path) -> Path:
+    """TOOLBOARD_BFCL_WHEEL when set, else the wheel downloaded once from the package index with the
+    package's own wheel.py; a wrong sha256 fails the tests, only an unreachable index skips them."""
+    from evaluators.bfcl import wheel as bfcl_wheel
+    from evaluators.core.archive import download
+    from evaluators.core.errors import DataError
+
+    given = os.environ.get(bfcl_wheel.WHEEL_PATH_ENV)
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            pytest.fail(f"{bfcl_wheel.WHEEL_PATH_ENV} names no file: {path}")
+    else:
+        path = folder / bfcl_wheel.WHEEL_NAME
+        try:
+            download(bfcl_wheel.wheel_url_from_index(), path, bfcl_wheel.WHEEL_NAME)
+        except DataError as exc:
+            pytest.skip(f"no network to the package index, so no official BFCL files: {exc}")
+    found = bfcl_wheel.file_sha256(path)
+    if found != bfcl_wheel.WHEEL_SHA256:
+        pytest.fail(f"{path} has sha256 {found}, not the pinned {bfcl_wheel.WHEEL_SHA256}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def bfcl_official(tmp_path_factory: pytest.TempPathFactory) -> BfclOfficial:
+    from evaluators.bfcl.categories import CATEGORIES, NO_ANSWER
+    from evaluators.bfcl.wheel import DATA_PREFIX, read_member
+
+    folder = tmp_path_factory.mktemp("bfcl_official")
+    wheel = _bfcl_wheel_for_session(folder)
+    data_dir = folder / "bfcl"
+    (data_dir / "possible_answer").mkdir(parents=True)
+    for category in CATEGORIES:
+        files = [f"BFCL_v4_{category}.json"]
+        if category not in NO_ANSWER:
+            files.append(f"possible_answer/BFCL_v4_{category}.json")
+        for relative in files:
+            (data_dir / relative).write_bytes(read_member(wheel, DATA_PREFIX + relative))
+    return BfclOfficial(wheel, data_dir)

@@ -29,6 +29,7 @@ from ui import overview_tab
 from ui.context import AppContext
 
 ACE, TOOLBENCH, STEPEVAL = "ACEBench · Overall", "ToolBench-Static · Act.EM", "StepEval-Audio-Toolcall · Precision"
+BFCL = "BFCL v4 (single-turn) · Live AST"
 
 
 def test_each_benchmark_declares_its_headline_figures():
@@ -36,8 +37,9 @@ def test_each_benchmark_declares_its_headline_figures():
     assert declared["acebench"] == Overview("en", ("overall",), "overall", declared["acebench"].why)
     assert declared["toolbench_static"].columns == ("act_em", "f1") and declared["toolbench_static"].view == "in_domain"
     assert declared["stepeval_audio"].columns == ("precision", "recall") and declared["stepeval_audio"].view == "macro"
-    assert [h.aggregate_column for h in headlines()] == [ACE, STEPEVAL, TOOLBENCH]
-    for part in (ACE, STEPEVAL, TOOLBENCH):
+    assert declared["bfcl"] == Overview("all", ("non_live_ast", "live_ast"), "live_ast", declared["bfcl"].why)
+    assert [h.aggregate_column for h in headlines()] == [ACE, BFCL, STEPEVAL, TOOLBENCH]
+    for part in (ACE, BFCL, STEPEVAL, TOOLBENCH):
         assert part in aggregate_rule()
 
 
@@ -64,17 +66,19 @@ def test_the_published_tables_share_no_model_so_nobody_is_ranked_yet():
     assert not set.intersection(*keys.values())
     assert frame["rank"].isna().all() and frame[AGGREGATE_COLUMN].isna().all()
     assert len(frame) == len(set.union(*keys.values()))
-    # a model in two tables (per the alias table) is one row with both figures; in one table, it lacks two
-    in_two = {k for k in set.union(*keys.values()) if sum(k in found for found in keys.values()) == 2}
-    lacking_one = {model_key(m) for m in frame.loc[frame[LACKS_COLUMN].str.count(",") == 0, "model"]}
-    assert lacking_one == in_two
-    # and today, even with the alias table, no model is in two of the shipped tables: each row lacks two
-    assert in_two == set() and (frame[LACKS_COLUMN].str.count(", ") == 1).all()
+    # a model in several tables (per the alias table) is one row with each figure, lacking only the others
+    tables_of = {k: sum(k in found for found in keys.values()) for k in set.union(*keys.values())}
+    lacking = {model_key(m): lacks.count(", ") + 1 for m, lacks in zip(frame["model"], frame[LACKS_COLUMN])}
+    assert lacking == {k: len(keys) - n for k, n in tables_of.items()}
+    # today, through the alias table, BFCL's "(FC)" / "(Prompt)" rows join five models of the other tables
+    assert {k for k, n in tables_of.items() if n > 1} == {
+        "Hammer2.1-3B", "Hammer2.1-7B", "Kimi-K2-Instruct", "Llama-3.2-3B-Instruct", "Qwen3-32B"}
+    assert max(tables_of.values()) == 2
     rows = frame.set_index(frame["model"].map(model_key))  # by key: a known model shows its facts-table name
     # figures of the declared views: ACEBench's English table, ToolBench's in-domain split, StepEval's tool mean
     gpt4o = rows.loc[model_key("GPT-4o")]
     assert gpt4o[ACE] == pytest.approx(0.811) and gpt4o["ACEBench · source"] == "published"
-    assert gpt4o[LACKS_COLUMN] == "StepEval-Audio-Toolcall, ToolBench-Static"
+    assert gpt4o[LACKS_COLUMN] == "BFCL v4 (single-turn), StepEval-Audio-Toolcall, ToolBench-Static"
     published = json.loads((LEADERBOARD_DIR / "toolbench_static.json").read_text(encoding="utf-8"))["rows"]
     gpt4 = next(r for r in published if r["model"] == "GPT-4 (0-shot)" and r["subset"] == "in_domain")
     assert rows.loc[model_key("GPT-4 (0-shot)"), TOOLBENCH] == pytest.approx(gpt4["metrics"]["act_em"])
@@ -84,13 +88,38 @@ def test_the_published_tables_share_no_model_so_nobody_is_ranked_yet():
 
 
 def test_the_models_of_one_published_table_stay_apart():
-    """Two rows of one published table are two models: each is its own row of the overview."""
+    """Two rows of one published table are two models, unless the table itself asked one model several ways (BFCL's
+    "(FC)", "(Prompt)" and unsuffixed rows): then the rows of that model differ in their request mode."""
     for name in benchmark_names():
-        models = sorted(_published_models(name))
-        merged = {}
-        for model in models:
-            merged.setdefault(model_key(model), []).append(model)
-        assert not {k: v for k, v in merged.items() if len(v) > 1}, name
+        frame = board_rows(name, None)
+        frame = frame[frame["view"] == get_benchmark(name).overview.view]
+        merged: dict[str, list[tuple[str, Any]]] = {}
+        for model, mode in zip(frame["model"], frame["request_mode"]):
+            merged.setdefault(model_key(model), []).append((model, mode))
+        for key, spellings in merged.items():
+            modes = [mode for _, mode in spellings]
+            if len(spellings) > 1:
+                assert name == "bfcl" and len(set(modes)) == len(modes), (name, key, spellings)
+    bfcl = board_rows("bfcl", None)
+    qwen = bfcl[bfcl["model"].map(model_key) == "Qwen3-32B"]
+    assert sorted(zip(qwen["model"], qwen["request_mode"])) == [("Qwen3-32B (FC)", "native tools"),
+                                                                ("Qwen3-32B (Prompt)", "prompt")]
+
+
+def test_a_model_with_bfcl_and_another_published_table_is_ranked():
+    """BFCL's site names ("Hammer2.1-7b (FC)") join the other tables through the alias table: over ACEBench and BFCL
+    alone, the models in both are ranked by the mean of ACEBench's overall and BFCL's Live AST."""
+    benchmarks = [get_benchmark("acebench"), get_benchmark("bfcl")]
+    frame = overview_rows({b.name: board_rows(b.name, None) for b in benchmarks}, benchmarks)
+    ranked = frame[frame["rank"].notna()]
+    assert set(ranked["model"].map(model_key)) == {"Hammer2.1-3B", "Hammer2.1-7B", "Kimi-K2-Instruct",
+                                                   "Llama-3.2-3B-Instruct"}
+    hammer = ranked.set_index(ranked["model"].map(model_key)).loc["Hammer2.1-7B"]
+    published = json.loads((LEADERBOARD_DIR / "bfcl.json").read_text(encoding="utf-8"))["rows"]
+    live = next(r for r in published if r["model"] == "Hammer2.1-7b (FC)")["summary"]["live_ast"]
+    assert hammer[BFCL] == pytest.approx(live) and hammer["BFCL v4 (single-turn) · source"] == "published (as Hammer2.1-7b (FC))"
+    assert hammer[AGGREGATE_COLUMN] == pytest.approx((hammer[ACE] + live) / 2)
+    assert list(frame["rank"][:4]) == sorted(frame["rank"][:4]) and hammer[LACKS_COLUMN] == ""
 
 
 def _board(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -180,7 +209,7 @@ def test_from_a_real_store_comparable_runs_count_and_partial_runs_and_uploads_do
     # the evaluated run joins the published StepEval row of the same model
     audio = rows.loc[model_key("Step-Audio 2")]
     assert audio[ACE] == pytest.approx(0.4) and audio["ACEBench · source"].startswith(f"evaluated run {comparable}")
-    assert audio[LACKS_COLUMN] == "ToolBench-Static" and audio[STEPEVAL] > 0
+    assert audio[LACKS_COLUMN] == "BFCL v4 (single-turn), ToolBench-Static" and audio[STEPEVAL] > 0
     assert model_key("only-partial") not in rows.index and model_key("only-uploaded") not in rows.index
 
 

@@ -20,7 +20,6 @@ import pandas as pd
 from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
-from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.settings import REQUEST_MODES, describe_requests
 from ui.context import AppContext, as_markdown, plain_error
 from ui.format import picked_value, table_json, user_error
@@ -185,9 +184,15 @@ class EvaluateForm:
         chosen = language if language in languages else (languages[0] if languages else None)
         return [gr.update(choices=languages, value=chosen, visible=bool(languages)),
                 gr.update(choices=subset_choices(name), value=[]),
-                gr.update(visible=benchmark.request_profile is not None),
+                gr.update(choices=[AUTO_PROMPT_STYLE, *benchmark.prompt_styles], value=AUTO_PROMPT_STYLE,
+                          visible=offers_prompt_styles(benchmark)),
                 *(update for role in self.roles for update in role.updates(name)),
                 *(option.update(name) for option in self.options)]
+
+
+def offers_prompt_styles(benchmark: Benchmark) -> bool:
+    """Whether the form asks which prompts to send: only for a benchmark whose requests come in several styles."""
+    return benchmark.request_profile is not None and len(benchmark.prompt_styles) > 1
 
 
 def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
@@ -221,8 +226,8 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
             limit = gr.Number(label=LIMIT_LABEL, value=20, precision=0)
             concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
-            prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *PROMPT_STYLES], value=AUTO_PROMPT_STYLE,
-                                    visible=shown.request_profile is not None,
+            prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *shown.prompt_styles], value=AUTO_PROMPT_STYLE,
+                                    visible=offers_prompt_styles(shown),
                                     label="Prompts: official = what the benchmark's official code sends, toolboard = "
                                           "this project's wording; auto = official when its files are there")
             temperature = gr.Number(label="Temperature (empty = the benchmark's own sampling, else 0)", value=None)

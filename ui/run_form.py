@@ -15,7 +15,6 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names, resolve_language
-from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
 from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
 from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig
@@ -187,8 +186,9 @@ def chosen_options(benchmark: Benchmark, form: dict[str, Any]) -> dict[str, str]
 def _prompt_style(benchmark: Benchmark, form: dict[str, Any]) -> str | None:
     """The chosen prompt style; None for auto, and for benchmarks with one kind of request."""
     style = form.get("prompt_style") or AUTO_PROMPT_STYLE
-    if style not in (AUTO_PROMPT_STYLE, *PROMPT_STYLES):
-        raise ToolboardError(f"prompts must be one of {AUTO_PROMPT_STYLE}, {', '.join(PROMPT_STYLES)}")
+    if style not in (AUTO_PROMPT_STYLE, *benchmark.prompt_styles):
+        raise ToolboardError(f"prompts for {benchmark.name} must be one of {AUTO_PROMPT_STYLE}, "
+                             f"{', '.join(benchmark.prompt_styles)}")
     if benchmark.request_profile is None or style == AUTO_PROMPT_STYLE:
         return None
     return style

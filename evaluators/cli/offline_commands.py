@@ -28,7 +28,7 @@ def list_command(_: argparse.Namespace) -> int:
         for option in benchmark.options:
             print(f"  option {option.name}: {' | '.join(option.choices)} (default {option.default}): {option.description}")
         if benchmark.request_profile is not None:
-            print("  prompt styles: official | toolboard (--prompt-style)")
+            print(f"  prompt styles: {' | '.join(benchmark.prompt_styles)} (--prompt-style)")
     return 0
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from evaluators.core.board_layout import BoardLayout, plain_layout
 from evaluators.core.declarations import About, Metric, Option, Overview, Role
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
-from evaluators.core.types import Prediction, Report, RequestProfile, Sample, SampleScore
+from evaluators.core.types import PROMPT_STYLES, Prediction, Report, RequestProfile, Sample, SampleScore
 
 MODES = ("official", "strict")
 PACKAGES_DIR = Path(__file__).resolve().parents[1]
@@ -84,6 +84,8 @@ class Benchmark:
     # request_profile(run config) -> RequestProfile: for benchmarks whose requests come in prompt styles
     # (official / toolboard); it resolves the run's style and the sampling sent.
     request_profile: Callable[[Any], RequestProfile] | None = None
+    # The prompt styles request_profile accepts (--prompt-style), for benchmarks that have one.
+    prompt_styles: tuple[str, ...] = PROMPT_STYLES
     roles: tuple[Role, ...] = ()
     options: tuple[Option, ...] = ()
     # (samples, predictions, {role name: Endpoint}) -> None: the roles' work on uploaded predictions,
@@ -97,6 +99,10 @@ class Benchmark:
     overview: Overview | None = None
 
     def __post_init__(self) -> None:
+        unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]
+        if unknown_styles or not self.prompt_styles:
+            raise ToolboardError(f"{self.name}: prompt styles must be some of {', '.join(PROMPT_STYLES)}, "
+                                 f"got {', '.join(self.prompt_styles) or 'none'}")
         if self.overview is not None:
             self._check_overview(self.overview)
 

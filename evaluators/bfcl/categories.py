@@ -1,0 +1,28 @@
+"""The 13 single-turn categories of BFCL v4, their groups and the language each is decoded in."""
+
+from __future__ import annotations
+
+NON_LIVE = ("simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
+            "irrelevance")
+LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance",
+        "live_relevance")
+CATEGORIES = NON_LIVE + LIVE
+# Categories without an answer file: judged on whether the output holds a call at all.
+IRRELEVANCE = ("irrelevance", "live_irrelevance")
+RELEVANCE = ("live_relevance",)
+NO_ANSWER = IRRELEVANCE + RELEVANCE
+# The language the official decoder and checker use per category (every other one: Python).
+LANGUAGES = {"simple_java": "java", "simple_javascript": "javascript"}
+PYTHON = "python"
+
+
+def category_of_id(sample_id: str) -> str | None:
+    """The category of an official id: everything before its last `_` (`live_simple_12-3-0` -> live_simple);
+    None when that is not one of the 13."""
+    category = sample_id.rpartition("_")[0]
+    return category if category in CATEGORIES else None
+
+
+def language_of(category: str) -> str:
+    """python, java or javascript: how the category's outputs are decoded and its values typed."""
+    return LANGUAGES.get(category, PYTHON)

@@ -1,0 +1,288 @@
+"""Test-only: the official BFCL checker (`bfcl-eval` 2026.3.23) in a virtual environment of its own, built once
+and cached outside the project (spec §9), and a way to run its evaluation runner on prediction sets.
+
+The official package is never imported by the project or by the pytest process: the pytest side builds the
+venv and reads the files the runner writes; the runner runs only in a subprocess with the venv's Python,
+started on this very file (see `_drive` at the bottom, which is the only code that imports `bfcl_eval`).
+
+The cache folder is `$TOOLBOARD_TEST_CACHE/bfcl-official-2026.3.23` (default `~/.cache/toolboard-tests/...`).
+A build holds an exclusive file lock (two pytest sessions never build at once) and writes its marker file
+last, so a half-built folder is never taken for a complete one: it is removed and built again.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE_ENV = "TOOLBOARD_TEST_CACHE"
+VENV_NAME = "bfcl-official-2026.3.23"
+# The pinned wheel, installed without its dependencies; the hash is the one spec §1 gives for it.
+WHEEL_REQUIREMENT = ("bfcl-eval==2026.3.23 "
+                     "--hash=sha256:3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a")
+# What the checker and the runner import (spec §9), pinned to versions that install together.
+RUNTIME_REQUIREMENTS = (
+    "tree_sitter==0.21.3", "tree-sitter-java==0.21.0", "tree-sitter-javascript==0.21.4", "numpy==1.26.4",
+    "pandas==3.0.6", "filelock==4.3.1", "tqdm==4.70.1", "python-dotenv==1.2.4", "overrides==7.7.0",
+    "tenacity==9.2.1", "requests==2.34.2", "openai==3.57.0",
+)
+# Vendor SDKs that importing the runner pulls in through the other model handlers, with the submodules named
+# in their import statements. The prompt-mode handler used here never touches them.
+STAND_IN_MODULES = (
+    "anthropic", "anthropic.types", "boto3", "cohere", "mistralai", "writerai", "httpx",
+    "google", "google.genai", "google.genai.types", "qwen_agent", "qwen_agent.llm",
+    "datamodel_code_generator", "datamodel_code_generator.format", "datamodel_code_generator.model",
+    "datamodel_code_generator.parser", "datamodel_code_generator.parser.jsonschema",
+)
+# A module whose every attribute is a class (usable as a base, an exception to catch, a subscripted type).
+STAND_IN_SOURCE = '''"""Stand-in for a vendor SDK the official runner imports but this test never uses."""
+
+
+class _StandIn(type):
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _StandIn(name, (Exception,), {})
+
+    def __getitem__(cls, item):
+        return cls
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _StandIn(name, (Exception,), {})
+'''
+# A prompt-mode model of the official registry: its handler decodes the text with the default prompt decoder.
+PROMPT_MODEL = "gpt-4o-2024-11-20"
+MARKER = "complete.json"
+# No user site-packages, and not this file's folder (tests/) on the path of the driver process.
+DRIVER_FLAGS = ("-s", "-P")
+LOCK_WAIT_SECONDS = 1800
+STEP_TIMEOUTS = {"venv": 300, "wheel": 600, "runtime": 1200, "check": 300}
+
+
+class VenvUnavailable(Exception):
+    """The official venv could not be built here (no network, an index without the pins, a pip failure)."""
+
+
+@dataclass(frozen=True)
+class OfficialVenv:
+    folder: Path
+
+    @property
+    def python(self) -> Path:
+        return self.folder / "venv" / "bin" / "python"
+
+    @property
+    def stand_ins(self) -> Path:
+        return self.folder / "stand_ins"
+
+
+def cache_root() -> Path:
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured) if configured else Path.home() / ".cache" / "toolboard-tests"
+
+
+def _expected_marker() -> dict:
+    return {"wheel": WHEEL_REQUIREMENT, "runtime": list(RUNTIME_REQUIREMENTS), "stand_ins": list(STAND_IN_MODULES),
+            "stand_in_source": hashlib.sha256(STAND_IN_SOURCE.encode()).hexdigest(),
+            "python": f"{sys.version_info.major}.{sys.version_info.minor}"}
+
+
+def _is_complete(venv: OfficialVenv) -> bool:
+    marker = venv.folder / MARKER
+    try:
+        return json.loads(marker.read_text(encoding="utf-8")) == _expected_marker() and venv.python.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def official_venv() -> OfficialVenv:
+    """The cached venv, built first when it is missing or incomplete; VenvUnavailable says why it cannot be."""
+    root = cache_root()
+    venv = OfficialVenv(root / VENV_NAME)
+    if _is_complete(venv):
+        return venv
+    root.mkdir(parents=True, exist_ok=True)
+    with _exclusive_lock(root / f"{VENV_NAME}.lock"):
+        if not _is_complete(venv):  # another session may have finished it while we waited
+            _build(venv)
+    return venv
+
+
+@contextmanager
+def _exclusive_lock(path: Path) -> Iterator[None]:
+    """An flock on a file: the kernel releases it if the holder dies, so a crashed build never blocks."""
+    import fcntl
+
+    with path.open("w") as handle:
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise VenvUnavailable(f"another session has held {path} for over {LOCK_WAIT_SECONDS} s") from None
+                time.sleep(2)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _run(step: str, command: list[str], **kwargs) -> None:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=STEP_TIMEOUTS[step], **kwargs)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise VenvUnavailable(f"{step}: {error}") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-6:]
+        raise VenvUnavailable(f"{step} step failed: " + " | ".join(tail))
+
+
+def _build(venv: OfficialVenv) -> None:
+    shutil.rmtree(venv.folder, ignore_errors=True)
+    venv.folder.mkdir(parents=True)
+    _run("venv", [sys.executable, "-m", "venv", str(venv.folder / "venv")])
+    pip = [str(venv.python), "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
+           "--timeout", "60", "--retries", "3"]
+    wheel_requirements = venv.folder / "wheel-requirements.txt"
+    wheel_requirements.write_text(WHEEL_REQUIREMENT + "\n", encoding="utf-8")
+    _run("wheel", [*pip, "--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", str(wheel_requirements)])
+    _run("runtime", [*pip, *RUNTIME_REQUIREMENTS])
+    _write_stand_ins(venv.stand_ins)
+    _run("check", [str(venv.python), *DRIVER_FLAGS, __file__, "--check", str(venv.stand_ins), str(venv.folder / "check_root")],
+         env=_subprocess_env())
+    (venv.folder / MARKER).write_text(json.dumps(_expected_marker()), encoding="utf-8")
+
+
+def _write_stand_ins(folder: Path) -> None:
+    for module in STAND_IN_MODULES:
+        package = folder.joinpath(*module.split("."))
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").write_text(STAND_IN_SOURCE, encoding="utf-8")
+
+
+def _subprocess_env() -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    # UTF-8 mode: the runner opens the data files without naming an encoding.
+    env.update(PYTHONNOUSERSITE="1", PYTHONUTF8="1", PYTHONIOENCODING="utf-8", OPENAI_API_KEY="not-used-nothing-is-sent")
+    return env
+
+
+# ---- running the official evaluation on prediction sets ---------------------------------------------------
+
+
+@dataclass
+class OfficialSetResult:
+    """What the runner wrote for one prediction set: per category (correct, total), the failed ids with their
+    error_type, and the CSV tables' figures as fractions by column name."""
+
+    counts: dict[str, tuple[int, int]]
+    failed: dict[str, str]
+    overall: dict[str, float | None]
+    non_live: dict[str, float | None]
+    live: dict[str, float | None]
+
+
+def write_result_files(set_folder: Path, texts_by_category: dict[str, list[tuple[str, str]]]) -> None:
+    """`result/<model>/BFCL_v4_<category>_result.json`, one `{"id", "result"}` line per item."""
+    folder = set_folder / "result" / PROMPT_MODEL
+    folder.mkdir(parents=True, exist_ok=True)
+    for category, items in texts_by_category.items():
+        lines = [json.dumps({"id": item_id, "result": text}) for item_id, text in items]
+        (folder / f"BFCL_v4_{category}_result.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run_official(venv: OfficialVenv, work: Path, set_folders: list[Path], categories: list[str],
+                 timeout: float = 900) -> None:
+    """The official runner on every set (`score/` is written beside each set's `result/`), the sets shared out
+    among one subprocess per CPU (at most two), each with a BFCL_PROJECT_ROOT of its own."""
+    workers = max(1, min(2, os.cpu_count() or 1, len(set_folders)))
+    running: list[tuple[subprocess.Popen, Path]] = []
+    failures = []
+    try:
+        for worker in range(workers):
+            command = [str(venv.python), *DRIVER_FLAGS, __file__, "--run", str(venv.stand_ins),
+                       str(work / f"bfcl_root_{worker}"), ",".join(categories), *map(str, set_folders[worker::workers])]
+            log = work / f"runner_{worker}.log"
+            with log.open("w", encoding="utf-8") as output:
+                running.append((subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=_subprocess_env()), log))
+        deadline = time.monotonic() + timeout
+        for process, log in running:
+            try:
+                process.wait(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                failures.append(f"timed out after {timeout} s; see {log}")
+                continue
+            if process.returncode != 0:
+                failures.append(log.read_text(encoding="utf-8")[-4000:])
+    finally:
+        for process, _ in running:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    if failures:
+        raise RuntimeError("the official runner failed:\n" + "\n----\n".join(failures))
+
+
+def read_official(set_folder: Path) -> OfficialSetResult:
+    score = set_folder / "score"
+    counts: dict[str, tuple[int, int]] = {}
+    failed: dict[str, str] = {}
+    for path in sorted((score / PROMPT_MODEL).rglob("BFCL_v4_*_score.json")):
+        category = path.name.removeprefix("BFCL_v4_").removesuffix("_score.json")
+        header, *records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        counts[category] = (header["correct_count"], header["total_count"])
+        failed.update({record["id"]: record.get("error_type", "") for record in records})
+    return OfficialSetResult(counts, failed, *(_csv_row(score / name) for name in
+                                               ("data_overall.csv", "data_non_live.csv", "data_live.csv")))
+
+
+def _csv_row(path: Path) -> dict[str, float | None]:
+    """The one model row of a table, percentages ("87.50%") as fractions, N/A as None."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    figures: dict[str, float | None] = {}
+    for column, text in row.items():
+        if text.endswith("%"):
+            figures[column] = float(text[:-1]) / 100
+        elif text == "N/A":
+            figures[column] = None
+    return figures
+
+
+# ---- the subprocess side: runs with the venv's Python only ------------------------------------------------
+
+
+def _drive(argv: list[str]) -> None:
+    mode, stand_ins, root = argv[0], argv[1], argv[2]
+    # Appended, not prepended: a real SDK that happens to be installed wins over its stand-in.
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import importlib
+
+    eval_runner = importlib.import_module("bfcl_eval.eval_checker.eval_runner")
+    eval_runner.get_handler(PROMPT_MODEL)
+    if mode == "--check":
+        return
+    categories = argv[3].split(",")
+    for set_folder in map(Path, argv[4:]):
+        eval_runner.runner([PROMPT_MODEL], categories, set_folder / "result", set_folder / "score")
+
+
+if __name__ == "__main__":
+    _drive(sys.argv[1:])
