@@ -193,6 +193,33 @@ def public_text(text: str) -> str:
     return LOCAL_PATH.sub(lambda match: match.group(1), redact(storable_text(text)))
 
 
+def endpoint_names(config: dict[str, Any]) -> list[str]:
+    """The hosts (and host:port) of a run's endpoints (the model's and every role's), longest first."""
+    from urllib.parse import urlsplit
+
+    urls = [(config.get("model") or {}).get("base_url")]
+    urls += [(role or {}).get("base_url") for role in (config.get("roles") or {}).values()]
+    names = set()
+    for url in urls:
+        try:
+            parts = urlsplit(url or "")
+            if parts.hostname:
+                names.update({parts.hostname, parts.netloc.rpartition("@")[2]})
+        except ValueError:
+            continue
+    return sorted(names, key=len, reverse=True)
+
+
+def public_error(text: str | None, config: dict[str, Any]) -> str | None:
+    """An error or status message as it may be published: the run's endpoint hosts (a connection error names
+    them) replaced by `<endpoint>`, then as public_text."""
+    if text is None:
+        return None
+    for name in endpoint_names(config):
+        text = text.replace(name, "<endpoint>")
+    return public_text(text)
+
+
 def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or isinstance(value, float) and math.isnan(value)
 
@@ -314,9 +341,10 @@ def _detail_record(run: RunRow, mode: str, sample_id: str, subset: str | None, s
         "raw_process": _json(prediction.process) if prediction is not None else None,
         "decoded_calls": _json(score.decoded),
         "gold": _json(stored.gold) if stored is not None and stored.gold_kept else None,
-        "correct": score.correct, "rule": score.rule, "error_type": score.error_type, "error_detail": score.detail or None,
+        "correct": score.correct, "rule": score.rule, "error_type": score.error_type,
+        "error_detail": public_error(score.detail or None, run.config),
         "process_score": score.process_score, "sample_metrics": _json(score.metrics),
-        "request_error": prediction.error if prediction is not None else None,
+        "request_error": public_error(prediction.error, run.config) if prediction is not None else None,
         "latency_s": prediction.latency if prediction is not None else None,
         "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
     }
@@ -371,11 +399,16 @@ def published_document(store: Store, run_id: str) -> dict[str, Any]:
     and its evidence."""
     document = export_run(store, run_id)
     run = document["run"]
-    run.update(base_url="", model=public_text(run["model"]), config=_public_settings(run["config"]))
+    settings = run["config"]
+    run.update(base_url="", model=public_text(run["model"]), config=_public_settings(settings),
+               message=public_error(run.get("message"), settings))
     if isinstance(run.get("notes"), str):
         run["notes"] = public_text(run["notes"])
     for prediction in document["predictions"]:
         prediction["request"] = _public_request(prediction.get("request"))
+        prediction["error"] = public_error(prediction.get("error"), settings)
+    for score in document["sample_scores"]:
+        score["detail"] = public_error(score.get("detail"), settings)
     return document
 
 

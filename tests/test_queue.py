@@ -185,6 +185,11 @@ def test_a_queued_and_a_running_run_are_cancelled(tmp_path: Path):
         time.sleep(2)  # the worker, free again, must not start the cancelled queued run
         assert "slow-queued" not in app.models_asked and "slow-running" in app.models_asked
         assert app.context.store.get_run(queued).status == "cancelled"
+        # Resumed after the cancel (the revoked task id must not stop the new sending): it finishes.
+        message, _ = app.client.predict(queued, "", api_name="/resume_run")
+        assert "Resumed" in message
+        wait_until(lambda: status(app, queued) == "finished", what="the resumed run to finish")
+        assert_whole(app.context.store, queued)
 
 
 def test_queued_runs_survive_a_redis_restart_and_the_app_reconnects(tmp_path: Path):

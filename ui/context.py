@@ -92,7 +92,8 @@ class AppContext:
         if self.queue is not None:  # queue mode: Celery workers execute the runs (evaluators/engine/queue_jobs.py)
             from evaluators.engine.queue_jobs import QueueJobs
 
-            self.jobs = QueueJobs(self.store, self.queue, on_finished=self.after_run, admission=admission)
+            self.jobs = QueueJobs(self.store, self.queue, on_finished=self.after_run, admission=admission,
+                                  public=self.public)
         else:
             self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock)
         self.visitors = Visitors(self.public, self.store.path.parent)

@@ -46,11 +46,15 @@ def _catch_up_with_the_queue(store: Store) -> None:
         return
     from evaluators.engine.queue_jobs import QueueJobs
 
-    jobs = QueueJobs(store, settings, poll_seconds=3600)
     try:
-        jobs.poll()
-    finally:
-        jobs.shutdown()
+        jobs = QueueJobs(store, settings, poll_seconds=3600)
+        try:
+            jobs.poll()
+        finally:
+            jobs.shutdown()
+    except Exception as error:  # noqa: BLE001 - the stored runs are listed either way
+        print(f"warning: could not ask the queue about queued runs ({type(error).__name__}); listed as stored",
+              file=sys.stderr)
 
 
 def export_command(args: argparse.Namespace) -> int:

@@ -59,9 +59,10 @@ class HubSync:
     def __repr__(self) -> str:  # never shows the token
         return f"HubSync(repo_id={self.repo_id!r}, endpoint={self.endpoint!r})"
 
-    def push(self, run_id: str) -> list[str]:
+    def push(self, run_id: str, contents: bool = True) -> list[str]:
         """Upload the run (its `runs` and `details` files) with the whole `contents` and the card, in one
-        commit; returns the paths written in the repo."""
+        commit; returns the paths written in the repo. `contents=False`: the run's files only (a queue worker,
+        whose store holds only the runs it executed, must not write the board-wide `contents`)."""
         if not RUN_ID_PATTERN.fullmatch(run_id):
             raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
         with self._lock:
@@ -71,7 +72,7 @@ class HubSync:
                     api.create_repo(self.repo_id, repo_type="dataset", private=True, exist_ok=True)
                     self._repo_ready = True
                 existing = api.list_repo_files(self.repo_id, repo_type="dataset")
-                return self._commit(api, [run_id], existing, f"Add run {run_id}")
+                return self._commit(api, [run_id], existing, f"Add run {run_id}", contents=contents)
             except ToolboardError:
                 raise
             except Exception as error:  # network, auth, server: one clear error, without the token
@@ -137,7 +138,8 @@ class HubSync:
         except Exception as error:
             logger.warning("hub sync: %s", self._redact(str(error)))
 
-    def _commit(self, api: Any, run_ids: list[str], existing: Iterable[str], message: str) -> list[str]:
+    def _commit(self, api: Any, run_ids: list[str], existing: Iterable[str], message: str,
+                contents: bool = True) -> list[str]:
         """One commit with the runs' files, the whole `contents` and the card (naming the configs that will
         have files); returns the paths written."""
         from huggingface_hub import CommitOperationAdd
@@ -149,7 +151,8 @@ class HubSync:
             present = [*existing, *paths]
             configs = [config for config in CONFIGS
                        if config == "contents" or any(_is_shard(path, config) for path in present)]
-            paths += write_contents_and_card(folder, self.store, configs)
+            if contents:
+                paths += write_contents_and_card(folder, self.store, configs)
             operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(Path(folder) / path)) for path in paths]
             api.create_commit(self.repo_id, operations, commit_message=message, repo_type="dataset")
         return paths

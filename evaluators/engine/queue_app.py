@@ -109,12 +109,13 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         "task_default_queue": settings.queue,
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
-        "task_track_started": True,
+        # No STARTED state: a second delivery of a run would write it over the run's result (progress reports
+        # come from the execution itself).
+        "task_track_started": False,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
         "result_expires": RESULT_EXPIRES_S,
-        "result_extended": True,
         "task_soft_time_limit": settings.time_limit_s,
         "task_time_limit": settings.time_limit_s + HARD_LIMIT_GRACE_S,
         "worker_prefetch_multiplier": 1,
@@ -149,6 +150,10 @@ def secret_key(reference: str) -> str:
 
 def cancel_key(run_id: str) -> str:
     return f"toolboard:cancel:{run_id}"
+
+
+def task_key(run_id: str) -> str:
+    return f"toolboard:task:{run_id}"
 
 
 def done_key(run_id: str) -> str:

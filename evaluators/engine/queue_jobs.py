@@ -24,8 +24,9 @@ from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
-from evaluators.engine.jobs import Admission
+from evaluators.engine.jobs import LIVE_ELSEWHERE_MESSAGE, RUNNING_ELSEWHERE, Admission
 from evaluators.engine.queue_app import (
+    RESULT_EXPIRES_S,
     RUN_TASK,
     QueueSettings,
     cancel_key,
@@ -33,9 +34,10 @@ from evaluators.engine.queue_app import (
     done_key,
     redis_client,
     secret_key,
+    task_key,
 )
 from evaluators.engine.queue_worker import make_celery
-from evaluators.engine.run_document import export_run, import_run
+from evaluators.engine.run_document import export_run, import_run, without_credentials
 from evaluators.engine.runner import start_run
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import Store
@@ -60,6 +62,12 @@ class QueuedJob:
     message: str = ""
     owner: str | None = None
     key_reference: str | None = None
+    # The Celery task id of this sending (run id + a suffix: a revoked id stays revoked in workers for hours,
+    # so a run sent again after a cancel needs a new one).
+    task_id: str = ""
+    # The run's status before it was sent (a finished run re-sending its errors goes back to it if that fails).
+    previous: str | None = None
+    previous_message: str | None = None
     ended: threading.Event = field(default_factory=threading.Event)
 
 
@@ -67,8 +75,11 @@ class QueueJobs:
     """Runs executed by Celery workers; see the module docstring."""
 
     def __init__(self, store: Store, settings: QueueSettings, on_finished: Callable[[str], None] | None = None,
-                 admission: Admission | None = None, poll_seconds: float = POLL_SECONDS):
+                 admission: Admission | None = None, poll_seconds: float = POLL_SECONDS, public: bool = False):
+        """`public`: the app is a public deployment; its runs carry that, and workers apply the public
+        endpoint and key rules to them (the endpoint is resolved again where the requests are sent)."""
         self.store = store
+        self.public = public
         self.settings = settings
         self.on_finished = on_finished
         self.admission = admission or Admission()
@@ -78,8 +89,9 @@ class QueueJobs:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         for run in store.list_runs():  # runs queued before the app restarted: followed again
-            if run.status in ACTIVE:
-                self._jobs[run.id] = QueuedJob(run.id, status=run.status, owner=run.owner)
+            if run.status in ACTIVE and not store.run_is_live(run.id):
+                task_id = self._task_of(run.id)
+                self._jobs[run.id] = QueuedJob(run.id, status=run.status, owner=run.owner, task_id=task_id or run.id)
         self._watcher = threading.Thread(target=self._watch, args=(poll_seconds,), name="toolboard-queue", daemon=True)
         self._watcher.start()
 
@@ -88,11 +100,18 @@ class QueueJobs:
     def start(self, config: RunConfig, api_key: str | None = None, owner: str | None = None) -> str:
         """Create the run (checked as in the embedded mode) and queue it; returns its id at once."""
         check_run_keys(config, api_key)
-        with self._lock:
+        _check_no_credentials(config)
+        slot = QueuedJob(f"starting-{uuid.uuid4().hex}", owner=owner)
+        with self._lock:  # the slot is taken under the lock: concurrent starts never exceed the limits
             self._check_admission(owner)
-        check_broker(self.settings)
-        run_id, _ = start_run(config, self.store, owner=owner, api_key=api_key)
-        self._send(run_id, "start", api_key, owner, created_here=True)
+            self._jobs[slot.run_id] = slot
+        try:
+            check_broker(self.settings)
+            run_id, _ = start_run(config, self.store, owner=owner, api_key=api_key)
+            self._send(run_id, "start", api_key, owner, created_here=True)
+        finally:
+            with self._lock:
+                self._jobs.pop(slot.run_id, None)
         return run_id
 
     def resume(self, run_id: str, api_key: str | None = None, owner: str | None = None) -> None:
@@ -102,6 +121,7 @@ class QueueJobs:
         if run.status == "finished":
             raise ToolboardError(f"run {run_id} is finished: nothing to resume (re-run errors re-sends failed requests)")
         check_run_keys(RunConfig.from_json(run.config), api_key)
+        _check_no_credentials(RunConfig.from_json(run.config))
         check_broker(self.settings)
         self._send(run_id, "resume", api_key, owner)
 
@@ -111,6 +131,7 @@ class QueueJobs:
         if not self.store.run_totals(run_id)["errors"]:
             raise ToolboardError(f"run {run_id} has no request errors to re-send")
         check_run_keys(RunConfig.from_json(run.config), api_key)
+        _check_no_credentials(RunConfig.from_json(run.config))
         check_broker(self.settings)
         document = export_run(self.store, run_id) if run.status == "finished" else None
         self._send(run_id, "rerun-errors", api_key, owner, document=document)
@@ -122,9 +143,10 @@ class QueueJobs:
         job = self._jobs.get(run_id)
         if job is None or job.status not in ACTIVE:
             raise ToolboardError(f"run {run_id} is not running")
-        self.redis.set(cancel_key(run_id), "1", ex=int(self.settings.secret_ttl_s))
-        self.celery.control.revoke(run_id)
+        self.redis.set(cancel_key(run_id), "1", ex=RESULT_EXPIRES_S)
+        self.celery.control.revoke(job.task_id)
         if job.status == "queued":
+            self._remove_from_queue(job.task_id)
             self._end(job, "cancelled", "cancelled while queued")
         else:
             job.status = "cancelling"
@@ -161,9 +183,15 @@ class QueueJobs:
         return sum(job.status in ACTIVE and job.owner == owner for job in list(self._jobs.values()))
 
     def status_of(self, run_id: str, stored_status: str) -> str:
+        """As JobManager.status_of: a run executed by another process here (the CLI without --queue) is running
+        elsewhere; one the store calls running that nothing drives was interrupted."""
         job = self._jobs.get(run_id)
         if job is not None and job.status in ACTIVE:
             return job.status
+        if stored_status != "finished" and self.store.run_is_live(run_id):
+            return RUNNING_ELSEWHERE
+        if stored_status in ("running", "created", "queued", "cancelling"):
+            return "interrupted"
         return stored_status
 
     # ---- internals -------------------------------------------------------------------------
@@ -172,6 +200,8 @@ class QueueJobs:
         run = self.store.get_run(run_id)
         if self.is_active(run_id):
             raise ToolboardError(f"run {run_id} is already queued or running")
+        if self.store.run_is_live(run_id):
+            raise ToolboardError(LIVE_ELSEWHERE_MESSAGE.format(run_id=run_id))
         with self._lock:
             self._check_admission(run.owner)
         return run
@@ -193,15 +223,16 @@ class QueueJobs:
         reference = uuid.uuid4().hex if api_key else None
         settings = {"benchmark": run.benchmark, "language": run.language, "model": run.model, "base_url": run.base_url,
                     "config": run.config, "fingerprint": run.fingerprint, "total": run.total, "owner": run.owner,
-                    "action": action, "document": document}
+                    "action": action, "document": document, "public": self.public}
         previous = run.status
+        task_id = f"{run_id}.{uuid.uuid4().hex[:8]}"
         try:
             self.redis.delete(cancel_key(run_id), done_key(run_id))
             if reference:
                 self.redis.set(secret_key(reference), api_key, ex=int(self.settings.secret_ttl_s))
-            self.celery.AsyncResult(run_id).forget()  # a state left by an earlier execution is not this one's
+            self.redis.set(task_key(run_id), task_id, ex=RESULT_EXPIRES_S)  # found again after a restart
             self.store.set_status(run_id, "queued", "waiting for a worker")
-            self.celery.send_task(RUN_TASK, args=(run_id, settings, reference), task_id=run_id,
+            self.celery.send_task(RUN_TASK, args=(run_id, settings, reference), task_id=task_id,
                                   queue=self.settings.queue)
         except Exception as error:  # noqa: BLE001 - the broker went away between the check and the send
             if reference:
@@ -214,7 +245,8 @@ class QueueJobs:
                                  f" {'created' if created_here else 'changed'}: try again") from None
         with self._lock:
             self._jobs[run_id] = QueuedJob(run_id, action=action, owner=owner, key_reference=reference,
-                                           message="waiting for a worker")
+                                           message="waiting for a worker", task_id=task_id, previous=previous,
+                                           previous_message=run.message)
 
     def _watch(self, poll_seconds: float) -> None:
         while not self._stop.wait(poll_seconds):
@@ -225,15 +257,15 @@ class QueueJobs:
 
     def poll(self) -> None:
         """Bring every queued or running run up to date with its task (the watcher calls it every second)."""
-        jobs = [job for job in list(self._jobs.values()) if job.status in ACTIVE]
+        jobs = [job for job in list(self._jobs.values()) if job.status in ACTIVE and job.task_id]
         if not jobs:
             return
         positions = self._queue_positions()
         for job in jobs:
-            result = self.celery.AsyncResult(job.run_id)
+            result = self.celery.AsyncResult(job.task_id)
             state, info = result.state, result.info
             if state == "PENDING":
-                place = positions.get(job.run_id)
+                place = positions.get(job.task_id)
                 job.message = f"queued: {place} in line" if place else "queued: waiting for a worker"
             elif state == "RETRY":  # a second delivery waiting for the worker that holds the run: nothing new
                 continue
@@ -263,9 +295,10 @@ class QueueJobs:
         if status == "finished":
             try:
                 self._import(job.run_id, outcome)
-            except Exception as error:  # noqa: BLE001 - shown on the panel; the worker's result stays in Redis
-                self._end(job, "failed", f"finished on {outcome.get('worker', 'a worker')}, but could not be stored"
-                                         f" here: {error}")
+            except Exception as error:  # noqa: BLE001 - the result stays in Redis: tried again at the next poll
+                job.message = (f"finished on {outcome.get('worker', 'a worker')}; storing it here failed ({error});"
+                               " trying again")
+                log.warning("run %s: %s", job.run_id, job.message)
                 return
             self._end(job, "finished", "")
             if self.on_finished is not None:
@@ -286,8 +319,11 @@ class QueueJobs:
         if outcome.get("published") == "hub":
             from evaluators.engine.hub_sync import TOKEN_ENV, HubSync
 
+            # The dataset's copy names no endpoint and no folder: the placeholder's settings are put back.
+            placeholder = self.store.get_run(run_id)
             HubSync(str(outcome["repo"]), os.environ.get(TOKEN_ENV) or None, self.store).pull_run(
                 run_id, replacing=PLACEHOLDER_STATUSES)
+            self.store.restore_settings(run_id, placeholder.model, placeholder.base_url, placeholder.config)
         else:
             document = outcome.get("document")
             if isinstance(document, str):
@@ -300,14 +336,17 @@ class QueueJobs:
         job.status = status
         job.message = message
         if status != "finished":
+            # A finished run whose re-sent errors did not come back stays the finished run it was.
+            kept = (job.previous, f"{job.previous_message or ''} (re-sending its errors: {status}, {message})") \
+                if job.previous == "finished" else (status, message)
             try:
-                self.store.set_status(job.run_id, status, message)
+                self.store.set_status(job.run_id, *kept)
             except Exception as error:  # noqa: BLE001 - the store may be closing
                 log.warning("run %s: %s", job.run_id, error)
         if job.key_reference:
             self._forget_key(job.key_reference)
         try:
-            self.celery.AsyncResult(job.run_id).forget()
+            self.celery.AsyncResult(job.task_id).forget()
         except Exception:  # noqa: BLE001 - it expires by itself
             pass
         job.ended.set()
@@ -318,6 +357,22 @@ class QueueJobs:
         except Exception:  # noqa: BLE001 - it expires by itself
             pass
 
+    def _task_of(self, run_id: str) -> str | None:
+        try:
+            value = self.redis.get(task_key(run_id))
+        except Exception:  # noqa: BLE001 - Redis away: the run id, as runs sent before task ids had suffixes
+            return None
+        return value.decode() if value else None
+
+    def _remove_from_queue(self, task_id: str) -> None:
+        """Take a cancelled run's message out of the queue (workers would skip it anyway, by its cancel flag)."""
+        try:
+            for raw in self.redis.lrange(self.settings.queue, 0, -1):
+                if _message_task_id(raw) == task_id:
+                    self.redis.lrem(self.settings.queue, 1, raw)
+        except Exception as error:  # noqa: BLE001 - the cancel flag still stops it
+            log.warning("taking %s out of the queue: %s", task_id, error)
+
     def _queue_positions(self) -> dict[str, int]:
         """Each waiting task's place in line (1: next), read from the queue's Redis list (workers take from
         its right end)."""
@@ -327,10 +382,24 @@ class QueueJobs:
             return {}
         positions = {}
         for index, raw in enumerate(messages):
-            try:
-                task_id = json.loads(raw)["headers"]["id"]
-            except (ValueError, KeyError, TypeError):
-                continue
-            positions[task_id] = len(messages) - index
+            task_id = _message_task_id(raw)
+            if task_id:
+                positions[task_id] = len(messages) - index
         return positions
+
+
+def _message_task_id(raw: bytes) -> str | None:
+    try:
+        return json.loads(raw)["headers"]["id"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _check_no_credentials(config: RunConfig) -> None:
+    """A base URL holding credentials (user:pass@, a key in its query) would travel in the task message and
+    stay in Redis: refused in queue mode, with what to do instead."""
+    urls = [config.model.base_url, *(endpoint.base_url for endpoint in config.roles.values())]
+    if any(without_credentials(url) != url for url in urls):
+        raise ToolboardError("in queue mode an endpoint URL may not hold credentials (user:password@ or a key in its"
+                             " query): they would travel in the task; give the key as an API key instead")
 

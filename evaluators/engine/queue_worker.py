@@ -25,9 +25,11 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.endpoint_guard import PUBLIC_MODE_ENV
 from evaluators.engine.queue_app import (
     PROGRESS_EVERY_S,
     RESULT_EXPIRES_S,
@@ -90,7 +92,7 @@ def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dic
     if not redis.set(lock_key(run_id), holder, nx=True, ex=LOCK_SECONDS):
         # Another worker holds the run: alive, or died less than LOCK_SECONDS ago. Sent again to be tried a
         # little later (within the visibility timeout, so the wait itself is not handed out again): never dropped.
-        task.apply_async(args=(run_id, run, key_reference), task_id=run_id, queue=settings.queue,
+        task.apply_async(args=(run_id, run, key_reference), task_id=task.request.id, queue=settings.queue,
                          countdown=min(LOCK_SECONDS, settings.visibility_s / 2))
         raise Ignore()
     store = Store()
@@ -99,7 +101,8 @@ def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dic
         api_key = _typed_key(redis, key_reference)
         rerun_errors = run.get("action") == "rerun-errors"
         try:
-            outcome = asyncio.run(_execute(task, redis, store, run_id, run["total"], api_key, holder, rerun_errors))
+            with _public_rules(bool(run.get("public"))):
+                outcome = asyncio.run(_execute(task, redis, store, run_id, run["total"], api_key, holder, rerun_errors))
         except SoftTimeLimitExceeded:
             return {"status": "failed", "message": f"stopped: the run took longer than {settings.time_limit_s:g} s, the"
                                                    " queue's time limit per run (TOOLBOARD_QUEUE_TIME_LIMIT_S)"}
@@ -114,6 +117,25 @@ def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dic
         store.close()
         if (redis.get(lock_key(run_id)) or b"").decode() == holder:
             redis.delete(lock_key(run_id))
+
+
+@contextlib.contextmanager
+def _public_rules(public: bool) -> Iterator[None]:
+    """While a public deployment's run executes here, the public rules apply to it as they do in the app (no
+    loopback or private endpoints, no keys from this machine's environment): the worker resolves the endpoint
+    again, so the app's check alone would not hold. A pool process executes one run at a time."""
+    if not public:
+        yield
+        return
+    before = os.environ.get(PUBLIC_MODE_ENV)
+    os.environ[PUBLIC_MODE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PUBLIC_MODE_ENV, None)
+        else:
+            os.environ[PUBLIC_MODE_ENV] = before
 
 
 def _prepare(store: Store, run_id: str, run: dict[str, Any]) -> None:
@@ -157,7 +179,8 @@ def _published(store: Store, run_id: str) -> dict[str, Any]:
 
     hub = from_env(store)
     if hub is not None:
-        hub.push(run_id)
+        # This worker's store holds only its own runs: the board-wide `contents` is the app's to write.
+        hub.push(run_id, contents=False)
         return {"published": "hub", "repo": hub.repo_id}
     return {"document": export_run(store, run_id)}
 
