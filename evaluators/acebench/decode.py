@@ -16,11 +16,10 @@ import ast
 import json
 import operator
 import re
-from collections.abc import Iterable
-from itertools import chain
 from typing import Any
 
 from evaluators.core.types import ToolCall
+from evaluators.core.value_size import expanded_size, leaf_size
 
 DecodedCalls = list[dict[str, dict[Any, Any]]]
 
@@ -147,7 +146,6 @@ _COMPARE = {
 }
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
 _FORMAT_WIDTH = re.compile(r"%[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
-_CONTAINERS = (list, tuple, set, frozenset, dict)
 _REPEATABLE = (str, bytes, list, tuple)
 Sized = tuple[Any, int]  # a value and its expanded size
 
@@ -166,40 +164,6 @@ class ComputeBudget:
         if size > self.left:
             raise self.too_big()
         self.left -= size
-
-
-def _leaf_size(value: Any) -> int:
-    """Characters of a string, digits of an int (rounded up), else one element."""
-    if isinstance(value, (str, bytes)):
-        return max(1, len(value))
-    if isinstance(value, int):
-        return value.bit_length() * 31 // 100 + 1
-    return 1
-
-
-def expanded_size(value: Any, limit: int) -> int | None:
-    """Elements plus characters of value as json.dumps writes it out, a shared value counted every
-    time it appears; None as soon as that passes limit. Each container is walked once, so measuring
-    `[[1] * 1000] * 1000` costs two thousand steps, not a million."""
-    known: dict[int, int] = {}
-
-    def walk(item: Any) -> int | None:
-        if not isinstance(item, _CONTAINERS):
-            return _leaf_size(item)
-        if id(item) in known:
-            return known[id(item)]
-        children: Iterable[Any] = chain.from_iterable(item.items()) if isinstance(item, dict) else item
-        total = 1
-        for child in children:
-            size = walk(child)
-            if size is None or total + size > limit:
-                return None
-            total += size
-        known[id(item)] = total
-        return total
-
-    size = walk(value)
-    return size if size is not None and size <= limit else None
 
 
 def _checked_int(value: Any) -> Any:
@@ -268,7 +232,7 @@ def _evaluate(node: ast.AST, budget: ComputeBudget) -> Sized:
     operators), with its expanded size. Names, calls, attributes and the like are refused (the
     reference would eval them); every value an operation builds is paid from the budget."""
     if isinstance(node, ast.Constant):
-        return _checked_int(node.value), _leaf_size(node.value)
+        return _checked_int(node.value), leaf_size(node.value)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return _display(node, budget)
     if isinstance(node, ast.Dict):
@@ -307,7 +271,7 @@ def _evaluate(node: ast.AST, budget: ComputeBudget) -> Sized:
         return _apply(lambda: slice(*bounds)), 1
     if isinstance(node, ast.JoinedStr):
         text = "".join(_formatted_part(part, budget) for part in node.values)
-        return text, _leaf_size(text)
+        return text, leaf_size(text)
     raise DecodeError(f"unsupported expression in arithmetic: {type(node).__name__}")
 
 
@@ -326,7 +290,7 @@ def _formatted_part(part: ast.AST, budget: ComputeBudget) -> str:
     if any(int(width) > MAX_FORMAT_WIDTH for width in re.findall(r"\d+", spec)):
         raise DecodeError("format width too large")
     text = _apply(lambda: format(converted, spec))
-    budget.spend(_leaf_size(text))
+    budget.spend(leaf_size(text))
     return text
 
 

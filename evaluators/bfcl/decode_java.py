@@ -38,11 +38,10 @@ Strict fixes (mode="strict"; every official rule above holds otherwise):
 
 from __future__ import annotations
 
-import threading
-from functools import lru_cache
 from typing import Any
 
 from evaluators.bfcl.decode_common import DecodeFailure, bracketed
+from evaluators.bfcl.tree_sitter_grammars import parser_for
 
 JavaCalls = list[dict[str, dict[str | None, str]]]
 
@@ -66,28 +65,9 @@ VERBATIM_TYPES = ("identifier", "class_literal", "type_identifier", "method_invo
 QUOTED_LITERAL_TYPES = ("string_literal", "character_literal")
 ARGUMENT_PUNCTUATION = (",", "(", ")")
 
-_PARSERS = threading.local()
-
-
-@lru_cache(maxsize=1)
-def _language() -> Any:
-    """The grammar loaded as the official decoder loads it (imported on first use only)."""
-    import tree_sitter_java
-    from tree_sitter import Language
-
-    return Language(tree_sitter_java.language(), "java")
-
-
 def java_parser() -> Any:
-    """A tree-sitter parser for this thread (a parser is not safe to share between threads)."""
-    parser = getattr(_PARSERS, "parser", None)
-    if parser is None:
-        from tree_sitter import Parser
-
-        parser = Parser()
-        parser.set_language(_language())
-        _PARSERS.parser = parser
-    return parser
+    """This thread's tree-sitter parser for Java, as the official decoder builds it."""
+    return parser_for("java")
 
 
 class _Source:

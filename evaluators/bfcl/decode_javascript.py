@@ -23,11 +23,10 @@ conversion (javascript_types).
 
 from __future__ import annotations
 
-import threading
-from functools import lru_cache
 from typing import Any
 
 from evaluators.bfcl.decode_common import DecodeFailure, bracketed
+from evaluators.bfcl.tree_sitter_grammars import parser_for
 
 JavaScriptCalls = list[dict[str, dict[str | None, str]]]
 
@@ -43,28 +42,9 @@ MODES = ("official", "strict")
 BARE_ARGUMENT_TYPES = ("identifier", "true")
 QUOTES = ('"', "'")
 
-_PARSERS = threading.local()
-
-
-@lru_cache(maxsize=1)
-def _language() -> Any:
-    """The grammar loaded as the official decoder loads it (imported on first use only)."""
-    import tree_sitter_javascript
-    from tree_sitter import Language
-
-    return Language(tree_sitter_javascript.language(), "javascript")
-
-
 def javascript_parser() -> Any:
-    """A tree-sitter parser for this thread (a parser is not safe to share between threads)."""
-    parser = getattr(_PARSERS, "parser", None)
-    if parser is None:
-        from tree_sitter import Parser
-
-        parser = Parser()
-        parser.set_language(_language())
-        _PARSERS.parser = parser
-    return parser
+    """This thread's tree-sitter parser for JavaScript, as the official decoder builds it."""
+    return parser_for("javascript")
 
 
 def _text(node: Any) -> str:

@@ -35,11 +35,12 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable, Iterable
-from itertools import chain
+from collections.abc import Callable
 from typing import Any
 
 from evaluators.bfcl.decode_common import DecodeFailure, bracketed
+from evaluators.core.value_size import expanded_size as _expanded_size
+from evaluators.core.value_size import leaf_size
 
 OFFICIAL = "official"
 STRICT = "strict"
@@ -63,7 +64,6 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
 _UNARY: dict[type, Callable[[Any], Any]] = {
     ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Invert: operator.invert, ast.Not: operator.not_,
 }
-_CONTAINERS = (list, tuple, set, frozenset, dict)
 _REPEATABLE = (str, bytes, list, tuple)
 _FORMAT_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _LANGUAGE_FENCE = re.compile(r"\A\s*```[ \t]*(?:python|py|json)[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```\s*\Z",
@@ -251,35 +251,9 @@ def official_computes_binop_on_constants(node: ast.BinOp) -> Any:
 Sized = tuple[Any, int]  # a value and its expanded size
 
 
-def _leaf_size(value: Any) -> int:
-    if isinstance(value, (str, bytes)):
-        return max(1, len(value))
-    if isinstance(value, int):
-        return value.bit_length() * 31 // 100 + 1
-    return 1
-
-
 def expanded_size(value: Any, limit: int = MAX_COMPUTED_SIZE) -> int | None:
-    """Elements plus characters of value written out, a shared part counted each time it appears; None past
-    limit. Each container is walked once, so `[[1] * 1000] * 1000` costs two thousand steps."""
-    known: dict[int, int] = {}
-
-    def walk(item: Any) -> int | None:
-        if not isinstance(item, _CONTAINERS):
-            return _leaf_size(item)
-        if id(item) in known:
-            return known[id(item)]
-        children: Iterable[Any] = chain.from_iterable(item.items()) if isinstance(item, dict) else item
-        total = 1
-        for child in children:
-            size = walk(child)
-            if size is None or total + size > limit:
-                return None
-            total += size
-        known[id(item)] = total
-        return total
-
-    return walk(value)
+    """core.value_size.expanded_size with this decoder's bound."""
+    return _expanded_size(value, limit)
 
 
 def _sized(value: Any) -> Sized:
@@ -324,7 +298,7 @@ def _guard(op: ast.operator, left: Sized, right: Sized) -> None:
 
 def _evaluate(node: ast.AST) -> Sized:
     if isinstance(node, ast.Constant):
-        return _bounded_int(node.value), _leaf_size(node.value)
+        return _bounded_int(node.value), leaf_size(node.value)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         items = [_evaluate(item) for item in node.elts]
         build = {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)]
@@ -344,5 +318,5 @@ def _evaluate(node: ast.AST) -> Sized:
         return _sized(_apply(lambda: _BINARY[type(node.op)](left[0], right[0])))
     if isinstance(node, ast.JoinedStr) and all(isinstance(part, ast.Constant) for part in node.values):
         text = "".join(str(part.value) for part in node.values)  # type: ignore[attr-defined]
-        return text, _leaf_size(text)
+        return text, leaf_size(text)
     raise DecodeFailure(BINOP_RULE, f"operand is not a literal: {type(node).__name__} (never evaluated)")
