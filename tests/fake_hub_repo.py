@@ -11,7 +11,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -221,3 +224,22 @@ def _error(status: int, message: str, code: str | None) -> web.Response:
     if code:
         headers["X-Error-Code"] = code
     return web.json_response({"error": message}, status=status, headers=headers)
+
+
+@contextmanager
+def pointed_hub(tmp_path: Path, monkeypatch: Any, token: str) -> Iterator[FakeHubRepo]:
+    """A fake Hub that only accepts `token`, with HF_ENDPOINT pointing at it.
+
+    huggingface_hub reads HF_ENDPOINT once, at import, into `constants.ENDPOINT` and the download URL
+    template. HubSync reads the variable itself and passes it on; the two constants are patched too
+    (together: hf_hub_url only swaps in an explicit endpoint when the template starts with ENDPOINT), for
+    what the library fetches on its own: its agent registry, cached under HF_HOME, redirected to tmp_path."""
+    import huggingface_hub.constants
+
+    with FakeHubRepo(token=token) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
+        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", server.endpoint)
+        monkeypatch.setattr(huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                            server.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(huggingface_hub.constants, "AGENT_HARNESSES_PATH", str(tmp_path / "agent_harnesses.json"))
+        yield server

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import huggingface_hub.constants
 import pytest
 from datasets import load_dataset
 
@@ -23,7 +22,7 @@ from evaluators.engine.hub_sync import HubSync
 from evaluators.engine.run_document import RunDocumentError, export_run, import_run, without_credentials
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, JSONText, Store
-from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, FakeRepo
+from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, FakeRepo, pointed_hub
 
 TOKEN = "hf_fakeToken0123456789abcdef"
 REPO = "toolboard-org/toolboard-results"
@@ -212,18 +211,8 @@ def test_non_objects_are_refused(target: Store):
 
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHubRepo]:
-    """A fake Hub that only accepts TOKEN, with HF_ENDPOINT pointing at it.
-
-    huggingface_hub reads HF_ENDPOINT once, at import, into `constants.ENDPOINT` and the download URL
-    template. HubSync reads the variable itself and passes it on; the two constants are patched too
-    (together: hf_hub_url only swaps in an explicit endpoint when the template starts with ENDPOINT), for
-    what the library fetches on its own: its agent registry, cached under HF_HOME, redirected to tmp_path."""
-    with FakeHubRepo(token=TOKEN) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", server.endpoint)
-        monkeypatch.setattr(huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                            server.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(huggingface_hub.constants, "AGENT_HARNESSES_PATH", str(tmp_path / "agent_harnesses.json"))
+    """A fake Hub that only accepts TOKEN, with HF_ENDPOINT pointing at it (fake_hub_repo.pointed_hub)."""
+    with pointed_hub(tmp_path, monkeypatch, TOKEN) as server:
         yield server
 
 

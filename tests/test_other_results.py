@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import huggingface_hub.constants
 import pytest
 
 from evaluators import results_dataset
@@ -22,7 +21,7 @@ from evaluators.other_results import OtherResults, local_folder, parse_repos
 from evaluators.overview import overview_rows
 from tests.app_fixtures import table_rows, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
-from tests.fake_hub_repo import FakeHubRepo, FakeRepo, _commit_id
+from tests.fake_hub_repo import FakeHubRepo, FakeRepo, _commit_id, pointed_hub
 from ui.about_tab import OTHER_RESULTS_LABEL
 from ui.app import build_app, launch_options
 from ui.context import OTHER_RESULTS_MAX_AGE, AppContext, context_from_env
@@ -40,14 +39,9 @@ MODES = ("official", "strict")
 
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHubRepo]:
-    """A fake Hub that only accepts TOKEN (HF_TOKEN), with HF_ENDPOINT pointing at it (as tests/test_hub_sync.py's)."""
-    with FakeHubRepo(token=TOKEN) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
-        monkeypatch.setenv("HF_TOKEN", TOKEN)
-        monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", server.endpoint)
-        monkeypatch.setattr(huggingface_hub.constants, "HUGGINGFACE_CO_URL_TEMPLATE",
-                            server.endpoint + "/{repo_id}/resolve/{revision}/{filename}")
-        monkeypatch.setattr(huggingface_hub.constants, "AGENT_HARNESSES_PATH", str(tmp_path / "agent_harnesses.json"))
+    """A fake Hub that only accepts TOKEN (HF_TOKEN), with HF_ENDPOINT pointing at it (fake_hub_repo.pointed_hub)."""
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with pointed_hub(tmp_path, monkeypatch, TOKEN) as server:
         yield server
 
 

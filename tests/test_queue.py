@@ -282,3 +282,32 @@ def test_a_queued_run_picked_up_after_restart_is_followed(tmp_path: Path):
         with queue_app(tmp_path, redis.url, server=server) as again, workers(redis.url, tmp_path, ("w1",)):
             wait_until(lambda: status(again, run_id) == "finished", what="the run to finish")
             assert_whole(again.context.store, run_id)
+
+
+def test_a_worker_with_a_results_dataset_publishes_there_and_the_app_keeps_its_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A worker with TOOLBOARD_HUB_REPO pushes the finished run to the results dataset (its files only, not the
+    board-wide contents); the app imports it from there in place of its placeholder and keeps its own endpoint
+    and settings (the dataset's copy names none)."""
+    from tests.fake_hub_repo import pointed_hub
+    from tests.test_hub_sync import REPO, TOKEN
+
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with pointed_hub(tmp_path, monkeypatch, TOKEN) as hub, redis_server(tmp_path / "redis") as redis, \
+            queue_app(tmp_path, redis.url) as app:
+        run_id = start(app, "via-the-dataset")
+        placeholder = app.context.store.get_run(run_id)
+        from tests.queue_fixtures import start_worker
+
+        worker = start_worker(redis.url, tmp_path, "w1", TOOLBOARD_HUB_REPO=REPO, HF_TOKEN=TOKEN,
+                              HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"))
+        try:
+            wait_until(lambda: status(app, run_id) == "finished", what="the run to come back through the dataset")
+        finally:
+            worker.stop()
+        files = hub.files(REPO)
+        assert f"runs/{run_id}.parquet" in files and not any(path.startswith("contents/") for path in files)
+        stored = app.context.store.get_run(run_id)
+        assert (stored.base_url, stored.config, stored.model) == (placeholder.base_url, placeholder.config,
+                                                                  placeholder.model)
+        assert_whole(app.context.store, run_id)

@@ -79,7 +79,8 @@ def _add_worker(commands: argparse._SubParsersAction) -> None:
     worker = commands.add_parser("worker", help="execute queued runs (a Celery worker; needs TOOLBOARD_BROKER_URL)")
     worker.add_argument("--concurrency", type=int, default=2,
                         help="runs executed at once by this worker, one process each (default 2)")
-    worker.add_argument("--hostname", help="the worker's name in the jobs panel and in Celery (default: worker@host)")
+    worker.add_argument("--hostname", help="the worker's name in the jobs panel and in Celery (default: worker-<pid>@host, so several "
+                             "workers on one machine keep apart)")
     worker.add_argument("--loglevel", default="INFO", help="Celery's log level (default INFO)")
 
 

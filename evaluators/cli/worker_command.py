@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import socket
 
 from evaluators.core.errors import ToolboardError
@@ -19,7 +20,7 @@ def worker_arguments(args: argparse.Namespace, queue: str) -> list[str]:
     if args.concurrency < 1:
         raise ToolboardError("--concurrency must be at least 1")
     return ["worker", "--pool=prefork", f"--concurrency={args.concurrency}", f"--queues={queue}",
-            f"--hostname={args.hostname or 'worker@' + socket.gethostname()}", f"--loglevel={args.loglevel}",
+            f"--hostname={args.hostname or f'worker-{os.getpid()}@' + socket.gethostname()}", f"--loglevel={args.loglevel}",
             "--without-gossip"]
 
 

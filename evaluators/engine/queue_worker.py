@@ -102,7 +102,8 @@ def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dic
         rerun_errors = run.get("action") == "rerun-errors"
         try:
             with _public_rules(bool(run.get("public"))):
-                outcome = asyncio.run(_execute(task, redis, store, run_id, run["total"], api_key, holder, rerun_errors))
+                outcome, published = asyncio.run(_execute(task, redis, store, run_id, run["total"], api_key, holder,
+                                                          rerun_errors))
         except SoftTimeLimitExceeded:
             return {"status": "failed", "message": f"stopped: the run took longer than {settings.time_limit_s:g} s, the"
                                                    " queue's time limit per run (TOOLBOARD_QUEUE_TIME_LIMIT_S)"}
@@ -110,7 +111,7 @@ def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dic
             return {"status": "cancelled", "progress": outcome.progress.snapshot(), "worker": worker_name(task)}
         if outcome.status != "finished":
             return {"status": outcome.status, "message": store.get_run(run_id).message or "", "worker": worker_name(task)}
-        ended = {"status": "finished", "worker": worker_name(task), **_published(store, run_id)}
+        ended = {"status": "finished", "worker": worker_name(task), **published}
         redis.set(done_key(run_id), "1", ex=RESULT_EXPIRES_S)
         return ended
     finally:
@@ -153,7 +154,10 @@ def _prepare(store: Store, run_id: str, run: dict[str, Any]) -> None:
 def deliveries_of(redis: Any, task_id: str) -> list[bytes]:
     """The unacknowledged deliveries of the task (Celery does not tell a task its delivery tag)."""
     tags = []
+    wanted = task_id.encode()
     for tag, raw in redis.hscan_iter(UNACKED, count=500):
+        if wanted not in raw:  # most deliveries are other runs': not parsed (one may carry a whole run record)
+            continue
         try:
             if json.loads(raw)[0]["headers"]["id"] == task_id:
                 tags.append(tag)
@@ -186,7 +190,7 @@ def _published(store: Store, run_id: str) -> dict[str, Any]:
 
 
 async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int, api_key: str | None,
-                   holder: str, rerun_errors: bool) -> Any:
+                   holder: str, rerun_errors: bool) -> tuple[Any, dict[str, Any]]:
     """runner.execute with the worker's duties on the side: progress, delivery, lock and cancel, every
     PROGRESS_EVERY_S (Redis calls off the event loop)."""
     from evaluators.engine.runner import execute
@@ -224,8 +228,11 @@ async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int,
 
     side = asyncio.create_task(on_the_side())
     try:
-        return await execute(store, run_id, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
-                             api_key=api_key)
+        outcome = await execute(store, run_id, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
+                                api_key=api_key)
+        # Published while the duties go on: a slow push keeps the run's lock and delivery alive.
+        published = await asyncio.to_thread(_published, store, run_id) if outcome.status == "finished" else {}
+        return outcome, published
     finally:
         # Waited for, not cancelled: a progress report still under way must not land after the task's result.
         ended.set()
