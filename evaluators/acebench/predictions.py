@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from evaluators.acebench.categories import category_of_id, is_agent
 from evaluators.core.errors import PredictionsError
-from evaluators.core.predictions import MatchSummary, Row, match_rows, raise_on_errors, read_rows, text_prediction
+from evaluators.core.predictions import PredictionReader, Row, text_prediction
 from evaluators.core.types import Prediction, Sample
 
 
@@ -31,19 +29,6 @@ def to_prediction(row: Row, sample: Sample) -> Prediction:
         return _agent_prediction(row, sample)
     return text_prediction(row, sample)
 
-
-def match_predictions(path: str | Path, samples: list[Sample]) -> tuple[dict[str, Prediction], MatchSummary]:
-    loaded = {sample.subset for sample in samples}
-
-    def belongs_to_another_category(sample_id: str) -> bool:
-        category = category_of_id(sample_id)
-        return category is not None and category not in loaded
-
-    return match_rows(read_rows(path), samples, belongs_to_another_category, to_prediction)
-
-
-def read_predictions(path: str | Path, samples: list[Sample]) -> dict[str, Prediction]:
-    """Predictions keyed by sample id; raises PredictionsError listing every bad line."""
-    predictions, summary = match_predictions(path, samples)
-    raise_on_errors(summary, path)
-    return predictions
+READER = PredictionReader(category_of_id, to_prediction)
+match_predictions = READER.match
+read_predictions = READER.read

@@ -42,6 +42,7 @@ from typing import Any
 
 from evaluators.bfcl.decode_common import DecodeFailure, bracketed
 from evaluators.bfcl.tree_sitter_grammars import parser_for
+from evaluators.core.registry import MODES
 
 JavaCalls = list[dict[str, dict[str | None, str]]]
 
@@ -57,7 +58,6 @@ STRICT_JAVA_TEXT_BY_BYTES = "strict_java_text_by_bytes"
 # Decode failures the checker scores as "wrong output format" rather than "decoder failed".
 WRONG_FORMAT_RULES = frozenset({OFFICIAL_JAVA_NO_CALL_IS_WRONG_FORMAT})
 
-MODES = ("official", "strict")
 # official_java_named_and_bare_arguments: positional argument kinds kept under the key None.
 BARE_ARGUMENT_TYPES = ("identifier", "class_literal", "set")
 # Node kinds whose value is their source text as written.

@@ -27,6 +27,7 @@ from typing import Any
 
 from evaluators.bfcl.decode_common import DecodeFailure, bracketed
 from evaluators.bfcl.tree_sitter_grammars import parser_for
+from evaluators.core.registry import MODES
 
 JavaScriptCalls = list[dict[str, dict[str | None, str]]]
 
@@ -37,7 +38,6 @@ OFFICIAL_JS_UNENCODABLE_TEXT = "official_js_unencodable_text"
 # Decode failures the checker scores as "wrong output format" rather than "decoder failed".
 WRONG_FORMAT_RULES = frozenset({OFFICIAL_JS_NO_CALL_IS_WRONG_FORMAT})
 
-MODES = ("official", "strict")
 # official_js_named_and_bare_arguments: positional argument kinds kept under the key None.
 BARE_ARGUMENT_TYPES = ("identifier", "true")
 QUOTES = ('"', "'")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-MODES = ("official", "strict")
+from evaluators.core.registry import MODES
 
 # Declared Java type -> the BFCL Python type name whose rules the checker then applies (as the official
 # JAVA_TYPE_CONVERSION maps them to Python types; Set has no Python-side rules and is unsupported anyway).

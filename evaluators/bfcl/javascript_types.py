@@ -38,8 +38,7 @@ import re
 from typing import Any
 
 from evaluators.bfcl.decode_javascript import javascript_parser
-
-MODES = ("official", "strict")
+from evaluators.core.registry import MODES
 
 # Declared JavaScript type -> the BFCL Python type name whose rules the checker then applies (as the official
 # JS_TYPE_CONVERSION maps them to Python types).

@@ -292,3 +292,29 @@ def text_prediction(row: Row, sample: Sample) -> Prediction:
     if text is None and tool_calls is None:
         raise PredictionsError("needs 'output' (or 'result') text and/or 'tool_calls'", row.where, row.line)
     return Prediction(sample.id, output=text, tool_calls=tool_calls, source_line=row.line)
+
+
+@dataclass(frozen=True)
+class PredictionReader:
+    """A benchmark's predictions files, read: which subset an official id names (None: no subset of the
+    benchmark), and how a row becomes a prediction. An id of a subset the run did not load is counted apart,
+    not refused (a file of every subset scored against some of them)."""
+
+    subset_of_id: Callable[[str], str | None]
+    to_prediction: Callable[[Row, Sample], Prediction] = text_prediction
+
+    def match(self, path: str | Path, samples: list[Sample]) -> tuple[dict[str, Prediction], MatchSummary]:
+        """Predictions keyed by sample id, with every problem collected (the upload check)."""
+        loaded = {sample.subset for sample in samples}
+
+        def belongs_to_another_subset(sample_id: str) -> bool:
+            subset = self.subset_of_id(sample_id)
+            return subset is not None and subset not in loaded
+
+        return match_rows(read_rows(path), samples, belongs_to_another_subset, self.to_prediction)
+
+    def read(self, path: str | Path, samples: list[Sample]) -> dict[str, Prediction]:
+        """Predictions keyed by sample id; raises PredictionsError listing every bad line."""
+        predictions, summary = self.match(path, samples)
+        raise_on_errors(summary, path)
+        return predictions

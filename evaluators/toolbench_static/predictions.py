@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from evaluators.core.predictions import MatchSummary, match_rows, raise_on_errors, read_rows, text_prediction
-from evaluators.core.types import Prediction, Sample
+from evaluators.core.predictions import PredictionReader
 from evaluators.toolbench_static.data import SUBSETS
 
 _ID = re.compile(rf"^({'|'.join(SUBSETS)})_\d+$")
 
 
-def match_predictions(path: str | Path, samples: list[Sample]) -> tuple[dict[str, Prediction], MatchSummary]:
-    loaded = {sample.subset for sample in samples}
-
-    def belongs_to_another_subset(sample_id: str) -> bool:
-        found = _ID.match(sample_id)
-        return found is not None and found.group(1) not in loaded
-
-    return match_rows(read_rows(path), samples, belongs_to_another_subset, text_prediction)
+def subset_of_id(sample_id: str) -> str | None:
+    found = _ID.match(sample_id)
+    return found.group(1) if found else None
 
 
-def read_predictions(path: str | Path, samples: list[Sample]) -> dict[str, Prediction]:
-    predictions, summary = match_predictions(path, samples)
-    raise_on_errors(summary, path)
-    return predictions
+READER = PredictionReader(subset_of_id)
+match_predictions = READER.match
+read_predictions = READER.read
