@@ -260,10 +260,13 @@ class QueueJobs:
         jobs = [job for job in list(self._jobs.values()) if job.status in ACTIVE and job.task_id]
         if not jobs:
             return
-        positions = self._queue_positions()
+        positions = self._queue_positions([job.task_id for job in jobs if job.status == "queued"])
+        backend = self.celery.backend
         for job in jobs:
-            result = self.celery.AsyncResult(job.task_id)
-            state, info = result.state, result.info
+            meta = backend.get_task_meta(job.task_id)  # one read for state and info, every poll of every run
+            state, info = meta["status"], meta.get("result")
+            if state == "FAILURE":
+                info = backend.exception_to_python(info)
             if state == "PENDING":
                 place = positions.get(job.task_id)
                 job.message = f"queued: {place} in line" if place else "queued: waiting for a worker"
@@ -373,18 +376,22 @@ class QueueJobs:
         except Exception as error:  # noqa: BLE001 - the cancel flag still stops it
             log.warning("taking %s out of the queue: %s", task_id, error)
 
-    def _queue_positions(self) -> dict[str, int]:
-        """Each waiting task's place in line (1: next), read from the queue's Redis list (workers take from
-        its right end)."""
+    def _queue_positions(self, task_ids: list[str]) -> dict[str, int]:
+        """The place in line (1: next) of each of these waiting tasks, read from the queue's Redis list (workers
+        take from its right end). A message is looked into only for the ids asked (a re-send of errors carries a
+        whole run record: nothing is parsed)."""
+        if not task_ids:
+            return {}
         try:
             messages = self.redis.lrange(self.settings.queue, 0, -1)
         except Exception:  # noqa: BLE001 - the places are a courtesy
             return {}
+        wanted = {task_id: task_id.encode() for task_id in task_ids}
         positions = {}
         for index, raw in enumerate(messages):
-            task_id = _message_task_id(raw)
-            if task_id:
-                positions[task_id] = len(messages) - index
+            for task_id, needle in wanted.items():
+                if needle in raw and task_id not in positions:
+                    positions[task_id] = len(messages) - index
         return positions
 
 
