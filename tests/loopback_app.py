@@ -15,6 +15,7 @@ class LoopbackApp:
     def __init__(self) -> None:
         self.port = 0
         self.bind_port = 0  # 0: any free port; set before entering to come back on a known one
+        self.bind_host = "127.0.0.1"  # another loopback address (127.0.0.2) can stand in for another host
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve_forever, daemon=True)
@@ -43,7 +44,7 @@ class LoopbackApp:
         self.routes(app)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", self.bind_port, backlog=1024)
+        site = web.TCPSite(runner, self.bind_host, self.bind_port, backlog=1024)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self._ready.set()

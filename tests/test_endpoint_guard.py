@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
+from evaluators.core import public_hosts
 from evaluators.core.errors import ToolboardError
-from evaluators.engine import endpoint_guard
 from evaluators.engine.endpoint_guard import EndpointNotAllowedError, check_endpoint_allowed, is_public_mode
 
 PUBLIC_V4 = "93.184.215.14"
@@ -28,7 +28,7 @@ def resolve_to(monkeypatch: pytest.MonkeyPatch, *addresses: str) -> list[str]:
         looked_up.append(host)
         return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in addresses]
 
-    monkeypatch.setattr(endpoint_guard.socket, "getaddrinfo", fake_getaddrinfo)
+    monkeypatch.setattr(public_hosts.socket, "getaddrinfo", fake_getaddrinfo)
     return looked_up
 
 
@@ -127,7 +127,7 @@ def test_public_mode_refuses_a_name_that_does_not_resolve(public: None, monkeypa
     def no_such_name(*args: object, **kwargs: object) -> list[tuple]:
         raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
-    monkeypatch.setattr(endpoint_guard.socket, "getaddrinfo", no_such_name)
+    monkeypatch.setattr(public_hosts.socket, "getaddrinfo", no_such_name)
     with pytest.raises(EndpointNotAllowedError, match=r"'nowhere\.example' could not be resolved \(Name or service not known\)"):
         check_endpoint_allowed("https://nowhere.example/v1")
 

@@ -9,8 +9,8 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,11 +21,12 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env, toolboard_home
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
-from evaluators.engine.endpoint_guard import is_public_mode
+from evaluators.engine.endpoint_guard import guard_hub_requests, is_public_mode
 from evaluators.engine.hub_sync import HubSync, from_env
 from evaluators.engine.jobs import Admission, JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
+from evaluators.engine.quota import RUNS_PER_DAY_SETTING, UPLOADS_PER_DAY_SETTING, limit_from_env
 from evaluators.engine.store import Store, open_app_store
 from evaluators.other_results import LoadedResults, OtherResults, repos_from_env
 from evaluators.submissions import DEFAULT_MAX_UPLOAD_BYTES
@@ -51,8 +52,22 @@ MAX_CACHED_VIEWS = 256
 # A page load reloads the other results datasets (in the background) when their last load is older than this.
 OTHER_RESULTS_MAX_AGE = 15 * 60
 View = TypeVar("View")
+# What one visitor may add to the shared board in any 24 hours (rolling, counted from the store): runs started and
+# uploads added. Settings TOOLBOARD_MAX_RUNS_PER_DAY / TOOLBOARD_MAX_UPLOADS_PER_DAY (a number, 0, or off); a
+# private deployment has no quota unless they are set (then it counts the deployment as a whole).
+PUBLIC_MAX_RUNS_PER_DAY = 20
+PUBLIC_MAX_UPLOADS_PER_DAY = 10
 PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
-                             max_run_seconds=PUBLIC_MAX_RUN_SECONDS)
+                             max_run_seconds=PUBLIC_MAX_RUN_SECONDS, max_runs_per_day=PUBLIC_MAX_RUNS_PER_DAY,
+                             max_uploads_per_day=PUBLIC_MAX_UPLOADS_PER_DAY)
+
+
+def admission_for(public: bool, environ: Mapping[str, str] | None = None) -> Admission:
+    """The limits on runs and uploads: the public ones on a public deployment, none on a private one; the daily
+    quotas from TOOLBOARD_MAX_RUNS_PER_DAY and TOOLBOARD_MAX_UPLOADS_PER_DAY when set (a bad value stops the app)."""
+    base = PUBLIC_ADMISSION if public else Admission()
+    return replace(base, max_runs_per_day=limit_from_env(RUNS_PER_DAY_SETTING, base.max_runs_per_day, environ),
+                   max_uploads_per_day=limit_from_env(UPLOADS_PER_DAY_SETTING, base.max_uploads_per_day, environ))
 
 
 @dataclass
@@ -88,7 +103,7 @@ class AppContext:
     _others_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        admission = self.admission or (PUBLIC_ADMISSION if self.public else Admission())
+        admission = self.admission or admission_for(self.public)
         if self.queue is not None:  # queue mode: Celery workers execute the runs (evaluators/engine/queue_jobs.py)
             from evaluators.engine.queue_jobs import QueueJobs
 
@@ -214,6 +229,7 @@ def context_from_env(store: Store | None = None) -> AppContext:
     TOOLBOARD_RESULTS, TOOLBOARD_MAX_UPLOAD_MB, TOOLBOARD_DATA_DIR). A damaged store is set aside and a new one
     started; the page says so. The other results datasets are loaded after the hub pull (so a run pulled from
     our own repo wins over the same run in theirs); a failure there never stops the app."""
+    guard_hub_requests()
     notice = None
     if store is None:
         store, notice = open_app_store()

@@ -11,6 +11,7 @@ import os
 import socket
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.endpoint_guard import guard_hub_requests
 from evaluators.engine.queue_app import BROKER_ENV, settings_from_env, shown_url
 from evaluators.engine.queue_worker import make_celery
 
@@ -34,5 +35,6 @@ def worker_command(args: argparse.Namespace) -> int:
     # Every request's line from the HTTP client would drown the worker's own log.
     for noisy in ("httpx", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    guard_hub_requests()  # a public deployment's runs may publish from here
     make_celery(settings).worker_main(argv=argv)
     return 0

@@ -12,11 +12,12 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Any
 
 from tqdm import tqdm
 
 from evaluators.core.errors import DataError
+from evaluators.core.public_hosts import HostNotAllowedError, check_redirect_hop
 
 _CHUNK = 1 << 16
 MB = 1 << 20  # sizes in messages are in MiB, as the limits are written
@@ -91,18 +92,28 @@ def open_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, where: str | Pat
     return io.BufferedReader(CountedReader(bundle.open(info), where, budget, member_limit(info)), buffer_size=_CHUNK)
 
 
+class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to a host a public deployment may reach (the data's own addresses are set by
+    the operator; where they redirect to is not)."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        check_redirect_hop(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 def download(url: str, target: Path, description: str, timeout: float = 60.0) -> Path:
     """Stream `url` to `target` with a progress bar; the file appears only when complete."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".part")
+    opener = urllib.request.build_opener(_CheckedRedirects)
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, partial.open("wb") as out:
+        with opener.open(url, timeout=timeout) as response, partial.open("wb") as out:
             total = int(response.headers.get("Content-Length") or 0) or None
             with tqdm(total=total, unit="B", unit_scale=True, desc=description, leave=False) as bar:
                 while chunk := response.read(_CHUNK):
                     out.write(chunk)
                     bar.update(len(chunk))
-    except OSError as exc:
+    except (OSError, HostNotAllowedError) as exc:
         partial.unlink(missing_ok=True)
         raise DataError(f"download of {url} failed: {exc}") from None
     partial.replace(target)

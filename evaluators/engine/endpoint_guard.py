@@ -11,41 +11,37 @@ request (rebinding) is not caught here.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
-import socket
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.public_hosts import (
+    DEFAULT_PORTS,
+    PUBLIC_MODE_ENV,
+    check_public_host,
+    check_redirect_hop,
+    is_public_mode,
+    non_public_reason,
+)
 from evaluators.engine.local_model import is_local, local_model
 
 if TYPE_CHECKING:
     from evaluators.engine.settings import RunConfig
 
-PUBLIC_MODE_ENV = "TOOLBOARD_PUBLIC"
-ALLOWED_SCHEMES = ("http", "https")
-DEFAULT_PORTS = {"http": 80, "https": 443}
-_TRUE_VALUES = {"1", "true", "yes", "on"}
-# RFC 6052 well-known NAT64 prefix: the last 32 bits are an IPv4 address the gateway will reach.
-_NAT64_PREFIX = ipaddress.IPv6Network("64:ff9b::/96")
+__all__ = ["PUBLIC_MODE_ENV", "EndpointNotAllowedError", "check_endpoint_allowed", "is_public_mode", "non_public_reason"]
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+ALLOWED_SCHEMES = ("http", "https")
+# What a base URL's host and port may be written with: a name, an IPv4 or a bracketed IPv6 address, and
+# a port. Anything else (user:pass@, ";", "\\", spaces, percent escapes) is read differently by different
+# URL parsers, so the host the check sees may not be the host the request reaches.
+_PLAIN_NETLOC = re.compile(r"[A-Za-z0-9._~\-]+(:[0-9]*)?|\[[0-9A-Fa-f:.]+\](:[0-9]*)?")
 
 
 class EndpointNotAllowedError(ToolboardError):
     """The base URL is malformed, or points somewhere a public deployment must not call."""
-
-
-def is_public_mode() -> bool:
-    """True when TOOLBOARD_PUBLIC is set to 1 (or true/yes/on); on a Hugging Face Space (SPACE_ID set)
-    also when it is unset, so a Space is public unless TOOLBOARD_PUBLIC=0 says otherwise."""
-    configured = os.environ.get(PUBLIC_MODE_ENV)
-    if configured is None or not configured.strip():
-        return bool(os.environ.get("SPACE_ID"))
-    return configured.strip().lower() in _TRUE_VALUES
 
 
 KEY_VARIABLE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*_KEY$")
@@ -140,17 +136,8 @@ def check_endpoint_allowed(base_url: str) -> None:
         local_model(base_url)  # a known built-in model (our own child process), or a clear error
         return
     parts = _parse_base_url(base_url)
-    if not is_public_mode():
-        return
-    host = parts.hostname or ""
-    if _is_localhost_name(host):
-        raise EndpointNotAllowedError(f"host {host!r} is not allowed on a public deployment: it is this machine (localhost)")
-    for address in _resolve_host(host, _port_of(parts)):
-        reason = non_public_reason(address)
-        if reason is not None:
-            raise EndpointNotAllowedError(
-                f"host {host!r} is not allowed on a public deployment: it resolves to {address}, {reason}"
-            )
+    if is_public_mode():
+        check_public_host(parts.hostname or "", _port_of(parts), EndpointNotAllowedError)
 
 
 def _parse_base_url(base_url: str) -> SplitResult:
@@ -164,8 +151,14 @@ def _parse_base_url(base_url: str) -> SplitResult:
         raise EndpointNotAllowedError(
             f"the base URL has {shown}; expected an http:// or https:// URL such as https://api.example.com/v1"
         )
+    if "@" in parts.netloc:
+        raise EndpointNotAllowedError("the base URL holds a user name or password (user:pass@host): give the key in "
+                                      "the API key field instead; expected a URL such as https://api.example.com/v1")
     if not parts.hostname:
         raise EndpointNotAllowedError("the base URL has no host; expected an http:// or https:// URL such as https://api.example.com/v1")
+    if not _PLAIN_NETLOC.fullmatch(parts.netloc):
+        raise EndpointNotAllowedError("the base URL's host holds characters a host name cannot have; expected a host "
+                                      "name or IP address and an optional port, such as https://api.example.com:8443/v1")
     _port_of(parts)  # a malformed port is a malformed URL, public mode or not
     return parts
 
@@ -178,64 +171,19 @@ def _port_of(parts: SplitResult) -> int:
     return port or DEFAULT_PORTS[parts.scheme.lower()]
 
 
-def _is_localhost_name(host: str) -> bool:
-    """`localhost` and `*.localhost` are this machine by definition (RFC 6761), whatever DNS says."""
-    name = host.rstrip(".").lower()
-    return name == "localhost" or name.endswith(".localhost")
+def guard_hub_requests() -> None:
+    """Every redirect the Hugging Face Hub client follows from now on (the Hub sends file downloads on to its
+    CDN) goes, on a public deployment, only to a public host. The Hub's own address is the operator's."""
+    from huggingface_hub import set_client_factory
+    from huggingface_hub.utils import _http
 
+    def check_next_hop(response: Any) -> None:
+        if response.has_redirect_location:
+            check_redirect_hop(str(response.request.url.join(response.headers["location"])))
 
-def _resolve_host(host: str, port: int) -> list[IPAddress]:
-    """Every address the host resolves to; a literal IP (in any form getaddrinfo accepts) is normalised."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError, OSError) as error:
-        raise EndpointNotAllowedError(f"host {host!r} could not be resolved ({_resolver_reason(error)})") from None
-    addresses = [_parse_address(str(info[4][0])) for info in infos]
-    if not addresses:
-        raise EndpointNotAllowedError(f"host {host!r} could not be resolved (no addresses)")
-    return addresses
+    def guarded_client() -> Any:
+        client = _http.default_client_factory()
+        client.event_hooks = {**client.event_hooks, "response": [*client.event_hooks["response"], check_next_hop]}
+        return client
 
-
-def _resolver_reason(error: BaseException) -> str:
-    if isinstance(error, socket.gaierror) and error.strerror:
-        return error.strerror
-    return type(error).__name__
-
-
-def _parse_address(text: str) -> IPAddress:
-    return ipaddress.ip_address(text.split("%", 1)[0])  # drop an IPv6 zone id such as %eth0
-
-
-def non_public_reason(address: IPAddress) -> str | None:
-    """Why a public deployment must not call this address, or None if it is a public address."""
-    embedded = _embedded_ipv4(address)
-    if embedded is not None:
-        reason = non_public_reason(embedded)
-        return f"which embeds {embedded}, {reason}" if reason else None
-    checks = (
-        ("is_unspecified", "an unspecified address"),
-        ("is_loopback", "a loopback address"),
-        ("is_link_local", "a link-local address"),
-        ("is_multicast", "a multicast address"),
-        ("is_private", "a private address"),
-        ("is_reserved", "a reserved address"),
-    )
-    for attribute, reason in checks:
-        if getattr(address, attribute):
-            return reason
-    if not address.is_global:  # e.g. 100.64.0.0/10 shared (carrier-grade NAT) space
-        return "not a globally routable address"
-    return None
-
-
-def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address stands for (mapped ::ffff:a.b.c.d, 6to4, NAT64), if any."""
-    if not isinstance(address, ipaddress.IPv6Address):
-        return None
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address in _NAT64_PREFIX:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
+    set_client_factory(guarded_client)

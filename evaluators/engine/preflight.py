@@ -11,10 +11,19 @@ from typing import Any
 from evaluators.core.errors import ToolboardError
 from evaluators.engine import local_model
 from evaluators.engine.redact import redact
-from evaluators.engine.sdk_transport import EndpointSpec, ResponseTooLarge, connection_problem, make_sdk_client, short
+from evaluators.engine.sdk_transport import (
+    REDIRECT_REFUSED,
+    REDIRECT_STATUS,
+    EndpointSpec,
+    ResponseTooLarge,
+    connection_problem,
+    make_sdk_client,
+    snippet,
+)
 
 PREFLIGHT_SECONDS = 15.0
 LISTED_SHOWN = 8
+LISTED_ID_CHARS = 60
 
 
 class EndpointCheckFailed(ToolboardError):
@@ -58,11 +67,18 @@ async def _listed_models(client: Any, base_url: str, timeout: float) -> list[str
         return connection_problem(exc, timeout)
     except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
         return f"{base_url} refused the key (HTTP {exc.status_code}: {_message(exc)})"
-    except openai.APIStatusError:
-        return None  # no model list here (404, 405, …): a tiny request decides
+    except openai.APIStatusError as exc:
+        return _redirected(base_url, exc)  # else no model list here (404, 405, …): a tiny request decides
     except (openai.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
         return None  # an answer, but no usable list
-    return [str(getattr(item, "id", "")) for item in getattr(page, "data", None) or []]
+    return [snippet(str(getattr(item, "id", "")), LISTED_ID_CHARS) for item in getattr(page, "data", None) or []]
+
+
+def _redirected(base_url: str, exc: Any) -> str | None:
+    """The refusal of an endpoint that answers with a redirect (never where it points, nor its body)."""
+    if exc.status_code in REDIRECT_STATUS:
+        return f"{base_url} answered with a redirect (HTTP {exc.status_code}); {REDIRECT_REFUSED}"
+    return None
 
 
 async def _tiny_request_problem(client: Any, base_url: str, model: str, timeout: float,
@@ -80,8 +96,10 @@ async def _tiny_request_problem(client: Any, base_url: str, model: str, timeout:
         known = f"; it lists: {', '.join(listed[:LISTED_SHOWN])}{' …' if len(listed) > LISTED_SHOWN else ''}" if listed else ""
         return (f"{base_url} does not know the model {model!r}, or has no chat completions there "
                 f"(HTTP 404: {_message(exc)}){known}")
-    except (openai.APIStatusError, openai.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
-        return None  # it answered: busy, or it disliked the tiny request itself; the run's requests will tell
+    except openai.APIStatusError as exc:
+        return _redirected(base_url, exc)  # else busy, or it disliked the tiny request; the run's requests will tell
+    except (openai.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
+        return None  # it answered, but not as expected; the run's requests will tell
     return None
 
 
@@ -91,5 +109,5 @@ def _message(exc: Any) -> str:
         detail = body.get("error", body)
         text = detail.get("message") if isinstance(detail, dict) else detail
         if text:
-            return short(str(text))
-    return short(str(getattr(exc, "message", "") or exc))
+            return snippet(str(text))
+    return snippet(str(getattr(exc, "message", "") or exc))

@@ -18,8 +18,11 @@ from typing import Any
 from evaluators.engine.redact import redact
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
-# Redirects are not followed: an endpoint that passed the public-mode check must not bounce requests
-# elsewhere (a 3xx is reported as an HTTP error).
+REDIRECT_STATUS = range(300, 400)
+# Redirects are never followed, by any request to a model endpoint (the run's, the pre-flight's, a role's):
+# an endpoint that passed the public-mode check must not bounce requests, and the key, to a host the check
+# never saw. A 3xx is reported as this, without its body or where it points.
+REDIRECT_REFUSED = ("redirects are not followed: use the address it redirects to as the base URL")
 _JSON_OPTIONS: dict[str, Any] = {"headers": {"Content-Type": "application/json"}, "follow_redirects": False}
 # The longest wait a server's Retry-After may ask for: a longer one is cut to this (the retry loop's
 # own cap, RetryPolicy.max_retry_after, may be lower).
@@ -93,7 +96,7 @@ def _bounded_transport(inner: Any, limit: int) -> Any:
 
     class BoundedTransport(httpx2.AsyncBaseTransport):
         async def handle_async_request(self, request: Any) -> Any:
-            response = await inner.handle_async_request(request)
+            response = await _http_answer(inner, request)
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > limit:
                 await response.aclose()
@@ -107,12 +110,29 @@ def _bounded_transport(inner: Any, limit: int) -> Any:
     return BoundedTransport()
 
 
+class NotHttpAnswer(Exception):
+    """The endpoint answered with something that is not HTTP (another protocol on that port)."""
+
+
+async def _http_answer(inner: Any, request: Any) -> Any:
+    """The transport's response; an answer that is not HTTP at all becomes a protocol error the SDK reports as
+    a connection failure (aiohttp raises its own ClientResponseError there, which nothing above expects)."""
+    import aiohttp
+    import httpx2
+
+    try:
+        return await inner.handle_async_request(request)
+    except aiohttp.ClientResponseError as error:
+        raise httpx2.RemoteProtocolError("not an HTTP answer", request=request) from NotHttpAnswer(str(error.message))
+
+
 def make_sdk_client(spec: EndpointSpec) -> Any:
     # Imported here: the SDK is slow to import and only runs need it. Its aiohttp transport costs a
     # fraction of the CPU per request of the default one, which matters at high concurrency.
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
     http_client = DefaultAioHttpClient(timeout=spec.timeout, verify=tls_context())
+    http_client.follow_redirects = False  # see REDIRECT_REFUSED: also for the SDK's own calls (models.list)
     # Every route out is bounded: the direct transport and those for proxies (HTTPS_PROXY, ALL_PROXY…).
     http_client._transport = _bounded_transport(http_client._transport, MAX_RESPONSE_BYTES)
     http_client._mounts = {pattern: None if transport is None else _bounded_transport(transport, MAX_RESPONSE_BYTES)
@@ -214,6 +234,8 @@ def connection_problem(exc: BaseException, timeout: float) -> str:
             return _tls_problem([c for c in causes if isinstance(c, ssl.SSLError)][-1], where)
         if isinstance(cause, TimeoutError):
             return f"timeout after {timeout:g} s"
+        if isinstance(cause, NotHttpAnswer):
+            return f"{where} does not answer in HTTP (another service on that port?)"
     root = causes[-1]
     if "Timeout" in type(root).__name__:
         return f"timeout after {timeout:g} s"
@@ -222,6 +244,16 @@ def connection_problem(exc: BaseException, timeout: float) -> str:
 
 def short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+_NOT_SHOWN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]+")
+SNIPPET_CHARS = 160
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """What an endpoint said, as much as a message quotes: one line, no control or invisible characters,
+    at most `limit` characters (a refusal's body can be a whole HTML page, or something else's answer)."""
+    return short(" ".join(_NOT_SHOWN.sub(" ", text).split()), limit)
 
 
 async def post_completion(sdk_client: Any, payload: bytes, timeout: float) -> dict[str, Any]:
@@ -243,12 +275,14 @@ async def _post(sdk_client: Any, payload: bytes, timeout: float, key: str | None
 
     def told(text: str) -> str:
         # Redacted before being cut short, so no cut leaves part of a key behind.
-        return short(redact(text, (key,)))
+        return snippet(redact(text, (key,)))
 
     try:
         raw = await sdk_client.post("/chat/completions", content=payload, cast_to=object, options=_JSON_OPTIONS)
         return parse_completion(raw if isinstance(raw, dict) else {})
     except openai.APIStatusError as exc:
+        if exc.status_code in REDIRECT_STATUS:  # asking again would be redirected again
+            raise AttemptFailed(f"HTTP {exc.status_code} redirect: {REDIRECT_REFUSED}", False) from None
         retryable = exc.status_code in RETRYABLE_STATUS
         problem = f"HTTP {exc.status_code}" if retryable else f"HTTP {exc.status_code}: {told(exc.message)}"
         raise AttemptFailed(problem, retryable, _retry_after(exc) if retryable else None) from None
