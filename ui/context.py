@@ -233,6 +233,9 @@ def context_from_env(store: Store | None = None) -> AppContext:
     notice = None
     if store is None:
         store, notice = open_app_store()
+    if store.read_only:
+        notice = (f"The store can only be read ({store.read_only}): the board shows what it holds, but runs and uploads "
+                  "cannot be stored until TOOLBOARD_HOME is writable.")
     max_mb = float(os.environ.get("TOOLBOARD_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024)
     data_dir = data_dir_from_env()
     context = AppContext(store=store, public=is_public_mode(), max_upload_bytes=int(max_mb * 1024 * 1024),

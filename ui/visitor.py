@@ -8,14 +8,18 @@ the API-key cache salt so neither secret serves two purposes), never the token i
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
+import logging
 import os
 import secrets
 from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import RunRow, Store
+
+log = logging.getLogger(__name__)
 
 SECRET_FILE = "visitor-secret"
 SECRET_BYTES = 32
@@ -30,24 +34,35 @@ def installation_secret(folder: Path) -> bytes:
     linked into place, so two processes starting at once agree on one secret and never read half a file."""
     path = folder / SECRET_FILE
     if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        draft = folder / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
-        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(secrets.token_bytes(SECRET_BYTES))
         try:
-            os.link(draft, path)
-        except FileExistsError:
-            pass  # another process made it first: theirs is the one
-        except OSError:  # a file system without hard links
-            os.replace(draft, path)
-        finally:
-            draft.unlink(missing_ok=True)
+            _make_secret(folder, path)
+        except OSError as error:
+            if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            log.warning("the visitor secret cannot be written in a read-only folder (%s): this process uses one of "
+                        "its own, so visitors lose access to their runs' outputs when it restarts", error.strerror)
+            return secrets.token_bytes(SECRET_BYTES)
     secret = path.read_bytes()
     if len(secret) < SECRET_BYTES:
         raise ToolboardError(f"the visitor secret {SECRET_FILE} next to the store is damaged (too short): delete it to"
                              " make a new one (visitors then no longer own the runs they started)")
     return secret
+
+
+def _make_secret(folder: Path, path: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    draft = folder / f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(secrets.token_bytes(SECRET_BYTES))
+    try:
+        os.link(draft, path)
+    except FileExistsError:
+        pass  # another process made it first: theirs is the one
+    except OSError:  # a file system without hard links
+        os.replace(draft, path)
+    finally:
+        draft.unlink(missing_ok=True)
 
 
 def new_token() -> str:

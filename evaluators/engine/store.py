@@ -7,6 +7,7 @@ cached response), so a run killed at any moment keeps everything that had finish
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -435,41 +436,121 @@ def is_damage(error: BaseException) -> bool:
     return isinstance(error, sqlite3.DatabaseError) and getattr(error, "sqlite_errorname", "").startswith(DAMAGE_ERROR_NAMES)
 
 
+# Why a store's folder refuses writes: read-only media, or no permission.
+_READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+class StoreReadOnlyError(ToolboardError, sqlite3.OperationalError):
+    """Something was to be stored in a store that can only be read (an sqlite3 error too, so that what handles
+    a store refusing writes mid-run handles this)."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(
+            f"the store {path} can only be read ({reason}), so nothing more was stored. Reading works (runs, the "
+            f"board, exports), but runs, uploads and deletions need a writable store: make {path.parent} writable, "
+            "or set TOOLBOARD_HOME to a writable folder (a new store starts there)"
+        )
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose refused writes (SQLITE_READONLY: a read-only file, folder or medium) are one clear
+    StoreReadOnlyError instead of sqlite's words, wherever in the store they happen."""
+
+    store_path: Path
+
+    def execute(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        with self._writes_refused():
+            return super().execute(*args)
+
+    def executemany(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        with self._writes_refused():
+            return super().executemany(*args)
+
+    def executescript(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        with self._writes_refused():
+            return super().executescript(*args)
+
+    @contextlib.contextmanager
+    def _writes_refused(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
+                raise StoreReadOnlyError(self.store_path, str(error)) from None
+            raise
+
+
 @contextlib.contextmanager
-def _opening(path: Path) -> Iterator[None]:
+def _opening(path: Path) -> Iterator[str | None]:
     """Held while a store is opened and migrated: one process at a time per store file (an advisory lock on
-    `<store>.lock` beside it; where advisory locks do not exist, nothing is held)."""
+    `<store>.lock` beside it; where advisory locks do not exist, nothing is held). Yields None, or why the
+    folder cannot be written (then nothing is held: a store that cannot change needs no lock)."""
     try:
         import fcntl
     except ImportError:
-        yield
+        yield None
         return
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
+    try:
+        lock = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 - closed below
+    except OSError as error:
+        if error.errno not in _READ_ONLY_ERRNOS:
+            raise
+        yield os.strerror(error.errno).lower()
+        return
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            yield
+            yield None
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
+    """A connection to the store; on a folder that cannot be written, a read-only one (`immutable` where
+    even SQLite's shared-memory file cannot be made: nothing can change the file then anyway)."""
+    if read_only is None:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30, factory=_Connection)
+    else:
+        if not path.exists():
+            raise StoreReadOnlyError(path, f"{read_only}, and there is no store there yet")
+        db = None
+        for flags in ("mode=ro", "immutable=1"):
+            try:
+                db = sqlite3.connect(f"{path.absolute().as_uri()}?{flags}", uri=True, check_same_thread=False,
+                                     isolation_level=None, timeout=30, factory=_Connection)
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                break
+            except sqlite3.OperationalError:
+                if db is not None:
+                    db.close()
+                db = None
+        if db is None:
+            raise StoreReadOnlyError(path, f"{read_only}, and SQLite cannot read it there")
+    db.store_path = path  # type: ignore[attr-defined]
+    return db
 
 
 class Store:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else default_db_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # an existing folder on read-only media says so, not EEXIST
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         # Processes opening a new store at once (a queue worker's pool) would each create and migrate it.
-        with _opening(self.path):
+        with _opening(self.path) as read_only:
+            self.read_only = read_only
             if _emptied(self.path):
                 raise StoreDamagedError(self.path, "the file is empty (0 bytes) but a store was there")
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db = _connect(self.path, read_only)
             self._db.row_factory = sqlite3.Row
             try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
+                if read_only is None:
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.execute("PRAGMA foreign_keys=ON")
                 self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 self._migrate()
-            except sqlite3.DatabaseError as error:
+            except (sqlite3.DatabaseError, ToolboardError) as error:
                 self._db.close()
                 if is_damage(error):
                     raise StoreDamagedError(self.path, str(error)) from None
@@ -514,6 +595,9 @@ class Store:
                 raise ToolboardError(
                     f"{self.path} was written by a newer toolboard (schema {version} > {SCHEMA_VERSION}); upgrade first"
                 )
+            if version < SCHEMA_VERSION and self.read_only:
+                raise StoreReadOnlyError(self.path, f"{self.read_only}; it was written by an earlier version and is "
+                                                    "upgraded when first opened, which needs write access")
             for number in range(version, SCHEMA_VERSION):
                 try:
                     self._db.executescript(f"BEGIN; {MIGRATIONS[number]}; PRAGMA user_version={number + 1}; COMMIT;")
