@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import get_benchmark
+from evaluators.core.limits import echoed
+from evaluators.core.registry import MODES, get_benchmark
 from evaluators.core.types import Sample
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import RunRow, Store
@@ -21,6 +22,13 @@ from evaluators.engine.store import RunRow, Store
 SAMPLE_COLUMNS = ("sample_id", "subset", "verdict", "error_type", "rule", "latency_s", "request_error")
 VERDICTS = ("right", "wrong", "request error")
 ALL = "all"  # a filter's choice that keeps every sample (as does an empty value, for API callers)
+
+
+def checked_mode(mode: str) -> str:
+    """`mode` when it is a scoring mode, else an error (an unknown one would find no verdicts: "0 samples")."""
+    if mode not in MODES:
+        raise ToolboardError(f"unknown scoring mode {echoed(mode)!r}: expected one of {', '.join(MODES)}")
+    return mode
 
 
 @functools.lru_cache(maxsize=8)
@@ -54,6 +62,7 @@ def sample_table(
     error_type: str | None = None,
 ) -> pd.DataFrame:
     """One row per scored sample of the run, filtered."""
+    checked_mode(mode)
     store.get_run(run_id)  # an unknown run is an error, not an empty table
     predictions = store.load_predictions(run_id)
     rows = []
@@ -76,7 +85,7 @@ def sample_table(
 def filter_choices(store: Store, run_id: str, mode: str = "official") -> dict[str, list[str]]:
     """The subsets and error types found in a run's stored verdicts in `mode` (one query), sorted, each
     list led by "all": what the sample filters offer once the run is chosen."""
-    scores = store.load_scores(run_id, mode)
+    scores = store.load_scores(run_id, checked_mode(mode))
     subsets = sorted({score.subset for score in scores if score.subset})
     error_types = sorted({score.error_type for score in scores if score.error_type})
     return {"subset": [ALL, *subsets], "error_type": [ALL, *error_types]}
@@ -134,7 +143,7 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
     to reloading the dataset and rebuilding the prompt, and `prompt_note` says so. Model text is returned
     as data; the app escapes it."""
     run = store.get_run(run_id)
-    stored = store.load_sample_evidence(run_id, sample_id, mode)
+    stored = store.load_sample_evidence(run_id, sample_id, checked_mode(mode))
     prediction, score = stored.prediction, stored.score
     if stored.evidence_kept:
         subset, gold = stored.subset, stored.gold
@@ -185,6 +194,7 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
 
 def compare_runs(store: Store, run_a: str, run_b: str, mode: str = "official") -> pd.DataFrame:
     """Samples whose verdict differs between two runs of the same benchmark (and language)."""
+    checked_mode(mode)
     first, second = store.get_run(run_a), store.get_run(run_b)
     if first.benchmark != second.benchmark or first.language != second.language:
         raise ToolboardError(

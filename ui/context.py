@@ -18,6 +18,7 @@ import pandas as pd
 
 from evaluators.board import board_rows
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import message_of
 from evaluators.core.paths import data_dir_from_env, toolboard_home
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
@@ -199,8 +200,7 @@ class AppContext:
 
 def plain_error(exc: Exception, redact: Callable[[str], str] = shown_as_is) -> str:
     """ui.format.user_error as plain text, for API callers: the same words, no Markdown escapes."""
-    text = str(exc) if isinstance(exc, ToolboardError) else f"{type(exc).__name__}: {exc}"
-    return f"⚠️ {redact(text)}"
+    return f"⚠️ {redact(message_of(exc))}"
 
 
 def as_markdown(text: str) -> str:

@@ -25,7 +25,7 @@ from evaluators.board import (
     UPDATED_COLUMN,
     BoardLayout,
 )
-from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import message_of
 from evaluators.core.registry import all_benchmarks
 from evaluators.core.text import show
 
@@ -322,8 +322,7 @@ class PathRedactor:
 def user_error(exc: Exception, redact: Callable[[str], str] = shown_as_is) -> str:
     """A message for the page: our own errors as they are, anything else with its type; `redact` takes
     server paths out on a public deployment."""
-    text = str(exc) if isinstance(exc, ToolboardError) else f"{type(exc).__name__}: {exc}"
-    return f"⚠️ {markdown_text(redact(text))}"
+    return f"⚠️ {markdown_text(redact(message_of(exc)))}"
 
 
 def table_json(frame: pd.DataFrame, **extra: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
-from evaluators.engine.jobs import RUNNING_ELSEWHERE
+from evaluators.engine.jobs import RUNNING_ELSEWHERE, shown_message
 from evaluators.engine.settings import describe_requests
 from ui.context import AppContext
 from ui.format import markdown_text
@@ -44,7 +44,8 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
             "done": live.get("done", totals["done"]), "total": run.total, "errors": live.get("errors", totals["errors"]),
             "req/s": round(live["requests_per_s"], 1) if live else None,
             "eta_s": round(eta, 1) if eta is not None else None,
-            "message": context.redact_paths((job.message if job is not None and job.message else run.message) or ""),
+            "message": context.redact_paths(job.message if job is not None and job.message
+                                             else shown_message(run.status, status, run.message)),
         })
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
 

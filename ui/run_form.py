@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names, resolve_language
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
 from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
-from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig
+from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig, check_run_settings
 from ui.context import BUILT_IN_EXAMPLE, AppContext, example_folder, resolve_data_dir
 
 DATA_SOURCES = ("download", BUILT_IN_EXAMPLE, "local folder")
@@ -28,6 +29,7 @@ AUTO_PROMPT_STYLE = "auto"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_CONCURRENCY = 16
 PUBLIC_MAX_LIMIT = 100
+DEFAULT_CONCURRENCY = 8
 LOCAL_DEMO = LOCAL_MODELS["smollm2"]
 ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
 ROLE_PARTS = ("base_url", "model", "key_env")
@@ -211,13 +213,11 @@ def _tested_endpoint(form: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
 
 def _limits(context: AppContext, form: dict[str, Any]) -> tuple[int | None, int]:
     """(limit per subset, concurrency), within the deployment's bounds."""
-    limit = int(form["limit"]) if form.get("limit") not in (None, "") else None
-    if limit is not None and limit < 1:
-        raise ToolboardError("limit must be at least 1 (or empty for every sample)")
-    concurrency = int(form.get("concurrency") or 8)
-    max_concurrency = PUBLIC_MAX_CONCURRENCY if context.public else 256
-    if not 1 <= concurrency <= max_concurrency:
-        raise ToolboardError(f"concurrency must be between 1 and {max_concurrency}")
+    limit = _whole_number(form["limit"], "limit") if form.get("limit") not in (None, "") else None
+    given = form.get("concurrency")
+    concurrency = DEFAULT_CONCURRENCY if given in (None, "") else _whole_number(given, "concurrency")
+    if context.public and concurrency > PUBLIC_MAX_CONCURRENCY:
+        raise ToolboardError(f"on a public deployment concurrency is at most {PUBLIC_MAX_CONCURRENCY}")
     if context.public and (limit is None or limit > PUBLIC_MAX_LIMIT):
         raise ToolboardError(f"on a public deployment a run takes at most {PUBLIC_MAX_LIMIT} samples per subset: set the limit")
     return limit, concurrency
@@ -239,13 +239,24 @@ def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
         request_mode=request_mode, temperature=_optional_number(form.get("temperature"), "temperature"),
         max_tokens=form.get("max_tokens"), prompt_style=_prompt_style(benchmark, form),
     )
-    return RunConfig(
+    return check_run_settings(RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=tuple(form.get("subsets") or ()),
         limit=limit, concurrency=concurrency,
         data_dir=resolve_data_dir(context, form.get("data_source") or "download", form.get("data_folder") or "",
                                   benchmark.name, language),
         roles=chosen_roles(context, benchmark, form), options=chosen_options(benchmark, form),
-    )
+    ))
+
+
+def _whole_number(value: Any, name: str) -> int:
+    """A whole number typed in a box or sent by an API caller (its range is checked with the other settings)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ToolboardError(f"{name} must be a whole number; got {echoed(repr(value))}") from None
+    if not number.is_integer():
+        raise ToolboardError(f"{name} must be a whole number; got {echoed(repr(value))}")
+    return int(number)
 
 
 def _optional_number(value: Any, name: str) -> float | None:

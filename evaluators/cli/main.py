@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from evaluators.cli.offline_commands import demo_command, list_command, replay_command, score_command
 from evaluators.cli.parser import build_parser
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import message_of
 from evaluators.engine.store import StoreDamagedError, default_db_path, is_damage
 
 # Exit codes besides 0 (and `run`'s 3 for an unfinished run): a refused command, and Ctrl-C.
@@ -53,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except ToolboardError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {message_of(exc)}", file=sys.stderr)
         return EXIT_REFUSED
     except sqlite3.DatabaseError as exc:
         if not is_damage(exc):

@@ -9,7 +9,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.engine.local_model import is_local, local_model
-from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, check_run_settings
 
 
 def run_config(args: argparse.Namespace) -> RunConfig:
@@ -26,8 +26,6 @@ def run_config(args: argparse.Namespace) -> RunConfig:
                              "or --resume/--rerun-errors RUN_ID)")
     benchmark = get_benchmark(args.benchmark)
     language = resolve_language(benchmark, args.language)
-    if args.concurrency < 1:
-        raise ToolboardError("--concurrency must be at least 1")
     if not isinstance(args.extra_body, dict):
         raise ToolboardError("--extra-body must be a JSON object")
     settings = ModelSettings(
@@ -35,10 +33,10 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         temperature=args.temperature, max_tokens=max_tokens, timeout=args.timeout, extra_body=args.extra_body,
         top_p=args.top_p, prompt_style=args.prompt_style,
     )
-    return RunConfig(
+    return check_run_settings(RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=tuple(args.subset or ()), limit=args.limit,
         data_dir=str(args.data_dir) if args.data_dir else None, concurrency=args.concurrency,
         use_cache=not args.no_cache, max_attempts=args.max_attempts,
         roles=chosen_roles(args, benchmark, Endpoint(base_url, model, api_key_env)),
         options=chosen_options(args, benchmark),
-    )
+    ))

@@ -10,22 +10,26 @@ import sys
 from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.jobs import shown_message, status_without_a_job
 from evaluators.engine.store import LONE_SURROGATE, Store
 
 
 def runs_command(args: argparse.Namespace) -> int:
     store = Store()
-    _catch_up_with_the_queue(store)
+    queued = _catch_up_with_the_queue(store)
     rows = []
     runs = store.list_runs()
     all_totals = store.all_run_totals([run.id for run in runs])
     for run in runs:
         totals = all_totals[run.id]
         report = store.load_report(run.id) or {}
+        # A run a queue worker executes holds its lease in the worker's store, not here.
+        status = run.status if queued else status_without_a_job(store, run.id, run.status)
         rows.append({
             "id": run.id, "benchmark": run.benchmark, "language": run.language, "model": run.model,
-            "base_url": run.base_url, "status": run.status, "done": totals["done"], "total": run.total,
+            "base_url": run.base_url, "status": status, "done": totals["done"], "total": run.total,
             "errors": totals["errors"], "fingerprint": run.fingerprint, "summary": report.get("summary"),
+            "message": shown_message(run.status, status, run.message),
         })
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
@@ -33,17 +37,21 @@ def runs_command(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"{row['id']}  {row['benchmark']:<10} {row['model']:<24} {row['status']:<11} {row['done']}/{row['total']}"
               f"  errors={row['errors']}  fingerprint={row['fingerprint']}")
+        if row["status"] == "interrupted":
+            print(f"    {row['message']} (python -m evaluators run --resume {row['id']})")
     return 0
 
 
-def _catch_up_with_the_queue(store: Store) -> None:
+def _catch_up_with_the_queue(store: Store) -> bool:
     """In queue mode, bring runs queued from here (`run --queue --detach`) up to date once: a finished one's
-    record is stored, a cancelled or failed one says so."""
+    record is stored, a cancelled or failed one says so. False outside queue mode."""
     from evaluators.engine.queue_app import settings_from_env
 
     settings = settings_from_env()
-    if settings is None or not any(run.status in ("queued", "running", "cancelling") for run in store.list_runs()):
-        return
+    if settings is None:
+        return False
+    if not any(run.status in ("queued", "running", "cancelling") for run in store.list_runs()):
+        return True
     from evaluators.engine.queue_jobs import QueueJobs
 
     try:
@@ -55,6 +63,7 @@ def _catch_up_with_the_queue(store: Store) -> None:
     except Exception as error:  # noqa: BLE001 - the stored runs are listed either way
         print(f"warning: could not ask the queue about queued runs ({type(error).__name__}); listed as stored",
               file=sys.stderr)
+    return True
 
 
 def export_command(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from evaluators.core.errors import ToolboardError
 
 # A model id is a short name (the longest real ones, with an org prefix and a date, are ~100 characters).
@@ -32,3 +34,17 @@ def check_text_length(value: str | None, field: str, limit: int) -> str | None:
     if value is not None and len(value) > limit:
         raise TextTooLongError(f"{field} is {len(value):,} characters long; at most {limit:,} are accepted")
     return value
+
+
+# A run of this many characters without a space in a message is an echoed value, not words.
+_ECHOED_VALUE = re.compile(rf"\S{{{MAX_ECHOED_CHARS * 2},}}")
+# The most a message shown to a person (or an API caller) holds, whatever it echoes.
+MAX_MESSAGE_CHARS = 4000
+
+
+def message_of(error: BaseException) -> str:
+    """What an error says to a person: our own errors as they are, anything else with its type; every long
+    echoed value (an id, a name, a token) cut as `echoed` cuts it, the whole at most MAX_MESSAGE_CHARS."""
+    text = str(error) if isinstance(error, ToolboardError) else f"{type(error).__name__}: {error}"
+    text = _ECHOED_VALUE.sub(lambda match: echoed(match.group(0)), text)
+    return echoed(text, MAX_MESSAGE_CHARS)

@@ -33,6 +33,27 @@ log = logging.getLogger(__name__)
 ACTIVE = ("queued", "running", "cancelling")
 # A run the store calls running whose lease another process holds (the CLI, another app).
 RUNNING_ELSEWHERE = "running elsewhere"
+# What an interrupted run says when its process could not (killed, or its store refused the last write).
+STOPPED_UNSEEN = ("no process is running it: it stopped before it could say why (killed, or its store refused "
+                  "writes); resume to finish")
+
+
+def status_without_a_job(store: Store, run_id: str, stored_status: str) -> str:
+    """A stored run's status as users should read it when no job of this process drives it: one another
+    process executes right now (it holds the run's lease) is running elsewhere; one the store calls running
+    that nothing drives was interrupted and can be resumed."""
+    if stored_status != "finished" and store.run_is_live(run_id):
+        return RUNNING_ELSEWHERE
+    if stored_status in ("running", "created"):
+        return "interrupted"
+    return stored_status
+
+
+def shown_message(stored_status: str, shown_status: str, message: str | None) -> str:
+    """A run's message, saying why it is interrupted when its process could not say so itself."""
+    if shown_status == "interrupted" and stored_status != "interrupted" and not message:
+        return STOPPED_UNSEEN
+    return message or ""
 LIVE_ELSEWHERE_MESSAGE = ("run {run_id} is being executed right now by another process (e.g. the command line):"
                           " wait for it to end, or stop it there, before resuming it here")
 # How often the time limit is checked while runs go (tests call check_time_limits themselves).
@@ -204,11 +225,7 @@ class JobManager:
         job = self._jobs.get(run_id)
         if job is not None and job.status in ACTIVE:
             return job.status
-        if stored_status != "finished" and self.store.run_is_live(run_id):
-            return RUNNING_ELSEWHERE
-        if stored_status in ("running", "created"):
-            return "interrupted"
-        return stored_status
+        return status_without_a_job(self.store, run_id, stored_status)
 
     # ---- internals -------------------------------------------------------------------------
 

@@ -121,6 +121,13 @@ def _check_endpoints(config: RunConfig, benchmark: Benchmark, api_key: str | Non
                        what=f"the {benchmark.role(name).label.lower()}'s endpoint")
 
 
+def stop_cause(stopped: BaseException) -> str:
+    """Why a run stopped before it finished, in a few words for its message."""
+    if isinstance(stopped, KeyboardInterrupt | SystemExit | asyncio.CancelledError):
+        return "stopped because its process was interrupted or shut down (Ctrl-C, a signal, the app stopping)"
+    return f"stopped by an internal error ({type(stopped).__name__})"
+
+
 def check_declared_roles(config: RunConfig, benchmark: Benchmark) -> None:
     """Every role given must be one the benchmark declares."""
     for name in config.roles:
@@ -258,9 +265,10 @@ async def execute(
 
         try:
             await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
-        except BaseException:
+        except BaseException as stopped:
             if not lease_lost.is_set():
-                store.set_status(run_id, "interrupted")
+                store.set_status(run_id, "interrupted", f"{stop_cause(stopped)}: {progress.done_count}/"
+                                                        f"{progress.total_count} done; resume to finish")
             raise
         finally:
             if not lease_lost.is_set():

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evaluators.core.declarations import Role
+from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, check_text_length, echoed
 
 REQUEST_MODES = ("prompt", "tools")
 # Sampling fields a user may set; those left unset take the benchmark's value for each request.
@@ -193,3 +196,52 @@ def describe_requests(config: dict[str, Any]) -> str:
     if profile.get("note"):
         line += f"\n  not the official requests: {profile['note']}"
     return line
+
+
+# The ranges every front door (the CLI, the form, the API) holds a run's settings to, checked in one place.
+TEMPERATURE_RANGE = (0.0, 2.0)
+MAX_CONCURRENCY = 256
+MAX_TIMEOUT_S = 3600.0
+MAX_TOKENS_LIMIT = 1_000_000
+
+
+def check_run_settings(config: RunConfig) -> RunConfig:
+    """`config` when every setting is in its range and every model name within its length, else a
+    ToolboardError naming the setting and the range expected."""
+    model = config.model
+    for label, name in (("the model name", model.model),
+                        *((f"the {role} role's model name", endpoint.model) for role, endpoint in config.roles.items())):
+        _check_model_name(name, label)
+    low, high = TEMPERATURE_RANGE
+    _check_number(model.temperature, "temperature", low, high, "empty for the benchmark's own")
+    _check_number(model.top_p, "top_p", 0.0, 1.0, "empty for the benchmark's own", low_open=True)
+    _check_number(model.max_tokens, "max_tokens", 1, MAX_TOKENS_LIMIT, "empty for the benchmark's own", whole=True)
+    _check_number(model.timeout, "the request timeout (seconds)", 0.0, MAX_TIMEOUT_S, None, low_open=True)
+    _check_number(config.concurrency, "concurrency", 1, MAX_CONCURRENCY, None, whole=True)
+    _check_number(config.limit, "the limit per subset", 1, None, "empty for every sample", whole=True)
+    _check_number(config.max_attempts, "max attempts", 1, 100, None, whole=True)
+    return config
+
+
+def _check_model_name(name: str, label: str) -> None:
+    if not name or not name.strip():
+        raise ToolboardError(f"{label} is empty")
+    check_text_length(name, label, MAX_MODEL_NAME_CHARS)
+    if any(not character.isprintable() for character in name):
+        raise ToolboardError(f"{label} holds a control or invisible character: {echoed(name)!r}")
+
+
+def _check_number(value: float | None, label: str, low: float, high: float | None, empty: str | None,
+                  low_open: bool = False, whole: bool = False) -> None:
+    """`value` (None: unset, allowed where `empty` says what that means) within [low, high] ((low, high] when
+    `low_open`), a whole number when `whole`."""
+    if value is None:
+        if empty is None:
+            raise ToolboardError(f"{label} must be given")
+        return
+    bounds = f"{'more than' if low_open else 'at least'} {low:g}" + (f" and at most {high:g}" if high is not None else "")
+    expected = f"{label} must be {'a whole number ' if whole else 'a number '}{bounds}" + (f" ({empty})" if empty else "")
+    if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not float(value).is_integer()):
+        raise ToolboardError(f"{expected}; got {echoed(repr(value))}")
+    if not math.isfinite(value) or (value <= low if low_open else value < low) or (high is not None and value > high):
+        raise ToolboardError(f"{expected}; got {echoed(repr(value))}")
