@@ -6,14 +6,17 @@ items against the scripted OpenAI-compatible server on 127.0.0.1 with one fault 
 a byte at a time (longer than --timeout), the server killed and restarted mid-run, the CLI killed
 with SIGKILL mid-run and resumed, and the web app killed mid-run and its run resumed from a
 restarted app. Then it scores a 24-byte memory-bomb answer and a lying zip, and prints each one's
-peak memory and time (whole `score` processes).
+peak memory and time (whole `score` processes). Last, the hostile-visitor cases of issue 27
+(benchmarks/public_probes.py: redirects to the deployment's own network, parser tricks in base URLs, an
+endpoint that is not HTTP, a read-only home, bad settings, long ids, stopped runs, …), each with whether
+its guarantee held and what was seen.
 
 Columns: stored/total (prediction rows in the store after the run and any resume), requests (HTTP
 requests the server received), lost (samples with no stored row), duplicates (store rows for a
 sample beyond one) and re-answered (prompts answered 200 more than once: only requests in flight at
 a kill may be). Every row must show 0 lost and 0 duplicates; exit status 1 otherwise.
 
-Usage: python benchmarks/faults.py [--samples 100] [--concurrency 8] [--latency 0.05]
+Usage: python benchmarks/faults.py [--samples 100] [--concurrency 8] [--latency 0.05] [--probes-only]
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.public_probes import print_probes, public_probe_rows  # noqa: E402
 from tests.engine_fixtures import correct_reply, write_dataset  # noqa: E402
 from tests.scripted_server import Fault, ScriptedServer, prompt_key  # noqa: E402
 
@@ -282,7 +286,13 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--probes-only", action="store_true", help="only the hostile-visitor cases of issue 27")
     args = parser.parse_args()
+    if args.probes_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            probes = public_probe_rows(Path(tmp))
+        print_probes(probes)
+        return 0 if all(probe.held for probe in probes) else 1
     with tempfile.TemporaryDirectory() as tmp:
         data = write_dataset(Path(tmp) / "data", args.samples)
         scenarios: list[Callable[[], Outcome]] = [
@@ -315,7 +325,11 @@ def main() -> int:
         print(f"{'bounded input':42} {'exit':>4} {'peak MB':>8} {'s':>6}  message")
         for name, status, peak, seconds, err in bombs:
             print(f"{name:42} {status:>4} {peak:>8.0f} {seconds:>6.2f}  {err[:90]}")
+        print()
+        probes = public_probe_rows(Path(tmp))
+        print_probes(probes)
     failed = any(row.lost or row.duplicates for row in rows) or any(peak >= 300 or seconds >= 5 for _, _, peak, seconds, _ in bombs)
+    failed = failed or not all(probe.held for probe in probes)
     return 1 if failed else 0
 
 

@@ -457,6 +457,7 @@ class _Connection(sqlite3.Connection):
     StoreReadOnlyError instead of sqlite's words, wherever in the store they happen."""
 
     store_path: Path
+    read_only_reason: str | None = None  # why the store was opened read-only, if it was
 
     def execute(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
         with self._writes_refused():
@@ -476,7 +477,7 @@ class _Connection(sqlite3.Connection):
             yield
         except sqlite3.OperationalError as error:
             if getattr(error, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
-                raise StoreReadOnlyError(self.store_path, str(error)) from None
+                raise StoreReadOnlyError(self.store_path, self.read_only_reason or str(error)) from None
             raise
 
 
@@ -527,6 +528,7 @@ def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
         if db is None:
             raise StoreReadOnlyError(path, f"{read_only}, and SQLite cannot read it there")
     db.store_path = path  # type: ignore[attr-defined]
+    db.read_only_reason = read_only  # type: ignore[attr-defined]
     return db
 
 

@@ -1,0 +1,268 @@
+"""The hostile-visitor cases of issue 27, replayed for benchmarks/faults.py: each probe tries one thing a
+bad endpoint, a bad upload or a bad day would bring, and says whether the guarantee held and what was seen.
+
+Only this machine is ever a target: a "public host" is a loopback server on 127.0.0.2 that the endpoint
+guard is told to take for a public address (in this process only); the "internal service" it redirects to
+is another loopback server that counts what reaches it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from evaluators.core import public_hosts  # noqa: E402
+from tests.engine_fixtures import correct_reply, write_dataset  # noqa: E402
+from tests.scripted_server import ScriptedServer  # noqa: E402
+from tests.test_hardening_redirects import STAND_IN_PUBLIC, InternalService, Redirector  # noqa: E402
+
+
+@dataclass
+class Probe:
+    name: str
+    held: bool
+    seen: str
+
+
+def cli(home: Path, *args: str, prefix: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
+    """A whole `python -m evaluators` process on its own home."""
+    environment = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_PUBLIC": "0", **env}
+    return subprocess.run([*prefix, sys.executable, "-m", "evaluators", *args], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=300)
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+@contextlib.contextmanager
+def guard_takes_stand_in_for_public() -> Iterator[None]:
+    """Public mode, with 127.0.0.2 (only it) taken for a public address, in this process."""
+    real, before = public_hosts.non_public_reason, os.environ.get(public_hosts.PUBLIC_MODE_ENV)
+    public_hosts.non_public_reason = lambda address: None if str(address) == STAND_IN_PUBLIC else real(address)
+    os.environ[public_hosts.PUBLIC_MODE_ENV] = "1"
+    try:
+        yield
+    finally:
+        public_hosts.non_public_reason = real
+        if before is None:
+            os.environ.pop(public_hosts.PUBLIC_MODE_ENV, None)
+        else:
+            os.environ[public_hosts.PUBLIC_MODE_ENV] = before
+
+
+def redirect_probe(status: int) -> Probe:
+    from evaluators.engine.preflight import EndpointCheckFailed, check_endpoint
+
+    with guard_takes_stand_in_for_public(), InternalService() as internal, \
+            Redirector(f"http://127.0.0.1:{internal.port}", status) as public:
+        try:
+            check_endpoint(public.base_url, "gpt-x", "sk-visitor-key")
+            seen = "the pre-flight passed"
+        except EndpointCheckFailed as refused:
+            seen = str(refused).split(": ", 1)[-1]
+    held = not internal.requests and "redirect" in seen and "internal" not in seen
+    return Probe(f"public host answering {status} to 127.0.0.1 (pre-flight)", held,
+                 f"{len(internal.requests)} requests reached the target; said: {seen}")
+
+
+def run_request_redirect_probe() -> Probe:
+    from evaluators.engine.sdk_transport import AttemptFailed, EndpointSpec, make_sdk_client, post_completion
+
+    async def send(base_url: str) -> str:
+        client = make_sdk_client(EndpointSpec(base_url, "sk-visitor-key", 10.0))
+        try:
+            await post_completion(client, b'{"model": "m", "messages": []}', 10.0)
+            return "answered"
+        except AttemptFailed as failed:
+            return failed.problem
+        finally:
+            await client.close()
+
+    with guard_takes_stand_in_for_public(), InternalService() as internal, \
+            Redirector(f"http://127.0.0.1:{internal.port}", 307) as public:
+        seen = asyncio.run(send(public.base_url))
+    keys = sum(1 for request in internal.requests if request["authorization"])
+    return Probe("run request answered 307 to 127.0.0.1", not internal.requests and "redirect" in seen,
+                 f"{len(internal.requests)} requests ({keys} with the key) reached the target; said: {seen}")
+
+
+def hub_redirect_probe() -> Probe:
+    from huggingface_hub.utils import get_session
+
+    from evaluators.engine.endpoint_guard import guard_hub_requests
+
+    guard_hub_requests()
+    with guard_takes_stand_in_for_public(), InternalService() as internal, \
+            Redirector(f"http://127.0.0.1:{internal.port}", 302) as public:
+        try:
+            get_session().get(public.base_url + "/file")
+            seen = "followed"
+        except public_hosts.HostNotAllowedError as refused:
+            seen = str(refused)
+    return Probe("Hub download redirected to 127.0.0.1", not internal.requests and "loopback" in seen,
+                 f"{len(internal.requests)} requests reached the target; said: {seen}")
+
+
+def credentials_probe(tmp: Path) -> Probe:
+    done = cli(tmp / "credentials", "run", "acebench", "--base-url", "http://127.0.0.1:18103;@8.8.8.1/v1", "--model", "m")
+    said = last_line(done.stderr)
+    return Probe("base URL with ';@' parser trick", done.returncode != 0 and "Traceback" not in done.stderr
+                 and "the base URL" in said and "8.8.8.1" not in said, said)
+
+
+@contextlib.contextmanager
+def not_http_port() -> Iterator[int]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def answer() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(65536)
+                connection.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+
+
+def not_http_probe(tmp: Path, data: Path) -> Probe:
+    with not_http_port() as port:
+        done = cli(tmp / "not-http", "run", "acebench", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m",
+                   "--data-dir", str(data), "--language", "en", "--subset", "normal_atom_bool")
+    said = last_line(done.stderr)
+    return Probe("endpoint that does not speak HTTP", "Traceback" not in done.stderr and "does not answer in HTTP" in said,
+                 said)
+
+
+def read_only_home_probes(tmp: Path, data: Path) -> list[Probe]:
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"]).returncode != 0:
+        return [Probe("read-only TOOLBOARD_HOME", False, "not tried: unshare -rm is not allowed here")]
+    from evaluators.engine.store import Store
+
+    home = tmp / "read-only"
+    Store(home / "toolboard.db").close()
+    prefix = ("unshare", "-rm", "sh", "-c", 'mount -o bind,ro "$1" "$1" && shift && exec "$@"', "sh", str(home))
+    listed = cli(home, "runs", prefix=prefix)
+    with ScriptedServer(reply=correct_reply) as server:
+        run = cli(home, "run", "acebench", "--base-url", server.base_url, "--model", "m", "--data-dir", str(data),
+                  "--language", "en", "--subset", "normal_atom_bool", prefix=prefix)
+    said = last_line(run.stderr)
+    return [
+        Probe("read-only TOOLBOARD_HOME: runs", listed.returncode == 0 and "Traceback" not in listed.stderr,
+              f"exit {listed.returncode}{': ' + last_line(listed.stderr) if listed.stderr.strip() else ''}"),
+        Probe("read-only TOOLBOARD_HOME: run", run.returncode != 0 and "Traceback" not in run.stderr
+              and "can only be read" in said, said[:160] + ("…" if len(said) > 160 else "")),
+    ]
+
+
+def settings_probes(tmp: Path, data: Path) -> list[Probe]:
+    probes = []
+    with ScriptedServer(reply=correct_reply) as server:
+        base = ["run", "acebench", "--base-url", server.base_url, "--data-dir", str(data), "--language", "en",
+                "--subset", "normal_atom_bool"]
+        for name, flags in (("--concurrency 0", ["--model", "m", "--concurrency", "0"]),
+                            ("--temperature -5", ["--model", "m", "--temperature", "-5"]),
+                            ("a 100,000-character model name", ["--model", "m" * 100_000])):
+            done = cli(tmp / "settings", *base, *flags)
+            said = last_line(done.stderr)
+            probes.append(Probe(name, done.returncode != 0 and "Traceback" not in done.stderr and len(said) < 300
+                                and not server.requests, said))
+    return probes
+
+
+def echoed_id_probe(tmp: Path) -> Probe:
+    done = cli(tmp / "echo", "export", "r" * 100_000, "--report", str(tmp / "report.json"))
+    said = last_line(done.stderr)
+    return Probe("a 100,000-character run id", done.returncode != 0 and len(said) < 300, said)
+
+
+def stopped_run_probes(tmp: Path, data: Path) -> list[Probe]:
+    """SIGTERM to a CLI run, then SIGKILL to another: what `runs` says of each."""
+    probes = []
+    with ScriptedServer(reply=correct_reply, latency=0.5) as server:
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            home = tmp / f"stopped-{signum.name}"
+            env = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_PUBLIC": "0"}
+            process = subprocess.Popen([sys.executable, "-m", "evaluators", "run", "acebench", "--base-url",
+                                        server.base_url, "--model", "m", "--data-dir", str(data), "--language", "en",
+                                        "--subset", "normal_atom_bool", "--concurrency", "1", "--no-cache"],
+                                       cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline, before = time.monotonic() + 120, server.requests
+            while server.requests < before + 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            process.send_signal(signum)
+            process.wait(timeout=120)
+            rows = json.loads(cli(home, "runs", "--json").stdout or "[]")
+            row = rows[0] if rows else {}
+            status, message = row.get("status"), row.get("message") or ""
+            probes.append(Probe(f"CLI run sent {signum.name}", status in ("cancelled", "interrupted") and bool(message),
+                                f"runs: {status}: {message}"))
+    return probes
+
+
+def unknown_mode_probe(tmp: Path) -> Probe:
+    from evaluators.engine.store import Store
+    from evaluators.explore import sample_table
+
+    store = Store(tmp / "mode" / "toolboard.db")
+    run_id = store.create_run("acebench", "en", "m", "http://127.0.0.1:1/v1", {"benchmark": "acebench"}, "fp", 1)
+    try:
+        sample_table(store, run_id, "lenient")
+        seen = "an empty table"
+    except Exception as refused:  # noqa: BLE001 - what it says is the probe's finding
+        seen = str(refused)
+    finally:
+        store.close()
+    return Probe("Explore asked for scoring mode 'lenient'", "unknown scoring mode" in seen, seen)
+
+
+def public_probe_rows(tmp: Path) -> list[Probe]:
+    data = write_dataset(tmp / "probe-data", 20)
+    steps: list[Callable[[], Probe | list[Probe]]] = [
+        lambda: redirect_probe(302),
+        lambda: redirect_probe(307),
+        run_request_redirect_probe,
+        hub_redirect_probe,
+        lambda: credentials_probe(tmp),
+        lambda: not_http_probe(tmp, data),
+        lambda: read_only_home_probes(tmp, data),
+        lambda: settings_probes(tmp, data),
+        lambda: echoed_id_probe(tmp),
+        lambda: stopped_run_probes(tmp, data),
+        lambda: unknown_mode_probe(tmp),
+    ]
+    probes: list[Probe] = []
+    for step in steps:
+        found = step()
+        probes.extend(found if isinstance(found, list) else [found])
+    return probes
+
+
+def print_probes(probes: list[Probe]) -> None:
+    print(f"{'hostile case (issue 27)':52} {'held':>4}  seen")
+    for probe in probes:
+        print(f"{probe.name:52} {'yes' if probe.held else 'NO':>4}  {probe.seen[:150]}")
