@@ -13,10 +13,8 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluators.core import public_hosts  # noqa: E402
 from tests.engine_fixtures import correct_reply, write_dataset  # noqa: E402
+from tests.raw_servers import answer_in_ssh, raw_tcp_server  # noqa: E402
 from tests.scripted_server import ScriptedServer  # noqa: E402
 from tests.test_hardening_redirects import STAND_IN_PUBLIC, InternalService, Redirector  # noqa: E402
 
@@ -126,31 +125,10 @@ def credentials_probe(tmp: Path) -> Probe:
                  and "the base URL" in said and "8.8.8.1" not in said, said)
 
 
-@contextlib.contextmanager
-def not_http_port() -> Iterator[int]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-
-    def answer() -> None:
-        while True:
-            try:
-                connection, _ = server.accept()
-            except OSError:
-                return
-            with connection:
-                connection.recv(65536)
-                connection.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
-
-    threading.Thread(target=answer, daemon=True).start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        server.close()
 
 
 def not_http_probe(tmp: Path, data: Path) -> Probe:
-    with not_http_port() as port:
+    with raw_tcp_server(answer_in_ssh) as port:
         done = cli(tmp / "not-http", "run", "acebench", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m",
                    "--data-dir", str(data), "--language", "en", "--subset", "normal_atom_bool")
     said = last_line(done.stderr)

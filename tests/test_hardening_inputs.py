@@ -7,10 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from evaluators.engine.runner import execute, start_run
 from evaluators.engine.store import Store
 from tests.app_fixtures import RunningApp, form, running_app
 from tests.engine_fixtures import FAST_RETRY, correct_reply, scripted_run_config, write_dataset
+from tests.raw_servers import answer_in_ssh, raw_tcp_server
 from tests.scripted_server import ScriptedServer
 from ui.run_form import run_config
 
@@ -95,23 +94,8 @@ def test_an_unknown_scoring_mode_is_refused_not_an_empty_table(app: RunningApp):
 @pytest.fixture
 def not_http() -> Iterator[str]:
     """A port where something else (an SSH server, say) answers."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-
-    def answer() -> None:
-        while True:
-            try:
-                connection, _ = server.accept()
-            except OSError:
-                return
-            with connection:
-                connection.recv(65536)
-                connection.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
-
-    threading.Thread(target=answer, daemon=True).start()
-    yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
-    server.close()
+    with raw_tcp_server(answer_in_ssh) as port:
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 def test_an_endpoint_that_does_not_speak_http_is_refused_plainly(not_http: str, tmp_path: Path):

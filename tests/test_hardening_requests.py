@@ -13,11 +13,8 @@ import os
 import socket
 import sqlite3
 import stat
-import struct
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -44,6 +41,7 @@ from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.loopback_app import LoopbackApp
+from tests.raw_servers import raw_tcp_server, reset_at_once
 from tests.scripted_server import Fault, ScriptedServer
 
 FAST_RETRY = RetryPolicy(max_attempts=2, base_delay=0.01, max_delay=0.02)
@@ -234,29 +232,9 @@ def _unused_port() -> int:
         return probe.getsockname()[1]
 
 
-@contextlib.contextmanager
-def _resetting_server() -> Iterator[int]:
+def _resetting_server() -> contextlib.AbstractContextManager[int]:
     """A port whose server accepts each connection and resets it at once (RST, not a clean close)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-
-    def serve() -> None:
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                return  # the listener was closed: the test is over
-            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            connection.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        listener.close()
-        thread.join(5)
+    return raw_tcp_server(reset_at_once)
 
 
 def _past_the_preflight_check(monkeypatch: pytest.MonkeyPatch) -> None:
