@@ -22,6 +22,7 @@ import pandas as pd
 from evaluators.core.board_layout import BoardLayout
 from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
@@ -50,6 +51,14 @@ ORIGIN_COLUMN = "origin"
 N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX = "_n", "_low", "_high"
 PARTS = ("all", "ranked", "apart")
 Z95 = 1.959963984540054
+# At most this many rows per table in one read of the board (each of the page's two tables, /leaderboard,
+# /leaderboard_ranked, /leaderboard_apart), however many the store holds: the ranked rows first, then each part
+# in the table's order (the sort column), so what is left out is what would be read last; a line says how many
+# more there are and how to narrow the view (see bounded, more_rows_note). The downloads hold every row.
+MAX_BOARD_ROWS = 200
+# Any other text a row shows (details, why not ranked, text columns, others' rows): at most this long. Model names
+# and notes are refused over their limits when added (core/limits.py); rows stored before are cut when shown.
+MAX_SHOWN_TEXT_CHARS = MAX_NOTES_CHARS + 200
 
 
 def wilson_interval(p: float | None, n: int | None, z: float = Z95) -> tuple[float, float] | None:
@@ -234,7 +243,8 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
         item_shares = item_share_columns(benchmark, layout)
         for view, values in layout.run_values(report).items():
             counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in item_shares if c in values}
-            rows.append({"model": run.model, "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
+            rows.append({"model": cut_text(run.model, MAX_MODEL_NAME_CHARS),
+                         "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
                          "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint,
                          "details": _run_details(run) + _repeated(repeats.get(run.id, 0)),
                          "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart,
@@ -302,7 +312,7 @@ def _pair_key(run: RunRow) -> str:
 
 def _run_details(run: RunRow) -> str:
     if run.source == "upload":
-        return run.notes or "uploaded predictions"
+        return str(cut_text(run.notes, MAX_NOTES_CHARS) or "uploaded predictions")
     model = run.config.get("model", {})
     parts = [f"{model.get('request_mode', 'prompt')} mode"]
     if model.get("prompt_style"):
@@ -408,6 +418,7 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
         rows += _others_rows(others, store)
     fractions, item_shares = fraction_columns(spec, layout), item_share_columns(spec, layout)
     for row in rows:
+        _cut_texts(row)
         row.setdefault(NEWEST_COLUMN, False)
         row.update(_fact_values(row["model"]))
         for column in fractions:
@@ -430,6 +441,14 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
     for column in (*FACT_COLUMNS, UPDATED_COLUMN):  # None, never NaN, where a fact is not known
         frame[column] = pd.Series([None if _missing(v) else v for v in frame[column]], index=frame.index, dtype=object)
     return frame
+
+
+def _cut_texts(row: dict[str, Any]) -> None:
+    """The row's texts cut to what a board shows (a store written before the limits, another results dataset):
+    the model name to MAX_MODEL_NAME_CHARS, any other text to MAX_SHOWN_TEXT_CHARS."""
+    for column, value in row.items():
+        if isinstance(value, str):
+            row[column] = cut_text(value, MAX_MODEL_NAME_CHARS if column == "model" else MAX_SHOWN_TEXT_CHARS)
 
 
 def _missing(value: Any) -> bool:
@@ -561,6 +580,30 @@ def _facts_filtered(rows: pd.DataFrame, query: BoardQuery) -> pd.DataFrame:
     if query.request_modes is not None and "request_mode" in rows.columns:
         rows = rows[rows["request_mode"].isin(query.request_modes)]
     return rows
+
+
+def bounded(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, int]:
+    """(the first `limit` rows, default MAX_BOARD_ROWS, of a queried board; how many more it has). query_board
+    orders the ranked rows first and each part by the sort column, so the rows left out are the not-ranked rows
+    (or, past the cap, the lowest ranked ones) a reader would come to last."""
+    limit = MAX_BOARD_ROWS if limit is None else limit
+    return (frame, 0) if len(frame) <= limit else (frame.head(limit), len(frame) - limit)
+
+
+# How a reader of a bounded table sees the rows left out: on the page, and through the API.
+# ({view}: the layout's view label, e.g. language).
+PAGE_NARROWING = ("Search for a model or notes, or narrow the view with the filters ({view}, sources, organisation, "
+                  "request mode, open weights) to see them; the CSV and JSON downloads hold every row.")
+API_NARROWING = ("Narrow with search, view, sources, organisations, request_modes or open_weights_only to see them; "
+                 "/download_csv and /download_json return every row.")
+
+
+def more_rows_note(shown: int, more: int, what: str = "rows", narrow: str = API_NARROWING) -> str:
+    """The line beside a bounded table: how many of its rows are shown, how many more exist and how to see them
+    (plain text, no Markdown); empty when nothing was left out."""
+    if not more:
+        return ""
+    return f"{shown:,} of {shown + more:,} {what} shown; {more:,} more are not. {narrow}"
 
 
 def as_json_records(frame: pd.DataFrame) -> str:

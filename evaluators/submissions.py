@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,15 +14,26 @@ from typing import Any
 from evaluators import __version__
 from evaluators.core.errors import DataError, PredictionsError, ToolboardError
 from evaluators.core.jsonl import decode_utf8, parse_json
+from evaluators.core.limits import (
+    MAX_FILE_NAME_CHARS,
+    MAX_MODEL_NAME_CHARS,
+    MAX_NOTES_CHARS,
+    TextTooLongError,
+    check_text_length,
+)
 from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_rows
 from evaluators.core.registry import MODES, Benchmark, get_benchmark, score_all
 from evaluators.core.selection import resolve_language
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
+from evaluators.engine.jobs import Admission
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 UPLOAD_BASE_URL = "upload"
+# A visitor's daily upload quota is checked and their upload's row created under this lock, so two adds at once
+# never both take the last slot.
+_ADDING = threading.Lock()
 
 
 @dataclass
@@ -141,8 +153,18 @@ def without_folder(text: str, path: Path) -> str:
     return text.replace(str(path.parent) + os.sep, "") if path.parent != Path(".") else text
 
 
+def checked_text(value: str, field: str, limit: int, fix: str) -> str:
+    """`value` when it is at most `limit` characters; else TextTooLongError saying the length, the limit and
+    `fix` (what to do), and that nothing was stored."""
+    try:
+        return check_text_length(value, field, limit) or ""
+    except TextTooLongError as exc:
+        raise TextTooLongError(f"{exc}: {fix} (nothing was stored)") from None
+
+
 def _check(path: Path, benchmark_name: str, language: str | None, subsets: list[str] | None,
            data_dir: str | Path | None, max_bytes: int) -> Submission:
+    checked_text(path.name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
     check_upload_size(path, max_bytes)
     benchmark = get_benchmark(benchmark_name)
     if benchmark.match_predictions is None:
@@ -174,13 +196,31 @@ def subsets_in_file(path: Path, benchmark: Benchmark, subsets: list[str]) -> lis
     return covered
 
 
-def store_submission(store: Store, submission: Submission, model: str, notes: str = "") -> str:
-    """Add a clean, scored submission to the leaderboard as an uploaded run."""
-    model = model.strip()
+def store_submission(store: Store, submission: Submission, model: str, notes: str = "", *, owner: str | None = None,
+                     admission: Admission | None = None) -> str:
+    """Add a clean, scored submission to the leaderboard as an uploaded run. The model name, the notes and the
+    file name are refused over their limits (core/limits.py), and the upload over `admission`'s daily quota of
+    `owner` (a public deployment's visitor; None: the operator, or everyone on a private deployment), before
+    anything is stored. An upload with an owner is counted against its owner's quota and stays shared: its
+    outputs are shown to every visitor, as the operator's are."""
+    model = (model or "").strip()
+    notes = (notes or "").strip()
     if not model:
         raise ToolboardError("give the model a name before adding it to the leaderboard")
+    checked_text(model, "the model name", MAX_MODEL_NAME_CHARS, "shorten it and add the file again")
+    checked_text(notes, "the notes field", MAX_NOTES_CHARS, "shorten it and add the file again")
+    checked_text(submission.path.name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
     if not submission.ok or not submission.reports:
         raise ToolboardError("this file has problems; fix them and upload it again (nothing was stored)")
+    with _ADDING:
+        if admission is not None:
+            admission.check_uploads_quota(store, owner)
+        run_id, config = _create_upload_run(store, submission, model, notes, owner)
+    return _store_upload(store, submission, run_id, config, owner)
+
+
+def _create_upload_run(store: Store, submission: Submission, model: str, notes: str,
+                       owner: str | None) -> tuple[str, RunConfig]:
     config = RunConfig(
         benchmark=submission.benchmark.name, model=ModelSettings(base_url=UPLOAD_BASE_URL, model=model, api_key_env=""),
         language=submission.language, subsets=tuple(submission.subsets), data_dir=submission.data_dir,
@@ -188,10 +228,14 @@ def store_submission(store: Store, submission: Submission, model: str, notes: st
     fingerprint = hashlib.sha256(
         f"{submission.digest}|{submission.benchmark.data_version}|{__version__}".encode()
     ).hexdigest()[:16]
-    run_id = store.create_run(
+    return store.create_run(
         submission.benchmark.name, submission.language, model, UPLOAD_BASE_URL, config.to_json(), fingerprint,
-        len(submission.samples), source="upload", notes=notes.strip() or None,
-    )
+        len(submission.samples), source="upload", notes=notes or None, owner=owner,
+    ), config
+
+
+def _store_upload(store: Store, submission: Submission, run_id: str, config: RunConfig, owner: str | None) -> str:
+    """The predictions, scores and reports of the upload whose run was just created; all or nothing."""
     from evaluators.engine.client import request_body
     from evaluators.engine.store import Evidence
 
@@ -209,6 +253,8 @@ def store_submission(store: Store, submission: Submission, model: str, notes: st
 
     by_id = {s.id: s for s in submission.samples}
     try:
+        if owner is not None:
+            store.set_shared(run_id, True)  # counted as the visitor's, shown as every upload is
         store.save_batch(run_id, [], [(by_id[p.sample_id].subset, p, 0, Evidence(by_id[p.sample_id].gold,
                                                                                  would_send(by_id[p.sample_id])))
                                       for p in submission.predictions.values() if p.sample_id in by_id])

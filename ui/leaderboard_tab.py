@@ -16,17 +16,21 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from evaluators.board import (
+    PAGE_NARROWING,
     SOURCES,
     BoardQuery,
     as_json_records,
     board_updated,
+    bounded,
     fact_choices,
     layout_for,
+    more_rows_note,
     published_table,
     query_board,
 )
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, all_benchmarks, benchmark_names, get_benchmark
+from evaluators.csv_files import write_csv
 from ui import charts
 from ui.context import READ_EVENT, AppContext, plain_error
 from ui.format import as_percent, board_table, markdown_text, table_json, without_empty_info_columns
@@ -333,6 +337,9 @@ def build(context: AppContext) -> LeaderboardParts:
                              interactive=False, pinned_columns=3, buttons=["fullscreen", "copy"], max_height=560,
                              wrap=True, label="Leaderboard", elem_classes=["board-table", "board-ranked"])
         legend = gr.Markdown(first[2], elem_classes="board-legend")
+        # Over the rows kept apart when the view has more than one read sends (evaluators.board.MAX_BOARD_ROWS).
+        apart_more = gr.Markdown(more_rows_line(first[1], "not-ranked rows", state.benchmark), visible=first[1].more > 0,
+                                 elem_classes="board-legend")
         apart_table = gr.Dataframe(first[1].value, datatype=first[1].datatype, column_widths=first[1].column_widths,
                                    visible=first[1].rows > 0, interactive=False, pinned_columns=1,
                                    buttons=["fullscreen", "copy"], max_height=400,
@@ -355,9 +362,12 @@ def build(context: AppContext) -> LeaderboardParts:
     def refresh(*values: Any) -> tuple[Any, ...]:
         chosen = controls_state(values, facts)
         ranked, apart, legend_text = shown_tables(context, chosen.controls(), facts)
-        reason = empty_reason(chosen.mode, ranked.rows, apart.rows)
+        reason = "\n\n".join(line for line in (empty_reason(chosen.mode, ranked.rows, apart.rows),
+                                                more_rows_line(ranked, "ranked rows", chosen.benchmark)) if line)
+        apart_line = more_rows_line(apart, "not-ranked rows", chosen.benchmark)
         return (ranked.update(), apart.update(hide_empty=True), legend_text, gr.update(value=reason, visible=bool(reason)),
-                gr.update(value=None, visible=False), state_query(chosen))
+                gr.update(value=None, visible=False), state_query(chosen),
+                gr.update(value=apart_line, visible=bool(apart_line)))
 
     def switch_benchmark(name: str, mode: str) -> tuple[Any, ...]:
         chosen, known = default_state(name), facts(name, mode)
@@ -394,7 +404,7 @@ def build(context: AppContext) -> LeaderboardParts:
     def draw_chart(*values: Any) -> Any:
         return chart_figure(context, *values)
 
-    outputs = [table, apart_table, legend, status, download, address]
+    outputs = [table, apart_table, legend, status, download, address, apart_more]
     chart_inputs = [*filters, chart_kind, chart_rows]
     # A benchmark chosen by the visitor brings its own views, columns, sort and facts; those controls'
     # own changes redraw. Set by a shared URL (restore), the choices come with the values instead.
@@ -462,11 +472,20 @@ def exporter(context: AppContext, kind: str) -> Callable[..., str]:
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"leaderboard-{values[0]}-{values[1] or 'all'}")
         path = folder / f"{name}.{kind}"
         if kind == "csv":
-            frame.to_csv(path, index=False)
+            write_csv(frame, path)  # text cells a spreadsheet would run as formulas are neutralised
         else:
             path.write_text(as_json_records(frame), encoding="utf-8")
         return str(path)
     return write
+
+
+def bounded_json(frame: pd.DataFrame) -> dict[str, Any]:
+    """A queried view for API callers: at most MAX_BOARD_ROWS rows (evaluators.board.bounded) as {"headers",
+    "data"}, with "total_rows" (the view's rows), "more_rows" (left out) and "note" (how to see them; empty when
+    none was left out)."""
+    shown, more = bounded(frame)
+    return table_json(without_empty_info_columns(shown), total_rows=len(frame), more_rows=more,
+                      note=more_rows_note(len(shown), more, "rows (ranked rows first, then by the sort column)"))
 
 
 def register_api(context: AppContext) -> None:
@@ -478,8 +497,8 @@ def register_api(context: AppContext) -> None:
                   request_modes)
         try:
             # Most visitors ask the same few views: each is built once per change of the board.
-            return context.board_view(("api", part, *hashable(values)), lambda: table_json(without_empty_info_columns(
-                percent_table(context, *values, part=part))))
+            return context.board_view(("api", part, *hashable(values)), lambda: bounded_json(
+                percent_table(context, *values, part=part)))
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
             raise gr.Error(plain_error(exc, context.redact_paths)) from None
 
@@ -487,11 +506,13 @@ def register_api(context: AppContext) -> None:
                         columns: list[str] | None = None, details: bool = False, mode: str = "official",
                         sort_by: str = "", organisations: list[str] | None = None, open_weights_only: bool = False,
                         request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The leaderboard's current view (values in %): {"headers", "data"}; the ranked rows (with `rank`)
-        first, then the rows kept apart (with `apart_reason`); `newest` marks the newest evaluated or uploaded
-        run; `<column>_n`, `_low`, `_high`: n and 95% Wilson interval (in %) of each share column; the model
-        facts (organisation, params_b, licence, open_weights, request_mode, link) and `updated` (ISO date) per
-        row. organisations / request_modes: keep only these (empty: all); open_weights_only: open models only."""
+        """The leaderboard's current view (values in %): {"headers", "data", "total_rows", "more_rows", "note"};
+        the ranked rows (with `rank`) first, then the rows kept apart (with `apart_reason`); at most 200 rows
+        (more_rows: how many more the view has, note: how to narrow it; the downloads hold every row); `newest`
+        marks the newest evaluated or uploaded run; `<column>_n`, `_low`, `_high`: n and 95% Wilson interval (in
+        %) of each share column; the model facts (organisation, params_b, licence, open_weights, request_mode,
+        link) and `updated` (ISO date) per row. organisations / request_modes: keep only these (empty: all);
+        open_weights_only: open models only."""
         return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "all", organisations,
                         open_weights_only, request_modes)
 
@@ -499,7 +520,8 @@ def register_api(context: AppContext) -> None:
                                columns: list[str] | None = None, details: bool = False, mode: str = "official",
                                sort_by: str = "", organisations: list[str] | None = None,
                                open_weights_only: bool = False, request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The ranked table only: published rows and comparable runs, with `rank` (values in %)."""
+        """The ranked table only: published rows and comparable runs, with `rank` (values in %); at most 200 rows,
+        as /leaderboard."""
         return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "ranked", organisations,
                         open_weights_only, request_modes)
 
@@ -507,7 +529,8 @@ def register_api(context: AppContext) -> None:
                               columns: list[str] | None = None, details: bool = False, mode: str = "official",
                               sort_by: str = "", organisations: list[str] | None = None,
                               open_weights_only: bool = False, request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The rows kept out of the ranking, each with its `apart_reason` (values in %)."""
+        """The rows kept out of the ranking, each with its `apart_reason` (values in %); at most 200 rows, as
+        /leaderboard."""
         return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "apart", organisations,
                         open_weights_only, request_modes)
 
@@ -529,12 +552,13 @@ def register_api(context: AppContext) -> None:
 
 @dataclass(frozen=True)
 class ShownTable:
-    """One of the page's two tables, ready for its Dataframe."""
+    """One of the page's two tables, ready for its Dataframe: at most MAX_BOARD_ROWS of the view's rows."""
 
     value: Any
     datatype: list[str]
     column_widths: list[str]
     rows: int
+    more: int = 0  # the view's rows of this table left out (evaluators.board.bounded)
 
     def update(self, hide_empty: bool = False) -> Any:
         return gr.update(value=self.value, datatype=self.datatype, column_widths=self.column_widths,
@@ -565,8 +589,18 @@ def _shown_tables(context: AppContext, controls: tuple[Any, ...], facts: Facts) 
     frame = percent_table(context, benchmark, view, search, sources, columns, details, mode, sort_by, organisations,
                           open_only, request_modes)
     apart = frame["apart_reason"].fillna("").astype(str) != ""
-    ranked = board_table(frame[~apart], layout, sort_by, ranked=True)
-    others = board_table(frame[apart], layout, sort_by, ranked=False)
+    (ranked_rows, ranked_more), (apart_rows, apart_more) = bounded(frame[~apart]), bounded(frame[apart])
+    ranked = board_table(ranked_rows, layout, sort_by, ranked=True)
+    others = board_table(apart_rows, layout, sort_by, ranked=False)
     legend = f"Headers: {ranked.legend}." if ranked.legend else ""
-    return (ShownTable(ranked.table, ranked.datatype, ranked.column_widths, int((~apart).sum())),
-            ShownTable(others.table, others.datatype, others.column_widths, int(apart.sum())), legend)
+    return (ShownTable(ranked.table, ranked.datatype, ranked.column_widths, len(ranked_rows), ranked_more),
+            ShownTable(others.table, others.datatype, others.column_widths, len(apart_rows), apart_more), legend)
+
+
+def more_rows_line(table: ShownTable, what: str, benchmark: str) -> str:
+    """The line over a table holding only part of the view's rows (Markdown; empty when it holds them all)."""
+    if not table.more:
+        return ""
+    narrow = PAGE_NARROWING.format(view=layout_for(benchmark).view_label.lower())
+    return (f"**{table.more:,} more {what} are not shown** ({table.rows:,} of {table.rows + table.more:,} are, in the "
+            f"table's order). {markdown_text(narrow)}")

@@ -1,5 +1,9 @@
 """Submit tab: upload a predictions file, see what it holds, see its score, then add it to the
-leaderboard under a model name. Nothing is stored until the user adds a clean file."""
+leaderboard under a model name. Nothing is stored until the user adds a clean file.
+
+On a public deployment an added upload counts against its visitor's daily quota (the page's visitor token,
+an API caller's owner_token, else its session; see ui/visitor.py) and the model name, notes and file name
+have length limits (core/limits.py): over them, nothing is stored and the message says why."""
 
 from __future__ import annotations
 
@@ -12,12 +16,14 @@ import gradio as gr
 from gradio.utils import get_upload_folder
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS
 from evaluators.core.registry import benchmark_names
 from evaluators.submissions import Submission, UnreadableLines, check_submission, store_submission, without_folder
 from ui.context import AppContext, as_markdown, plain_error, resolve_data_dir
 from ui.format import markdown_text
 from ui.report_view import build_report_panel
 from ui.run_form import data_line, data_source_choices, language_choices
+from ui.visitor import BROWSER_STORAGE_KEY
 
 UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
 
@@ -94,18 +100,21 @@ def discard_upload(path: Path) -> None:
             resolved.parent.rmdir()
 
 
-def add_to_board(context: AppContext, submission: Submission | None, model: str, notes: str) -> str:
-    return add_pending(context, submission, model, notes)[0]
+def add_to_board(context: AppContext, submission: Submission | None, model: str, notes: str,
+                 owner: str | None = None) -> str:
+    return add_pending(context, submission, model, notes, owner)[0]
 
 
 def add_pending(context: AppContext, submission: Submission | None, model: str,
-                notes: str) -> tuple[str, Submission | None]:
+                notes: str, owner: str | None = None) -> tuple[str, Submission | None]:
     """(message, what stays pending): a stored submission is used once; one that could not be added
-    (no model name yet) stays, so the user can fix the name and add it again."""
+    (no model name yet, a name or notes too long, the visitor's daily quota used) stays, so the user can
+    fix it and add it again. `owner`: the visitor's hash (None on a private deployment)."""
     try:
         if submission is None:
             raise ToolboardError("upload and check a clean file first")
-        run_id = store_submission(context.store, submission, model, notes)
+        run_id = store_submission(context.store, submission, model, notes, owner=owner,
+                                  admission=context.jobs.admission)
     except Exception as exc:  # noqa: BLE001
         keep = submission if submission is not None and submission.ok and submission.reports else None
         return without_upload_paths(plain_error(exc, context.redact_paths)), keep
@@ -113,14 +122,40 @@ def add_pending(context: AppContext, submission: Submission | None, model: str,
     return f"Added as run {run_id}: it is on the leaderboard (source: uploaded) and in the Explore tab.", None
 
 
-def build(context: AppContext) -> None:
-    from ui.evaluate_tab import wire_data_choice  # the Evaluate tab's Data choice, shared
+def quota_line(context: AppContext) -> str:
+    """The daily upload quota, as the tab's introduction says it (nothing when there is none)."""
+    limit = context.jobs.admission.max_uploads_per_day
+    if limit is None:
+        return ""
+    if not limit:
+        return " This deployment adds no uploads to the board."
+    uploads = f"{limit} upload{'s' if limit != 1 else ''}"
+    if context.public:
+        return f" One visitor may add at most {uploads} to the board in any 24 hours."
+    return f" This deployment adds at most {uploads} to the board in any 24 hours."
+
+
+def page_visitor(context: AppContext) -> gr.BrowserState:
+    """The page's visitor token (the BrowserState ui/app.py makes before the tabs), found in the Blocks being
+    built; a tab built on its own gets one of its own over the same browser storage."""
+    root = gr.context.Context.root_block
+    for block in (root.blocks.values() if root is not None else ()):
+        if isinstance(block, gr.BrowserState) and block.storage_key == BROWSER_STORAGE_KEY:
+            return block
+    return gr.BrowserState(None, storage_key=BROWSER_STORAGE_KEY, secret=context.visitors.browser_secret() or None)
+
+
+def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
+    """The tab; `visitor` holds the page's visitor token (found in the page when not given)."""
+    from ui.evaluate_tab import owner_of, wire_data_choice  # the Evaluate tab's Data choice and visitor, shared
+
+    visitor = visitor if visitor is not None else page_visitor(context)
 
     gr.Markdown(
         "Upload predictions as JSON Lines (`{\"id\": ..., \"output\": ...}` or `tool_calls`), a JSON array, or a zip of "
         "the benchmark's official result files (see its entry in About). "
         f"Limit: {context.max_upload_bytes / 1024 / 1024:.3g} MB. The file is checked "
-        "and scored first; nothing is stored until you add it."
+        "and scored first; nothing is stored until you add it." + quota_line(context)
     )
     with gr.Row():
         upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath")
@@ -147,11 +182,16 @@ def build(context: AppContext) -> None:
         validation = gr.JSON(label="Validation")
     pending = gr.State(None)
     with gr.Row():
-        model = gr.Textbox(label="Model name", scale=2)
-        notes = gr.Textbox(label="Notes (settings, prompt, date…)", scale=3)
+        # Limits said, not imposed by the browser (which would cut a pasted text silently): a longer one is
+        # refused with a message, nothing stored.
+        model = gr.Textbox(label="Model name", scale=2, info=f"at most {MAX_MODEL_NAME_CHARS} characters")
+        notes = gr.Textbox(label="Notes (settings, prompt, date…)", scale=3, info=f"at most {MAX_NOTES_CHARS:,} characters")
         add_button = gr.Button("Add to leaderboard", scale=1)
     added_text = gr.Textbox(visible=False)
     added = gr.Markdown()
+    # The API's /add_upload: the same Add, by an API caller who names itself with owner_token (else its session).
+    api_owner_token = gr.Textbox(visible=False, value="", label="owner_token")
+    api_add = gr.Button(visible=False)
 
     def on_check(path, name, lang, source, folder):
         return check_file(context, path, name, lang, source, folder)
@@ -161,13 +201,30 @@ def build(context: AppContext) -> None:
         as_markdown, [message_text], [message], api_visibility="private").then(
         report.updates, [report.raw], report.outputs(), api_visibility="private")
 
-    def add(submission: Submission | None, model_name: str, notes_text: str) -> tuple[str, Submission | None]:
+    def add_as(submission: Submission | None, model_name: str, notes_text: str, token: Any,
+               request: gr.Request | None) -> tuple[str, Submission | None]:
         # The pending upload is used once: a second click, or a new file not yet checked, stores nothing;
         # a failed Add (no name yet) keeps it.
-        return add_pending(context, submission, model_name, notes_text)
+        try:
+            owner = owner_of(context, token, request)
+        except ToolboardError as exc:
+            return plain_error(exc), submission
+        return add_pending(context, submission, model_name, notes_text, owner)
 
-    add_button.click(add, [pending, model, notes], [added_text, pending], api_name="add_upload").then(
-        as_markdown, [added_text], [added], api_visibility="private")
+    def add(submission: Submission | None, model_name: str, notes_text: str, owner_token: str = "",
+            request: gr.Request = None) -> tuple[str, Submission | None]:
+        """Add the file checked last (check_upload, same session) to the leaderboard under model_name (at most
+        200 characters) with notes_text (at most 2,000): the message. On a public deployment owner_token (a
+        secret you keep, 16+ characters) names you for the daily upload quota, else your client session does."""
+        return add_as(submission, model_name, notes_text, owner_token, request)
+
+    def add_on_page(submission: Submission | None, model_name: str, notes_text: str, token: Any,
+                    request: gr.Request) -> tuple[str, Submission | None]:
+        return add_as(submission, model_name, notes_text, token, request)
+
+    add_button.click(add_on_page, [pending, model, notes, visitor], [added_text, pending],
+                     api_visibility="private").then(as_markdown, [added_text], [added], api_visibility="private")
+    api_add.click(add, [pending, model, notes, api_owner_token], [added_text, pending], api_name="add_upload")
     # A new file: nothing pending, and the previous file's report no longer shown.
     upload.change(lambda: (None, *report.all_updates(None)), None, [pending, *report.all_outputs()],
                   api_visibility="private")

@@ -36,6 +36,14 @@ def check_text_length(value: str | None, field: str, limit: int) -> str | None:
     return value
 
 
+def cut_text(value: object, limit: int) -> object:
+    """A text of more than `limit` characters cut to `limit`, its last one an ellipsis (what a page or table shows
+    of a value stored before the limits existed); anything else as it is."""
+    if isinstance(value, str) and len(value) > limit:
+        return value[:max(limit - 1, 0)] + "…"
+    return value
+
+
 # A run of this many characters without a space in a message is an echoed value, not words.
 _ECHOED_VALUE = re.compile(rf"\S{{{MAX_ECHOED_CHARS * 2},}}")
 # The most a message shown to a person (or an API caller) holds, whatever it echoes.

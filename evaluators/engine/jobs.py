@@ -5,8 +5,8 @@ Everything durable lives in the store; this keeps only what a running job needs 
 progress, its cancel switch and, for the run only, the API key typed into the form).
 
 A public deployment admits runs under limits (Admission): how many run at once, how many per visitor,
-and how long one run may take in all. Admission is checked and the slot taken under one lock, so
-concurrent starts can never exceed the limits.
+how many one visitor may start a day, and how long one run may take in all. Admission is checked and the
+slot taken under one lock, so concurrent starts can never exceed the limits.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.local_model import is_local
 from evaluators.engine.local_model import resolve as resolve_local
+from evaluators.engine.quota import RUNS_QUOTA, UPLOADS_QUOTA, check_daily_quota
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import Store
@@ -62,11 +63,26 @@ TIME_LIMIT_CHECK_SECONDS = 5.0
 
 @dataclass(frozen=True)
 class Admission:
-    """Limits on the runs this app executes; None means no limit."""
+    """Limits on the runs this app executes and the uploads it adds to the board; None means no limit."""
 
     max_active: int | None = None
     max_active_per_owner: int | None = None
     max_run_seconds: float | None = None
+    # Daily quotas per visitor (on a private deployment, for everyone together) over any 24 hours, counted from
+    # the store (evaluators/engine/quota.py): runs started, uploads added to the board.
+    max_runs_per_day: int | None = None
+    max_uploads_per_day: int | None = None
+    # The wall clock the quotas are counted by (the store's creation times); tests pass one they move by hand.
+    now: Callable[[], float] = field(default=time.time, compare=False, repr=False)
+
+    def check_runs_quota(self, store: Store, owner: str | None, pending: int = 0) -> None:
+        """QuotaReached when `owner` has started max_runs_per_day runs in the last 24 hours (`pending`: starts
+        under way, not stored yet). Embedded and queue mode both call it in their admission check."""
+        check_daily_quota(store, RUNS_QUOTA, self.max_runs_per_day, owner, self.now(), pending)
+
+    def check_uploads_quota(self, store: Store, owner: str | None) -> None:
+        """QuotaReached when `owner` has added max_uploads_per_day uploads to the board in the last 24 hours."""
+        check_daily_quota(store, UPLOADS_QUOTA, self.max_uploads_per_day, owner, self.now())
 
 
 async def _cancel_other_tasks() -> None:
@@ -245,6 +261,7 @@ class JobManager:
         if limits.max_active_per_owner is not None and self.active_count_of(owner) >= limits.max_active_per_owner:
             raise ToolboardError(f"you have {limits.max_active_per_owner} run(s) going on already (the most one visitor "
                                  "runs at once here); wait for it to finish, or cancel it")
+        limits.check_runs_quota(self.store, owner, pending=list(self._reserved.values()).count(owner))
         if limits.max_run_seconds is not None and run_id is not None \
                 and self._seconds_used.get(run_id, 0.0) >= limits.max_run_seconds:
             raise ToolboardError(f"run {run_id} has used all its time: {self._over_time_message(limits.max_run_seconds)}")

@@ -689,6 +689,13 @@ class Store:
         """Every run, newest first, in one query (the jobs panel asks every second)."""
         return [_run_row(row) for row in self._query("SELECT * FROM runs ORDER BY created_at DESC")]
 
+    def created_since(self, source: str, owner: str | None, since: float) -> list[float]:
+        """When the runs of `source` ("endpoint", "upload") started by `owner` (None: the operator's, every run
+        on a private deployment) at or after `since` were created, oldest first: what a daily quota counts."""
+        rows = self._query("SELECT created_at FROM runs WHERE source = ? AND owner IS ? AND created_at >= ?"
+                           " ORDER BY created_at", (source, owner, since))
+        return [row[0] for row in rows]
+
     def board_version(self) -> tuple[Any, ...]:
         """Changes whenever what a leaderboard shows may have changed (a run added, deleted or ended, a report
         written), in this process or another; one cheap query, so a cached board can be checked on every read."""

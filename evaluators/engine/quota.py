@@ -1,0 +1,101 @@
+"""Daily quotas: how many runs one visitor may start, and how many uploads they may add to the board, in any
+24 hours (a rolling window, not a calendar day).
+
+They are counted from the store (each run's creation time and owner), so a restarted app forgets nothing and
+every process sharing the store counts the same runs. On a public deployment the owner is the visitor's hash
+(ui/visitor.py); on a private one every run has no owner, so a quota set there counts the whole deployment.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
+from evaluators.engine.store import Store
+
+DAY_SECONDS = 24 * 60 * 60
+RUNS_PER_DAY_SETTING = "TOOLBOARD_MAX_RUNS_PER_DAY"
+UPLOADS_PER_DAY_SETTING = "TOOLBOARD_MAX_UPLOADS_PER_DAY"
+# What a setting takes to mean "no limit" (a private deployment's default).
+NO_LIMIT_WORDS = ("off", "none", "unlimited")
+
+
+class QuotaReached(ToolboardError):
+    """A visitor (or a private deployment as a whole) has used its daily quota."""
+
+
+@dataclass(frozen=True)
+class DailyQuota:
+    """One kind of thing counted per day: the runs of one source in the store, and how messages name them."""
+
+    source: str  # the runs' `source` in the store: "endpoint" (runs started) or "upload" (uploads added)
+    setting: str  # the environment variable that sets it
+    noun: str  # "run", "upload"
+    done: str  # "started", "added"
+    where: str  # "", " to the board"
+    doing: str  # "start", "add to the board"
+    refused: str  # what is refused until a slot frees
+
+
+RUNS_QUOTA = DailyQuota("endpoint", RUNS_PER_DAY_SETTING, "run", "started", "", "start",
+                        "starting, resuming or re-sending a run is refused")
+UPLOADS_QUOTA = DailyQuota("upload", UPLOADS_PER_DAY_SETTING, "upload", "added", " to the board", "add to the board",
+                           "adding an upload is refused (checking and scoring a file still works)")
+
+
+def check_daily_quota(store: Store, quota: DailyQuota, limit: int | None, owner: str | None, now: float,
+                      pending: int = 0, window: float = DAY_SECONDS) -> None:
+    """QuotaReached when `owner` already has `limit` of `quota`'s runs created in the `window` seconds before
+    `now` (with `pending` more under way, not stored yet); nothing when `limit` is None. The message says the
+    limit, the setting and when the next slot frees (the oldest counted run leaving the window)."""
+    if limit is None:
+        return
+    times = store.created_since(quota.source, owner, now - window)
+    used = len(times) + pending
+    if used < limit:
+        return
+    setting = f"{quota.setting}={limit}"
+    if limit <= 0:
+        raise QuotaReached(f"this deployment accepts no {quota.noun}s ({setting})")
+    counted = f"{used} {plural(quota.noun, used)}"
+    who = (f"you have {quota.done} {counted}{quota.where} in the last 24 hours, the most one visitor may "
+           f"{quota.doing} per day here" if owner is not None else
+           f"{counted} {'was' if used == 1 else 'were'} {quota.done}{quota.where} on this deployment in the last 24"
+           " hours, the most it allows per day")
+    # The slot frees when enough of the oldest counted runs have left the window to bring the count under the limit.
+    index = used - limit
+    when = (f"the next one can be {quota.done} at {slot_time(times[index] + window, now)}"
+            if index < len(times) else "try again when the starts under way have ended")
+    raise QuotaReached(f"{who} ({setting}): {when}; until then {quota.refused}")
+
+
+def plural(noun: str, count: int) -> str:
+    return noun if count == 1 else f"{noun}s"
+
+
+def slot_time(free_at: float, now: float) -> str:
+    """`free_at` as a reader takes it: the UTC minute it has passed by, and how long until then."""
+    minute = math.ceil(free_at / 60) * 60
+    wait = max(0, math.ceil((minute - now) / 60))
+    hours, minutes = divmod(wait, 60)
+    after = f"{hours} h {minutes} min" if hours else f"{minutes} min"
+    return f"{datetime.fromtimestamp(minute, UTC):%Y-%m-%d %H:%M} UTC (in {after})"
+
+
+def limit_from_env(name: str, default: int | None, environ: Mapping[str, str] | None = None) -> int | None:
+    """A daily quota setting: unset or empty gives `default`; a whole number >= 0 is the limit (0: none
+    accepted); off, none or unlimited lifts it. Anything else stops the app with a clear message."""
+    raw = (os.environ if environ is None else environ).get(name, "").strip()
+    if not raw:
+        return default
+    if raw.lower() in NO_LIMIT_WORDS:
+        return None
+    if raw.isdigit():
+        return int(raw)
+    raise ToolboardError(f"{name} must be a whole number per day (0: none accepted) or off (no limit), not "
+                         f"{echoed(raw)!r}")
