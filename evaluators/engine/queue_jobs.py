@@ -214,6 +214,7 @@ class QueueJobs:
         if limits.max_active_per_owner is not None and self.active_count_of(owner) >= limits.max_active_per_owner:
             raise ToolboardError(f"you have {limits.max_active_per_owner} run(s) queued or going on already (the most"
                                  " one visitor has at once here); wait for it to finish, or cancel it")
+        limits.check_runs_quota(self.store, owner)
 
     def _send(self, run_id: str, action: str, api_key: str | None, owner: str | None, *, created_here: bool = False,
               document: dict[str, Any] | None = None) -> None:
