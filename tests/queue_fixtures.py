@@ -38,6 +38,9 @@ def needs_redis() -> None:
 @dataclass
 class RedisServer:
     folder: Path
+    # False: no persistence at all (no append-only file, no snapshots), so a restart starts empty, as a Redis
+    # run without `--appendonly yes` that restarts.
+    persistent: bool = True
     port: int = field(default_factory=free_port)
     process: subprocess.Popen | None = None
 
@@ -47,12 +50,13 @@ class RedisServer:
 
     def start(self) -> None:
         """Start (or start again) on the same port and folder; append-only persistence, as the README advises,
-        so queued runs survive a restart."""
+        so queued runs survive a restart (unless `persistent` is False)."""
         assert REDIS_SERVER is not None
         self.folder.mkdir(parents=True, exist_ok=True)
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else ["--appendonly", "no"]
         self.process = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder), "--save", "",
-             "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes"],
+             *persistence, "--protected-mode", "yes"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -72,9 +76,9 @@ class RedisServer:
 
 
 @contextmanager
-def redis_server(folder: Path) -> Iterator[RedisServer]:
+def redis_server(folder: Path, persistent: bool = True) -> Iterator[RedisServer]:
     needs_redis()
-    server = RedisServer(folder)
+    server = RedisServer(folder, persistent)
     server.start()
     try:
         yield server

@@ -311,3 +311,271 @@ def test_a_worker_with_a_results_dataset_publishes_there_and_the_app_keeps_its_s
         assert (stored.base_url, stored.config, stored.model) == (placeholder.base_url, placeholder.config,
                                                                   placeholder.model)
         assert_whole(app.context.store, run_id)
+
+
+# ---- a run whose task the broker lost (Redis restarted without persistence, the app killed before sending) ----
+
+LOST_NOTE = "its task was lost from the queue (the broker restarted?)"
+
+
+class ManualClock:
+    """The watcher's clock in these tests: moved on by the test, one second per poll it drives."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def driven_jobs(store: Store, broker_url: str, clock: ManualClock) -> QueueJobs:
+    """The app's queue side with its watcher idle (the test drives the polls) and the test's clock."""
+    return QueueJobs(store, QueueSettings(broker_url, visibility_s=TEST_VISIBILITY_S), poll_seconds=3600, clock=clock)
+
+
+def poll_until(jobs: QueueJobs, clock: ManualClock, check: Any, polls: int, what: str) -> int:
+    """Poll (a second of the test's clock each) until `check` holds; how many polls it took. The short real pause
+    only lets Redis and the workers move: the bound is the number of polls."""
+    for count in range(1, polls + 1):
+        jobs.poll()
+        clock.now += 1.0
+        if check():
+            return count
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {polls} polls")
+
+
+def acebench_config(data: Path, base_url: str, model: str, items: int = ITEMS, concurrency: int = 4) -> RunConfig:
+    return RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=str(data),
+                     limit=items, concurrency=concurrency, model=ModelSettings(base_url=base_url, model=model))
+
+
+def executions(worker_log: Path, run_id: str) -> int:
+    """How many of the run's deliveries this worker executed to the end (an ignored second delivery is not one)."""
+    return sum(1 for line in worker_log.read_text(errors="replace").splitlines()
+               if f"[{run_id}." in line and "succeeded" in line)
+
+
+def test_a_queued_run_lost_in_a_redis_restart_is_sent_again_and_runs_once(tmp_path: Path):
+    """Redis without persistence restarts while a run waits for a worker: the run's task is gone. The watcher
+    sends it again (a new task id) once it has been missing for the visibility timeout; it runs once."""
+    import redis as redis_py
+
+    models_asked: list[str] = []
+    with redis_server(tmp_path / "redis", persistent=False) as redis, \
+            ScriptedServer(reply=mixed_reply, on_request=lambda body: models_asked.append(body["model"])) as server:
+        store = Store(tmp_path / "app" / "toolboard.db")
+        clock = ManualClock()
+        jobs = driven_jobs(store, redis.url, clock)
+        try:
+            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "lost"))
+            client = redis_py.Redis.from_url(redis.url)
+            assert client.llen("toolboard") == 1
+            redis.stop()
+            redis.start()
+            assert client.dbsize() == 0  # restarted empty: the queued task is gone
+            with workers(redis.url, tmp_path, ("w1",)) as pool:
+                polls = poll_until(jobs, clock, lambda: jobs.job(run_id).status in ("finished", "failed", "cancelled"),
+                                   300, "the lost run to end")
+                job = jobs.job(run_id)
+                assert job.status == "finished", job.message
+                assert polls >= TEST_VISIBILITY_S  # not sent again before the visibility timeout
+                assert len(job.earlier_task_ids) == 1  # sent again once, under a new task id
+                for _ in range(3 * TEST_VISIBILITY_S):  # and nothing more afterwards
+                    jobs.poll()
+                    clock.now += 1.0
+                assert client.llen("toolboard") == 0
+                assert executions(pool["w1"].log, run_id) == 1
+            assert_whole(store, run_id)
+            assert models_asked.count("lost") == ITEMS  # every sample asked once
+        finally:
+            jobs.shutdown()
+            store.close()
+
+
+def test_a_run_whose_task_is_waiting_taken_or_held_is_not_sent_again(tmp_path: Path):
+    """The rule for `lost`, step by step, with no worker: a task waiting in the queue, one a worker has taken
+    (unacknowledged) and a run a worker holds the lock of are never sent again, however long; a task found
+    nowhere for longer than the visibility timeout is sent again once, and a sending that fails is tried again."""
+    import redis as redis_py
+
+    from evaluators.engine.queue_app import lock_key
+
+    with redis_server(tmp_path / "redis", persistent=False) as redis, ScriptedServer(reply=mixed_reply) as server:
+        store = Store(tmp_path / "app" / "toolboard.db")
+        clock = ManualClock()
+        jobs = driven_jobs(store, redis.url, clock)
+        client = redis_py.Redis.from_url(redis.url)
+
+        def polls(count: int) -> None:
+            for _ in range(count):
+                jobs.poll()
+                clock.now += 1.0
+
+        try:
+            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "waiting", 4))
+            job = jobs.job(run_id)
+            first = job.task_id
+            polls(5 * TEST_VISIBILITY_S)  # waiting in the queue: left alone
+            assert job.status == "queued" and job.task_id == first and client.llen("toolboard") == 1
+            assert job.message == "queued: 1 in line"
+
+            # Taken by a worker that has not started it yet: kombu keeps it in the `unacked` hash meanwhile.
+            raw = client.rpop("toolboard")
+            client.hset("unacked", "tag-1", json.dumps([json.loads(raw), "toolboard", "toolboard"]))
+            client.zadd("unacked_index", {"tag-1": clock.now})
+            polls(5 * TEST_VISIBILITY_S)
+            assert job.task_id == first and client.llen("toolboard") == 0
+
+            # Held by a worker (its lock) with no delivery to be seen: left alone too.
+            client.delete("unacked", "unacked_index")
+            client.set(lock_key(run_id), "a worker", ex=600)
+            polls(5 * TEST_VISIBILITY_S)
+            assert job.task_id == first and client.llen("toolboard") == 0
+
+            # Nowhere, and the broker refuses the sending: still queued, saying so, tried again later.
+            client.delete(lock_key(run_id))
+            send_task = jobs.celery.send_task
+
+            def refused(*args: Any, **kwargs: Any) -> None:
+                raise ConnectionError("the broker is away")
+
+            jobs.celery.send_task = refused
+            polls(TEST_VISIBILITY_S + 3)
+            assert job.status == "queued" and "sending it again failed" in job.message, job.message
+            assert client.llen("toolboard") == 0
+            jobs.celery.send_task = send_task
+            polls(TEST_VISIBILITY_S + 3)
+            assert client.llen("toolboard") == 1 and job.task_id != first
+            assert job.task_id.encode() in client.lindex("toolboard", 0)
+            assert LOST_NOTE in job.message and "sent again" in job.message, job.message
+            sent = job.task_id
+            polls(5 * TEST_VISIBILITY_S)  # the new sending waits in the queue: no second copy
+            assert client.llen("toolboard") == 1 and job.task_id == sent
+            assert store.get_run(run_id).status == "queued"
+        finally:
+            jobs.shutdown()
+            store.close()
+
+
+def test_a_lost_run_whose_typed_key_was_lost_too_fails_saying_why(tmp_path: Path):
+    """A key typed into the form lives in Redis: lost with the task, the run cannot be sent again as it was; it
+    ends failed, saying why and what to do."""
+    import redis as redis_py
+
+    with redis_server(tmp_path / "redis", persistent=False) as redis, ScriptedServer(reply=mixed_reply) as server:
+        store = Store(tmp_path / "app" / "toolboard.db")
+        clock = ManualClock()
+        jobs = driven_jobs(store, redis.url, clock)
+        try:
+            config = acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "typed", 4)
+            run_id = jobs.start(config, api_key="sk-typed-0123456789")
+            redis_py.Redis.from_url(redis.url).flushall()
+            poll_until(jobs, clock, lambda: jobs.job(run_id).status != "queued", 3 * TEST_VISIBILITY_S,
+                       "the run to end")
+            assert jobs.job(run_id).status == "failed" and store.get_run(run_id).status == "failed"
+            assert LOST_NOTE in store.get_run(run_id).message and "key" in store.get_run(run_id).message
+        finally:
+            jobs.shutdown()
+            store.close()
+
+
+def test_cli_run_queue_sends_a_run_lost_in_a_redis_restart_again(tmp_path: Path):
+    """`run --queue` waiting on its run: Redis restarts empty before any worker took it; the command sends it
+    again, says so, and prints the report of the one execution."""
+    import subprocess
+    import sys
+
+    import redis as redis_py
+
+    from tests.queue_fixtures import PROJECT, queue_env
+
+    with redis_server(tmp_path / "redis", persistent=False) as redis, ScriptedServer(reply=mixed_reply) as server:
+        data = write_dataset(tmp_path / "data", 6)
+        args = [sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", server.base_url, "--model", "cli-lost",
+                "--language", "en", "--subset", "normal_atom_bool", "--data-dir", str(data), "--queue", "--json"]
+        env = queue_env(redis.url, tmp_path / "cli", OPENAI_API_KEY="x")
+        command = subprocess.Popen(args, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            client = redis_py.Redis.from_url(redis.url)
+            wait_until(lambda: client.llen("toolboard") == 1, timeout=60, what="the run to be queued")
+            redis.stop()
+            redis.start()
+            assert client.dbsize() == 0
+            with workers(redis.url, tmp_path, ("w1",)) as pool:
+                out, err = command.communicate(timeout=180)
+                assert command.returncode == 0, err
+                run_id = json.loads(out)["run_id"]
+                assert executions(pool["w1"].log, run_id) == 1
+        finally:
+            if command.poll() is None:
+                command.kill()
+                command.wait(10)
+        assert json.loads(out)["subsets"]["normal_atom_bool"]["n"] == 6
+        assert LOST_NOTE in err and "sent again" in err
+        assert server.requests == 6  # every sample asked once
+
+
+def test_a_run_left_queued_by_an_app_killed_before_sending_is_sent_once_by_its_followers(tmp_path: Path):
+    """The app died between marking a run queued and sending its task: the app started again (and a second
+    follower on the same store, as `run --queue` beside the app) find the run's sending recorded in Redis and
+    send it again, once between them, under one new task id that both follow."""
+    import redis as redis_py
+
+    with redis_server(tmp_path / "redis", persistent=False) as redis, ScriptedServer(reply=mixed_reply) as server:
+        store = Store(tmp_path / "app" / "toolboard.db")
+        clock = ManualClock()
+        client = redis_py.Redis.from_url(redis.url)
+        killed = driven_jobs(store, redis.url, clock)
+        run_id = killed.start(acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "unsent", 4))
+        killed.shutdown()  # as if it had died before sending: the message never reached the queue
+        client.delete("toolboard")
+        again, beside = driven_jobs(store, redis.url, clock), driven_jobs(store, redis.url, clock)
+        try:
+            for _ in range(5 * TEST_VISIBILITY_S):
+                again.poll()
+                beside.poll()
+                clock.now += 1.0
+            assert client.llen("toolboard") == 1  # sent again once
+            sent = client.lindex("toolboard", 0)
+            assert again.job(run_id).task_id == beside.job(run_id).task_id
+            assert again.job(run_id).task_id.encode() in sent
+            assert [again.job(run_id).status, beside.job(run_id).status] == ["queued", "queued"]
+        finally:
+            again.shutdown()
+            beside.shutdown()
+            store.close()
+
+
+def test_a_running_run_whose_worker_died_while_redis_lost_everything_is_sent_again(tmp_path: Path):
+    """A worker dies (as a machine) while its run goes, and Redis restarts empty meanwhile: no delivery is left
+    to hand out again. The watcher sees the run's state gone with nothing holding it, sends it again, and the run
+    ends finished with every sample once."""
+    from tests.queue_fixtures import start_worker
+
+    with redis_server(tmp_path / "redis", persistent=False) as redis, \
+            ScriptedServer(reply=mixed_reply, latency=0.3) as server:
+        store = Store(tmp_path / "app" / "toolboard.db")
+        clock = ManualClock()
+        jobs = driven_jobs(store, redis.url, clock)
+        try:
+            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "dies",
+                                                concurrency=1))
+            first = start_worker(redis.url, tmp_path, "w1", concurrency=1)
+            try:
+                poll_until(jobs, clock, lambda: 2 <= jobs.job(run_id).progress.get("done", 0), 300,
+                           "the run to be going")
+            finally:
+                first.kill()
+            redis.stop()
+            redis.start()
+            with workers(redis.url, tmp_path, ("w2",)) as pool:
+                poll_until(jobs, clock, lambda: jobs.job(run_id).status in ("finished", "failed", "cancelled"), 600,
+                           "the run to end")
+                assert jobs.job(run_id).status == "finished", jobs.job(run_id).message
+                assert len(jobs.job(run_id).earlier_task_ids) == 1  # sent again once
+                assert executions(pool["w2"].log, run_id) == 1
+            assert_whole(store, run_id)
+        finally:
+            jobs.shutdown()
+            store.close()

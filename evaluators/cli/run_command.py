@@ -119,7 +119,9 @@ def queued_run_command(args: argparse.Namespace, store: Store) -> int:
     settings = settings_from_env()
     if settings is None:
         raise ToolboardError(f"--queue needs {BROKER_ENV}=redis://HOST:6379/0 (the queue the workers read)")
-    jobs = QueueJobs(store, settings, poll_seconds=0.5)
+    # What the watcher has to say while it waits (a run whose task the broker lost, sent again) goes above the bar.
+    jobs = QueueJobs(store, settings, poll_seconds=0.5,
+                     notify=lambda run_id, text: tqdm.write(f"run {run_id}: {text}", file=sys.stderr))
     try:
         run_id = args.resume or args.rerun_errors
         if run_id is None:

@@ -153,7 +153,13 @@ def cancel_key(run_id: str) -> str:
 
 
 def task_key(run_id: str) -> str:
+    """The run's latest sending: its task id, action, the reference of a typed key (queue_jobs._record_sending)."""
     return f"toolboard:task:{run_id}"
+
+
+def resend_key(run_id: str) -> str:
+    """Held by the process that sends a lost run again (one per visibility timeout)."""
+    return f"toolboard:resend:{run_id}"
 
 
 def done_key(run_id: str) -> str:

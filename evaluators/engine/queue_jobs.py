@@ -9,6 +9,11 @@ jobs panel and the forms work the same in both modes.
 Nothing is half-created: the broker is pinged before the run is created, and a run whose task could not
 be sent is removed again. A key typed into the form goes to Redis under a random reference that expires
 (TOOLBOARD_QUEUE_SECRET_TTL_S) and is deleted when the run ends; the task carries only the reference.
+
+A task the broker lost (Redis restarted without persistence; the app killed between marking a run queued
+and sending it) is sent again: a followed run whose task is nowhere (not waiting in the queue, not taken
+by a worker, no state or result, its run not held by a worker) at every poll for longer than the visibility
+timeout is sent again under a new task id, as it was sent (QueueJobs._find_lost has the exact rule).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,11 +38,13 @@ from evaluators.engine.queue_app import (
     cancel_key,
     check_broker,
     done_key,
+    lock_key,
     redis_client,
+    resend_key,
     secret_key,
     task_key,
 )
-from evaluators.engine.queue_worker import make_celery
+from evaluators.engine.queue_worker import UNACKED, make_celery
 from evaluators.engine.run_document import export_run, import_run, without_credentials
 from evaluators.engine.runner import start_run
 from evaluators.engine.settings import RunConfig
@@ -49,6 +57,12 @@ ACTIVE = ("queued", "running", "cancelling")
 # worker's record replaces it.
 PLACEHOLDER_STATUSES = ("queued", "running", "cancelling", "interrupted")
 POLL_SECONDS = 1.0
+# A task found nowhere is lost once it has been so at this many polls in a row, over longer than the visibility
+# timeout, with no look further than LOOK_GAP_S (or three poll intervals) from the one before (a watcher that
+# stalled or could not reach Redis starts counting again: its looks must follow the task all the time).
+LOST_MIN_POLLS = 3
+LOOK_GAP_S = 5.0
+LOST_NOTE = "its task was lost from the queue (the broker restarted?)"
 
 
 @dataclass
@@ -69,16 +83,39 @@ class QueuedJob:
     previous: str | None = None
     previous_message: str | None = None
     ended: threading.Event = field(default_factory=threading.Event)
+    # The task's arguments as sent (a lost task is sent again with them; None for a run followed again after
+    # the app restarted, rebuilt from the store then) and the task ids of this run's earlier sendings.
+    task_settings: dict[str, Any] | None = None
+    earlier_task_ids: list[str] = field(default_factory=list)
+    # Since when (the watcher's clock) and at how many polls in a row its task was found nowhere.
+    missing_since: float | None = None
+    missing_polls: int = 0
+    # Said beside its place in line while it waits (e.g. that it was sent again).
+    note: str = ""
+    # False for a run followed again after the app restarted whose sending's record (task_key) is gone too: how
+    # it was sent (its action, the reference of a typed key) is unknown here.
+    sending_known: bool = True
+
+    def task_ids(self) -> list[str]:
+        return [self.task_id, *self.earlier_task_ids]
 
 
 class QueueJobs:
     """Runs executed by Celery workers; see the module docstring."""
 
     def __init__(self, store: Store, settings: QueueSettings, on_finished: Callable[[str], None] | None = None,
-                 admission: Admission | None = None, poll_seconds: float = POLL_SECONDS, public: bool = False):
+                 admission: Admission | None = None, poll_seconds: float = POLL_SECONDS, public: bool = False,
+                 clock: Callable[[], float] = time.monotonic, notify: Callable[[str, str], None] | None = None):
         """`public`: the app is a public deployment; its runs carry that, and workers apply the public
-        endpoint and key rules to them (the endpoint is resolved again where the requests are sent)."""
+        endpoint and key rules to them (the endpoint is resolved again where the requests are sent).
+        `clock`: seconds, for how long a task has been missing (tests move it themselves). `notify(run_id, text)`:
+        told when a lost task is sent again or cannot be (default: a warning in the log)."""
         self.store = store
+        self.clock = clock
+        self.notify = notify or (lambda run_id, text: log.warning("run %s: %s", run_id, text))
+        self._look_gap = max(LOOK_GAP_S, 3 * poll_seconds)
+        self._holder = uuid.uuid4().hex
+        self._last_look: float | None = None
         self.public = public
         self.settings = settings
         self.on_finished = on_finished
@@ -90,8 +127,13 @@ class QueueJobs:
         self._stop = threading.Event()
         for run in store.list_runs():  # runs queued before the app restarted: followed again
             if run.status in ACTIVE and not store.run_is_live(run.id):
-                task_id = self._task_of(run.id)
-                self._jobs[run.id] = QueuedJob(run.id, status=run.status, owner=run.owner, task_id=task_id or run.id)
+                sending = self._sending_of(run.id) or {}
+                self._jobs[run.id] = QueuedJob(run.id, action=str(sending.get("action") or "start"), status=run.status,
+                                               owner=run.owner, key_reference=sending.get("reference"),
+                                               task_id=str(sending.get("task_id") or run.id),
+                                               previous=sending.get("previous"),
+                                               previous_message=sending.get("previous_message"),
+                                               sending_known=bool(sending.get("action")))
         self._watcher = threading.Thread(target=self._watch, args=(poll_seconds,), name="toolboard-queue", daemon=True)
         self._watcher.start()
 
@@ -144,9 +186,10 @@ class QueueJobs:
         if job is None or job.status not in ACTIVE:
             raise ToolboardError(f"run {run_id} is not running")
         self.redis.set(cancel_key(run_id), "1", ex=RESULT_EXPIRES_S)
-        self.celery.control.revoke(job.task_id)
+        self.celery.control.revoke(job.task_ids())
         if job.status == "queued":
-            self._remove_from_queue(job.task_id)
+            for task_id in job.task_ids():
+                self._remove_from_queue(task_id)
             self._end(job, "cancelled", "cancelled while queued")
         else:
             job.status = "cancelling"
@@ -222,32 +265,51 @@ class QueueJobs:
         task cannot be sent."""
         run = self.store.get_run(run_id)
         reference = uuid.uuid4().hex if api_key else None
-        settings = {"benchmark": run.benchmark, "language": run.language, "model": run.model, "base_url": run.base_url,
-                    "config": run.config, "fingerprint": run.fingerprint, "total": run.total, "owner": run.owner,
-                    "action": action, "document": document, "public": self.public}
-        previous = run.status
-        task_id = f"{run_id}.{uuid.uuid4().hex[:8]}"
+        job = QueuedJob(run_id, action=action, owner=owner, key_reference=reference, message="waiting for a worker",
+                        previous=run.status, previous_message=run.message,
+                        task_settings=self._task_settings(run, action, document))
         try:
             self.redis.delete(cancel_key(run_id), done_key(run_id))
             if reference:
                 self.redis.set(secret_key(reference), api_key, ex=int(self.settings.secret_ttl_s))
-            self.redis.set(task_key(run_id), task_id, ex=RESULT_EXPIRES_S)  # found again after a restart
+            task_id = self._record_sending(job)  # found again after a restart, even if the app dies right here
             self.store.set_status(run_id, "queued", "waiting for a worker")
-            self.celery.send_task(RUN_TASK, args=(run_id, settings, reference), task_id=task_id,
-                                  queue=self.settings.queue)
+            self._publish(job, task_id)
         except Exception as error:  # noqa: BLE001 - the broker went away between the check and the send
             if reference:
                 self._forget_key(reference)
             if created_here:
                 self.store.delete_run(run_id)
             else:
-                self.store.set_status(run_id, previous, run.message)
+                self.store.set_status(run_id, job.previous, run.message)
             raise ToolboardError(f"the run could not be queued ({type(error).__name__}); nothing was"
                                  f" {'created' if created_here else 'changed'}: try again") from None
         with self._lock:
-            self._jobs[run_id] = QueuedJob(run_id, action=action, owner=owner, key_reference=reference,
-                                           message="waiting for a worker", task_id=task_id, previous=previous,
-                                           previous_message=run.message)
+            self._jobs[run_id] = job
+
+    def _task_settings(self, run: Any, action: str, document: dict[str, Any] | None) -> dict[str, Any]:
+        """What the task tells a worker about the run (never a key)."""
+        return {"benchmark": run.benchmark, "language": run.language, "model": run.model, "base_url": run.base_url,
+                "config": run.config, "fingerprint": run.fingerprint, "total": run.total, "owner": run.owner,
+                "action": action, "document": document, "public": self.public}
+
+    def _record_sending(self, job: QueuedJob) -> str:
+        """A new task id for a sending of the run (run id + a suffix: a revoked id stays revoked in workers for
+        hours), written with how the run is sent to Redis, where an app that restarts finds it again."""
+        task_id = f"{job.run_id}.{uuid.uuid4().hex[:8]}"
+        record = {"task_id": task_id, "action": job.action, "reference": job.key_reference, "previous": job.previous,
+                  "previous_message": job.previous_message}
+        self.redis.set(task_key(job.run_id), json.dumps(record), ex=RESULT_EXPIRES_S)
+        return task_id
+
+    def _publish(self, job: QueuedJob, task_id: str) -> None:
+        """Send the run's task under `task_id`, which the run is followed by from now on, even if the sending
+        fails (it may have reached the broker all the same); earlier ids are still looked for."""
+        if job.task_id and job.task_id != task_id:
+            job.earlier_task_ids.append(job.task_id)
+        job.task_id = task_id
+        self.celery.send_task(RUN_TASK, args=(job.run_id, job.task_settings, job.key_reference), task_id=task_id,
+                              queue=self.settings.queue)
 
     def _watch(self, poll_seconds: float) -> None:
         while not self._stop.wait(poll_seconds):
@@ -257,20 +319,33 @@ class QueueJobs:
                 log.warning("following queued runs: %s", error)
 
     def poll(self) -> None:
-        """Bring every queued or running run up to date with its task (the watcher calls it every second)."""
+        """Bring every queued or running run up to date with its task (the watcher calls it every second), and
+        send again the task of a run that the broker has lost."""
+        try:
+            self._poll()
+        except Exception:
+            self._last_look = None  # this look was not whole: a missing task is counted again from the next
+            raise
+
+    def _poll(self) -> None:
+        now = self.clock()
+        continuous = self._last_look is not None and now - self._last_look <= self._look_gap
+        self._last_look = None
         jobs = [job for job in list(self._jobs.values()) if job.status in ACTIVE and job.task_id]
-        if not jobs:
-            return
-        positions = self._queue_positions([job.task_id for job in jobs if job.status == "queued"])
         backend = self.celery.backend
+        # One read for state and info, every poll of every run; then the places in line of those without a state.
+        metas = {job.run_id: backend.get_task_meta(job.task_id) for job in jobs}
+        waiting = [job for job in jobs if metas[job.run_id]["status"] == "PENDING"]
+        positions = self._queue_positions([task_id for job in waiting for task_id in job.task_ids()])
         for job in jobs:
-            meta = backend.get_task_meta(job.task_id)  # one read for state and info, every poll of every run
+            meta = metas[job.run_id]
             state, info = meta["status"], meta.get("result")
             if state == "FAILURE":
                 info = backend.exception_to_python(info)
             if state == "PENDING":
-                place = positions.get(job.task_id)
-                job.message = f"queued: {place} in line" if place else "queued: waiting for a worker"
+                places = [positions[task_id] for task_id in job.task_ids() if task_id in (positions or {})]
+                job.message = " ".join(filter(None, (f"queued: {min(places)} in line" if places
+                                                     else "queued: waiting for a worker", job.note and f"({job.note})")))
             elif state == "RETRY":  # a second delivery waiting for the worker that holds the run: nothing new
                 continue
             elif state in ("STARTED", "PROGRESS"):
@@ -281,11 +356,133 @@ class QueueJobs:
                 self._end(job, "cancelled", "cancelled")
             elif state == "FAILURE":
                 self._end(job, "failed", f"{type(info).__name__}: {info}" if isinstance(info, BaseException) else str(info))
+        if positions is None:  # the queue could not be read: nothing is known missing from this look
+            return
+        unseen = [job for job in waiting if job.status in ACTIVE and not any(task_id in positions
+                                                                                for task_id in job.task_ids())]
+        for job in jobs:
+            if job not in unseen:
+                job.missing_since, job.missing_polls = None, 0
+        for job in self._find_lost(unseen, now, continuous):
+            self._send_again(job)
+        self._last_look = now
+
+    def _find_lost(self, unseen: list[QueuedJob], now: float, continuous: bool) -> list[QueuedJob]:
+        """The runs whose task is lost, among these followed runs whose task has no state and is not waiting in the
+        queue. A run's task is lost when, at every poll for longer than the visibility timeout (and at least
+        LOST_MIN_POLLS polls in a row, each within LOOK_GAP_S of the one before), none of its sendings' task ids is
+        waiting in the queue or taken by a worker (kombu's `unacked` hash: a worker that took a task holds it
+        there until the run ends, or gives it back), none has a state or a result, no worker holds the run's lock
+        (toolboard:running:<run>, renewed every second while it executes) and it has not ended on a worker
+        (toolboard:done:<run>). A live worker renews its lock and state every second, and a dead worker's
+        delivery stays in `unacked` until Redis hands it out again: only a task that the broker itself lost
+        looks so that long. Another follower's newer sending of the run (task_key) is followed instead."""
+        if not unseen:
+            return []
+        taken = self._taken([task_id for job in unseen for task_id in job.task_ids()])
+        with self.redis.pipeline() as pipe:
+            for job in unseen:
+                pipe.exists(lock_key(job.run_id), done_key(job.run_id))
+                pipe.get(task_key(job.run_id))
+            replies = pipe.execute()
+        lost = []
+        for index, job in enumerate(unseen):
+            held, record = replies[2 * index], replies[2 * index + 1]
+            if held or taken.intersection(job.task_ids()) or self._follow_sending_with_state(job) \
+                    or self._follow_newer_sending(job, record):
+                job.missing_since, job.missing_polls = None, 0
+                continue
+            if not continuous or job.missing_since is None:
+                job.missing_since, job.missing_polls = now, 0
+            job.missing_polls += 1
+            if job.missing_polls >= LOST_MIN_POLLS and now - job.missing_since > self.settings.visibility_s:
+                lost.append(job)
+        return lost
+
+    def _taken(self, task_ids: list[str]) -> set[str]:
+        """Which of these task ids a worker has taken and not yet acknowledged (a message is not parsed: a re-send of
+        errors carries a whole run record; an id found anywhere in it counts, erring on the side of taken)."""
+        wanted = {task_id: task_id.encode() for task_id in task_ids}
+        found = set()
+        for _tag, raw in self.redis.hscan_iter(UNACKED, count=500):
+            found.update(task_id for task_id, needle in wanted.items() if needle in raw)
+        return found
+
+    def _follow_sending_with_state(self, job: QueuedJob) -> bool:
+        """True when one of the run's sendings has a state (read again: it may have come since the poll began);
+        an earlier sending that has one is followed from now on."""
+        for task_id in job.task_ids():
+            if self.celery.backend.get_task_meta(task_id)["status"] != "PENDING":
+                if task_id != job.task_id:
+                    job.earlier_task_ids = [other for other in job.task_ids() if other != task_id]
+                    job.task_id = task_id
+                return True
+        return False
+
+    def _follow_newer_sending(self, job: QueuedJob, record: bytes | None) -> bool:
+        """True when another process following this run (the app and `run --queue` on one store) has sent it
+        again: its sending is followed from now on."""
+        task_id = _record(record).get("task_id")
+        if not task_id or task_id in job.task_ids():
+            return False
+        job.earlier_task_ids.append(job.task_id)
+        job.task_id = str(task_id)
+        return True
+
+    def _send_again(self, job: QueuedJob) -> None:
+        """Send a lost task again, as it was sent, under a new task id; or end the run saying why it cannot be."""
+        job.missing_since, job.missing_polls = None, 0
+        run_id = job.run_id
+        if job.status not in ACTIVE:  # cancelled meanwhile
+            return
+        if job.previous is None and not job.sending_known and self.store.load_report(run_id) is not None:
+            job.previous = "finished"  # it had finished: it stays the finished run it was
+        if job.status == "cancelling":
+            self._end(job, "cancelled", f"cancelled; {LOST_NOTE}")
+            return
+        if not job.sending_known:
+            self._end(job, "failed", f"{LOST_NOTE}, and with it how it was sent (this app restarted meanwhile):"
+                                     " resume it")
+            return
+        if job.key_reference and not self.redis.exists(secret_key(job.key_reference)):
+            self._end(job, "failed", f"{LOST_NOTE}, and the API key typed for it with it: resume it, typing the key"
+                                     " again")
+            return
+        if job.task_settings is None:  # followed again after the app restarted
+            if job.action == "rerun-errors" and job.previous == "finished":
+                self._end(job, "failed", f"{LOST_NOTE}: re-send its errors again")
+                return
+            job.task_settings = self._task_settings(self.store.get_run(run_id), job.action, None)
+        if not self._claim_sending_again(run_id):
+            return  # another process following the run sends it again: that sending is followed once seen
+        try:
+            self._publish(job, self._record_sending(job))
+        except Exception as error:  # noqa: BLE001 - the broker away again: still queued, tried again later
+            job.note = (f"{LOST_NOTE}; sending it again failed ({type(error).__name__}): trying again in"
+                        f" {self.settings.visibility_s:g} s")
+            job.message = f"queued: waiting for a worker ({job.note})"
+            self.notify(run_id, job.note)
+            return
+        job.note = f"{LOST_NOTE}; sent again"
+        job.message = f"queued: waiting for a worker ({job.note})"
+        if job.status == "running":  # its state was lost while it ran, and its worker is gone
+            job.status, job.progress = "queued", {}
+        self.store.set_status(run_id, "queued", job.message)
+        self.notify(run_id, job.note)
+
+    def _claim_sending_again(self, run_id: str) -> bool:
+        """One process sends a lost run again per visibility timeout (the app and `run --queue` may follow the same
+        run): the claim is a Redis key this process holds."""
+        key, holder = resend_key(run_id), self._holder
+        ttl = max(1, int(self.settings.visibility_s))
+        if self.redis.set(key, holder, nx=True, ex=ttl):
+            return True
+        return (self.redis.get(key) or b"").decode() == holder
 
     def _running(self, job: QueuedJob, info: dict[str, Any]) -> None:
         worker = info.get("worker") or info.get("hostname") or "a worker"
         if job.status == "queued":
-            job.status = "running"
+            job.status, job.note = "running", ""
             self.store.set_status(job.run_id, "running", f"running on {worker}")
         if "done" in info:
             job.progress = info
@@ -349,10 +546,12 @@ class QueueJobs:
                 log.warning("run %s: %s", job.run_id, error)
         if job.key_reference:
             self._forget_key(job.key_reference)
-        try:
-            self.celery.AsyncResult(job.task_id).forget()
-        except Exception:  # noqa: BLE001 - it expires by itself
-            pass
+        job.task_settings = None
+        for task_id in job.task_ids():
+            try:
+                self.celery.AsyncResult(task_id).forget()
+            except Exception:  # noqa: BLE001 - it expires by itself
+                pass
         job.ended.set()
 
     def _forget_key(self, reference: str) -> None:
@@ -361,12 +560,14 @@ class QueueJobs:
         except Exception:  # noqa: BLE001 - it expires by itself
             pass
 
-    def _task_of(self, run_id: str) -> str | None:
+    def _sending_of(self, run_id: str) -> dict[str, Any] | None:
+        """The record of the run's latest sending (see _record_sending), or None: Redis away or without it (then
+        the run is followed by its id, as runs sent before task ids had suffixes)."""
         try:
             value = self.redis.get(task_key(run_id))
-        except Exception:  # noqa: BLE001 - Redis away: the run id, as runs sent before task ids had suffixes
+        except Exception:  # noqa: BLE001 - Redis away
             return None
-        return value.decode() if value else None
+        return _record(value) or None
 
     def _remove_from_queue(self, task_id: str) -> None:
         """Take a cancelled run's message out of the queue (workers would skip it anyway, by its cancel flag)."""
@@ -377,16 +578,16 @@ class QueueJobs:
         except Exception as error:  # noqa: BLE001 - the cancel flag still stops it
             log.warning("taking %s out of the queue: %s", task_id, error)
 
-    def _queue_positions(self, task_ids: list[str]) -> dict[str, int]:
+    def _queue_positions(self, task_ids: list[str]) -> dict[str, int] | None:
         """The place in line (1: next) of each of these waiting tasks, read from the queue's Redis list (workers
-        take from its right end). A message is looked into only for the ids asked (a re-send of errors carries a
-        whole run record: nothing is parsed)."""
+        take from its right end); None when the queue cannot be read. A message is looked into only for the ids
+        asked (a re-send of errors carries a whole run record: nothing is parsed)."""
         if not task_ids:
             return {}
         try:
             messages = self.redis.lrange(self.settings.queue, 0, -1)
-        except Exception:  # noqa: BLE001 - the places are a courtesy
-            return {}
+        except Exception:  # noqa: BLE001 - the places are a courtesy; nothing is taken for missing then
+            return None
         wanted = {task_id: task_id.encode() for task_id in task_ids}
         positions = {}
         for index, raw in enumerate(messages):
@@ -394,6 +595,18 @@ class QueueJobs:
                 if needle in raw and task_id not in positions:
                     positions[task_id] = len(messages) - index
         return positions
+
+
+def _record(value: bytes | None) -> dict[str, Any]:
+    """A sending's record as _record_sending writes it; a bare task id as the app wrote it before."""
+    if not value:
+        return {}
+    text = value.decode("utf-8", "replace")
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return {"task_id": text}
+    return record if isinstance(record, dict) else {"task_id": text}
 
 
 def _message_task_id(raw: bytes) -> str | None:
