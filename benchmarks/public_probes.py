@@ -218,6 +218,44 @@ def unknown_mode_probe(tmp: Path) -> Probe:
     return Probe("Explore asked for scoring mode 'lenient'", "unknown scoring mode" in seen, seen)
 
 
+def lost_queue_task_probe(tmp: Path, data: Path) -> Probe:
+    """`run --queue` waiting on its run while Redis (no persistence) restarts empty before any worker took it."""
+    if shutil.which("redis-server") is None:
+        return Probe("queued run, Redis restarted empty", False, "not tried: redis-server is not installed")
+    import redis as redis_py
+
+    from tests.queue_fixtures import RedisServer, queue_env, workers
+
+    redis = RedisServer(tmp / "redis", persistent=False)
+    redis.start()
+    try:
+        with ScriptedServer(reply=correct_reply) as server:
+            command = subprocess.Popen(
+                [sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", server.base_url, "--model", "m",
+                 "--language", "en", "--subset", "normal_atom_bool", "--data-dir", str(data), "--queue", "--json"],
+                cwd=ROOT, env=queue_env(redis.url, tmp / "queue-cli", OPENAI_API_KEY="x"), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            client = redis_py.Redis.from_url(redis.url)
+            deadline = time.monotonic() + 60
+            while client.llen("toolboard") != 1 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            redis.stop()
+            redis.start()
+            with workers(redis.url, tmp / "queue-workers", ("w1",)):
+                try:
+                    out, err = command.communicate(timeout=180)
+                except subprocess.TimeoutExpired:
+                    command.kill()
+                    out, err = command.communicate()
+            answered = server.requests
+    finally:
+        redis.stop()
+    scored = json.loads(out)["subsets"]["normal_atom_bool"]["n"] if command.returncode == 0 else 0
+    said = next((line for line in err.splitlines() if "sent again" in line), last_line(err))
+    return Probe("queued run, Redis restarted empty", command.returncode == 0 and scored == answered == 20,
+                 f"{scored}/20 scored, {answered} requests; said: {said.strip()}")
+
+
 def public_probe_rows(tmp: Path) -> list[Probe]:
     data = write_dataset(tmp / "probe-data", 20)
     steps: list[Callable[[], Probe | list[Probe]]] = [
@@ -232,6 +270,7 @@ def public_probe_rows(tmp: Path) -> list[Probe]:
         lambda: echoed_id_probe(tmp),
         lambda: stopped_run_probes(tmp, data),
         lambda: unknown_mode_probe(tmp),
+        lambda: lost_queue_task_probe(tmp, data),
     ]
     probes: list[Probe] = []
     for step in steps:
