@@ -256,6 +256,52 @@ def lost_queue_task_probe(tmp: Path, data: Path) -> Probe:
                  f"{scored}/20 scored, {answered} requests; said: {said.strip()}")
 
 
+def flood_probes(tmp: Path) -> list[Probe]:
+    """One visitor floods the board: 150 uploads, one of them (as an older version let it) with a 2 MB name and
+    2 MB notes, one named like a spreadsheet formula; then an 11th Add of the day from one owner_token."""
+    import csv
+    import sqlite3
+
+    from gradio_client import Client, handle_file
+
+    from evaluators.engine.jobs import Admission
+    from evaluators.submissions import check_submission, store_submission
+    from tests.acebench_fixtures import EXAMPLE_DIR
+    from tests.test_hardening_flood import public_app
+
+    formula = '=HYPERLINK("http://x.example","open me")'
+    with public_app(tmp / "flood", Admission(max_uploads_per_day=10)) as app:
+        submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+        ids = [store_submission(app.context.store, submission, f"flood-{index:03d}", "flood notes") for index in range(149)]
+        ids.append(store_submission(app.context.store, submission, formula, "notes"))
+        with sqlite3.connect(app.db_path) as db:
+            db.execute("UPDATE runs SET model=?, notes=? WHERE id=?", ("H" * 2_000_000, "N" * 2_000_000, ids[0]))
+        app.context.store.create_run("acebench", "en", "bump", "upload", {}, "f", 1, source="upload")
+        client = Client(app.url, verbose=False)
+        board = ("acebench", "", "", ["published", "evaluated", "uploaded"], ["normal", "overall"], False, "official",
+                 "overall")
+        read = client.predict(*board, api_name="/leaderboard")
+        sent = len(json.dumps(read, ensure_ascii=False).encode())
+        with open(client.predict(*board, api_name="/download_csv"), encoding="utf-8", newline="") as handle:
+            cell = next((row["model"] for row in csv.DictReader(handle) if "HYPERLINK" in row["model"]), "")
+        token, said = "flood-probe-visitor-token", ""
+        for index in range(11):
+            client.predict(handle_file(str(EXAMPLE_DIR / "predictions.jsonl")), "acebench", "en", "built-in example", "",
+                           api_name="/check_upload")
+            said = str(client.predict(f"mine-{index}", "", owner_token=token, api_name="/add_upload"))
+        client.predict(handle_file(str(EXAMPLE_DIR / "predictions.jsonl")), "acebench", "en", "built-in example", "",
+                       api_name="/check_upload")
+        long_name = str(client.predict("x" * 2_000_000, "", owner_token="another-probe-visitor", api_name="/add_upload"))
+    return [
+        Probe("one /leaderboard read, 150 uploads + a 2 MB name", sent < 200_000 and len(read["data"]) <= 200,
+              f"{sent:,} bytes, {len(read['data'])} rows, {read.get('more_rows')} more not sent"),
+        Probe("CSV cell of a model named =HYPERLINK(…)", cell.startswith("'="), f"written as {cell[:40]!r}"),
+        Probe("an 11th upload of the day from one visitor", "TOOLBOARD_MAX_UPLOADS_PER_DAY" in said, said[:150]),
+        Probe("an upload named with 2,000,000 characters", "Added" not in long_name and len(long_name) < 400,
+              long_name[:150]),
+    ]
+
+
 def public_probe_rows(tmp: Path) -> list[Probe]:
     data = write_dataset(tmp / "probe-data", 20)
     steps: list[Callable[[], Probe | list[Probe]]] = [
@@ -271,6 +317,7 @@ def public_probe_rows(tmp: Path) -> list[Probe]:
         lambda: stopped_run_probes(tmp, data),
         lambda: unknown_mode_probe(tmp),
         lambda: lost_queue_task_probe(tmp, data),
+        lambda: flood_probes(tmp),
     ]
     probes: list[Probe] = []
     for step in steps:

@@ -524,7 +524,8 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     sort_by = query.sort_by if query.sort_by in metrics else (layout.default_sort if layout.default_sort in metrics else None)
     rows = _ranked_in_order(rows, layout, query, sort_by)
     if query.search.strip():
-        needle = query.search.strip().lower()
+        # No name on the board is longer than a model name may be: a longer search would only cost its scan.
+        needle = query.search.strip().lower()[:MAX_MODEL_NAME_CHARS]
         rows = rows[rows["model"].str.lower().str.contains(needle, regex=False)
                     | rows["details"].fillna("").astype(str).str.lower().str.contains(needle, regex=False)]
     rows = _facts_filtered(rows, query)

@@ -14,6 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
 from evaluators.core.registry import MODES
 from evaluators.explore import (
     ALL,
@@ -32,7 +33,8 @@ from ui.visitor import check_may_see_outputs, find_run, may_see_outputs
 
 def run_choices(context: AppContext, owner: str | None = None) -> list[tuple[str, str]]:
     """Finished runs whose outputs the visitor may see."""
-    return [(f"{run.id} · {run.benchmark}{' ' + run.language if run.language else ''} · {run.model} ({run.source})", run.id)
+    return [(f"{run.id} · {run.benchmark}{' ' + run.language if run.language else ''} · "
+             f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} ({run.source})", run.id)
             for run in context.store.list_runs()
             if run.status == "finished" and may_see_outputs(context.public, run, owner)]
 
