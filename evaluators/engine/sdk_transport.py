@@ -22,7 +22,7 @@ REDIRECT_STATUS = range(300, 400)
 # Redirects are never followed, by any request to a model endpoint (the run's, the pre-flight's, a role's):
 # an endpoint that passed the public-mode check must not bounce requests, and the key, to a host the check
 # never saw. A 3xx is reported as this, without its body or where it points.
-REDIRECT_REFUSED = ("redirects are not followed: use the address it redirects to as the base URL")
+REDIRECT_REFUSED = "redirects are not followed: use the address it redirects to as the base URL"
 _JSON_OPTIONS: dict[str, Any] = {"headers": {"Content-Type": "application/json"}, "follow_redirects": False}
 # The longest wait a server's Retry-After may ask for: a longer one is cut to this (the retry loop's
 # own cap, RetryPolicy.max_retry_after, may be lower).
