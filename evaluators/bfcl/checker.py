@@ -24,6 +24,9 @@ one-key `{name: {argument: value}}` dicts (official_function_calling_format), th
 - A Java or JavaScript answer with no call in it (decode_java / decode_javascript WRONG_FORMAT_RULES): the
   official decoder returns an empty result, which the runner scores as "wrong output format", not as a decoder
   failure (official_no_call_is_wrong_output_format).
+- Java and JavaScript answers are decoded in the parser's child process, within our bounds (native_parsing:
+  bounded_answer_too_long, bounded_nesting_too_deep, isolated_parser_crashed, isolated_parser_timeout), each a
+  decode failure scored "decoder failed": the official decoders have no bounds and crash the process on such text.
 The mode (official / strict) changes the decoders and the Java/JS value converters only; the checker's rules
 are the same in both.
 """
@@ -38,6 +41,7 @@ from evaluators.bfcl.decode_common import DecodeFailure
 from evaluators.bfcl.decode_java import WRONG_FORMAT_RULES as JAVA_WRONG_FORMAT_RULES
 from evaluators.bfcl.decode_javascript import WRONG_FORMAT_RULES as JAVASCRIPT_WRONG_FORMAT_RULES
 from evaluators.bfcl.decode_python import decode_python
+from evaluators.bfcl.native_parsing import decode_isolated
 from evaluators.bfcl.values import (
     CONVERTED_NESTED_TYPES,
     JAVA_TYPES,
@@ -110,14 +114,9 @@ def decode_prediction(prediction: Prediction, language: str, mode: str) -> Any:
     text = prediction.output
     if text is None:  # the official decoders fail on a missing text (no `.strip` on None)
         raise DecodeFailure("official_output_must_be_text", "the prediction has no output text")
-    if language == "java":
-        from evaluators.bfcl.decode_java import decode_java
-
-        return decode_java(text, mode=mode)
-    if language == "javascript":
-        from evaluators.bfcl.decode_javascript import decode_javascript
-
-        return decode_javascript(text, mode=mode)
+    if language in ("java", "javascript"):
+        # tree-sitter runs in the parser's child process (native_parsing): a crash there fails this sample only.
+        return decode_isolated(language, text, mode)
     return decode_python(text, mode=mode)
 
 

@@ -34,6 +34,11 @@ Strict fixes (mode="strict"; every official rule above holds otherwise):
   source text), so double-brace HashMap `put(...)` and ArrayList `add(...)` entries reach the converter.
 - strict_java_text_by_bytes: node texts are cut from the UTF-8 bytes and decoded, so non-ASCII text is
   read correctly.
+
+This module is the official decoder as written, run in the calling process with no bounds of ours: for tests and
+trusted text (like the official one, it crashes the process on an answer nested ~15,000 deep). Scoring calls it
+through native_parsing.decode_isolated, which checks our bounds first (bounded_answer_too_long,
+bounded_nesting_too_deep) and runs it in the parser's child process, where a native crash costs one sample.
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ Official rules (each a name a reader can grep):
 
 mode="strict" decodes as the official decoder does: the JavaScript quirks worth fixing are in the value
 conversion (javascript_types).
+
+This module is the official decoder as written, run in the calling process with no bounds of ours: for tests and
+trusted text (like the official one, it crashes the process on an answer nested ~15,000 deep). Scoring calls it
+through native_parsing.decode_isolated, which checks our bounds first (bounded_answer_too_long,
+bounded_nesting_too_deep) and runs it in the parser's child process, where a native crash costs one sample.
 """
 
 from __future__ import annotations

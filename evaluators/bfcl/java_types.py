@@ -22,6 +22,9 @@ Official rules (each a name a reader can grep):
 - official_java_unconverted_stays_text: any value that matches no pattern stays the decoded text.
 - official_java_unsupported_type: Set, Hashtable, Queue and Stack (and undeclared types) make the official
   checker raise; java_value raises UnsupportedJavaType (none occur in the data).
+The official regular expressions below (ARRAY, ARRAYLIST_*, HASHMAP_*) backtrack quadratically or worse on long
+values; they are matched with the same results in linear time by linear_patterns (the expressions stay here as
+the reference that module is tested against).
 
 Strict fix (mode="strict"):
 - strict_java_array_string_unquotes: a double-quoted String element of `new String[]{...}` loses its quotes,
@@ -33,6 +36,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evaluators.bfcl.linear_patterns import (
+    java_array_elements,
+    java_arraylist_added,
+    java_arraylist_adds_body,
+    java_arraylist_as_list,
+    java_hashmap_body,
+    java_hashmap_empty,
+    java_hashmap_puts,
+)
 from evaluators.core.registry import MODES
 
 # Declared Java type -> the BFCL Python type name whose rules the checker then applies (as the official
@@ -120,10 +132,10 @@ def convert(value: str, declared: str, item: str | None = None, mode: str = "off
 
 def parse_array(value: str, item: str | None, mode: str = "official") -> list | str:
     """official_java_array_string_keeps_quotes: `new T[]{a, b}` split on commas, by item type."""
-    match = ARRAY.search(value)
-    if not match:
+    listed = java_array_elements(value)  # ARRAY.search(value).group(1), in linear time
+    if listed is None:
         return value
-    elements = [part.strip() for part in match.group(1).split(",") if part.strip()]
+    elements = [part.strip() for part in listed.split(",") if part.strip()]
     if item is None:
         return [parse_java_value(element) for element in elements]
     if mode == "strict" and item == "String":
@@ -144,12 +156,13 @@ def _arraylist_element(text: str, item: str | None) -> Any:
 
 def parse_arraylist(value: str, item: str | None) -> list | str:
     """official_java_arraylist_forms."""
-    match = ARRAYLIST_AS_LIST.search(value)
-    if match:
-        return [_arraylist_element(part.strip(), item) for part in match.group(1).split(",")]
-    match = ARRAYLIST_ADDS.search(value)
-    if match:
-        return [_arraylist_element(added.strip(), item) for added in ARRAYLIST_ADD.findall(match.group(1))]
+    # The official expressions, matched in linear time (linear_patterns): ARRAYLIST_AS_LIST, ARRAYLIST_ADDS, ARRAYLIST_ADD.
+    listed = java_arraylist_as_list(value)
+    if listed is not None:
+        return [_arraylist_element(part.strip(), item) for part in listed.split(",")]
+    body = java_arraylist_adds_body(value)
+    if body is not None:
+        return [_arraylist_element(added.strip(), item) for added in java_arraylist_added(body)]
     if ARRAYLIST_EMPTY.search(value):
         return []
     return value
@@ -157,15 +170,15 @@ def parse_arraylist(value: str, item: str | None) -> list | str:
 
 def parse_hashmap(value: str) -> dict | str:
     """official_java_hashmap_puts: string keys, values by parse_java_value."""
-    match = HASHMAP_BODY.search(value)
-    if match:
-        body = match.group(1)
+    # The official expressions, matched in linear time (linear_patterns): HASHMAP_BODY, HASHMAP_PUT, HASHMAP_EMPTY.
+    body = java_hashmap_body(value)
+    if body is not None:
         entries: dict[str, Any] = {}
         if body.strip():
-            for key, entry in HASHMAP_PUT.findall(body):
+            for key, entry in java_hashmap_puts(body):
                 entries[key] = parse_java_value(entry.strip())
         return entries
-    if HASHMAP_EMPTY.search(value):
+    if java_hashmap_empty(value):
         return {}
     return value
 

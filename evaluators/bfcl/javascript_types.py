@@ -20,6 +20,8 @@ Official rules (each a name a reader can grep):
 - official_js_unconverted_stays_text.
 - official_js_unsupported_type: a declared (or item) type outside the eight above makes the official
   checker raise; javascript_value raises UnsupportedJavaScriptType (none occur in the data).
+ARRAY_2D (exponential backtracking on `[[1],[1],…,1]`) and OBJECT_PAIR (quadratic) are matched with the same
+results in linear time by linear_patterns; the expressions stay here as the reference it is tested against.
 
 Strict fix (mode="strict"):
 - strict_js_reads_literals: a dict or array value that is one JavaScript object or array literal is read
@@ -29,7 +31,8 @@ Strict fix (mode="strict"):
   decoder keeps them); numbers become numbers; true/false booleans; arrays and objects recurse; anything
   else (identifiers, calls, null, template strings) stays its source text. Array elements of a declared item
   type: strings, objects and arrays as read, any other element's text through the item type's official
-  conversion (`60` -> 60.0 for float items). Any other text converts as officially.
+  conversion (`60` -> 60.0 for float items). Any other text converts as officially. The literal is parsed in the
+  parser's child process, within the parser's bounds (native_parsing); a text past them converts as officially.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ import re
 from typing import Any
 
 from evaluators.bfcl.decode_javascript import javascript_parser
+from evaluators.bfcl.linear_patterns import js_array_2d, js_object_pairs
+from evaluators.bfcl.native_parsing import read_literal_isolated, within_parse_bounds
 from evaluators.core.registry import MODES
 
 # Declared JavaScript type -> the BFCL Python type name whose rules the checker then applies (as the official
@@ -124,10 +129,10 @@ def parse_array(code: str, item: str | None) -> list | str:
 
 
 def _parse_array(code: str, item: str | None) -> list | str:
-    two_d = ARRAY_2D.match(code)
-    if two_d:
+    two_d = js_array_2d(code)  # ARRAY_2D.match(code).group(0), in linear time (the expression is exponential)
+    if two_d is not None:
         rows = []
-        for index, row in enumerate(INNER_ARRAY.findall(two_d.group(0))):
+        for index, row in enumerate(INNER_ARRAY.findall(two_d)):
             row = row.strip()
             if index == 0 and row.startswith("["):
                 row = row[1:]
@@ -159,7 +164,7 @@ def parse_object(code: str) -> dict | str:
         return code
     try:
         entries: dict[str, Any] = {}
-        for key, value in OBJECT_PAIR.findall(match.group(1)):
+        for key, value in js_object_pairs(match.group(1)):  # OBJECT_PAIR.findall, in linear time
             key = key.strip().strip("'\"")
             value = value.strip()
             if value.startswith("[") and value.endswith("]"):
@@ -199,9 +204,23 @@ class _Literal:
 
 
 def read_literal(text: str) -> Any:
-    """strict_js_reads_literals: the value of `text` when it is one object or array literal, else None."""
+    """strict_js_reads_literals: the value of `text` when it is one object or array literal, else None; read in
+    the parser's child process (native_parsing). A text past the parser's bounds (native_parsing.MAX_PARSED_CHARS,
+    MAX_BRACKET_NESTING), or one the child crashes or runs out of time on, is not read: the official conversion
+    applies to it."""
+    if not within_parse_bounds(_wrapped(text)):
+        return None
+    return read_literal_isolated(text)
+
+
+def _wrapped(text: str) -> str:
+    return "(" + text.strip() + ")"
+
+
+def read_literal_in_process(text: str) -> Any:
+    """read_literal in this process, without the bounds: for tests and trusted text (a native crash ends the caller)."""
     try:
-        data = ("(" + text.strip() + ")").encode("utf8")
+        data = _wrapped(text).encode("utf8")
     except UnicodeEncodeError:
         return None
     root = javascript_parser().parse(data).root_node
