@@ -302,6 +302,28 @@ def flood_probes(tmp: Path) -> list[Probe]:
     ]
 
 
+def native_parser_probes(tmp: Path) -> list[Probe]:
+    """Whole `score` processes on BFCL answers that crashed (20,000-deep brackets) or stalled (1.4 MB) the
+    native JavaScript parser."""
+    from tests.bfcl_fixtures import write_bfcl_folder
+
+    data = write_bfcl_folder(tmp / "bfcl")
+    answers = {"JavaScript answer nested 20,000 deep (40 KB)": "f(a=" + "[" * 20_000 + "1" + "]" * 20_000 + ")",
+               "JavaScript answer of 1.4 MB": "f(a=[" + "1," * 700_000 + "1])"}
+    probes = []
+    for name, answer in answers.items():
+        predictions = tmp / "native.jsonl"
+        predictions.write_text(json.dumps({"id": "simple_javascript_0", "output": answer}) + "\n")
+        started = time.monotonic()
+        done = cli(tmp / "native", "score", "bfcl", str(predictions), "--data-dir", str(data), "--subset",
+                   "simple_javascript")
+        seconds = time.monotonic() - started
+        verdict = next((line.strip() for line in done.stdout.splitlines() if line.startswith("errors")), last_line(done.stderr))
+        probes.append(Probe(name, done.returncode == 0 and "decoder_failed=1" in verdict,
+                            f"exit {done.returncode} in {seconds:.1f} s (whole process); {verdict}"))
+    return probes
+
+
 def public_probe_rows(tmp: Path) -> list[Probe]:
     data = write_dataset(tmp / "probe-data", 20)
     steps: list[Callable[[], Probe | list[Probe]]] = [
@@ -318,6 +340,7 @@ def public_probe_rows(tmp: Path) -> list[Probe]:
         lambda: unknown_mode_probe(tmp),
         lambda: lost_queue_task_probe(tmp, data),
         lambda: flood_probes(tmp),
+        lambda: native_parser_probes(tmp),
     ]
     probes: list[Probe] = []
     for step in steps:
