@@ -1,13 +1,17 @@
 """A local model server that crashes (llama.cpp built for the wrong CPU dies with SIGSEGV on its first
 completion): the crash is named with its signal and log tail, the server is restarted once, and the
 engine reports the crash, at once, instead of timeouts. The "server" is a real process on a real port: a
-small Python HTTP server that kills itself with SIGSEGV when told to."""
+small Python HTTP server that kills itself with SIGSEGV when told to. Also: how the real server is started
+(threads, context, no scores for every prompt token), and a request whose client gave up is dropped."""
 
 from __future__ import annotations
 
 import asyncio
+import http.client
+import inspect
 import json
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -29,9 +33,12 @@ from evaluators.engine.settings import ModelSettings
 CRASH_LINE = "fake ggml: illegal instruction in the matmul kernel"
 
 # argv: port, mode, folder. Modes: `crash` (every completion), `crash-once` (the first completion of all
-# its starts), `crash-at-start` (before it listens), `answer`. Each start appends a line to folder/starts.
+# its starts), `crash-at-start` (before it listens), `answer`, `hold` (a completion is answered once
+# folder/release exists; one whose client closed the connection first is dropped, as llama.cpp's server
+# drops a queued request whose client left, and noted in folder/gone). Each start appends a line to
+# folder/starts; each completion received, to folder/received.
 FAKE_SERVER = f"""
-import json, os, signal, sys
+import json, os, select, signal, socket, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 port, mode, folder = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -49,6 +56,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with open(os.path.join(folder, "received"), "a") as received:
+            received.write("completion\\n")
+        while mode == "hold" and not os.path.exists(os.path.join(folder, "release")):
+            if select.select([self.connection], [], [], 0.05)[0] and self.connection.recv(1, socket.MSG_PEEK) == b"":
+                with open(os.path.join(folder, "gone"), "a") as gone:
+                    gone.write("client gone\\n")
+                return
         marker = os.path.join(folder, "crashed")
         if mode == "crash" or (mode == "crash-once" and not os.path.exists(marker)):
             open(marker, "w").close()
@@ -94,6 +108,17 @@ def fake_server(folder: Path, mode: str) -> Iterator[LocalServer]:
 
 def starts(folder: Path) -> int:
     return len((folder / "starts").read_text().splitlines())
+
+
+def lines_in(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def wait_until(condition: Callable[[], bool], what: str, within: float = 60.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting for {what} after {within:.0f} s"
+        time.sleep(0.05)
 
 
 def post_completion(server: LocalServer) -> tuple[int, dict[str, Any]]:
@@ -215,3 +240,48 @@ def test_stopping_ends_the_server_process_and_the_front(tmp_path: Path):
     assert process.poll() is not None and not server.alive()
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{server.base_url}/models", timeout=5)
+
+
+def test_the_server_uses_half_the_cores_for_prompts_and_answers_and_keeps_no_scores_per_prompt_token(
+        monkeypatch: pytest.MonkeyPatch):
+    # llama.cpp's threads wait for each other at each step: half the cores (1 on 2), for reading prompts
+    # too (the server's default reads them with every core, and the prompt is most of the work).
+    assert [local_model.server_threads(cores) for cores in (1, 2, 3, 4, 16)] == [1, 1, 1, 2, 8]
+    monkeypatch.setattr(local_model, "model_file", lambda model: Path("/models", model.file))
+    monkeypatch.setattr(local_model, "usable_cores", lambda: 2)
+    command = local_model.llama_server_command(MODEL, 4321)
+    launcher = command.index(str(local_model.LAUNCHER))  # run by its path: it needs nothing of ours on sys.path
+    assert command[:launcher] == [sys.executable, "-X", "faulthandler"]
+    arguments = command[launcher + 1:]
+    options = dict(zip(arguments[::2], arguments[1::2], strict=True))
+    assert options == {
+        "--model": str(Path("/models", MODEL.file)), "--host": "127.0.0.1", "--port": "4321",
+        "--n_ctx": "8192", "--chat_format": "chatml-function-calling", "--model_alias": "smollm2",
+        "--n_threads": "1", "--n_threads_batch": "1",
+        # The default (true) keeps a context x vocabulary table of scores (1.6 GB) for log-probabilities.
+        "--logits_all": "false",
+    }
+    assert local_model.LAUNCHER.is_file()
+
+
+def test_the_server_start_is_given_time_for_a_busy_machine():
+    default = inspect.signature(LocalServer).parameters["startup_timeout"].default
+    assert default == local_model.STARTUP_TIMEOUT >= 300
+
+
+def test_a_request_whose_client_stopped_waiting_is_dropped_at_the_server_too(tmp_path: Path):
+    """The engine gives up on a request at its timeout and sends it again: the server (one request at a
+    time) must not compute the one given up on while the run's requests wait behind it."""
+    with fake_server(tmp_path, "hold") as server:
+        body = json.dumps({"model": "smollm2", "messages": [{"role": "user", "content": "hi"}]})
+        waiting = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        waiting.request("POST", "/v1/chat/completions", body=body, headers={"Content-Type": "application/json"})
+        wait_until(lambda: lines_in(tmp_path / "received") == 1, "the server to receive the request")
+        waiting.close()  # the client's own timeout: it stops waiting
+        wait_until(lambda: lines_in(tmp_path / "gone") == 1, "the front to drop the request at the server")
+        # The front goes on serving, with the same server process.
+        (tmp_path / "release").touch()
+        status, answer = post_completion(server)
+        assert status == 200 and answer["choices"][0]["message"]["content"] == "hello"
+        assert lines_in(tmp_path / "received") == 2 and lines_in(tmp_path / "gone") == 1
+        assert server.restarts == 0 and starts(tmp_path) == 1

@@ -3,8 +3,11 @@ installed, as in CI) 5 ACEBench samples through SmolLM2-135M, scored, stored and
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
+import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -45,6 +48,67 @@ def test_local_names_pass_the_endpoint_guard_even_in_public_mode(monkeypatch: py
 
 
 installed = local_model.installed_problem() is None
+has_llama_cpp = importlib.util.find_spec("llama_cpp") is not None
+
+# What ACEBench's prompts are full of, and what HTML escaping turns into entities.
+QUOTED = """Output [ApiName(key1='value1', key2="value2")] & nothing <else>."""
+
+
+class RenderedPrompt(Exception):
+    """Carries the prompt a chat format rendered (raised instead of running a model)."""
+
+
+def chatml_function_calling_prompt(messages: list[dict[str, str]]) -> str:
+    from llama_cpp import llama_chat_format
+
+    def capture(prompt: str, **_: object) -> None:
+        raise RenderedPrompt(prompt)
+
+    with pytest.raises(RenderedPrompt) as rendered:
+        llama_chat_format.chatml_function_calling(llama=SimpleNamespace(create_completion=capture), messages=messages)
+    return rendered.value.args[0]
+
+
+@pytest.mark.skipif(not has_llama_cpp, reason=f"llama-cpp-python not installed ({local_model.INSTALL_HINT})")
+def test_the_launcher_makes_the_chat_format_render_prompts_as_written(monkeypatch: pytest.MonkeyPatch):
+    from llama_cpp import llama_chat_format
+
+    from evaluators.engine import llama_server_launch
+
+    messages = [{"role": "system", "content": QUOTED}, {"role": "user", "content": "hi"}]
+    # As llama-cpp-python renders them (Jinja's HTML autoescape); when this fails, it no longer does,
+    # and the launcher's correction can go.
+    assert "&#34;value2&#34;" in chatml_function_calling_prompt(messages)
+    monkeypatch.setattr(llama_chat_format, "ImmutableSandboxedEnvironment", llama_chat_format.ImmutableSandboxedEnvironment)
+    llama_server_launch.plain_text_templates()
+    assert chatml_function_calling_prompt(messages) == (
+        f"<|im_start|>system\n{QUOTED}<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
+def test_the_real_server_reads_the_prompt_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Started as runs start it (through the launcher, with its threads and context): the prompt it
+    counts is the messages' text, not HTML-escaped (which made ACEBench's prompts 2.5 times as long)."""
+    import llama_cpp
+
+    monkeypatch.setenv("TOOLBOARD_HOME", str(tmp_path))
+    model = local_model.LOCAL_MODELS["smollm2"]
+    messages = [{"role": "system", "content": QUOTED * 20}, {"role": "user", "content": "hi"}]
+    tokenizer = llama_cpp.Llama(str(local_model.model_file(model)), vocab_only=True, verbose=False)
+    as_written = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
+    server = local_model.LocalServer(model)
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
+        body = {"model": model.name, "messages": messages, "max_tokens": 1, "temperature": 0}
+        connection.request("POST", "/v1/chat/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        assert response.status == 200, answer
+        assert answer["usage"]["prompt_tokens"] == len(tokenizer.tokenize(as_written.encode(), special=True))
+        log_text = server.log_path.read_text()
+        assert "n_ctx                 = 8192" in log_text
+    finally:
+        server.stop()
 
 
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")

