@@ -176,3 +176,20 @@ def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(tmp_path: Path):
         page.locator("text=evaluated >> visible=true").first.wait_for(timeout=60_000)
         assert not problems, "\n".join(problems)
     local_model.stop_all()
+
+
+@pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
+def test_a_local_run_gives_each_request_the_local_models_time_from_the_cli_and_the_form(tmp_path: Path):
+    """The server answers one request at a time, so a request's time includes those ahead of it (issue 27)."""
+    from evaluators.cli.parser import build_parser
+    from evaluators.cli.run_config import run_config as cli_run_config
+
+    args = build_parser().parse_args(["run", "acebench", "--model", "local:smollm2", "--language", "en"])
+    assert cli_run_config(args).model.timeout == LOCAL_DEMO.timeout == 600.0
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        config = run_config(context, {"endpoint_kind": LOCAL_DEMO.title, "benchmark": "acebench", "language": "en",
+                                      "subsets": ["normal_atom_bool"], "data_source": "built-in example"})
+    finally:
+        context.close()
+    assert config.model.timeout == LOCAL_DEMO.timeout and config.model.max_tokens == LOCAL_DEMO.max_tokens

@@ -31,6 +31,7 @@ from ui.run_form import (
     FIELDS,
     LIMIT_LABEL,
     LOCAL_DEMO,
+    LOCAL_DEMO_FORM,
     data_line,
     data_source_choices,
     data_source_value,
@@ -463,8 +464,17 @@ def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor
 
     start_inputs = {visitor, form.api_key, *form.inputs()}
     start_outputs = [start_message, panel.run_id, panel.jobs, panel.action_message]
+
+    def local_model_settings(kind: str) -> list[Any]:
+        """The local model's settings when a visitor picks it (the others stay as they were otherwise)."""
+        local = kind == LOCAL_DEMO.title
+        return [gr.update(value=value) if local else gr.update() for value in LOCAL_DEMO_FORM.values()]
+
     form.fields["endpoint_kind"].change(local_model_note, [form.fields["endpoint_kind"]], [form.local_note],
                                         api_visibility="private")
+    # On the visitor's pick only (.input): the demo preset sets its own values and must keep them.
+    form.fields["endpoint_kind"].input(local_model_settings, [form.fields["endpoint_kind"]],
+                                       [form.fields[name] for name in LOCAL_DEMO_FORM], api_visibility="private")
     demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields], api_visibility="private").then(
         start_from_form, start_inputs, start_outputs, api_visibility="private")
     start.click(start_from_form, start_inputs, start_outputs, api_visibility="private")

@@ -14,6 +14,7 @@ from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, check
 
 def run_config(args: argparse.Namespace) -> RunConfig:
     base_url, model, api_key_env, max_tokens = args.base_url, args.model, args.api_key_env, args.max_tokens
+    timeout = args.timeout
     if model and is_local(model):
         # The built-in local model: its server is ours, so there is no URL or key to give.
         if base_url and base_url != model:
@@ -21,6 +22,7 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         chosen = local_model(model)
         base_url, model, api_key_env = model, chosen.name, ""
         max_tokens = max_tokens or chosen.max_tokens
+        timeout = max(timeout, chosen.timeout)  # its one-at-a-time server makes a request wait for those ahead
     if not args.benchmark or not base_url or not model:
         raise ToolboardError("run needs BENCHMARK, --base-url and --model (or --model local:smollm2, "
                              "or --resume/--rerun-errors RUN_ID)")
@@ -30,7 +32,7 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         raise ToolboardError("--extra-body must be a JSON object")
     settings = ModelSettings(
         base_url=base_url, model=model, api_key_env=api_key_env, request_mode=args.request_mode,
-        temperature=args.temperature, max_tokens=max_tokens, timeout=args.timeout, extra_body=args.extra_body,
+        temperature=args.temperature, max_tokens=max_tokens, timeout=timeout, extra_body=args.extra_body,
         top_p=args.top_p, prompt_style=args.prompt_style,
     )
     return check_run_settings(RunConfig(
