@@ -23,9 +23,9 @@ import pytest
 from gradio_client import Client, handle_file
 
 from evaluators.board import MAX_BOARD_ROWS, board_rows
+from evaluators.core.csv_files import neutralised, write_csv
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_FILE_NAME_CHARS, MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, TextTooLongError
-from evaluators.csv_files import neutralised, write_csv
 from evaluators.engine.jobs import Admission
 from evaluators.engine.quota import DAY_SECONDS, QuotaReached
 from evaluators.engine.store import Store
@@ -381,12 +381,12 @@ def test_write_csv_neutralises_only_text_cells(tmp_path: Path):
 
 
 def test_every_csv_the_app_or_cli_writes_goes_through_the_one_writer():
-    """No CSV writer but evaluators/csv_files.py: a new one must use write_csv (and so neutralise formulas)."""
+    """No CSV writer but evaluators/core/csv_files.py: a new one must use write_csv (and so neutralise formulas)."""
     writers = re.compile(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(")
     found = [str(path.relative_to(PROJECT)) for folder in ("evaluators", "ui") for path in (PROJECT / folder).rglob("*.py")
              if writers.search(path.read_text(encoding="utf-8"))]
     found += ["app.py"] if writers.search((PROJECT / "app.py").read_text(encoding="utf-8")) else []
-    assert found == ["evaluators/csv_files.py"]
+    assert found == ["evaluators/core/csv_files.py"]
 
 
 # ---- the page: a browser's visitor token is what its uploads count against ---------------------------------------

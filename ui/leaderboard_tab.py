@@ -28,9 +28,9 @@ from evaluators.board import (
     published_table,
     query_board,
 )
+from evaluators.core.csv_files import write_csv
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, all_benchmarks, benchmark_names, get_benchmark
-from evaluators.csv_files import write_csv
 from ui import charts
 from ui.context import READ_EVENT, AppContext, plain_error
 from ui.format import as_percent, board_table, markdown_text, table_json, without_empty_info_columns

@@ -3,7 +3,7 @@ correction; `local_model` starts the local demo model's server process with this
 
 The correction: llama-cpp-python's `chatml-function-calling` chat format renders messages with Jinja's
 HTML autoescape on (`select_autoescape`, which also escapes templates made from strings), so every `"`
-in a prompt reaches the model as `&#34;`, `'` as `&#39;`, `<` as `&lt;`. ACEBench's prompts are full of
+in a prompt reaches the model as `&#34;`, `'` as `&#39;`, `<` as `&lt;`. Benchmark prompts are full of
 quotes: an official prompt of 1,398 tokens became 3,496, so it took 2.5 times as long to read, and the
 model read a prompt that was not the benchmark's. A chat prompt is not HTML: here its templates render
 text as given.

@@ -75,13 +75,13 @@ class LocalModel:
     package: str
     file: str
     chat_format: str
-    # The model's training context; ACEBench's longest official prompts are about 2,600 tokens.
+    # The model's training context; the longest official benchmark prompts are about 2,600 tokens.
     context: int = 8192
     # A small model can ramble until its context is full: answers are capped (set in the run's settings).
     max_tokens: int = 256
     # Seconds a request may take (for the run's settings, like max_tokens). The server answers one request
     # at a time, so a request's time includes those ahead of it: on 2 cores with the other one busy, an
-    # official ACEBench prompt took up to 35 s and the fifth of 5 sent at once was answered after 156 s.
+    # official benchmark prompt took up to 35 s and the fifth of 5 sent at once was answered after 156 s.
     timeout: float = 600.0
 
 
@@ -193,7 +193,7 @@ def usable_cores() -> int:
 def server_threads(cores: int | None = None) -> int:
     """Threads llama.cpp uses, for reading the prompt and for generating: half the cores (1 on 2 cores).
     Its threads wait for each other at every step, so a thread whose core another process takes stalls
-    them all: on 2 cores with the other one busy, 2 threads read a 1,811-token ACEBench prompt in 57-179 s,
+    them all: on 2 cores with the other one busy, 2 threads read a 1,811-token official prompt in 57-179 s,
     1 thread in 22-24 s. The server's defaults are half the cores for generating but all of them for
     reading the prompt, which is most of the work."""
     return max(1, (cores or usable_cores()) // 2)
