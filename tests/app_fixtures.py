@@ -31,10 +31,14 @@ class RunningApp:
 
 
 @contextmanager
-def running_app(root: Path, latency: float = 0.0, public: bool = False) -> Iterator[RunningApp]:
-    data = write_dataset(root / "data", 30)
+def running_app(root: Path, latency: float = 0.0, public: bool = False, samples: int = 30,
+                data_is_default: bool = False, **options: Any) -> Iterator[RunningApp]:
+    """`data_is_default`: the synthetic data is the operator's data folder (what "download" reads); `options`
+    go to the AppContext (e.g. admission limits)."""
+    data = write_dataset(root / "data", samples)
     db_path = root / "home" / "toolboard.db"
-    context = AppContext(store=Store(db_path), public=public, max_upload_bytes=200_000)
+    context = AppContext(store=Store(db_path), public=public, max_upload_bytes=200_000,
+                         default_data_dir=str(data) if data_is_default else None, **options)
     with ScriptedServer(reply=correct_reply, latency=latency) as server:
         demo = build_app(context)
         # the page's CSS and limits as the real launch gives them

@@ -31,12 +31,9 @@ from evaluators.engine.quota import DAY_SECONDS, QuotaReached
 from evaluators.engine.store import Store
 from evaluators.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
-from tests.app_fixtures import RunningApp, correct_reply, running_app, table_rows, wait_for_status, write_predictions
+from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page
-from tests.engine_fixtures import write_dataset
-from tests.scripted_server import ScriptedServer
-from ui.app import build_app
-from ui.context import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_UPLOADS_PER_DAY, AppContext, admission_for
+from ui.context import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_UPLOADS_PER_DAY, admission_for
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLES = 12
@@ -57,18 +54,8 @@ class ManualClock:
 def public_app(root: Path, admission: Admission) -> Iterator[RunningApp]:
     """The app as a public Space runs it (the operator's data folder; 127.0.0.1 endpoints are allowed only
     because TOOLBOARD_PUBLIC is unset), with the given limits."""
-    data = write_dataset(root / "data", SAMPLES)
-    db_path = root / "home" / "toolboard.db"
-    context = AppContext(store=Store(db_path), public=True, default_data_dir=str(data), max_upload_bytes=200_000,
-                         admission=admission)
-    with ScriptedServer(reply=correct_reply) as server:
-        demo = build_app(context)
-        demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
-        try:
-            yield RunningApp(demo.local_url, context, server, data, db_path)
-        finally:
-            demo.close()
-            context.close()
+    with running_app(root, public=True, samples=SAMPLES, data_is_default=True, admission=admission) as app:
+        yield app
 
 
 def start(client: Client, app: RunningApp, model: str, **extra: Any) -> dict[str, str]:
