@@ -164,3 +164,14 @@ def test_credentials_or_parser_tricks_in_the_url_are_refused_in_every_mode(base_
         check_endpoint_allowed(base_url)
     assert "user name or password" in str(refused.value) or "characters a host name cannot have" in str(refused.value)
     assert "secret" not in str(refused.value) and "8.8.8.1" not in str(refused.value)
+
+
+def test_the_package_index_request_follows_no_redirect_to_a_non_public_host(public_guard: None, internal: InternalService,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    from evaluators.bfcl.wheel import INDEX_URL_ENV, wheel_url_from_index
+
+    with redirector(internal, 302) as public:
+        monkeypatch.setenv(INDEX_URL_ENV, public.base_url)
+        with pytest.raises(DataError, match="loopback"):
+            wheel_url_from_index()
+    assert internal.requests == []

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -329,3 +331,43 @@ def test_a_transaction_that_raises_leaves_nothing_behind(tmp_path: Path):
             db.execute("DELETE FROM runs WHERE id=?", (run_id,))
             raise RuntimeError("half-way")
     assert store.has_run(run_id)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # the store needs nothing but the standard library: any Python 3.11 reads it
+
+
+def _can_run_as_nobody() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root to run a child as nobody"
+    if not Path(SYSTEM_PYTHON).exists():
+        return f"needs {SYSTEM_PYTHON} (a Python that user nobody can run)"
+    return None
+
+
+@pytest.mark.skipif(_can_run_as_nobody() is not None, reason=str(_can_run_as_nobody()))
+def test_a_store_whose_folder_its_user_cannot_write_opens_read_only():
+    """A folder without write permission (not read-only media): the lock file opens, but SQLite cannot make its
+    journal files. The store opens read-only, lists its runs, and a write is one clear refusal (issue 27)."""
+    folder = Path(tempfile.mkdtemp(prefix="toolboard-perm-"))
+    try:
+        store = Store(folder / "toolboard.db")
+        store.create_run("acebench", "en", "kept-model", "http://127.0.0.1:1/v1", {}, "fp", 1)
+        store.close()
+        shutil.chown(folder, "nobody")
+        for path in folder.iterdir():
+            shutil.chown(path, "nobody")
+        folder.chmod(0o555)
+        script = ("from evaluators.engine.store import Store\n"
+                  "store = Store(__import__('sys').argv[1])\n"
+                  "print(store.read_only, [run.model for run in store.list_runs()])\n"
+                  "try:\n    store.create_run('acebench', 'en', 'm', 'http://x/v1', {}, 'fp', 1)\n"
+                  "except Exception as error:\n    print(type(error).__name__, error)\n")
+        done = subprocess.run([SYSTEM_PYTHON, "-c", script, str(folder / "toolboard.db")], user="nobody",
+                              env={"PYTHONPATH": str(PROJECT)}, cwd="/",
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "the store or its folder cannot be written ['kept-model']" in done.stdout
+        assert "StoreReadOnlyError" in done.stdout and "can only be read" in done.stdout
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder, ignore_errors=True)

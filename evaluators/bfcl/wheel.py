@@ -7,14 +7,14 @@ import hashlib
 import json
 import os
 import urllib.parse
-import urllib.request
 import zipfile
 from functools import lru_cache
 from pathlib import Path
 
-from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, download, open_member
+from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, checked_opener, download, open_member
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
+from evaluators.core.public_hosts import HostNotAllowedError
 
 PACKAGE = "bfcl-eval"
 VERSION = "2026.3.23"
@@ -59,9 +59,9 @@ def wheel_url_from_index() -> str:
     """The wheel's download address, read from the package index's JSON API."""
     url = index_url()
     try:
-        with urllib.request.urlopen(url, timeout=60) as response:
+        with checked_opener().open(url, timeout=60) as response:
             raw = response.read(MAX_INDEX_ANSWER_BYTES + 1)
-    except OSError as exc:
+    except (OSError, HostNotAllowedError) as exc:
         raise DataError(f"could not ask the package index for {PACKAGE} {VERSION} ({url}): {exc}. The wheel holds "
                         "the data (without --data-dir) and always the official prompt texts: download "
                         f"{WHEEL_NAME} yourself and set {WHEEL_PATH_ENV} to its path") from None

@@ -101,13 +101,17 @@ class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
+def checked_opener() -> urllib.request.OpenerDirector:
+    """A urllib opener whose redirects go, on a public deployment, only to public hosts."""
+    return urllib.request.build_opener(_CheckedRedirects)
+
+
 def download(url: str, target: Path, description: str, timeout: float = 60.0) -> Path:
     """Stream `url` to `target` with a progress bar; the file appears only when complete."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".part")
-    opener = urllib.request.build_opener(_CheckedRedirects)
     try:
-        with opener.open(url, timeout=timeout) as response, partial.open("wb") as out:
+        with checked_opener().open(url, timeout=timeout) as response, partial.open("wb") as out:
             total = int(response.headers.get("Content-Length") or 0) or None
             with tqdm(total=total, unit="B", unit_scale=True, desc=description, leave=False) as bar:
                 while chunk := response.read(_CHUNK):

@@ -53,6 +53,8 @@ from evaluators.engine.store import Store
 log = logging.getLogger(__name__)
 
 ACTIVE = ("queued", "running", "cancelling")
+# The id of a start's slot while its run is being checked and created (not stored yet, so counted apart).
+STARTING_PREFIX = "starting-"
 # The statuses of a run the app's store holds only as a placeholder while a worker executes it: the
 # worker's record replaces it.
 PLACEHOLDER_STATUSES = ("queued", "running", "cancelling", "interrupted")
@@ -143,7 +145,7 @@ class QueueJobs:
         """Create the run (checked as in the embedded mode) and queue it; returns its id at once."""
         check_run_keys(config, api_key)
         _check_no_credentials(config)
-        slot = QueuedJob(f"starting-{uuid.uuid4().hex}", owner=owner)
+        slot = QueuedJob(f"{STARTING_PREFIX}{uuid.uuid4().hex}", owner=owner)
         with self._lock:  # the slot is taken under the lock: concurrent starts never exceed the limits
             self._check_admission(owner)
             self._jobs[slot.run_id] = slot
@@ -257,7 +259,8 @@ class QueueJobs:
         if limits.max_active_per_owner is not None and self.active_count_of(owner) >= limits.max_active_per_owner:
             raise ToolboardError(f"you have {limits.max_active_per_owner} run(s) queued or going on already (the most"
                                  " one visitor has at once here); wait for it to finish, or cancel it")
-        limits.check_runs_quota(self.store, owner)
+        starting = sum(job.run_id.startswith(STARTING_PREFIX) and job.owner == owner for job in list(self._jobs.values()))
+        limits.check_runs_quota(self.store, owner, pending=starting)
 
     def _send(self, run_id: str, action: str, api_key: str | None, owner: str | None, *, created_here: bool = False,
               document: dict[str, Any] | None = None) -> None:

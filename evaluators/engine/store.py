@@ -519,6 +519,7 @@ def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
             try:
                 db = sqlite3.connect(f"{path.absolute().as_uri()}?{flags}", uri=True, check_same_thread=False,
                                      isolation_level=None, timeout=30, factory=_Connection)
+                db.store_path, db.read_only_reason = path, read_only  # type: ignore[attr-defined]
                 db.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 break
             except sqlite3.OperationalError:
@@ -540,23 +541,32 @@ class Store:
         self._lock = threading.RLock()
         # Processes opening a new store at once (a queue worker's pool) would each create and migrate it.
         with _opening(self.path) as read_only:
-            self.read_only = read_only
             if _emptied(self.path):
                 raise StoreDamagedError(self.path, "the file is empty (0 bytes) but a store was there")
-            self._db = _connect(self.path, read_only)
-            self._db.row_factory = sqlite3.Row
             try:
-                if read_only is None:
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                    self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.execute("PRAGMA foreign_keys=ON")
-                self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                self._migrate()
-            except (sqlite3.DatabaseError, ToolboardError) as error:
-                self._db.close()
-                if is_damage(error):
-                    raise StoreDamagedError(self.path, str(error)) from None
-                raise
+                self._open(read_only)
+            except StoreReadOnlyError:
+                if read_only is not None or not self.path.exists():
+                    raise
+                # Its lock could be taken, but the file or its folder refuses writes (permissions, not media).
+                self._open("the store or its folder cannot be written")
+
+    def _open(self, read_only: str | None) -> None:
+        self.read_only = read_only
+        self._db = _connect(self.path, read_only)
+        self._db.row_factory = sqlite3.Row
+        try:
+            if read_only is None:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            self._migrate()
+        except (sqlite3.DatabaseError, ToolboardError) as error:
+            self._db.close()
+            if is_damage(error):
+                raise StoreDamagedError(self.path, str(error)) from None
+            raise
 
     def check_integrity(self) -> None:
         """Read every page (costs a pass over the file: the app does it once when it starts)."""
