@@ -117,7 +117,8 @@ def lines_in(path: Path) -> int:
 def wait_until(condition: Callable[[], bool], what: str, within: float = 60.0) -> None:
     deadline = time.monotonic() + within
     while not condition():
-        assert time.monotonic() < deadline, f"still waiting for {what} after {within:.0f} s"
+        if time.monotonic() > deadline:  # a time-out for the wait, not a speed check
+            raise AssertionError(f"still waiting for {what} after {within:.0f} s")
         time.sleep(0.05)
 
 
