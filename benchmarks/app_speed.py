@@ -45,7 +45,7 @@ def seed_runs(count: int) -> None:
     """N finished ACEBench runs in the store, as uploads of the built-in example."""
     from evaluators.core.registry import get_benchmark
     from evaluators.engine.store import Store
-    from evaluators.submissions import check_submission, store_submission
+    from evaluators.service.submissions import check_submission, store_submission
 
     store = Store()
     example = get_benchmark("acebench").example.folder

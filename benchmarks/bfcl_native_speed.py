@@ -1,5 +1,5 @@
 """Time to score BFCL's Java and JavaScript answers, whose decoding runs tree-sitter in a child process
-(evaluators/bfcl/native_parsing.py), and what one hostile answer costs.
+(evaluators/benchmarks/bfcl/native_parsing.py), and what one hostile answer costs.
 
 - score: read + score + report of simple_java and simple_javascript (150 items in the real data), the answers being
   the gold answers written as Java / JavaScript (tests/bfcl_oracle.py), best of --repeat, in both modes; with the
@@ -39,9 +39,9 @@ def default_data_dir() -> Path | None:
 
 def in_process_decode_seconds(samples: list, texts: dict[str, str], mode: str) -> float | None:
     try:
-        from evaluators.bfcl.decode_common import DecodeFailure
-        from evaluators.bfcl.decode_java import decode_java
-        from evaluators.bfcl.decode_javascript import decode_javascript
+        from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
+        from evaluators.benchmarks.bfcl.decode_java import decode_java
+        from evaluators.benchmarks.bfcl.decode_javascript import decode_javascript
     except ImportError:
         return None
     started = time.perf_counter()

@@ -251,7 +251,7 @@ def measured(command: list[str], home: Path) -> tuple[int, float, float, str]:
 
 
 def bomb_rows(tmp: Path) -> list[tuple[str, int, float, float, str]]:
-    example = ROOT / "evaluators" / "acebench" / "example"
+    example = ROOT / "evaluators" / "benchmarks" / "acebench" / "example"
     first = json.loads((example / "predictions.jsonl").read_text().splitlines()[0])
     answer = json.dumps({"id": first["id"], "result": "[F(a=[[1]*99999]*99999)]"})
     bomb = tmp / "bomb.jsonl"

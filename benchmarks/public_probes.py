@@ -204,7 +204,7 @@ def stopped_run_probes(tmp: Path, data: Path) -> list[Probe]:
 
 def unknown_mode_probe(tmp: Path) -> Probe:
     from evaluators.engine.store import Store
-    from evaluators.explore import sample_table
+    from evaluators.service.explore import sample_table
 
     store = Store(tmp / "mode" / "toolboard.db")
     run_id = store.create_run("acebench", "en", "m", "http://127.0.0.1:1/v1", {"benchmark": "acebench"}, "fp", 1)
@@ -265,7 +265,7 @@ def flood_probes(tmp: Path) -> list[Probe]:
     from gradio_client import Client, handle_file
 
     from evaluators.engine.jobs import Admission
-    from evaluators.submissions import check_submission, store_submission
+    from evaluators.service.submissions import check_submission, store_submission
     from tests.acebench_fixtures import EXAMPLE_DIR
     from tests.test_hardening_flood import public_app
 

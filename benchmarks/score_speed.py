@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluators.acebench.oracle import gold_prediction  # noqa: E402
+from evaluators.benchmarks.acebench.oracle import gold_prediction  # noqa: E402
 from evaluators.core.registry import get_benchmark, score_all  # noqa: E402
 
 TARGETS = {"acebench": 1.0, "toolbench_static": 2.0}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaluators.acebench.checker import score
+from evaluators.benchmarks.acebench.checker import score
 from evaluators.core.types import Prediction, Sample
 
 # ACEBench's built-in example (a few items written for this project and one model's answers).
-EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "evaluators" / "acebench" / "example"
+EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "evaluators" / "benchmarks" / "acebench" / "example"
 
 SPEC = {
     "name": "Trip_plan",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.engine.store import Store
-from evaluators.submissions import check_submission, store_submission
+from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.scripted_server import ScriptedServer

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from evaluators.bfcl.categories import CATEGORIES, NO_ANSWER
+from evaluators.benchmarks.bfcl.categories import CATEGORIES, NO_ANSWER
 
 
 def _doc(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

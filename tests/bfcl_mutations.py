@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.bfcl.categories import IRRELEVANCE, RELEVANCE
+from evaluators.benchmarks.bfcl.categories import IRRELEVANCE, RELEVANCE
 from evaluators.core.types import Sample
 from tests import bfcl_oracle, bfcl_source_render
 

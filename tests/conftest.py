@@ -76,7 +76,7 @@ class BfclOfficial:
 def _bfcl_wheel_for_session(folder: Path) -> Path:
     """TOOLBOARD_BFCL_WHEEL when set, else the wheel downloaded once from the package index with the
     package's own wheel.py; a wrong sha256 fails the tests, only an unreachable index skips them."""
-    from evaluators.bfcl import wheel as bfcl_wheel
+    from evaluators.benchmarks.bfcl import wheel as bfcl_wheel
     from evaluators.core.archive import download
     from evaluators.core.errors import DataError
 
@@ -99,8 +99,8 @@ def _bfcl_wheel_for_session(folder: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def bfcl_official(tmp_path_factory: pytest.TempPathFactory) -> BfclOfficial:
-    from evaluators.bfcl.categories import CATEGORIES, NO_ANSWER
-    from evaluators.bfcl.wheel import DATA_PREFIX, read_member
+    from evaluators.benchmarks.bfcl.categories import CATEGORIES, NO_ANSWER
+    from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, read_member
 
     folder = tmp_path_factory.mktemp("bfcl_official")
     wheel = _bfcl_wheel_for_session(folder)

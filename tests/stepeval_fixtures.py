@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from evaluators.benchmarks.stepeval_audio.tools import TOOLS
 from evaluators.core.types import Sample
-from evaluators.stepeval_audio.tools import TOOLS
 from tests.conftest import real_data
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.acebench.agent.replay import replay_messages
-from evaluators.acebench.checker import score
-from evaluators.acebench.data import load
+from evaluators.benchmarks.acebench.agent.replay import replay_messages
+from evaluators.benchmarks.acebench.checker import score
+from evaluators.benchmarks.acebench.data import load
 from evaluators.core.types import Prediction
 from tests.agent_fixtures import ITEMS, write_agent_dataset
 from tests.conftest import PROJECT

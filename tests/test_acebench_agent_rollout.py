@@ -164,7 +164,7 @@ def test_cli_user_flags_need_a_benchmark_with_a_simulated_user(tmp_path: Path):
 
 
 def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_path: Path):
-    from evaluators.explore import sample_detail
+    from evaluators.service.explore import sample_detail
     from ui.context import AppContext
     from ui.explore_tab import detail_html
 

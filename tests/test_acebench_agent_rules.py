@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.acebench.agent import calls, env, rollout
-from evaluators.acebench.agent.apis import food, message, reminder, travel
-from evaluators.acebench.agent.calls import ReplySyntaxError, parse_reply
-from evaluators.acebench.agent.env import AgentEnvironment, check_keyword_arguments
-from evaluators.acebench.agent.scenarios import default_states
+from evaluators.benchmarks.acebench.agent import calls, env, rollout
+from evaluators.benchmarks.acebench.agent.apis import food, message, reminder, travel
+from evaluators.benchmarks.acebench.agent.calls import ReplySyntaxError, parse_reply
+from evaluators.benchmarks.acebench.agent.env import AgentEnvironment, check_keyword_arguments
+from evaluators.benchmarks.acebench.agent.scenarios import default_states
 from evaluators.core.errors import DataError
 from tests.agent_fixtures import write_agent_dataset
 

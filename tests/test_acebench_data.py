@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.acebench import data
-from evaluators.acebench.categories import CATEGORIES
+from evaluators.benchmarks.acebench import data
+from evaluators.benchmarks.acebench.categories import CATEGORIES
 from evaluators.core.archive import safe_extract
 from evaluators.core.errors import DataError
 
@@ -171,7 +171,7 @@ def test_real_data_counts(real_acebench_dir: Path):
 def test_the_download_keeps_the_official_request_code(example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """model_inference/ comes out of the same archive (read as data, never run), so a downloaded run
     sends the official requests; a cache made before keeping it fetches it once."""
-    from evaluators.acebench.official_prompts import official_prompts_for_data
+    from evaluators.benchmarks.acebench.official_prompts import official_prompts_for_data
     from tests.official_fixtures import write_official_files
 
     served = tmp_path / "served"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.acebench.decode import (
+from evaluators.benchmarks.acebench.decode import (
     DecodeError,
     decode_text,
     decode_tool_calls,

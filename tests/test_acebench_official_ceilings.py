@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.acebench.oracle import gold_prediction
+from evaluators.benchmarks.acebench.oracle import gold_prediction
 from evaluators.core.registry import get_benchmark, score_all
 
 CEILINGS = {

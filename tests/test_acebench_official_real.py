@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evaluators.acebench.official_prompts import OFFICIAL_AGENT_SAMPLING, OFFICIAL_SINGLE_TURN_SAMPLING
+from evaluators.benchmarks.acebench.official_prompts import OFFICIAL_AGENT_SAMPLING, OFFICIAL_SINGLE_TURN_SAMPLING
 from evaluators.core.jsonl import read_json_lines
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig

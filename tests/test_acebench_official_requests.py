@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.acebench.data import load
-from evaluators.acebench.official_prompts import (
+from evaluators.benchmarks.acebench.data import load
+from evaluators.benchmarks.acebench.official_prompts import (
     OFFICIAL_AGENT_SAMPLING,
     OFFICIAL_SINGLE_TURN_SAMPLING,
     official_format,
     official_prompts_for_data,
 )
-from evaluators.acebench.official_source import OfficialCode, string_constants
-from evaluators.acebench.prompts import build_request
+from evaluators.benchmarks.acebench.official_source import OfficialCode, string_constants
+from evaluators.benchmarks.acebench.prompts import build_request
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.runner import execute, start_run, with_request_profile

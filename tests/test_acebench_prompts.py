@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from evaluators.acebench.data import load
-from evaluators.acebench.prompts import build_request, to_json_schema, to_openai_tool, tool_name
+from evaluators.benchmarks.acebench.data import load
+from evaluators.benchmarks.acebench.prompts import build_request, to_json_schema, to_openai_tool, tool_name
 
 
 def _sample(samples, subset):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.acebench.categories import CATEGORIES
-from evaluators.acebench.report import conversation_scores, multi_turn_metrics, official_round, summarize
+from evaluators.benchmarks.acebench.categories import CATEGORIES
+from evaluators.benchmarks.acebench.report import conversation_scores, multi_turn_metrics, official_round, summarize
 from evaluators.core.types import Sample, SampleScore
 
 
@@ -71,7 +71,7 @@ def test_errors_are_counted_by_type(error_type: str):
 
 
 def test_means_are_summed_left_to_right_like_the_reference():
-    from evaluators.acebench.report import mean_in_order
+    from evaluators.benchmarks.acebench.report import mean_in_order
 
     values = [0.1] * 3 + [0.7]
     total = 0.0

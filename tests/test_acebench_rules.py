@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.acebench import value_rules as rules
-from evaluators.acebench.checker import score
-from evaluators.acebench.normal_checker import (
+from evaluators.benchmarks.acebench import value_rules as rules
+from evaluators.benchmarks.acebench.checker import score
+from evaluators.benchmarks.acebench.normal_checker import (
     official_find_description,
     official_strips_digit_suffix,
     strict_strips_digit_suffix,

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from evaluators.acebench.agent_checker import (
+from evaluators.benchmarks.acebench.agent_checker import (
     check_end_state,
     milestone_fraction,
     official_process_score,
     official_unmatched_gold_class_is_skipped,
 )
-from evaluators.acebench.checker import score
-from evaluators.acebench.special_checker import check_error_param, check_incomplete, check_irrelevant
+from evaluators.benchmarks.acebench.checker import score
+from evaluators.benchmarks.acebench.special_checker import check_error_param, check_incomplete, check_irrelevant
 from evaluators.core.types import Prediction, Sample
 
 

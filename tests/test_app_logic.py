@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.board import BoardQuery, board_rows, layout_for, query_board
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
-from evaluators.submissions import check_submission, store_submission
+from evaluators.service.board import BoardQuery, board_rows, layout_for, query_board
+from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import upload, write_predictions
 from tests.engine_fixtures import write_dataset
@@ -330,7 +330,7 @@ def test_model_names_are_shown_as_text_in_the_jobs_panel(tmp_path: Path):
 
 def test_every_unreadable_json_line_is_listed_up_to_the_cap_by_the_files_own_name(tmp_path: Path):
     from evaluators.core.predictions import MAX_LISTED_ERRORS
-    from evaluators.submissions import UnreadableLines
+    from evaluators.service.submissions import UnreadableLines
 
     folder = tmp_path / "gradio" / "0123abcd"
     folder.mkdir(parents=True)

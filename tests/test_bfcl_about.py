@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluators.bfcl.benchmark import ABOUT, BENCHMARK
+from evaluators.benchmarks.bfcl.benchmark import ABOUT, BENCHMARK
 from evaluators.core.declarations import Overview
 from ui.about_tab import about_text
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.bfcl.checker import score
-from evaluators.bfcl.data import load
+from evaluators.benchmarks.bfcl.checker import score
+from evaluators.benchmarks.bfcl.data import load
 from evaluators.core.types import Prediction, Sample
 from tests.bfcl_oracle import oracle_text
 from tests.conftest import BfclOfficial

@@ -1,4 +1,4 @@
-"""The BFCL AST checker (evaluators/bfcl/checker.py, values.py) on small items of our own in the BFCL schema:
+"""The BFCL AST checker (evaluators/benchmarks/bfcl/checker.py, values.py) on small items of our own in the BFCL schema:
 each official_* rule of spec §4-§5 decides the verdict it names."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from evaluators.bfcl.categories import language_of
-from evaluators.bfcl.checker import score
-from evaluators.bfcl.values import official_normalises_strings
+from evaluators.benchmarks.bfcl.categories import language_of
+from evaluators.benchmarks.bfcl.checker import score
+from evaluators.benchmarks.bfcl.values import official_normalises_strings
 from evaluators.core.types import Prediction, Sample, SampleScore, ToolCall
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from evaluators.bfcl.categories import CATEGORIES
-from evaluators.bfcl.data import load
-from evaluators.bfcl.wheel import (
+from evaluators.benchmarks.bfcl.categories import CATEGORIES
+from evaluators.benchmarks.bfcl.data import load
+from evaluators.benchmarks.bfcl.wheel import (
     INDEX_URL_ENV,
     WHEEL_NAME,
     WHEEL_PATH_ENV,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.bfcl.decode_common import DecodeFailure
-from evaluators.bfcl.decode_java import WRONG_FORMAT_RULES, decode_java
-from evaluators.bfcl.java_types import JAVA_TO_PYTHON_TYPE, UnsupportedJavaType, java_value
+from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
+from evaluators.benchmarks.bfcl.decode_java import WRONG_FORMAT_RULES, decode_java
+from evaluators.benchmarks.bfcl.java_types import JAVA_TO_PYTHON_TYPE, UnsupportedJavaType, java_value
 from tests.bfcl_source_render import java_call_text, matches_allowed, read_lines
 from tests.conftest import BfclOfficial
 

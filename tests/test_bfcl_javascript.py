@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.bfcl.decode_common import DecodeFailure
-from evaluators.bfcl.decode_javascript import WRONG_FORMAT_RULES, decode_javascript
-from evaluators.bfcl.javascript_types import JAVASCRIPT_TO_PYTHON_TYPE, UnsupportedJavaScriptType, javascript_value
+from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
+from evaluators.benchmarks.bfcl.decode_javascript import WRONG_FORMAT_RULES, decode_javascript
+from evaluators.benchmarks.bfcl.javascript_types import JAVASCRIPT_TO_PYTHON_TYPE, UnsupportedJavaScriptType, javascript_value
 from tests.bfcl_source_render import javascript_call_text, matches_allowed, read_lines
 from tests.conftest import BfclOfficial
 

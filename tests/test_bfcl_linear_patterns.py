@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
-from evaluators.bfcl import java_types, javascript_types
-from evaluators.bfcl import linear_patterns as linear
+from evaluators.benchmarks.bfcl import java_types, javascript_types
+from evaluators.benchmarks.bfcl import linear_patterns as linear
 from tests.conftest import PROJECT
 
 SPACES = ["", " ", "  ", "\n", "\t", " \n "]
@@ -117,7 +117,7 @@ def test_the_converters_read_what_they_read_before():
 _HOSTILE = """
 import resource
 resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
-from evaluators.bfcl import java_types as J, javascript_types as S
+from evaluators.benchmarks.bfcl import java_types as J, javascript_types as S
 n = 65_536
 assert S.parse_array("[" + "[1]," * 200 + "1]", "integer") == ["[1"]  # no 2-D match: ARRAY_1D's first row
 assert S.parse_array("[" + "[1]," * (n // 4) + "[1]]", None) == [[1]] * (n // 4 + 1)

@@ -1,7 +1,7 @@
 """Our BFCL scoring against the official one, run for real: the pinned `bfcl-eval` wheel's evaluation runner in
 a venv of its own (tests/bfcl_official_venv.py; built once, cached outside the project, skipped with the
-reason when it cannot be built) scores the same prediction sets as `evaluators.bfcl.checker.score` and
-`evaluators.bfcl.report.summarize`.
+reason when it cannot be built) scores the same prediction sets as `evaluators.benchmarks.bfcl.checker.score` and
+`evaluators.benchmarks.bfcl.report.summarize`.
 
 Prediction sets over all 3,641 items of the 13 categories of the real data: the exact oracle (the gold written
 as model text; it must reach the official ceilings on both sides) and MUTATION_ROUNDS sets of seeded mutations
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from evaluators.bfcl.categories import CATEGORIES
-from evaluators.bfcl.checker import score
-from evaluators.bfcl.data import load
-from evaluators.bfcl.report import summarize
+from evaluators.benchmarks.bfcl.categories import CATEGORIES
+from evaluators.benchmarks.bfcl.checker import score
+from evaluators.benchmarks.bfcl.data import load
+from evaluators.benchmarks.bfcl.report import summarize
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from tests.bfcl_mutations import (
     CALL_CHANGES,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.bfcl.decode_common import DecodeFailure
-from evaluators.bfcl.decode_python import decode_python, expanded_size
+from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
+from evaluators.benchmarks.bfcl.decode_python import decode_python, expanded_size
 
 
 def failure_rule(text: str, mode: str = "official") -> str:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.bfcl.categories import CATEGORIES
-from evaluators.bfcl.data import load
-from evaluators.bfcl.predictions import match_predictions, read_predictions
-from evaluators.bfcl.report import summaries, summarize
+from evaluators.benchmarks.bfcl.categories import CATEGORIES
+from evaluators.benchmarks.bfcl.data import load
+from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
+from evaluators.benchmarks.bfcl.report import summaries, summarize
 from evaluators.core.errors import PredictionsError
 from evaluators.core.types import Sample, SampleScore, ToolCall
 from tests.bfcl_fixtures import write_bfcl_folder

@@ -14,17 +14,17 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evaluators.bfcl.data import load
-from evaluators.bfcl.official_source import (
+from evaluators.benchmarks.bfcl.data import load
+from evaluators.benchmarks.bfcl.official_source import (
     float_sentence_from_source,
     hints_from_source,
     module_constants,
     official_format,
     prompt_from_constants,
 )
-from evaluators.bfcl.prompts import OFFICIAL_TEMPERATURE, build_request, official_hinted_functions
-from evaluators.bfcl.solve import request_profile, solve
-from evaluators.bfcl.wheel import WHEEL_PATH_ENV, WHEEL_SHA256_ENV
+from evaluators.benchmarks.bfcl.prompts import OFFICIAL_TEMPERATURE, build_request, official_hinted_functions
+from evaluators.benchmarks.bfcl.solve import request_profile, solve
+from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV, WHEEL_SHA256_ENV
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.types import ToolCall
 from evaluators.engine.client import ChatResult
@@ -250,7 +250,7 @@ def test_solve_keeps_the_text_and_maps_tool_names_back(fake_wheel: Path):
 
 
 def test_the_declared_prompt_styles_are_the_ones_the_profile_accepts(fake_wheel: Path):
-    from evaluators.bfcl.benchmark import BENCHMARK
+    from evaluators.benchmarks.bfcl.benchmark import BENCHMARK
     from evaluators.core.types import PROMPT_STYLES
 
     assert BENCHMARK.prompt_styles == ("official",)

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from evaluators import board
-from evaluators.board import (
+from evaluators.core.types import Report, SubsetResult
+from evaluators.engine.store import Store
+from evaluators.service import board
+from evaluators.service.board import (
     APART_COLUMN,
     NEWEST_COLUMN,
     RANK_COLUMN,
@@ -20,8 +22,6 @@ from evaluators.board import (
     ranks,
     wilson_interval,
 )
-from evaluators.core.types import Report, SubsetResult
-from evaluators.engine.store import Store
 from tests.app_fixtures import upload
 from ui.format import NEWEST_MARK, as_percent, best_cells, board_display
 

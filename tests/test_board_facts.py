@@ -11,7 +11,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evaluators.board import (
+from evaluators.core.errors import DataError
+from evaluators.core.leaderboard import LEADERBOARD_DIR, MODELS_FILE, load_model_facts, load_published
+from evaluators.core.types import Report, SubsetResult
+from evaluators.engine.store import Store
+from evaluators.service.board import (
     FACT_COLUMNS,
     INFO_COLUMNS,
     RANK_COLUMN,
@@ -25,10 +29,6 @@ from evaluators.board import (
     model_key,
     query_board,
 )
-from evaluators.core.errors import DataError
-from evaluators.core.leaderboard import LEADERBOARD_DIR, MODELS_FILE, load_model_facts, load_published
-from evaluators.core.types import Report, SubsetResult
-from evaluators.engine.store import Store
 
 
 def _run(store: Store, name: str, overall: float, language: str = "en", source: str = "endpoint",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluators.board import RANK_COLUMN, BoardQuery, board_rows, item_share_columns, layout_for, query_board
 from evaluators.core.registry import get_benchmark
+from evaluators.service.board import RANK_COLUMN, BoardQuery, board_rows, item_share_columns, layout_for, query_board
 
 
 def test_with_every_view_shown_each_view_is_ranked_on_its_own():

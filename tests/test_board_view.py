@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
 from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchmark
 from evaluators.engine.store import Store
+from evaluators.service.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.app import CSS, launch_options
 from ui.context import AppContext

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import results_dataset
 from evaluators.engine.store import Store
+from evaluators.publish import results_dataset
 from tests.conftest import run_cli
 from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, LoggedRequest
 from tests.test_results_dataset import (

@@ -281,9 +281,9 @@ def test_run_errors_are_clear(tmp_path: Path):
 
 
 def test_real_acebench_normal_and_special_end_to_end_with_gold_answers(real_acebench_dir: Path, tmp_path: Path):
-    from evaluators.acebench.data import load
-    from evaluators.acebench.oracle import gold_prediction
-    from evaluators.acebench.prompts import build_request
+    from evaluators.benchmarks.acebench.data import load
+    from evaluators.benchmarks.acebench.oracle import gold_prediction
+    from evaluators.benchmarks.acebench.prompts import build_request
     from tests.scripted_server import prompt_key
 
     samples = [s for s in load(real_acebench_dir, language="en") if not s.subset.startswith("agent")]
@@ -305,7 +305,7 @@ def test_real_acebench_normal_and_special_end_to_end_with_gold_answers(real_aceb
 def test_an_internal_error_on_one_sample_is_recorded_not_fatal(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     import importlib
 
-    solve_module = importlib.import_module("evaluators.acebench.solve")  # the package re-exports a `solve` function
+    solve_module = importlib.import_module("evaluators.benchmarks.acebench.solve")  # the package re-exports a `solve` function
 
     real_build = solve_module.build_request
 

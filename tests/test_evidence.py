@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from evaluators import explore
 from evaluators.core.registry import get_benchmark
 from evaluators.core.types import ChatRequest, Prediction
 from evaluators.engine.client import ChatClient, SentRequests
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import MAX_EVIDENCE_BYTES, MIGRATIONS, SCHEMA_VERSION, Evidence, Store
-from evaluators.explore import sample_detail
+from evaluators.service import explore
+from evaluators.service.explore import sample_detail
 from tests.agent_fixtures import ITEMS, milestone_plans, write_agent_dataset
 from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.scripted_server import ScriptedServer, last_user_text
@@ -166,7 +166,7 @@ def test_a_companion_clients_requests_never_replace_the_tested_models(tmp_path: 
 def test_an_upload_keeps_gold_and_the_prompt_it_would_send_marked_not_sent(data: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch):
     from evaluators.engine.client import request_body
-    from evaluators.submissions import check_submission, store_submission
+    from evaluators.service.submissions import check_submission, store_submission
 
     upload = tmp_path / "predictions.jsonl"
     upload.write_text("".join(json.dumps({"id": f"normal_atom_bool_{i}", "output": "[Clock.setAlarm(time='00:00')]"}) + "\n"
@@ -188,7 +188,7 @@ def test_an_upload_keeps_gold_and_the_prompt_it_would_send_marked_not_sent(data:
 
 
 def test_an_uploaded_agent_item_keeps_gold_and_says_it_has_no_single_prompt(tmp_path: Path):
-    from evaluators.submissions import check_submission, store_submission
+    from evaluators.service.submissions import check_submission, store_submission
 
     data = write_agent_dataset(tmp_path / "data")
     upload = tmp_path / "predictions.jsonl"

@@ -13,7 +13,7 @@ import pytest
 from gradio_client import Client
 
 from evaluators.engine.store import Store
-from evaluators.explore import ALL, compare_runs, filter_choices, kept_choice, sample_table
+from evaluators.service.explore import ALL, compare_runs, filter_choices, kept_choice, sample_table
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, upload, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.acebench.checker import score
-from evaluators.acebench.decode import (
+from evaluators.benchmarks.acebench.checker import score
+from evaluators.benchmarks.acebench.decode import (
     MAX_ANSWER_CHARS,
     MAX_CALL_LIST_CHARS,
     MAX_COMPUTED_SIZE,
@@ -23,9 +23,9 @@ from evaluators.acebench.decode import (
     parse_call_list,
     strict_bracket_candidates,
 )
+from evaluators.benchmarks.stepeval_audio.extract import arguments_object, hermes_json_call, step_text_call
+from evaluators.benchmarks.toolbench_static.parse import parse_step, strict_strips_think_blocks
 from evaluators.core.types import Prediction, Sample, ToolCall
-from evaluators.stepeval_audio.extract import arguments_object, hermes_json_call, step_text_call
-from evaluators.toolbench_static.parse import parse_step, strict_strips_think_blocks
 from tests.acebench_fixtures import EXAMPLE_DIR, GOLD, SPEC, verdict
 from tests.conftest import PROJECT
 
@@ -198,7 +198,7 @@ def test_cli_scores_a_bomb_answer_as_a_format_error_and_the_others_normally(tmp_
 _UPLOAD_AND_STORE = """
 import json, sys
 from evaluators.engine.store import Store
-from evaluators.submissions import check_submission, store_submission
+from evaluators.service.submissions import check_submission, store_submission
 predictions, data_dir, db = sys.argv[1:4]
 submission = check_submission(predictions, "acebench", language="en", data_dir=data_dir)
 store = Store(db)
@@ -223,9 +223,9 @@ def test_an_uploaded_bomb_answer_is_stored_as_a_format_error_with_memory_bounded
 
 
 _HOSTILE_TEXT = """
-from evaluators.acebench.decode import DecodeError, decode_text
-from evaluators.stepeval_audio.extract import hermes_json_call, step_text_call
-from evaluators.toolbench_static.parse import parse_step
+from evaluators.benchmarks.acebench.decode import DecodeError, decode_text
+from evaluators.benchmarks.stepeval_audio.extract import hermes_json_call, step_text_call
+from evaluators.benchmarks.toolbench_static.parse import parse_step
 texts = [
     "<tool_call>function\\nX\\n{" * 40_000,
     "<tool_call>function\\n" + " " * 300_000 + "x",

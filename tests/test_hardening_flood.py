@@ -22,14 +22,14 @@ import pandas as pd
 import pytest
 from gradio_client import Client, handle_file
 
-from evaluators.board import MAX_BOARD_ROWS, board_rows
 from evaluators.core.csv_files import neutralised, write_csv
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_FILE_NAME_CHARS, MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, TextTooLongError
 from evaluators.engine.jobs import Admission
 from evaluators.engine.quota import DAY_SECONDS, QuotaReached
 from evaluators.engine.store import Store
-from evaluators.submissions import check_submission, store_submission
+from evaluators.service.board import MAX_BOARD_ROWS, board_rows
+from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.bfcl.decode_common import DecodeFailure
-from evaluators.bfcl.decode_java import decode_java
-from evaluators.bfcl.decode_javascript import decode_javascript
-from evaluators.bfcl.javascript_types import javascript_value
-from evaluators.bfcl.native_parsing import (
+from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
+from evaluators.benchmarks.bfcl.decode_java import decode_java
+from evaluators.benchmarks.bfcl.decode_javascript import decode_javascript
+from evaluators.benchmarks.bfcl.javascript_types import javascript_value
+from evaluators.benchmarks.bfcl.native_parsing import (
     BOUNDED_ANSWER_TOO_LONG,
     BOUNDED_NESTING_TOO_DEEP,
     ISOLATED_PARSER_CRASHED,

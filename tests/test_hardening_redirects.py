@@ -168,7 +168,7 @@ def test_credentials_or_parser_tricks_in_the_url_are_refused_in_every_mode(base_
 
 def test_the_package_index_request_follows_no_redirect_to_a_non_public_host(public_guard: None, internal: InternalService,
                                                                             monkeypatch: pytest.MonkeyPatch):
-    from evaluators.bfcl.wheel import INDEX_URL_ENV, wheel_url_from_index
+    from evaluators.benchmarks.bfcl.wheel import INDEX_URL_ENV, wheel_url_from_index
 
     with redirector(internal, 302) as public:
         monkeypatch.setenv(INDEX_URL_ENV, public.base_url)

@@ -19,7 +19,7 @@ from evaluators.core import archive
 from evaluators.core.errors import DataError, PredictionsError
 from evaluators.core.predictions import read_rows
 from evaluators.engine.store import Store
-from evaluators.submissions import check_submission, store_submission
+from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import write_predictions
 from tests.conftest import PROJECT, run_cli

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from datasets import load_dataset
 
-from evaluators.board import board_rows
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
 from evaluators.engine import hub_sync
-from evaluators.engine.hub_sync import HubSync
 from evaluators.engine.run_document import RunDocumentError, export_run, import_run, without_credentials
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, JSONText, Store
+from evaluators.publish.hub_sync import HubSync
+from evaluators.service.board import board_rows
 from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, FakeRepo, pointed_hub
 
 TOKEN = "hf_fakeToken0123456789abcdef"
@@ -323,7 +323,7 @@ def test_pull_skips_damaged_files_and_imports_the_rest(hub: FakeHubRepo, source:
     shard = repo.commits[repo.head][f"runs/{other}.parquet"]
     repo.commits[repo.head][f"runs/{other}.parquet"] = shard[: len(shard) // 2]  # truncated
     repo.commits[repo.head]["runs/broken.json"] = b'{"format": "toolboard-run", "version": 1, "run": 3}'
-    with caplog.at_level(logging.WARNING, logger="evaluators.engine.hub_sync"):
+    with caplog.at_level(logging.WARNING, logger="evaluators.publish.hub_sync"):
         assert HubSync(REPO, TOKEN, target).pull() == 1
     assert f"skipped runs/{other}.parquet" in caplog.text and "not a readable Parquet file" in caplog.text
     assert "truncated" in caplog.text
@@ -388,7 +388,7 @@ def test_hub_failures_are_clear_and_never_show_the_token(hub: FakeHubRepo, sourc
         HubSync(REPO, wrong, source).push(run_id)
     with pytest.raises(ToolboardError, match=f"hub sync: could not pull runs from dataset {REPO}") as pulled:
         HubSync(REPO, wrong, target).pull()
-    with caplog.at_level(logging.WARNING, logger="evaluators.engine.hub_sync"):
+    with caplog.at_level(logging.WARNING, logger="evaluators.publish.hub_sync"):
         HubSync(REPO, wrong, source).push_in_background(run_id).join(30)
     assert "could not push run" in caplog.text
     with socket.socket() as closed:  # a port nobody listens on: a network failure

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evaluators.acebench.categories import OVERALL_WEIGHTS
+from evaluators.benchmarks.acebench.categories import OVERALL_WEIGHTS
 from evaluators.core.leaderboard import load_published
 from tests.conftest import real_data
 

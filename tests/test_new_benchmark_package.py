@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from evaluators.core.registry import PACKAGES_DIR, all_benchmarks, benchmark_packages
+from evaluators.core.registry import all_benchmarks, benchmark_packages
 from tests.browser_fixtures import CHROMIUM, browser_page
 from tests.scripted_server import ScriptedServer
 
@@ -54,14 +54,14 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             shutil.copy2(source, root / name)
     before = _files(root)
-    package = root / "evaluators" / "tinybench"
+    package = root / "evaluators" / "benchmarks" / "tinybench"
     package.mkdir()
     (package / "__init__.py").write_text('"""TinyBench (test only)."""\n', encoding="utf-8")
     shutil.copy2(TEMPLATE, package / "benchmark.py")
     (root / "leaderboard_data" / "tinybench.json").write_text(json.dumps(PUBLISHED), encoding="utf-8")
     after = _files(root)
     assert {k: v for k, v in after.items() if before.get(k) == v} == before  # no file of the project changed
-    assert sorted(set(after) - set(before)) == ["evaluators/tinybench/__init__.py", "evaluators/tinybench/benchmark.py",
+    assert sorted(set(after) - set(before)) == ["evaluators/benchmarks/tinybench/__init__.py", "evaluators/benchmarks/tinybench/benchmark.py",
                                                  "leaderboard_data/tinybench.json"]
     data = root / "tinydata"
     data.mkdir()
@@ -293,9 +293,9 @@ def test_no_module_outside_a_benchmark_package_names_a_benchmark():
     name (or an import of its package) appears only inside its own package."""
     packages = set(benchmark_packages())
     offenders = []
-    for path in sorted([*PACKAGES_DIR.rglob("*.py"), *(PROJECT / "ui").rglob("*.py"), PROJECT / "app.py"]):
+    for path in sorted([*(PROJECT / "evaluators").rglob("*.py"), *(PROJECT / "ui").rglob("*.py"), PROJECT / "app.py"]):
         relative = path.relative_to(PROJECT)
-        if relative.parts[0] == "evaluators" and len(relative.parts) > 2 and relative.parts[1] in packages:
+        if relative.parts[:2] == ("evaluators", "benchmarks") and len(relative.parts) > 3 and relative.parts[2] in packages:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if BENCHMARK_NAME.search(line):

@@ -1,4 +1,4 @@
-"""Others' results (evaluators/other_results.py): the `contents` of other toolboard results datasets join the board,
+"""Others' results (evaluators/publish/other_results.py): the `contents` of other toolboard results datasets join the board,
 labelled with their repo, read from a fake Hub (tests/fake_hub_repo.py) holding Parquet files written by
 results_dataset.contents_table from real stores; the board (board_rows), the app's context and its /leaderboard
 API with them; the About field on private deployments only."""
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from evaluators import results_dataset
-from evaluators.board import ORIGIN_COLUMN, BoardQuery, board_rows, layout_for, query_board
 from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.store import Store
-from evaluators.other_results import OtherResults, local_folder, parse_repos
-from evaluators.overview import overview_rows
+from evaluators.publish import results_dataset
+from evaluators.publish.other_results import OtherResults, local_folder, parse_repos
+from evaluators.service.board import ORIGIN_COLUMN, BoardQuery, board_rows, layout_for, query_board
+from evaluators.service.overview import overview_rows
 from tests.app_fixtures import table_rows, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
 from tests.fake_hub_repo import FakeHubRepo, FakeRepo, _commit_id, pointed_hub

@@ -15,14 +15,14 @@ import pandas as pd
 import pytest
 from gradio_client import Client
 
-from evaluators.board import APART_COLUMN, board_rows, model_key
 from evaluators.core.declarations import Overview
 from evaluators.core.errors import ToolboardError
 from evaluators.core.leaderboard import LEADERBOARD_DIR
 from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchmark
 from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
-from evaluators.overview import AGGREGATE_COLUMN, LACKS_COLUMN, aggregate_rule, headlines, overview_rows
+from evaluators.service.board import APART_COLUMN, board_rows, model_key
+from evaluators.service.overview import AGGREGATE_COLUMN, LACKS_COLUMN, aggregate_rule, headlines, overview_rows
 from tests.app_fixtures import table_rows, upload
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.acebench.predictions import match_predictions, read_predictions
+from evaluators.benchmarks.acebench.predictions import match_predictions, read_predictions
 from evaluators.core.errors import PredictionsError
 
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from evaluators.board import APART_COLUMN, board_rows
 from evaluators.engine.preflight import EndpointCheckFailed, check_endpoint
 from evaluators.engine.runner import start_run
 from evaluators.engine.store import Store
+from evaluators.service.board import APART_COLUMN, board_rows
 from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.loopback_app import LoopbackApp
 from tests.scripted_server import Fault, ScriptedServer

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from gradio_client import Client
 
-from evaluators.board import board_rows
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.jobs import JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_jobs import QueueJobs
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
+from evaluators.service.board import board_rows
 from tests.app_fixtures import form, table_rows
 from tests.engine_fixtures import write_dataset
 from tests.queue_fixtures import TEST_VISIBILITY_S, free_port, needs_redis, redis_server, workers

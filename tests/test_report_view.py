@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.board import BoardQuery, board_rows, layout_for, query_board
 from evaluators.core.registry import get_benchmark, score_all
 from evaluators.core.types import Prediction
 from evaluators.engine.store import Store
-from evaluators.submissions import check_submission
+from evaluators.service.board import BoardQuery, board_rows, layout_for, query_board
+from evaluators.service.submissions import check_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import upload, wait_for_status
 from tests.engine_fixtures import correct_reply, write_dataset

@@ -1,4 +1,4 @@
-"""Results as a Hugging Face dataset (evaluators/results_dataset.py): written from a real store, read back
+"""Results as a Hugging Face dataset (evaluators/publish/results_dataset.py): written from a real store, read back
 with `datasets.load_dataset` and with read_dataset.
 
 Frames are compared after one normalisation, the same on both sides: each is cast to the Arrow schema
@@ -21,14 +21,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evaluators import results_dataset
-from evaluators.board import board_rows
 from evaluators.core.registry import MODES, benchmark_names
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
 from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, Store
-from evaluators.results_dataset import ResultsDatasetError, contents_rows, details_rows, read_dataset, write_dataset
-from evaluators.submissions import check_submission, store_submission
+from evaluators.publish import results_dataset
+from evaluators.publish.results_dataset import ResultsDatasetError, contents_rows, details_rows, read_dataset, write_dataset
+from evaluators.service.board import board_rows
+from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 
 datasets = pytest.importorskip("datasets", reason="the `datasets` package is not installed (pip install -r requirements.txt)")
@@ -346,7 +346,7 @@ def test_export_again_into_the_same_folder_replaces_it(store: Store, runs: dict[
 
 
 def test_the_app_does_not_import_datasets() -> None:
-    probe = "import sys, ui.app, evaluators.results_dataset; print(sorted(m for m in ('datasets',) if m in sys.modules))"
+    probe = "import sys, ui.app, evaluators.publish.results_dataset; print(sorted(m for m in ('datasets',) if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "[]"

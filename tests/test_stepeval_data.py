@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.benchmarks.stepeval_audio import audio as stepeval_audio
+from evaluators.benchmarks.stepeval_audio import data as stepeval_data
 from evaluators.core.errors import DataError
 from evaluators.core.registry import get_benchmark
-from evaluators.stepeval_audio import audio as stepeval_audio
-from evaluators.stepeval_audio import data as stepeval_data
 from tests import stepeval_fixtures
 from tests.stepeval_fixtures import write_stepeval, write_wavs
 
@@ -133,7 +133,7 @@ def _hub_files(tmp_path: Path, with_audio: bool) -> dict[str, Path]:
 
 
 def test_hub_text_mode_never_fetches_the_audio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from evaluators.stepeval_audio.solve import solve
+    from evaluators.benchmarks.stepeval_audio.solve import solve
     from tests.fake_hub import FakeHub
 
     monkeypatch.delenv("TOOLBOARD_DATA_DIR", raising=False)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from evaluators.benchmarks.stepeval_audio.extract import arguments_object, extract_call, hermes_json_call, step_text_call
 from evaluators.core.types import Prediction, ToolCall
-from evaluators.stepeval_audio.extract import arguments_object, extract_call, hermes_json_call, step_text_call
 
 
 def _text(output: str):

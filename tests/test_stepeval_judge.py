@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.benchmarks.stepeval_audio.extract import ExtractedCall
+from evaluators.benchmarks.stepeval_audio.judge import judge_request, needs_judge, parse_verdict
 from evaluators.core.registry import get_benchmark
-from evaluators.stepeval_audio.extract import ExtractedCall
-from evaluators.stepeval_audio.judge import judge_request, needs_judge, parse_verdict
 from tests.conftest import PROJECT
 from tests.scripted_server import Fault, ScriptedServer
 from tests.stepeval_fixtures import judge_reply, write_stepeval
@@ -106,9 +106,9 @@ def test_score_stops_clearly_when_the_judge_fails(tmp_path: Path):
 def test_judge_prediction_with_a_judge_client(tmp_path: Path):
     import asyncio
 
+    from evaluators.benchmarks.stepeval_audio.judge import JUDGE_ROLE, judge_client, judge_prediction
     from evaluators.core.types import Prediction, ToolCall
     from evaluators.engine.settings import Endpoint, role_settings
-    from evaluators.stepeval_audio.judge import JUDGE_ROLE, judge_client, judge_prediction
 
     async def judged(sample, prediction, url):
         client = judge_client(role_settings(JUDGE_ROLE, Endpoint(url, "j")))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.benchmarks.stepeval_audio.prompts import DEFAULT_DATE, build_request, system_prompt
 from evaluators.core.errors import DataError
 from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Sample
-from evaluators.stepeval_audio.prompts import DEFAULT_DATE, build_request, system_prompt
 from tests.stepeval_fixtures import write_stepeval, write_wavs
 
 

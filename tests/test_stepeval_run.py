@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from evaluators.benchmarks.stepeval_audio.checker import exact_arguments_match
 from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Sample
 from evaluators.engine.client import RetryPolicy
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, fingerprint
 from evaluators.engine.store import Store
-from evaluators.stepeval_audio.checker import exact_arguments_match
 from tests import stepeval_fixtures
 from tests.conftest import PROJECT
 from tests.scripted_server import Fault, ScriptedServer
@@ -120,7 +120,7 @@ def _run(store: Store, config: RunConfig, rerun: str | None = None):
 def test_run_with_a_judge_stores_verdicts_and_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     data = write_stepeval(tmp_path / "d")
     monkeypatch.setenv("TOOLBOARD_TEST_JUDGE_KEY", "sk-run-judge")
-    import evaluators.stepeval_audio.judge as judge_module
+    import evaluators.benchmarks.stepeval_audio.judge as judge_module
 
     def no_client_per_call(*args, **kwargs):
         raise AssertionError("a run hands its one judge client to solve")

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from evaluators.benchmarks.stepeval_audio.checker import exact_arguments_match, score
 from evaluators.core.registry import get_benchmark, score_all
 from evaluators.core.types import Prediction, Sample, ToolCall
-from evaluators.stepeval_audio.checker import exact_arguments_match, score
 from tests import stepeval_fixtures
 from tests.conftest import run_cli
 from tests.stepeval_fixtures import spec_formulas, write_stepeval
@@ -251,7 +251,7 @@ def test_judge_flags_are_refused_elsewhere(example_dir: Path):
 def test_an_upload_without_chosen_subsets_keeps_every_tool_whose_ids_are_file_stems(tmp_path: Path):
     """StepEval ids are file stems (`timbre_positive_0`), not `<subset>_…`: the benchmark maps them to
     their tool, so an upload covering timbre_rag keeps those rows when no subset is chosen."""
-    from evaluators.submissions import check_submission
+    from evaluators.service.submissions import check_submission
 
     data = write_stepeval(tmp_path / "d")
     predictions = tmp_path / "p.jsonl"

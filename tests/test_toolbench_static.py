@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.core.errors import DataError
-from evaluators.core.registry import get_benchmark, score_all
-from evaluators.core.types import Prediction, Sample, ToolCall
-from evaluators.toolbench_static import data as tb_data
-from evaluators.toolbench_static.checker import score
-from evaluators.toolbench_static.metrics import official_argument_f1, official_skip_reason, rouge_l_f, step_metrics
-from evaluators.toolbench_static.parse import (
+from evaluators.benchmarks.toolbench_static import data as tb_data
+from evaluators.benchmarks.toolbench_static.checker import score
+from evaluators.benchmarks.toolbench_static.metrics import official_argument_f1, official_skip_reason, rouge_l_f, step_metrics
+from evaluators.benchmarks.toolbench_static.parse import (
     official_finish_is_answer_or_give_up,
     official_last_action,
     parse_step,
     strict_strips_think_blocks,
 )
-from evaluators.toolbench_static.prompts import build_request, reference_messages
+from evaluators.benchmarks.toolbench_static.prompts import build_request, reference_messages
+from evaluators.core.errors import DataError
+from evaluators.core.registry import get_benchmark, score_all
+from evaluators.core.types import Prediction, Sample, ToolCall
 from tests.conftest import real_data
 from tests.toolbench_fixtures import CALL, FINISH, GIVE_UP, TOOLS, write_toolbench
 
@@ -109,7 +109,7 @@ def test_reference_action_not_a_tool_is_skipped():
 
 
 def _sample(target: str) -> Sample:
-    from evaluators.toolbench_static.data import parse_tools
+    from evaluators.benchmarks.toolbench_static.data import parse_tools
 
     return Sample("out_of_domain_0", "out_of_domain", {"messages": [], "tools": parse_tools(TOOLS, Path("x"), 1)}, target)
 
@@ -289,7 +289,7 @@ def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
     (seconds saved), and only while it runs."""
     script = (
         "import sys\n"
-        "from evaluators.toolbench_static.metrics import rouge_l_f\n"
+        "from evaluators.benchmarks.toolbench_static.metrics import rouge_l_f\n"
         "assert abs(rouge_l_f('a b c d', 'a c d e') - 0.75) < 1e-9\n"
         "assert 'scipy' not in sys.modules and 'nltk' in sys.modules\n"
         "assert not [f for f in sys.meta_path if type(f).__name__ == '_LeftOut']\n"
@@ -304,7 +304,7 @@ def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
 def test_scipy_left_out_only_for_the_thread_loading_rouge():
     script = (
         "import threading\n"
-        "from evaluators.toolbench_static import metrics\n"
+        "from evaluators.benchmarks.toolbench_static import metrics\n"
         "outcome = {}\n"
         "with metrics._left_out('scipy'):\n"
         "    def other():\n"

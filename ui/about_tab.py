@@ -3,7 +3,7 @@ and how to cite. Built from what each benchmark package declares (registry.Bench
 and options): a new benchmark package appears here without touching this file.
 
 On a private deployment it also has the field "Other results datasets" (repo ids, prefilled from
-TOOLBOARD_RESULTS) and a Load button that (re)loads them into the board (evaluators/other_results.py) and says,
+TOOLBOARD_RESULTS) and a Load button that (re)loads them into the board (evaluators/publish/other_results.py) and says,
 per repo, what joined and what was skipped. A public deployment has no such field: a stranger must not make
 the server download arbitrary repos."""
 
@@ -15,7 +15,7 @@ from typing import Any
 import gradio as gr
 
 from evaluators.core.registry import Benchmark, all_benchmarks
-from evaluators.other_results import RESULTS_ENV
+from evaluators.publish.other_results import RESULTS_ENV
 from ui.context import AppContext, as_markdown
 
 OFFICIAL_AND_STRICT = """

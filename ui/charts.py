@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from evaluators.board import ORIGIN_COLUMN, BoardLayout
 from evaluators.engine.store import Store
+from evaluators.service.board import ORIGIN_COLUMN, BoardLayout
 
 CHARTS = ("subset bars", "radar", "accuracy vs latency", "accuracy vs tokens", "error types")
 MAX_MODELS = 8

@@ -16,21 +16,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
-from evaluators.board import board_rows
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import message_of
 from evaluators.core.paths import data_dir_from_env, toolboard_home
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.engine.endpoint_guard import guard_hub_requests, is_public_mode
-from evaluators.engine.hub_sync import HubSync, from_env
 from evaluators.engine.jobs import Admission, JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
 from evaluators.engine.quota import RUNS_PER_DAY_SETTING, UPLOADS_PER_DAY_SETTING, limit_from_env
 from evaluators.engine.store import Store, open_app_store
-from evaluators.other_results import LoadedResults, OtherResults, repos_from_env
-from evaluators.submissions import DEFAULT_MAX_UPLOAD_BYTES
+from evaluators.publish.hub_sync import HubSync, from_env
+from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
+from evaluators.service.board import board_rows
+from evaluators.service.submissions import DEFAULT_MAX_UPLOAD_BYTES
 from ui.format import PathRedactor, markdown_text, shown_as_is
 from ui.visitor import Visitors
 
@@ -120,7 +120,7 @@ class AppContext:
         return (self.store.board_version(), self.other_results.version)
 
     def board_frame(self, benchmark: str, mode: str) -> pd.DataFrame:
-        """Every row of a benchmark's board (evaluators.board.board_rows, with the other results datasets' rows),
+        """Every row of a benchmark's board (evaluators.service.board.board_rows, with the other results datasets' rows),
         rebuilt only when the board version changed (a run finished or was deleted, an upload added, a report
         rewritten, the other results reloaded); the same frame is shared by every reader, so callers must not
         modify it."""

@@ -16,7 +16,7 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
 from evaluators.core.registry import MODES
-from evaluators.explore import (
+from evaluators.service.explore import (
     ALL,
     SAMPLE_COLUMNS,
     VERDICTS,

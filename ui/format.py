@@ -12,7 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.board import (
+from evaluators.core.limits import message_of
+from evaluators.core.registry import all_benchmarks
+from evaluators.core.text import show
+from evaluators.service.board import (
     APART_COLUMN,
     FACT_COLUMNS,
     HIGH_SUFFIX,
@@ -25,9 +28,6 @@ from evaluators.board import (
     UPDATED_COLUMN,
     BoardLayout,
 )
-from evaluators.core.limits import message_of
-from evaluators.core.registry import all_benchmarks
-from evaluators.core.text import show
 
 # Shown as they are: the sample count, and every metric a benchmark declares as a count or a label.
 PLAIN_COLUMNS = ("n",)

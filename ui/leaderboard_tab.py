@@ -15,7 +15,10 @@ import gradio as gr
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evaluators.board import (
+from evaluators.core.csv_files import write_csv
+from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import MODES, all_benchmarks, benchmark_names, get_benchmark
+from evaluators.service.board import (
     PAGE_NARROWING,
     SOURCES,
     BoardQuery,
@@ -28,9 +31,6 @@ from evaluators.board import (
     published_table,
     query_board,
 )
-from evaluators.core.csv_files import write_csv
-from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import MODES, all_benchmarks, benchmark_names, get_benchmark
 from ui import charts
 from ui.context import READ_EVENT, AppContext, plain_error
 from ui.format import as_percent, board_table, markdown_text, table_json, without_empty_info_columns
@@ -337,7 +337,7 @@ def build(context: AppContext) -> LeaderboardParts:
                              interactive=False, pinned_columns=3, buttons=["fullscreen", "copy"], max_height=560,
                              wrap=True, label="Leaderboard", elem_classes=["board-table", "board-ranked"])
         legend = gr.Markdown(first[2], elem_classes="board-legend")
-        # Over the rows kept apart when the view has more than one read sends (evaluators.board.MAX_BOARD_ROWS).
+        # Over the rows kept apart when the view has more than one read sends (evaluators.service.board.MAX_BOARD_ROWS).
         apart_more = gr.Markdown(more_rows_line(first[1], "not-ranked rows", state.benchmark), visible=first[1].more > 0,
                                  elem_classes="board-legend")
         apart_table = gr.Dataframe(first[1].value, datatype=first[1].datatype, column_widths=first[1].column_widths,
@@ -480,7 +480,7 @@ def exporter(context: AppContext, kind: str) -> Callable[..., str]:
 
 
 def bounded_json(frame: pd.DataFrame) -> dict[str, Any]:
-    """A queried view for API callers: at most MAX_BOARD_ROWS rows (evaluators.board.bounded) as {"headers",
+    """A queried view for API callers: at most MAX_BOARD_ROWS rows (evaluators.service.board.bounded) as {"headers",
     "data"}, with "total_rows" (the view's rows), "more_rows" (left out) and "note" (how to see them; empty when
     none was left out)."""
     shown, more = bounded(frame)
@@ -558,7 +558,7 @@ class ShownTable:
     datatype: list[str]
     column_widths: list[str]
     rows: int
-    more: int = 0  # the view's rows of this table left out (evaluators.board.bounded)
+    more: int = 0  # the view's rows of this table left out (evaluators.service.board.bounded)
 
     def update(self, hide_empty: bool = False) -> Any:
         return gr.update(value=self.value, datatype=self.datatype, column_widths=self.column_widths,

@@ -10,9 +10,9 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from evaluators.board import RANK_COLUMN
 from evaluators.core.registry import all_benchmarks
-from evaluators.overview import LACKS_COLUMN, MODEL_COLUMN, SOURCE_SUFFIX, aggregate_rule, headlines, overview_rows
+from evaluators.service.board import RANK_COLUMN
+from evaluators.service.overview import LACKS_COLUMN, MODEL_COLUMN, SOURCE_SUFFIX, aggregate_rule, headlines, overview_rows
 from ui.context import READ_EVENT, AppContext, plain_error
 from ui.format import in_percent_points, table_json
 

@@ -12,10 +12,10 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from evaluators.board import column_n
 from evaluators.core.declarations import Metric
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.service.board import column_n
 from ui.format import markdown_text
 
 NOTE = "Values in % (one decimal); counts as they are; n = items behind the row."

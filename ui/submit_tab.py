@@ -18,7 +18,7 @@ from gradio.utils import get_upload_folder
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS
 from evaluators.core.registry import benchmark_names
-from evaluators.submissions import Submission, UnreadableLines, check_submission, store_submission, without_folder
+from evaluators.service.submissions import Submission, UnreadableLines, check_submission, store_submission, without_folder
 from ui.context import AppContext, as_markdown, plain_error, resolve_data_dir
 from ui.format import markdown_text
 from ui.report_view import build_report_panel

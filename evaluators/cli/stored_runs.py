@@ -71,7 +71,7 @@ def export_command(args: argparse.Namespace) -> int:
     store = Store()
     run_ids = _dataset_run_ids(args)
     if args.dataset is not None and run_ids is not None:
-        from evaluators.results_dataset import chosen_runs
+        from evaluators.publish.results_dataset import chosen_runs
 
         chosen_runs(store, run_ids)  # an unknown or unfinished run is refused before anything is written
     if args.run_id is not None and (args.predictions or args.report or args.dataset is None):
@@ -98,7 +98,7 @@ def _check_export_flags(args: argparse.Namespace) -> str | None:
         raise ToolboardError("--public only works with --push ORG/NAME")
     if not args.push:
         return None
-    from evaluators.engine.hub_sync import TOKEN_ENV, check_repo_id
+    from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id
 
     check_repo_id(args.push)
     token = os.environ.get(TOKEN_ENV, "").strip()
@@ -117,7 +117,7 @@ def _dataset_run_ids(args: argparse.Namespace) -> list[str] | None:
 def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_id: str | None, token: str | None,
                     public: bool) -> None:
     """Write the results dataset folder, say what it holds; then push it when asked."""
-    from evaluators.results_dataset import CARD_FILE, DATA_FILE, SPLIT, write_dataset
+    from evaluators.publish.results_dataset import CARD_FILE, DATA_FILE, SPLIT, write_dataset
 
     written = write_dataset(folder, store, run_ids)
     print(f"wrote the results dataset to {written.folder}")
@@ -129,7 +129,7 @@ def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_
     print(f'load it with: datasets.load_dataset({json.dumps(str(written.folder))}, "contents", split="{SPLIT}")')
     if repo_id is None:
         return
-    from evaluators.engine.hub_sync import push_dataset_folder
+    from evaluators.publish.hub_sync import push_dataset_folder
 
     visibility = "public" if public else "private"
     print(f"pushing to dataset {repo_id} (created {visibility} if new; an existing repo keeps its visibility)...",

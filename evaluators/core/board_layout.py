@@ -1,6 +1,6 @@
 """How a benchmark's leaderboard table looks, declared by its package: its views (a language, a
 subset, a tool…), its metric columns, how a report and a published row fill them, and how to sort.
-The board (evaluators/board.py) reads this and knows no benchmark by name."""
+The board (evaluators/service/board.py) reads this and knows no benchmark by name."""
 
 from __future__ import annotations
 

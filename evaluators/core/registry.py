@@ -15,7 +15,7 @@ from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
 from evaluators.core.types import PROMPT_STYLES, Prediction, Report, RequestProfile, Sample, SampleScore
 
 MODES = ("official", "strict")
-PACKAGES_DIR = Path(__file__).resolve().parents[1]
+PACKAGES_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
 DECLARATION_MODULE = "benchmark"
 
 
@@ -191,7 +191,7 @@ _FOUND: dict[str, Benchmark] = {}
 
 
 def benchmark_packages(folder: Path = PACKAGES_DIR) -> list[str]:
-    """The packages beside `core` that declare a benchmark (they hold a `benchmark.py`), by name."""
+    """The packages under `benchmarks/` that declare a benchmark (they hold a `benchmark.py`), by name."""
     return sorted(path.parent.name for path in folder.glob(f"*/{DECLARATION_MODULE}.py")
                   if (path.parent / "__init__.py").is_file())
 
@@ -200,7 +200,7 @@ def _load_all() -> None:
     if _FOUND:
         return
     for package in benchmark_packages():
-        module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.{package}.{DECLARATION_MODULE}")
+        module = importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.benchmarks.{package}.{DECLARATION_MODULE}")
         declared = getattr(module, "BENCHMARK", None)
         if not isinstance(declared, Benchmark):
             raise ToolboardError(f"{module.__file__} must define BENCHMARK = Benchmark(...)")

@@ -521,7 +521,7 @@ class QueueJobs:
         """The finished run's record in place of the placeholder: from the result, or from the results dataset
         the worker pushed it to."""
         if outcome.get("published") == "hub":
-            from evaluators.engine.hub_sync import TOKEN_ENV, HubSync
+            from evaluators.publish.hub_sync import TOKEN_ENV, HubSync
 
             # The dataset's copy names no endpoint and no folder: the placeholder's settings are put back.
             placeholder = self.store.get_run(run_id)

@@ -178,8 +178,8 @@ def _typed_key(redis: Any, reference: str | None) -> str | None:
 
 def _published(store: Store, run_id: str) -> dict[str, Any]:
     """The finished run for the app: pushed to the results dataset when this worker has one, else its record."""
-    from evaluators.engine.hub_sync import from_env
     from evaluators.engine.run_document import export_run
+    from evaluators.publish.hub_sync import from_env
 
     hub = from_env(store)
     if hub is not None:

@@ -1,0 +1,41 @@
+"""BFCL predictions: JSON Lines `{"id", "output"}` (the raw model text) and/or `tool_calls`; or the official
+result layout, `BFCL_v4_<category>_result.json` files (a folder or a zip of them) whose lines hold
+`{"id", "result", …}` with `result` the raw text (prompt mode) or a list of `{name: arguments}` (FC mode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluators.benchmarks.bfcl.categories import category_of_id
+from evaluators.core.errors import PredictionsError
+from evaluators.core.predictions import PredictionReader, Row, text_prediction
+from evaluators.core.types import Prediction, Sample, ToolCall
+
+
+def _official_fc_calls(result: list[Any], row: Row) -> list[ToolCall]:
+    """The official FC result: one `{name: arguments}` object per call (arguments a JSON string or an object)."""
+    calls = []
+    for index, call in enumerate(result):
+        if not isinstance(call, dict) or len(call) != 1:
+            raise PredictionsError(f"result[{index}] must be one {{name: arguments}} object (the official FC layout)",
+                                   row.where, row.line)
+        (name, arguments), = call.items()
+        if not isinstance(arguments, (dict, str)):
+            raise PredictionsError(f"result[{index}].{name} must be an object or a JSON string of arguments",
+                                   row.where, row.line)
+        calls.append(ToolCall(name, arguments))
+    return calls
+
+
+def to_prediction(row: Row, sample: Sample) -> Prediction:
+    data = row.data
+    if "output" not in data and isinstance(data.get("result"), list):
+        return Prediction(sample.id, tool_calls=_official_fc_calls(data["result"], row), source_line=row.line)
+    if "output" not in data and "result" in data and not isinstance(data["result"], str):
+        raise PredictionsError(f"field 'result' must be the raw model text (a string) or a list of {{name: arguments}} "
+                               f"calls, got {type(data['result']).__name__}", row.where, row.line)
+    return text_prediction(row, sample)
+
+READER = PredictionReader(category_of_id, to_prediction)
+match_predictions = READER.match
+read_predictions = READER.read

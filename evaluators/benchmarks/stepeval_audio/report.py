@@ -1,0 +1,103 @@
+"""Per-tool trigger precision / recall, type and parameter accuracy with the counts behind them, and
+their macro average over tools (spec §7 reconstruction). Fractions, unrounded."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from evaluators.benchmarks.stepeval_audio.tools import NO_PARAMETER_TOOLS, TOOLS
+from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
+
+METRICS = ("precision", "recall", "type_accuracy", "param_accuracy")
+# Integer counts reported beside the metrics so that every fraction can be checked by hand.
+COUNTS = ("positives", "negatives", "TP", "FN", "FP", "FP_any", "right_tool", "param_ok")
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def tool_counts(tool: str, scores: list[SampleScore]) -> dict[str, int | None]:
+    """TP = positives with any call; FP = negatives calling this tool; FP_any = negatives calling any tool;
+    param_ok is None for tools without arguments."""
+    flags = [s.metrics or {} for s in scores]
+    positives = [f for f in flags if f.get("positive") == 1.0]
+    negatives = [f for f in flags if f.get("positive") == 0.0]
+    tp = sum(int(f.get("called", 0)) for f in positives)
+    return {
+        "positives": len(positives),
+        "negatives": len(negatives),
+        "TP": tp,
+        "FN": len(positives) - tp,
+        "FP": sum(int(f.get("called_target", 0)) for f in negatives),
+        "FP_any": sum(int(f.get("called", 0)) for f in negatives),
+        "right_tool": sum(int(f.get("right_tool", 0)) for f in positives),
+        "param_ok": None if tool in NO_PARAMETER_TOOLS else sum(int(f.get("param_ok", 0)) for f in positives),
+    }
+
+
+def tool_metrics(counts: dict[str, int | None]) -> dict[str, float | None]:
+    return {
+        "precision": _ratio(counts["TP"], counts["TP"] + counts["FP"]),
+        "recall": _ratio(counts["TP"], counts["positives"]),
+        "type_accuracy": _ratio(counts["right_tool"], counts["TP"]),
+        "param_accuracy": None if counts["param_ok"] is None else _ratio(counts["param_ok"], counts["right_tool"]),
+    }
+
+
+def macro_average(per_tool: dict[str, dict[str, float | None]]) -> dict[str, float | None]:
+    """Each metric's mean over the tools where it is defined (param_accuracy: not get_date_time)."""
+    averages: dict[str, float | None] = {}
+    for name in METRICS:
+        values = [metrics[name] for metrics in per_tool.values() if metrics[name] is not None]
+        averages[name] = sum(values) / len(values) if values else None  # type: ignore[arg-type]
+    return averages
+
+
+def _label(values: set[str]) -> str | None:
+    """One label for a set of per-sample labels: the value, `mixed:a+b`, or None when there are none."""
+    if not values:
+        return None
+    return next(iter(values)) if len(values) == 1 else "mixed:" + "+".join(sorted(values))
+
+
+def param_method(scores: list[SampleScore]) -> str | None:
+    """How parameters were rated: `judge:<model>` or `exact`."""
+    methods = {s.decoded["param"]["method"] for s in scores if isinstance(s.decoded, dict) and s.decoded.get("param")}
+    return _label(methods - {None})
+
+
+def modality(scores: list[SampleScore]) -> str | None:
+    """The predictions' modality when they record it (runs do; uploaded files do not)."""
+    return _label({s.decoded["modality"] for s in scores if isinstance(s.decoded, dict) and s.decoded.get("modality")})
+
+
+def summarize(
+    samples: list[Sample], scores: list[SampleScore], mode: str = "official", language: str | None = None,
+    subsets: list[str] | None = None,
+) -> Report:
+    by_tool: dict[str, list[SampleScore]] = {}
+    for result in scores:
+        by_tool.setdefault(result.subset, []).append(result)
+    per_tool: dict[str, dict[str, float | None]] = {}
+    report_subsets: dict[str, SubsetResult] = {}
+    for tool in TOOLS:
+        if tool not in by_tool:
+            continue
+        counts = tool_counts(tool, by_tool[tool])
+        per_tool[tool] = tool_metrics(counts)
+        report_subsets[tool] = SubsetResult(len(by_tool[tool]), {**per_tool[tool], **counts})  # type: ignore[dict-item]
+    summary: dict[str, object] = {**macro_average(per_tool), "param_method": param_method(scores)}
+    if modality(scores) is not None:
+        summary["modality"] = modality(scores)
+    errors = Counter(s.error_type for s in scores if s.error_type)
+    requested = subsets or list(TOOLS)
+    return Report(
+        benchmark="stepeval_audio",
+        mode=mode,
+        subsets=report_subsets,
+        summary=summary,  # type: ignore[arg-type]
+        errors=dict(sorted(errors.items())),
+        missing=[s.sample_id for s in scores if s.error_type == "missing_prediction"],
+        unavailable=[name for name in requested if name not in by_tool],
+    )

@@ -1,0 +1,1 @@
+"""Publishing: the results dataset, others' results and hub sync; above the engine, never imported by it."""

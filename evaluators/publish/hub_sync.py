@@ -1,0 +1,270 @@
+"""Keep finished runs in a Hugging Face dataset repo, in the results dataset form
+(evaluators/publish/results_dataset.py): a restarted Space rebuilds its board from it, and anyone with access can
+`load_dataset` it. Enabled by TOOLBOARD_HUB_REPO (e.g. `org/toolboard-results`), with the token from
+HF_TOKEN; HF_ENDPOINT points at another Hub. The repo is created private.
+
+The repo holds `runs/<run id>.parquet` and `details/<run id>.parquet` (one file per run, so pushes of
+different runs never write the same file, and a run pushed again, e.g. once shared, replaces its own),
+`contents/train-00000-of-00001.parquet` (every board row the pushing store makes, rewritten by each push)
+and the dataset card. `push` uploads one run in one commit; `pull` imports the runs the local store does
+not have, file by file (a damaged file is logged and skipped; the others and the board still load).
+
+Repos written before this form hold `runs/<run id>.json` documents (run_document.py): `pull` imports
+them too and writes each, once, in the new form (the JSON files stay where they are).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.paths import toolboard_home
+from evaluators.engine.run_document import RUN_ID_PATTERN, import_run
+from evaluators.engine.store import Store
+
+logger = logging.getLogger(__name__)
+
+REPO_ENV = "TOOLBOARD_HUB_REPO"
+TOKEN_ENV = "HF_TOKEN"
+RUNS_FOLDER = "runs"
+LEGACY_SUFFIX = ".json"
+SHARD_SUFFIX = ".parquet"
+# What an exported dataset folder holds, as pushed by push_dataset_folder (nothing else in it is sent).
+DATASET_PATTERNS = ("README.md", "contents/*.parquet", "details/*.parquet", "runs/*.parquet")
+
+
+class HubSync:
+    """Push finished runs to, and pull them from, the dataset repo `repo_id`."""
+
+    def __init__(self, repo_id: str, token: str | None, store: Store, endpoint: str | None = None,
+                 cache_dir: str | Path | None = None):
+        check_repo_id(repo_id)
+        self.repo_id = repo_id
+        self.store = store
+        self._token = token or None
+        # huggingface_hub reads HF_ENDPOINT once, at import; read it here so a later setting counts.
+        self.endpoint = endpoint or os.environ.get("HF_ENDPOINT") or None
+        self.cache_dir = Path(cache_dir) if cache_dir else toolboard_home() / "hub_sync" / repo_id.replace("/", "--")
+        self._repo_ready = False
+        # One push at a time: each rewrites `contents` from the store, so the last one has every run.
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:  # never shows the token
+        return f"HubSync(repo_id={self.repo_id!r}, endpoint={self.endpoint!r})"
+
+    def push(self, run_id: str, contents: bool = True) -> list[str]:
+        """Upload the run (its `runs` and `details` files) with the whole `contents` and the card, in one
+        commit; returns the paths written in the repo. `contents=False`: the run's files only (a queue worker,
+        whose store holds only the runs it executed, must not write the board-wide `contents`)."""
+        if not RUN_ID_PATTERN.fullmatch(run_id):
+            raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
+        with self._lock:
+            api = self._api()
+            try:
+                if not self._repo_ready:
+                    api.create_repo(self.repo_id, repo_type="dataset", private=True, exist_ok=True)
+                    self._repo_ready = True
+                existing = api.list_repo_files(self.repo_id, repo_type="dataset")
+                return self._commit(api, [run_id], existing, f"Add run {run_id}", contents=contents)
+            except ToolboardError:
+                raise
+            except Exception as error:  # network, auth, server: one clear error, without the token
+                raise self._error(f"push run {run_id} to", error) from None
+
+    def pull(self) -> int:
+        """Import every run of the repo this store does not have; returns how many. Runs only in the earlier
+        form (runs/<id>.json) are imported too, then written once in the new form."""
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        api = self._api()
+        try:
+            # Resolving the head first makes auth and network failures raise here, instead of
+            # snapshot_download quietly returning an older local copy.
+            head = api.repo_info(self.repo_id, repo_type="dataset").sha
+            files = api.list_repo_files(self.repo_id, repo_type="dataset", revision=head)
+            folder = Path(snapshot_download(self.repo_id, repo_type="dataset", revision=head,
+                                            allow_patterns=[f"{RUNS_FOLDER}/*{SHARD_SUFFIX}", f"{RUNS_FOLDER}/*{LEGACY_SUFFIX}"],
+                                            local_dir=self.cache_dir, token=self._token, endpoint=self.endpoint))
+        except RepositoryNotFoundError:
+            logger.warning("hub sync: dataset repo %s does not exist yet (or the token cannot read it); nothing to pull",
+                           self.repo_id)
+            return 0
+        except Exception as error:
+            raise self._error("pull runs from", error) from None
+        shards = _run_files(files, SHARD_SUFFIX)
+        imported = sum(self._import_shard(folder / RUNS_FOLDER / f"{run_id}{SHARD_SUFFIX}") for run_id in shards)
+        legacy = [run_id for run_id in _run_files(files, LEGACY_SUFFIX) if run_id not in shards]
+        imported += sum(self._import_legacy(folder / RUNS_FOLDER / f"{run_id}{LEGACY_SUFFIX}") for run_id in legacy)
+        self._migrate([run_id for run_id in legacy if self._finished_here(run_id)], files)
+        return imported
+
+    def pull_run(self, run_id: str, replacing: tuple[str, ...] = ()) -> bool:
+        """Import one run from its `runs/<id>.parquet` (a queue worker pushed it), replacing a stored run whose
+        status is in `replacing`; False when the store keeps its own. Errors are raised, clearly."""
+        from huggingface_hub import hf_hub_download
+
+        from evaluators.publish.results_dataset import import_runs, read_config_file
+
+        if not RUN_ID_PATTERN.fullmatch(run_id):
+            raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
+        try:
+            path = hf_hub_download(self.repo_id, f"{RUNS_FOLDER}/{run_id}{SHARD_SUFFIX}", repo_type="dataset",
+                                   token=self._token, endpoint=self.endpoint, local_dir=self.cache_dir)
+        except Exception as error:
+            raise self._error(f"fetch run {run_id} from", error) from None
+        result = import_runs(self.store, read_config_file(path, "runs"), replacing)
+        if result.skipped:
+            raise ToolboardError(f"hub sync: run {run_id} in dataset {self.repo_id}: {self._redact(result.skipped[0])}")
+        return run_id in result.imported
+
+    def push_in_background(self, run_id: str) -> threading.Thread:
+        """Push from a daemon thread; a failure is logged (without the token), never raised."""
+        thread = threading.Thread(target=self._push_logging_failures, args=(run_id,), daemon=True,
+                                  name=f"hub-sync-push-{run_id}")
+        thread.start()
+        return thread
+
+    def _push_logging_failures(self, run_id: str) -> None:
+        try:
+            self.push(run_id)
+        except Exception as error:
+            logger.warning("hub sync: %s", self._redact(str(error)))
+
+    def _commit(self, api: Any, run_ids: list[str], existing: Iterable[str], message: str,
+                contents: bool = True) -> list[str]:
+        """One commit with the runs' files, the whole `contents` and the card (naming the configs that will
+        have files); returns the paths written."""
+        from huggingface_hub import CommitOperationAdd
+
+        from evaluators.publish.results_dataset import CONFIGS, write_contents_and_card, write_run_shards
+
+        with tempfile.TemporaryDirectory(prefix="toolboard-hub-") as folder:
+            paths = [path for run_id in run_ids for path in write_run_shards(folder, self.store, run_id)]
+            present = [*existing, *paths]
+            configs = [config for config in CONFIGS
+                       if config == "contents" or any(_is_shard(path, config) for path in present)]
+            if contents:
+                paths += write_contents_and_card(folder, self.store, configs)
+            operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(Path(folder) / path)) for path in paths]
+            api.create_commit(self.repo_id, operations, commit_message=message, repo_type="dataset")
+        return paths
+
+    def _import_shard(self, path: Path) -> int:
+        """Import the runs of one `runs` file; a damaged file or row is logged and skipped."""
+        from evaluators.publish.results_dataset import import_runs, read_config_file
+
+        if self.store.has_run(path.name.removesuffix(SHARD_SUFFIX)):
+            return 0
+        try:
+            result = import_runs(self.store, read_config_file(path, "runs"))
+        except (ToolboardError, OSError) as error:
+            logger.warning("hub sync: skipped %s/%s: %s", RUNS_FOLDER, path.name, self._redact(str(error)))
+            return 0
+        for problem in result.skipped:
+            logger.warning("hub sync: skipped a run in %s/%s: %s", RUNS_FOLDER, path.name, self._redact(problem))
+        return len(result.imported)
+
+    def _import_legacy(self, path: Path) -> int:
+        """Import a run document of the earlier form; a bad file is logged and skipped."""
+        if self.store.has_run(path.stem):
+            return 0
+        try:
+            return int(import_run(self.store, json.loads(path.read_text(encoding="utf-8"))))
+        except (ToolboardError, ValueError, OSError) as error:
+            logger.warning("hub sync: skipped %s/%s: %s", RUNS_FOLDER, path.name, self._redact(str(error)))
+            return 0
+
+    def _finished_here(self, run_id: str) -> bool:
+        return self.store.has_run(run_id) and self.store.get_run(run_id).status == "finished"
+
+    def _migrate(self, run_ids: list[str], existing: list[str]) -> None:
+        """Write runs kept only as run documents in the results dataset form, in one commit (their JSON files
+        stay). A failure (e.g. a read-only token) is logged: the board has the runs either way."""
+        if not run_ids:
+            return
+        with self._lock:
+            try:
+                self._commit(self._api(), run_ids, existing,
+                             f"Write {len(run_ids)} run(s) kept as {RUNS_FOLDER}/*{LEGACY_SUFFIX} in the results dataset form")
+                logger.info("hub sync: wrote %d run(s) of %s in the results dataset form", len(run_ids), self.repo_id)
+            except Exception as error:  # noqa: BLE001 - migration is best effort; pulling already succeeded
+                logger.warning("hub sync: %s", self._redact(str(self._error("write the results dataset form of", error))))
+
+    def _api(self) -> Any:
+        from huggingface_hub import HfApi
+
+        return HfApi(endpoint=self.endpoint, token=self._token)
+
+    def _error(self, action: str, error: BaseException) -> ToolboardError:
+        return hub_error(f"could not {action} dataset {self.repo_id}", error, self._token)
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._token, "***") if self._token else text
+
+
+def _run_files(files: Iterable[str], suffix: str) -> list[str]:
+    """The run ids of the repo's runs/<id><suffix> files."""
+    return sorted(path[len(RUNS_FOLDER) + 1:-len(suffix)] for path in files
+                  if path.startswith(f"{RUNS_FOLDER}/") and path.endswith(suffix) and path.count("/") == 1)
+
+
+def _is_shard(path: str, config: str) -> bool:
+    return path.startswith(f"{config}/") and path.endswith(SHARD_SUFFIX)
+
+
+def check_repo_id(repo_id: str) -> None:
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ToolboardError(f"hub repo {repo_id!r} should look like 'org/name'")
+
+
+def hub_error(what: str, error: BaseException, token: str | None) -> ToolboardError:
+    """A Hub failure as one clear line, without the token; a hint when the token was refused."""
+    text = str(error).replace(token, "***") if token else str(error)
+    detail = text.strip().splitlines()
+    reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    status = getattr(getattr(error, "response", None), "status_code", None)
+    hint = f"; check that {TOKEN_ENV} is set to a token with write access to it" if status in (401, 403) else ""
+    return ToolboardError(f"hub sync: {what} ({reason}){hint}")
+
+
+def push_dataset_folder(folder: str | Path, repo_id: str, token: str | None, endpoint: str | None = None,
+                        private: bool = True) -> str:
+    """Push an exported results dataset folder (write_dataset) to the dataset repo `repo_id`, created private
+    unless `private` is False, in one commit: the card and the Parquet files of each config; Parquet files of
+    those configs already in the repo and not in the folder are deleted (they would load as rows too).
+    Nothing else in the folder is sent. Returns the commit's URL."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+
+    check_repo_id(repo_id)
+    folder = Path(folder)
+    local = sorted({path.relative_to(folder).as_posix() for pattern in DATASET_PATTERNS for path in folder.glob(pattern)})
+    if not any(path.startswith("contents/") for path in local):
+        raise ToolboardError(f"{folder} is not an exported results dataset (no contents/*.parquet): write it with"
+                             " `python -m evaluators export --dataset`")
+    api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token or None)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        stale = [path for path in api.list_repo_files(repo_id, repo_type="dataset")
+                 if path not in local and any(_is_shard(path, config) for config in ("contents", "details", "runs"))]
+        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in local]
+        operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
+        commit = api.create_commit(repo_id, operations, commit_message="Toolboard results", repo_type="dataset")
+    except Exception as error:  # network, auth, server: one clear error, without the token
+        raise hub_error(f"could not push {folder.name} to dataset {repo_id}", error, token) from None
+    return str(commit.commit_url)
+
+
+def from_env(store: Store) -> HubSync | None:
+    """A HubSync for TOOLBOARD_HUB_REPO with the token in HF_TOKEN, or None when TOOLBOARD_HUB_REPO is unset."""
+    repo_id = os.environ.get(REPO_ENV, "").strip()
+    if not repo_id:
+        return None
+    return HubSync(repo_id, os.environ.get(TOKEN_ENV) or None, store)
