@@ -16,7 +16,7 @@ from datasets import load_dataset
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
-from evaluators.engine import hub_sync
+from evaluators.publish import hub_sync
 from evaluators.engine.run_document import RunDocumentError, export_run, import_run, without_credentials
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, JSONText, Store
