@@ -284,35 +284,6 @@ def test_a_queued_run_picked_up_after_restart_is_followed(tmp_path: Path):
             assert_whole(again.context.store, run_id)
 
 
-def test_a_worker_with_a_results_dataset_publishes_there_and_the_app_keeps_its_settings(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A worker with TOOLBOARD_HUB_REPO pushes the finished run to the results dataset (its files only, not the
-    board-wide contents); the app imports it from there in place of its placeholder and keeps its own endpoint
-    and settings (the dataset's copy names none)."""
-    from tests.fake_hub_repo import pointed_hub
-    from tests.test_hub_sync import REPO, TOKEN
-
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
-    with pointed_hub(tmp_path, monkeypatch, TOKEN) as hub, redis_server(tmp_path / "redis") as redis, \
-            queue_app(tmp_path, redis.url) as app:
-        run_id = start(app, "via-the-dataset")
-        placeholder = app.context.store.get_run(run_id)
-        from tests.queue_fixtures import start_worker
-
-        worker = start_worker(redis.url, tmp_path, "w1", TOOLBOARD_HUB_REPO=REPO, HF_TOKEN=TOKEN,
-                              HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"))
-        try:
-            wait_until(lambda: status(app, run_id) == "finished", what="the run to come back through the dataset")
-        finally:
-            worker.stop()
-        files = hub.files(REPO)
-        assert f"runs/{run_id}.parquet" in files and not any(path.startswith("contents/") for path in files)
-        stored = app.context.store.get_run(run_id)
-        assert (stored.base_url, stored.config, stored.model) == (placeholder.base_url, placeholder.config,
-                                                                  placeholder.model)
-        assert_whole(app.context.store, run_id)
-
-
 # ---- a run whose task the broker lost (Redis restarted without persistence, the app killed before sending) ----
 
 LOST_NOTE = "its task was lost from the queue (the broker restarted?)"
@@ -579,3 +550,54 @@ def test_a_running_run_whose_worker_died_while_redis_lost_everything_is_sent_aga
         finally:
             jobs.shutdown()
             store.close()
+
+
+# ---- the queue's result: the run document, published (if at all) by the app ----
+
+
+def test_a_finished_run_comes_back_as_its_run_document_and_the_app_publishes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The queue's result is the run document (queue_app.TaskResult), not the publishing format: a worker pushes
+    nothing to a results dataset, even with TOOLBOARD_HUB_REPO set. The app imports the document in place of its
+    placeholder (keeping its own endpoint and settings) and then calls on_finished, where the app pushes the run
+    to its own results dataset (the post-run push, above the engine), board-wide `contents` included."""
+    from evaluators.engine.run_document import DOCUMENT_FORMAT
+    from evaluators.publish.hub_sync import HubSync
+    from tests.fake_hub_repo import pointed_hub
+    from tests.queue_fixtures import start_worker
+    from tests.test_hub_sync import REPO, TOKEN
+
+    worker_repo = "worker-org/never-written"
+    with pointed_hub(tmp_path, monkeypatch, TOKEN) as hub, redis_server(tmp_path / "redis") as redis, \
+            ScriptedServer(reply=mixed_reply) as server:
+        store = Store(tmp_path / "app" / "toolboard.db")
+        publisher = HubSync(REPO, TOKEN, store, endpoint=hub.endpoint)
+        pushed: list[list[str]] = []
+        jobs = QueueJobs(store, QueueSettings(redis.url, visibility_s=TEST_VISIBILITY_S), poll_seconds=3600,
+                         on_finished=lambda run_id: pushed.append(publisher.push(run_id)))
+        worker = start_worker(redis.url, tmp_path, "w1", TOOLBOARD_HUB_REPO=worker_repo, HF_TOKEN=TOKEN,
+                              HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"))
+        try:
+            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "documented"))
+            placeholder = store.get_run(run_id)
+            backend, task_id = jobs.celery.backend, jobs.job(run_id).task_id
+            meta = wait_until(lambda: (m := backend.get_task_meta(task_id))["status"] == "SUCCESS" and m,
+                              what="the task's result")
+            result = meta["result"]
+            assert set(result) == {"status", "worker", "document"} and result["status"] == "finished"
+            assert result["document"]["format"] == DOCUMENT_FORMAT and result["document"]["run"]["id"] == run_id
+            assert pushed == []
+            jobs.poll()
+            assert jobs.job(run_id).status == "finished"
+        finally:
+            worker.stop()
+            jobs.shutdown()
+        stored = store.get_run(run_id)
+        assert (stored.base_url, stored.config, stored.model) == (placeholder.base_url, placeholder.config,
+                                                                  placeholder.model)
+        assert_whole(store, run_id)
+        assert len(pushed) == 1 and f"runs/{run_id}.parquet" in hub.files(REPO)
+        assert "contents/train-00000-of-00001.parquet" in hub.files(REPO)
+        assert f"datasets/{worker_repo}" not in hub.repos
+        assert not any(worker_repo in request.path for request in hub.requests)
+        store.close()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from evaluators.core.errors import ToolboardError
 
@@ -37,6 +37,19 @@ DEFAULT_SECRET_TTL_S = 6 * 3600.0
 RUN_TASK = "toolboard.run"
 # Results (a finished run's whole record) are kept this long in Redis for the app to import.
 RESULT_EXPIRES_S = 7 * 24 * 3600
+
+
+class TaskResult(TypedDict, total=False):
+    """What a run's task returns through the result backend (Celery's JSON in Redis): the queue's own result
+    format. `document` (finished runs only) is the run's whole record, run_document.export_run's JSON document
+    (the versioned run document the app's store imports, all or nothing, in place of its placeholder); never the
+    publishing format, and never a key (the document names the key's variable, without credentials in URLs)."""
+
+    status: Literal["finished", "cancelled", "failed"]
+    worker: str  # the worker's name (worker@host)
+    message: str  # why a run failed or was cancelled
+    progress: dict[str, Any]  # a cancelled run: how far it went (done, total, …)
+    document: dict[str, Any]
 # How often a worker reports progress (task state) and touches its delivery; the issue asks for <= 2 s.
 PROGRESS_EVERY_S = 1.0
 

@@ -2,8 +2,9 @@
 embedded mode: endpoints, key, samples), marks it `queued` and sends one Celery task; the app returns
 at once with the run id. A watcher thread follows each queued run's task state in the result backend
 (queued with its place in the queue, running on which worker with its progress) and, when the task
-ends, imports the finished run's record into the store in place of the placeholder (one transaction),
-or marks the run cancelled or failed with the reason. The same interface as jobs.JobManager, so the
+ends, imports the finished run's record (the run document the task returns, queue_app.TaskResult) into
+the store in place of the placeholder (one transaction) and calls `on_finished` (where the app publishes
+it, above the engine), or marks the run cancelled or failed with the reason. The same interface as jobs.JobManager, so the
 jobs panel and the forms work the same in both modes.
 
 Nothing is half-created: the broker is pinged before the run is created, and a run whose task could not
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import uuid
@@ -494,8 +494,6 @@ class QueueJobs:
 
     def _ended_with(self, job: QueuedJob, outcome: dict[str, Any]) -> None:
         status = outcome.get("status")
-        if status == "duplicate":  # a second delivery dropped; the run goes on where it was
-            return
         if status == "finished":
             try:
                 self._import(job.run_id, outcome)
@@ -518,21 +516,11 @@ class QueueJobs:
         self._end(job, status if status in ("cancelled", "failed") else "failed", str(outcome.get("message") or status))
 
     def _import(self, run_id: str, outcome: dict[str, Any]) -> None:
-        """The finished run's record in place of the placeholder: from the result, or from the results dataset
-        the worker pushed it to."""
-        if outcome.get("published") == "hub":
-            from evaluators.publish.hub_sync import TOKEN_ENV, HubSync
-
-            # The dataset's copy names no endpoint and no folder: the placeholder's settings are put back.
-            placeholder = self.store.get_run(run_id)
-            HubSync(str(outcome["repo"]), os.environ.get(TOKEN_ENV) or None, self.store).pull_run(
-                run_id, replacing=PLACEHOLDER_STATUSES)
-            self.store.restore_settings(run_id, placeholder.model, placeholder.base_url, placeholder.config)
-        else:
-            document = outcome.get("document")
-            if isinstance(document, str):
-                document = json.loads(document)
-            import_run(self.store, document, replacing=PLACEHOLDER_STATUSES)
+        """The finished run's record (the result's run document, queue_app.TaskResult) in place of the placeholder."""
+        document = outcome.get("document")
+        if isinstance(document, str):
+            document = json.loads(document)
+        import_run(self.store, document, replacing=PLACEHOLDER_STATUSES)
         if self.store.get_run(run_id).status != "finished":
             raise ToolboardError("the worker's record of the run is not a finished run")
 

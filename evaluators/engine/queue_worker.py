@@ -8,11 +8,12 @@ the app's form, from a short-lived reference in Redis that the app wrote and del
 While the run goes, every PROGRESS_EVERY_S the worker: publishes the task state `PROGRESS` (per-subset
 done/total, errors, requests/s, ETA, which worker), touches its delivery in Redis (so a live run is never
 handed to a second worker), renews the run's lock, and looks for a cancel flag. A delivery of a run that
-another live worker holds the lock of is dropped (`duplicate`): a run executes on one worker at a time.
+another live worker holds the lock of is sent again to be tried later: a run executes on one worker at a time.
 
-The task returns `{"status": "finished", "document": <the run's record>}` (run_document.export_run) for
-the app to import, or, when the worker has a results dataset configured (TOOLBOARD_HUB_REPO), pushes the
-run there and returns `{"status": "finished", "published": "hub"}`; `cancelled` and `failed` say why.
+The task returns a queue_app.TaskResult through the result backend (JSON in Redis): for a finished run
+`{"status": "finished", "worker": …, "document": <the run document>}` (run_document.export_run), which the
+app imports in place of its placeholder; `cancelled` and `failed` say why. The queue carries runs in this
+format of its own: publishing a finished run (the results dataset) is the app's business, above the engine.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from evaluators.engine.queue_app import (
     RESULT_EXPIRES_S,
     RUN_TASK,
     QueueSettings,
+    TaskResult,
     cancel_key,
     celery_config,
     done_key,
@@ -68,7 +70,7 @@ def make_celery(settings: QueueSettings) -> Any:
 
 def register_tasks(app: Any, settings: QueueSettings) -> None:
     @app.task(bind=True, name=RUN_TASK)
-    def run_task(self: Any, run_id: str, run: dict[str, Any], key_reference: str | None = None) -> dict[str, Any]:
+    def run_task(self: Any, run_id: str, run: dict[str, Any], key_reference: str | None = None) -> TaskResult:
         return execute_queued_run(self, settings, run_id, run, key_reference)
 
 
@@ -78,7 +80,7 @@ def worker_name(task: Any) -> str:
 
 
 def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dict[str, Any],
-                       key_reference: str | None) -> dict[str, Any]:
+                       key_reference: str | None) -> TaskResult:
     """Execute one queued run on this worker and say how it ended (see the module docstring)."""
     from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
@@ -102,8 +104,8 @@ def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dic
         rerun_errors = run.get("action") == "rerun-errors"
         try:
             with _public_rules(bool(run.get("public"))):
-                outcome, published = asyncio.run(_execute(task, redis, store, run_id, run["total"], api_key, holder,
-                                                          rerun_errors))
+                outcome, document = asyncio.run(_execute(task, redis, store, run_id, run["total"], api_key, holder,
+                                                         rerun_errors))
         except SoftTimeLimitExceeded:
             return {"status": "failed", "message": f"stopped: the run took longer than {settings.time_limit_s:g} s, the"
                                                    " queue's time limit per run (TOOLBOARD_QUEUE_TIME_LIMIT_S)"}
@@ -111,9 +113,8 @@ def execute_queued_run(task: Any, settings: QueueSettings, run_id: str, run: dic
             return {"status": "cancelled", "progress": outcome.progress.snapshot(), "worker": worker_name(task)}
         if outcome.status != "finished":
             return {"status": outcome.status, "message": store.get_run(run_id).message or "", "worker": worker_name(task)}
-        ended = {"status": "finished", "worker": worker_name(task), **published}
         redis.set(done_key(run_id), "1", ex=RESULT_EXPIRES_S)
-        return ended
+        return {"status": "finished", "worker": worker_name(task), "document": document}
     finally:
         store.close()
         if (redis.get(lock_key(run_id)) or b"").decode() == holder:
@@ -176,23 +177,11 @@ def _typed_key(redis: Any, reference: str | None) -> str | None:
     return value.decode("utf-8")
 
 
-def _published(store: Store, run_id: str) -> dict[str, Any]:
-    """The finished run for the app: pushed to the results dataset when this worker has one, else its record."""
-    from evaluators.engine.run_document import export_run
-    from evaluators.publish.hub_sync import from_env
-
-    hub = from_env(store)
-    if hub is not None:
-        # This worker's store holds only its own runs: the board-wide `contents` is the app's to write.
-        hub.push(run_id, contents=False)
-        return {"published": "hub", "repo": hub.repo_id}
-    return {"document": export_run(store, run_id)}
-
-
 async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int, api_key: str | None,
-                   holder: str, rerun_errors: bool) -> tuple[Any, dict[str, Any]]:
+                   holder: str, rerun_errors: bool) -> tuple[Any, dict[str, Any] | None]:
     """runner.execute with the worker's duties on the side: progress, delivery, lock and cancel, every
-    PROGRESS_EVERY_S (Redis calls off the event loop)."""
+    PROGRESS_EVERY_S (Redis calls off the event loop); then the finished run's document."""
+    from evaluators.engine.run_document import export_run
     from evaluators.engine.runner import execute
 
     cancel = asyncio.Event()
@@ -230,9 +219,9 @@ async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int,
     try:
         outcome = await execute(store, run_id, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
                                 api_key=api_key)
-        # Published while the duties go on: a slow push keeps the run's lock and delivery alive.
-        published = await asyncio.to_thread(_published, store, run_id) if outcome.status == "finished" else {}
-        return outcome, published
+        # Written while the duties go on: a large run's record keeps the run's lock and delivery alive meanwhile.
+        document = await asyncio.to_thread(export_run, store, run_id) if outcome.status == "finished" else None
+        return outcome, document
     finally:
         # Waited for, not cancelled: a progress report still under way must not land after the task's result.
         ended.set()
