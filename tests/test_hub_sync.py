@@ -1,5 +1,5 @@
 """Hub sync: run documents (export / import between two stores) and push / pull of the results dataset
-against a fake Hub, with the one-time migration of repos written as runs/<id>.json."""
+against a fake Hub."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from datasets import load_dataset
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
-from evaluators.publish import hub_sync
 from evaluators.engine.run_document import RunDocumentError, export_run, import_run, without_credentials
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, JSONText, Store
+from evaluators.publish import hub_sync
 from evaluators.publish.hub_sync import HubSync
 from evaluators.service.board import board_rows
 from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, FakeRepo, pointed_hub
@@ -322,41 +322,21 @@ def test_pull_skips_damaged_files_and_imports_the_rest(hub: FakeHubRepo, source:
     repo = hub.repos[f"datasets/{REPO}"]
     shard = repo.commits[repo.head][f"runs/{other}.parquet"]
     repo.commits[repo.head][f"runs/{other}.parquet"] = shard[: len(shard) // 2]  # truncated
-    repo.commits[repo.head]["runs/broken.json"] = b'{"format": "toolboard-run", "version": 1, "run": 3}'
     with caplog.at_level(logging.WARNING, logger="evaluators.publish.hub_sync"):
         assert HubSync(REPO, TOKEN, target).pull() == 1
     assert f"skipped runs/{other}.parquet" in caplog.text and "not a readable Parquet file" in caplog.text
     assert "truncated" in caplog.text
-    assert "skipped runs/broken.json: run must be an object" in caplog.text
     assert target.has_run(run_id) and not target.has_run(other)
     assert not board_rows("acebench", target).empty  # the board still loads
 
 
-def test_a_repo_of_run_documents_is_migrated_once(hub: FakeHubRepo, source: Store, target: Store, tmp_path: Path):
-    """A repo written by the earlier hub sync (runs/<id>.json): the runs are imported, written once in the
-    results dataset form, and the JSON files stay."""
-    first, second = make_finished_run(source, "model-a"), make_finished_run(source, "model-b")
+def test_pull_reads_only_the_results_dataset_form(hub: FakeHubRepo, source: Store, target: Store):
+    """Runs are kept as runs/<id>.parquet; a runs/<id>.json file (a layout that never shipped) is not read."""
+    run_id = make_finished_run(source, "model-a")
     with FakeRepoWriter(hub) as write:
-        for run_id in (first, second):
-            write(f"runs/{run_id}.json", json.dumps(export_run(source, run_id)).encode())
-    repo = hub.repos[f"datasets/{REPO}"]
-    commits_before = len(repo.commits)
-
-    assert HubSync(REPO, TOKEN, target).pull() == 2
-    files = hub.files(REPO)
-    assert {f"runs/{first}.json", f"runs/{second}.json"} <= set(files)  # left in place
-    for run_id in (first, second):
-        assert {f"runs/{run_id}.parquet", f"details/{run_id}.parquet"} <= set(files)
-        assert everything_about(target, run_id) == everything_about(source, run_id)  # read from its JSON document
-    assert len(repo.commits) == commits_before + 1  # one commit for both
-
-    again = Store(tmp_path / "again.db")
-    assert HubSync(REPO, TOKEN, again).pull() == 2  # now from the new form
-    assert len(repo.commits) == commits_before + 1  # nothing left to migrate
-    for run_id in (first, second):
-        same_but_the_endpoint(again, source, run_id)
-    assert board_rows("acebench", again).equals(board_rows("acebench", target))
-    again.close()
+        write(f"runs/{run_id}.json", json.dumps(export_run(source, run_id)).encode())
+    assert HubSync(REPO, TOKEN, target).pull() == 0
+    assert target.list_runs() == []
 
 
 class FakeRepoWriter:

@@ -9,13 +9,12 @@ different runs never write the same file, and a run pushed again, e.g. once shar
 and the dataset card. `push` uploads one run in one commit; `pull` imports the runs the local store does
 not have, file by file (a damaged file is logged and skipped; the others and the board still load).
 
-Repos written before this form hold `runs/<run id>.json` documents (run_document.py): `pull` imports
-them too and writes each, once, in the new form (the JSON files stay where they are).
+The service and the front doors drive it (the app pushes a run once it has finished, whether it ran here or on
+a queue worker, and pulls at start-up); the engine never imports it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import tempfile
@@ -26,7 +25,7 @@ from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
-from evaluators.engine.run_document import RUN_ID_PATTERN, import_run
+from evaluators.engine.run_document import RUN_ID_PATTERN
 from evaluators.engine.store import Store
 
 logger = logging.getLogger(__name__)
@@ -34,7 +33,6 @@ logger = logging.getLogger(__name__)
 REPO_ENV = "TOOLBOARD_HUB_REPO"
 TOKEN_ENV = "HF_TOKEN"
 RUNS_FOLDER = "runs"
-LEGACY_SUFFIX = ".json"
 SHARD_SUFFIX = ".parquet"
 # What an exported dataset folder holds, as pushed by push_dataset_folder (nothing else in it is sent).
 DATASET_PATTERNS = ("README.md", "contents/*.parquet", "details/*.parquet", "runs/*.parquet")
@@ -59,10 +57,9 @@ class HubSync:
     def __repr__(self) -> str:  # never shows the token
         return f"HubSync(repo_id={self.repo_id!r}, endpoint={self.endpoint!r})"
 
-    def push(self, run_id: str, contents: bool = True) -> list[str]:
+    def push(self, run_id: str) -> list[str]:
         """Upload the run (its `runs` and `details` files) with the whole `contents` and the card, in one
-        commit; returns the paths written in the repo. `contents=False`: the run's files only (a queue worker,
-        whose store holds only the runs it executed, must not write the board-wide `contents`)."""
+        commit; returns the paths written in the repo."""
         if not RUN_ID_PATTERN.fullmatch(run_id):
             raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
         with self._lock:
@@ -72,15 +69,14 @@ class HubSync:
                     api.create_repo(self.repo_id, repo_type="dataset", private=True, exist_ok=True)
                     self._repo_ready = True
                 existing = api.list_repo_files(self.repo_id, repo_type="dataset")
-                return self._commit(api, [run_id], existing, f"Add run {run_id}", contents=contents)
+                return self._commit(api, run_id, existing, f"Add run {run_id}")
             except ToolboardError:
                 raise
             except Exception as error:  # network, auth, server: one clear error, without the token
                 raise self._error(f"push run {run_id} to", error) from None
 
     def pull(self) -> int:
-        """Import every run of the repo this store does not have; returns how many. Runs only in the earlier
-        form (runs/<id>.json) are imported too, then written once in the new form."""
+        """Import every run of the repo this store does not have; returns how many."""
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import RepositoryNotFoundError
 
@@ -91,7 +87,7 @@ class HubSync:
             head = api.repo_info(self.repo_id, repo_type="dataset").sha
             files = api.list_repo_files(self.repo_id, repo_type="dataset", revision=head)
             folder = Path(snapshot_download(self.repo_id, repo_type="dataset", revision=head,
-                                            allow_patterns=[f"{RUNS_FOLDER}/*{SHARD_SUFFIX}", f"{RUNS_FOLDER}/*{LEGACY_SUFFIX}"],
+                                            allow_patterns=[f"{RUNS_FOLDER}/*{SHARD_SUFFIX}"],
                                             local_dir=self.cache_dir, token=self._token, endpoint=self.endpoint))
         except RepositoryNotFoundError:
             logger.warning("hub sync: dataset repo %s does not exist yet (or the token cannot read it); nothing to pull",
@@ -99,31 +95,8 @@ class HubSync:
             return 0
         except Exception as error:
             raise self._error("pull runs from", error) from None
-        shards = _run_files(files, SHARD_SUFFIX)
-        imported = sum(self._import_shard(folder / RUNS_FOLDER / f"{run_id}{SHARD_SUFFIX}") for run_id in shards)
-        legacy = [run_id for run_id in _run_files(files, LEGACY_SUFFIX) if run_id not in shards]
-        imported += sum(self._import_legacy(folder / RUNS_FOLDER / f"{run_id}{LEGACY_SUFFIX}") for run_id in legacy)
-        self._migrate([run_id for run_id in legacy if self._finished_here(run_id)], files)
-        return imported
-
-    def pull_run(self, run_id: str, replacing: tuple[str, ...] = ()) -> bool:
-        """Import one run from its `runs/<id>.parquet` (a queue worker pushed it), replacing a stored run whose
-        status is in `replacing`; False when the store keeps its own. Errors are raised, clearly."""
-        from huggingface_hub import hf_hub_download
-
-        from evaluators.publish.results_dataset import import_runs, read_config_file
-
-        if not RUN_ID_PATTERN.fullmatch(run_id):
-            raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
-        try:
-            path = hf_hub_download(self.repo_id, f"{RUNS_FOLDER}/{run_id}{SHARD_SUFFIX}", repo_type="dataset",
-                                   token=self._token, endpoint=self.endpoint, local_dir=self.cache_dir)
-        except Exception as error:
-            raise self._error(f"fetch run {run_id} from", error) from None
-        result = import_runs(self.store, read_config_file(path, "runs"), replacing)
-        if result.skipped:
-            raise ToolboardError(f"hub sync: run {run_id} in dataset {self.repo_id}: {self._redact(result.skipped[0])}")
-        return run_id in result.imported
+        return sum(self._import_shard(folder / RUNS_FOLDER / f"{run_id}{SHARD_SUFFIX}")
+                   for run_id in _run_files(files, SHARD_SUFFIX))
 
     def push_in_background(self, run_id: str) -> threading.Thread:
         """Push from a daemon thread; a failure is logged (without the token), never raised."""
@@ -138,21 +111,19 @@ class HubSync:
         except Exception as error:
             logger.warning("hub sync: %s", self._redact(str(error)))
 
-    def _commit(self, api: Any, run_ids: list[str], existing: Iterable[str], message: str,
-                contents: bool = True) -> list[str]:
-        """One commit with the runs' files, the whole `contents` and the card (naming the configs that will
+    def _commit(self, api: Any, run_id: str, existing: Iterable[str], message: str) -> list[str]:
+        """One commit with the run's files, the whole `contents` and the card (naming the configs that will
         have files); returns the paths written."""
         from huggingface_hub import CommitOperationAdd
 
         from evaluators.publish.results_dataset import CONFIGS, write_contents_and_card, write_run_shards
 
         with tempfile.TemporaryDirectory(prefix="toolboard-hub-") as folder:
-            paths = [path for run_id in run_ids for path in write_run_shards(folder, self.store, run_id)]
+            paths = write_run_shards(folder, self.store, run_id)
             present = [*existing, *paths]
             configs = [config for config in CONFIGS
                        if config == "contents" or any(_is_shard(path, config) for path in present)]
-            if contents:
-                paths += write_contents_and_card(folder, self.store, configs)
+            paths += write_contents_and_card(folder, self.store, configs)
             operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(Path(folder) / path)) for path in paths]
             api.create_commit(self.repo_id, operations, commit_message=message, repo_type="dataset")
         return paths
@@ -171,32 +142,6 @@ class HubSync:
         for problem in result.skipped:
             logger.warning("hub sync: skipped a run in %s/%s: %s", RUNS_FOLDER, path.name, self._redact(problem))
         return len(result.imported)
-
-    def _import_legacy(self, path: Path) -> int:
-        """Import a run document of the earlier form; a bad file is logged and skipped."""
-        if self.store.has_run(path.stem):
-            return 0
-        try:
-            return int(import_run(self.store, json.loads(path.read_text(encoding="utf-8"))))
-        except (ToolboardError, ValueError, OSError) as error:
-            logger.warning("hub sync: skipped %s/%s: %s", RUNS_FOLDER, path.name, self._redact(str(error)))
-            return 0
-
-    def _finished_here(self, run_id: str) -> bool:
-        return self.store.has_run(run_id) and self.store.get_run(run_id).status == "finished"
-
-    def _migrate(self, run_ids: list[str], existing: list[str]) -> None:
-        """Write runs kept only as run documents in the results dataset form, in one commit (their JSON files
-        stay). A failure (e.g. a read-only token) is logged: the board has the runs either way."""
-        if not run_ids:
-            return
-        with self._lock:
-            try:
-                self._commit(self._api(), run_ids, existing,
-                             f"Write {len(run_ids)} run(s) kept as {RUNS_FOLDER}/*{LEGACY_SUFFIX} in the results dataset form")
-                logger.info("hub sync: wrote %d run(s) of %s in the results dataset form", len(run_ids), self.repo_id)
-            except Exception as error:  # noqa: BLE001 - migration is best effort; pulling already succeeded
-                logger.warning("hub sync: %s", self._redact(str(self._error("write the results dataset form of", error))))
 
     def _api(self) -> Any:
         from huggingface_hub import HfApi
