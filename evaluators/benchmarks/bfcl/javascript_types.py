@@ -20,8 +20,9 @@ Official rules (each a name a reader can grep):
 - official_js_unconverted_stays_text.
 - official_js_unsupported_type: a declared (or item) type outside the eight above makes the official
   checker raise; javascript_value raises UnsupportedJavaScriptType (none occur in the data).
-ARRAY_2D (exponential backtracking on `[[1],[1],…,1]`) and OBJECT_PAIR (quadratic) are matched with the same
-results in linear time by linear_patterns; the expressions stay here as the reference it is tested against.
+ARRAY_2D (exponential backtracking on `[[1],[1],…,1]`) and the dict pair expression (linear_patterns.OBJECT_PAIR,
+quadratic) are matched with the same results in linear time by linear_patterns; ARRAY_2D stays here as the
+reference it is tested against.
 
 Strict fix (mode="strict"):
 - strict_js_reads_literals: a dict or array value that is one JavaScript object or array literal is read
@@ -32,7 +33,8 @@ Strict fix (mode="strict"):
   else (identifiers, calls, null, template strings) stays its source text. Array elements of a declared item
   type: strings, objects and arrays as read, any other element's text through the item type's official
   conversion (`60` -> 60.0 for float items). Any other text converts as officially. The literal is parsed in the
-  parser's child process, within the parser's bounds (native_parsing); a text past them converts as officially.
+  parser's child process (native_parsing.read_isolated runs read_literal_in_process there), within the parser's
+  bounds; a text past them converts as officially.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Any
 
 from evaluators.benchmarks.bfcl.decode_javascript import javascript_parser
 from evaluators.benchmarks.bfcl.linear_patterns import js_array_2d, js_object_pairs
-from evaluators.benchmarks.bfcl.native_parsing import read_literal_isolated, within_parse_bounds
+from evaluators.benchmarks.bfcl.native_parsing import read_isolated, within_parse_bounds
 from evaluators.core.registry import MODES
 
 # Declared JavaScript type -> the BFCL Python type name whose rules the checker then applies (as the official
@@ -65,7 +67,6 @@ ARRAY_2D = re.compile(r"\[\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\]|\bnew\s+Array\(\s*\[.
 ARRAY_1D = re.compile(r"\[(.*?)\]|\bnew\s+Array\((.*?)\)")
 INNER_ARRAY = re.compile(r"\[(.*?)\]")
 OBJECT = re.compile(r"\{(.*?)\}")
-OBJECT_PAIR = re.compile(r"([^:]+):\s*(.*?)(?:,\s*(?=[^,]+:)|$)")
 QUOTES = ('"', "'")
 
 
@@ -210,7 +211,7 @@ def read_literal(text: str) -> Any:
     applies to it."""
     if not within_parse_bounds(_wrapped(text)):
         return None
-    return read_literal_isolated(text)
+    return read_isolated(read_literal_in_process, text)
 
 
 def _wrapped(text: str) -> str:

@@ -5,7 +5,7 @@ cubic or quadratic in the length of the value (a value is any text an answer giv
 - javascript_types.ARRAY_2D on `[[1],[1],…,1]`: exponential, 24 rows take 3.5 s, 30 rows minutes (a 130-character
   answer);
 - java_types.ARRAYLIST_ADDS on `new ArrayList<>(){{` and 2,000 spaces: cubic, 8 s;
-- OBJECT_PAIR, ARRAY, ARRAYLIST_AS_LIST, ARRAYLIST_ADD, HASHMAP_BODY, HASHMAP_PUT, HASHMAP_EMPTY on 64 KiB of
+- OBJECT_PAIR (below), ARRAY, ARRAYLIST_AS_LIST, ARRAYLIST_ADD, HASHMAP_BODY, HASHMAP_PUT, HASHMAP_EMPTY on 64 KiB of
   repeated prefixes without their closing part: quadratic, 1 to 30 s.
 Each function below gives exactly what its regular expression gives (the groups the converter reads), worked
 out from the expression's backtracking order and tested against it on generated texts
@@ -17,6 +17,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
+# official_js_dict_regex's pair expression (javascript_types.parse_object): matched in linear time by
+# js_object_pairs, and as it is across lines (kept here, not there, so this module needs nothing of the converter).
+OBJECT_PAIR = re.compile(r"([^:]+):\s*(.*?)(?:,\s*(?=[^,]+:)|$)")
 _SPACES = re.compile(r"\s*")
 _WORD = re.compile(r"\w*")
 
@@ -124,11 +127,9 @@ def _after_row_close(code: str, index: int, close: str, non_space: list[int], af
 
 
 def js_object_pairs(body: str) -> list[tuple[str, str]]:
-    """javascript_types.OBJECT_PAIR.findall(body) for a body without a newline (parse_object's: the text between
-    `{` and the first `}` on its line); `([^:]+):\\s*(.*?)(?:,\\s*(?=[^,]+:)|$)`."""
+    """OBJECT_PAIR.findall(body) for a body without a newline (parse_object's: the text between `{` and the
+    first `}` on its line); `([^:]+):\\s*(.*?)(?:,\\s*(?=[^,]+:)|$)`."""
     if "\n" in body:
-        from evaluators.benchmarks.bfcl.javascript_types import OBJECT_PAIR
-
         return OBJECT_PAIR.findall(body)
     length = len(body)
     next_colon = _next_char_table(body, ":")

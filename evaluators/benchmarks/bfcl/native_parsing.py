@@ -29,6 +29,7 @@ ones, they crash the process on an answer nested ~15,000 deep).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from evaluators.benchmarks.bfcl.decode_common import DecodeFailure, bracketed
@@ -116,11 +117,12 @@ def isolated_failure(failed: IsolatedCallFailed, title: str) -> DecodeFailure:
                          "process, so only this sample failed")
 
 
-def read_literal_isolated(text: str) -> Any:
-    """javascript_types.read_literal_in_process in the parser's child process; None (not one literal) when the
-    child crashes or runs out of time, so the official conversion applies."""
+def read_isolated(reader: Callable[[str], Any], text: str) -> Any:
+    """`reader(text)` in the parser's child process (a module-level reader of one literal, such as
+    javascript_types.read_literal_in_process: the caller names it, so this module imports no converter); None
+    (not one literal) when the child crashes or runs out of time, so the official conversion applies."""
     try:
-        return _WORKER.call(_read_literal_in_child, text, timeout=NATIVE_CALL_SECONDS)
+        return _WORKER.call(reader, text, timeout=NATIVE_CALL_SECONDS)
     except IsolatedCallFailed:
         return None
 
@@ -142,9 +144,3 @@ def _decode_in_child(language: str, text: str, mode: str) -> tuple:
         return ("decoded", decode(text, mode))
     except DecodeFailure as failure:
         return ("failed", failure.rule, failure.detail)
-
-
-def _read_literal_in_child(text: str) -> Any:
-    from evaluators.benchmarks.bfcl.javascript_types import read_literal_in_process
-
-    return read_literal_in_process(text)
