@@ -10,7 +10,7 @@ import pytest
 
 from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
-from evaluators.service import board
+from evaluators.publish import board_table
 from evaluators.service.board import (
     APART_COLUMN,
     NEWEST_COLUMN,
@@ -144,7 +144,7 @@ def test_a_published_row_may_give_its_n(monkeypatch: pytest.MonkeyPatch):
         {"model": "Counted", "language": "en", "summary": {"overall": 0.5, "normal": 0.6}, "n": {"overall": 100}},
         {"model": "Everywhere", "language": "en", "summary": {"overall": 0.4}, "n": 50},
     ]}
-    monkeypatch.setattr(board, "published_table", lambda name: table)
+    monkeypatch.setattr(board_table, "published_table", lambda name: table)
     rows = board_rows("acebench", None).set_index("model")
     assert rows.loc["Counted", "overall_n"] == 100 and rows.loc["Counted", "normal_n"] is None
     assert round(rows.loc["Counted", "overall_low"], 3) == 0.404 and rows.loc["Counted", "normal_low"] is None

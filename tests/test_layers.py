@@ -8,6 +8,7 @@ parsed (imports inside functions count: they make a circle as surely as top-leve
   front doors; only `python -m evaluators` (evaluators/__main__.py) imports the CLI from outside it.
 - At most two modules loose at the top of evaluators/ (__init__ and __main__); every package of it is a layer.
 - The engine and the core never import argparse (the CLI's parsing stays in the CLI).
+(The CLI package's own checks, formerly tests/test_cli_package.py, are among these.)
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.core.registry import MODES, benchmark_names, get_benchmark
-from evaluators.service.board import NEWEST_COLUMN, ORIGIN_COLUMN, SOURCES, board_columns, run_ids_of
+from evaluators.publish.board_table import NEWEST_COLUMN, ORIGIN_COLUMN, SOURCES, board_columns, run_ids_of
 
 RESULTS_ENV = "TOOLBOARD_RESULTS"
 TOKEN_ENV = "HF_TOKEN"

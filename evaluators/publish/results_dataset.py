@@ -37,7 +37,7 @@ from evaluators.core.types import SampleScore
 from evaluators.engine.redact import redact
 from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.store import RunRow, Store, StoredSample, json_text, storable_text
-from evaluators.service.board import N_SUFFIX, SOURCE_OF_RUN, board_rows, fraction_columns, published_table, run_ids_of
+from evaluators.publish.board_table import N_SUFFIX, SOURCE_OF_RUN, board_rows, fraction_columns, published_table, run_ids_of
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -1,469 +1,55 @@
-"""Leaderboard tables: published rows, runs evaluated here and uploaded prediction files, side by
-side in the layout of each benchmark's published table. Pure data (pandas); the app only shows it.
-
-Each benchmark's package declares its table (core/board_layout.py): views (a language, a subset, a
-tool…) and metric columns. Values are fractions in [0, 1], as in reports; the app formats them.
-Every row also carries its model's facts (leaderboard_data/models.json, matched by model_key), how its
-requests were made and the date of its numbers, to filter on and to read beside the scores.
+"""Board queries: a benchmark's board (the table of evaluators/publish/board_table.py, every row a store
+makes) filtered, sorted and ranked server-side for the app and the API, bounded to what one read sends. The
+table's names are offered here too: the front doors ask the service, not the publishing layer.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from functools import lru_cache
-from typing import Any
 
 import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
-from evaluators.core.errors import DataError
-from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
-from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text
-from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
-from evaluators.engine.store import RunRow, Store
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS
+from evaluators.publish.board_table import (
+    APART_COLUMN,
+    FACT_COLUMNS,
+    HIGH_SUFFIX,
+    IDENTITY_COLUMNS,
+    INFO_COLUMNS,
+    LOW_SUFFIX,
+    N_SUFFIX,
+    NEWEST_COLUMN,
+    ORIGIN_COLUMN,
+    SOURCE_OF_RUN,
+    SOURCES,
+    UPDATED_COLUMN,
+    board_columns,
+    board_rows,
+    board_updated,
+    column_n,
+    fact_choices,
+    fraction_columns,
+    is_missing,
+    item_share_columns,
+    layout_for,
+    model_facts,
+    model_key,
+    published_table,
+    run_ids_of,
+    wilson_interval,
+)
 
-SOURCES = ("published", "evaluated", "uploaded")
-SOURCE_OF_RUN = {"endpoint": "evaluated", "upload": "uploaded"}
-IDENTITY_COLUMNS = ("model", "source")
-# Why a row is kept apart from the published ranking (empty: published, or the same experiment).
-APART_COLUMN = "apart_reason"
-INFO_COLUMNS = ("request_errors", "mode", "run_id", "fingerprint", "details")
-# What is known of each row's model (leaderboard_data/models.json, applied by model_key) and how its
-# requests were made ("prompt" or "native tools"); None where not known.
-FACT_COLUMNS = ("organisation", "params_b", "licence", "open_weights", "request_mode", "link")
-# The date (ISO, UTC) a row's numbers were produced: the published table's date, the run's end.
-UPDATED_COLUMN = "updated"
-# A run's configured request mode, as the board names it.
-REQUEST_MODE_NAMES = {"prompt": "prompt", "tools": "native tools"}
-# The ranked position (ranked rows only) and the newest evaluated or uploaded run (True on its rows).
+# The ranked position (ranked rows only).
 RANK_COLUMN = "rank"
-NEWEST_COLUMN = "newest"
-# The results dataset (Hub repo id) a row was read from (evaluators/publish/other_results.py); None on this
-# project's own rows. Present only on boards built with `others` (board_rows), so an export of the
-# board (results_dataset.contents_table) never holds it, nor anyone else's rows.
-ORIGIN_COLUMN = "origin"
-# Beside each fraction column: the items behind it and its 95% Wilson interval (fractions).
-N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX = "_n", "_low", "_high"
 PARTS = ("all", "ranked", "apart")
-Z95 = 1.959963984540054
 # At most this many rows per table in one read of the board (each of the page's two tables, /leaderboard,
 # /leaderboard_ranked, /leaderboard_apart), however many the store holds: the ranked rows first, then each part
 # in the table's order (the sort column), so what is left out is what would be read last; a line says how many
 # more there are and how to narrow the view (see bounded, more_rows_note). The downloads hold every row.
 MAX_BOARD_ROWS = 200
-# Any other text a row shows (details, why not ranked, text columns, others' rows): at most this long. Model names
-# and notes are refused over their limits when added (core/limits.py); rows stored before are cut when shown.
-MAX_SHOWN_TEXT_CHARS = MAX_NOTES_CHARS + 200
-
-
-def wilson_interval(p: float | None, n: int | None, z: float = Z95) -> tuple[float, float] | None:
-    """The Wilson score interval (95% by default) of a share `p` observed over `n` items; None when
-    either is unknown or n < 1. p=0.5, n=100 -> (0.404, 0.596)."""
-    if p is None or n is None or isinstance(p, float) and math.isnan(p) or isinstance(n, float) and math.isnan(n) or n < 1:
-        return None
-    p = min(max(float(p), 0.0), 1.0)
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    # at p = 0 or 1 the bound on that side is exact (no rounding below 0 or above 1)
-    return (0.0 if p == 0 else max(0.0, centre - half)), (1.0 if p == 1 else min(1.0, centre + half))
-
-
-def fraction_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:
-    """The layout's metric columns that are shares (declared kind "fraction"; undeclared ones count as shares)."""
-    return [c for c in (*layout.columns, *layout.detail_columns) if benchmark.metric(c).kind == "fraction"]
-
-
-def item_share_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:
-    """The share columns whose value is a share of the view's items (Metric.share_of_items): only these get
-    an n and a Wilson interval; a precision, a mean F1 or a share of some other count would get a wrong one."""
-    return [c for c in fraction_columns(benchmark, layout) if benchmark.metric(c).share_of_items]
-
-
-def column_n(report: dict[str, Any], benchmark: Benchmark, view: str, column: str) -> int | None:
-    """The items behind a column of a run's row, from the report's per-subset `n`: the subset of the
-    column's name; else the sum over the benchmark's group of that name; else the subset the view
-    names; else the sum over every subset in the report (a summary over the whole view)."""
-    subsets = {name: (value or {}).get("n") for name, value in (report.get("subsets") or {}).items()}
-
-    def total(names: Any) -> int | None:
-        counts = [subsets[name] for name in names if isinstance(subsets.get(name), int)]
-        return sum(counts) if counts else None
-
-    for name in (column, view):
-        if name in subsets:
-            return subsets[name] if isinstance(subsets[name], int) else None
-        if name == column and name in benchmark.groups:
-            return total(benchmark.groups[name])
-    return total(subsets)
-
-
-@lru_cache(maxsize=2)
-def _facts_by_spelling(with_snapshots: bool) -> dict[str, ModelFacts]:
-    """Each known spelling of a model (its name and aliases, and with_snapshots its dated versions, as written
-    and normalised) -> its facts."""
-    table: dict[str, ModelFacts] = {}
-    for model in load_model_facts():
-        for spelling in (model.name, *model.aliases, *(model.snapshots if with_snapshots else ())):
-            table.setdefault(spelling.strip().lower(), model)
-            table.setdefault(normalised_model_name(spelling), model)
-    return table
-
-
-def _facts_of(name: str, with_snapshots: bool) -> ModelFacts | None:
-    table = _facts_by_spelling(with_snapshots)
-    return table.get(name.strip().lower()) or table.get(normalised_model_name(name))
-
-
-def model_facts(name: str) -> ModelFacts | None:
-    """The facts entry of a model name (any known spelling or dated snapshot, case-insensitive, with or without
-    a known provider prefix)."""
-    return _facts_of(name, with_snapshots=True)
-
-
-def model_key(name: str) -> str:
-    """What tells "the same model" across tables and runs: the facts table's name for a spelling of that very
-    model, else the normalised name (so each dated snapshot, and each fine-tune under another prefix, stays
-    its own model)."""
-    facts = _facts_of(name, with_snapshots=False)
-    return facts.name if facts is not None else normalised_model_name(name)
-
-
-def _fact_values(name: str) -> dict[str, Any]:
-    facts = model_facts(name)
-    if facts is None:
-        return {}
-    return {"organisation": facts.organisation, "params_b": facts.params_b, "licence": facts.licence,
-            "open_weights": facts.open_weights, "link": facts.link}
-
-
-def _iso_day(timestamp: float | None) -> str | None:
-    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).date().isoformat()
-
-
-def _run_request_mode(run: RunRow) -> str | None:
-    """How an evaluated run sent its requests; None for uploads (how the predictions were made is not known)."""
-    if run.source != "endpoint":
-        return None
-    mode = (run.config.get("model") or {}).get("request_mode", "prompt")
-    return REQUEST_MODE_NAMES.get(mode, mode)
-
-
-def layout_for(benchmark: str) -> BoardLayout:
-    """The benchmark's table as its package declares it."""
-    return get_benchmark(benchmark).board_layout()
-
-
-def published_table(benchmark: str) -> dict[str, Any] | None:
-    try:
-        return load_published(benchmark)
-    except DataError:
-        return None
-
-
-def _published_rows(benchmark: str, layout: BoardLayout) -> list[dict[str, Any]]:
-    table = published_table(benchmark)
-    if table is None:
-        return []
-    source = table.get("source") or {}
-    link = source.get("url", "")
-    rows = []
-    for row in table.get("rows", []):
-        view, values = layout.published_values(row)
-        # how the published numbers were requested: the table's statement, unless the row says otherwise
-        request_mode = row.get("request_mode", table.get("request_mode"))
-        rows.append({"model": row["model"], "source": "published", "view": view, "mode": "official", "run_id": "",
-                     "fingerprint": "", "details": link, "request_mode": request_mode,
-                     UPDATED_COLUMN: source.get("date"), **values,
-                     **_published_n(row.get("n", (table.get("n_by_view") or {}).get(view)), layout)})
-    return rows + _published_macro_rows(layout, rows)
-
-
-def _published_n(given: Any, layout: BoardLayout) -> dict[str, Any]:
-    """The items behind a published row's columns: the row's own `n`, else the table's `n_by_view` for the
-    row's view (counted in the benchmark's data: the published tables print no sample counts); one count for
-    every column, or {column: count}. Without it the row's intervals stay empty."""
-    if isinstance(given, int):
-        return {c + N_SUFFIX: given for c in (*layout.columns, *layout.detail_columns)}
-    if isinstance(given, dict):
-        return {c + N_SUFFIX: v for c, v in given.items() if isinstance(v, int)}
-    return {}
-
-
-def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The macro view of a published table that prints only per-part rows: the mean of each column
-    over the parts that have a value (as our reports compute it), labelled as computed here."""
-    if layout.macro_view is None:
-        return []
-    parts = [v for v in layout.views if v != layout.macro_view]
-    grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-    for row in rows:
-        if row["view"] in parts:
-            labels = tuple(str(row.get(column, "")) for column in layout.text_columns)
-            grouped.setdefault((row["model"], labels), {})[row["view"]] = row
-    macro = []
-    for (model, _), by_view in grouped.items():
-        if set(by_view) != set(parts):
-            continue
-        values: dict[str, Any] = {}
-        for column in layout.columns:
-            numbers = [by_view[p][column] for p in parts if isinstance(by_view[p].get(column), int | float)]
-            values[column] = round(sum(numbers) / len(numbers), 4) if numbers else None
-            counts = [by_view[p].get(column + N_SUFFIX) for p in parts]
-            if numbers and all(isinstance(c, int) for c in counts):
-                values[column + N_SUFFIX] = sum(counts)
-        first = by_view[parts[0]]
-        extras = {c: first.get(c) for c in layout.text_columns if first.get(c) is not None}
-        modes = {by_view[p].get("request_mode") for p in parts}
-        extras["request_mode"] = modes.pop() if len(modes) == 1 else None  # parts that differ: not one mode
-        extras[UPDATED_COLUMN] = _newest(by_view[p].get(UPDATED_COLUMN) for p in parts)
-        macro.append({"model": model, "source": "published", "view": layout.macro_view, "mode": "official", "run_id": "",
-                      "fingerprint": "", "details": f"mean over the {len(parts)} published per-{layout.view_label.lower()} "
-                      "rows, computed here", **extras, **values})
-    return macro
-
-
-def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
-    rows = []
-    finished, repeats = _distinct_runs([run for run in store.list_runs()
-                                        if run.benchmark == benchmark.name and run.status == "finished"])
-    all_totals = store.all_run_totals([run.id for run in finished if run.source == "endpoint"])
-    for run in finished:
-        report = store.load_report(run.id, mode)
-        if report is None:
-            continue
-        # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
-        errors = all_totals[run.id]["errors"] if run.source == "endpoint" else None
-        apart = apart_reason(run, benchmark, all_totals.get(run.id))
-        item_shares = item_share_columns(benchmark, layout)
-        for view, values in layout.run_values(report).items():
-            counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in item_shares if c in values}
-            rows.append({"model": cut_text(run.model, MAX_MODEL_NAME_CHARS),
-                         "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
-                         "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint,
-                         "details": _run_details(run) + _repeated(repeats.get(run.id, 0)),
-                         "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart,
-                         "request_mode": _run_request_mode(run), UPDATED_COLUMN: _iso_day(run.finished_at),
-                         NEWEST_COLUMN: run.id == finished[0].id, **values, **counts})
-    return rows
-
-
-def _distinct_runs(runs: list[RunRow]) -> tuple[list[RunRow], dict[str, int]]:
-    """One run per distinct experiment (same settings fingerprint, language, model, source and selection): the
-    newest (runs come newest first); with how many identical earlier runs each stands for."""
-    kept: dict[tuple[str, str, str], RunRow] = {}
-    repeats: dict[str, int] = {}
-    for run in runs:
-        key = (run.fingerprint, run.language or "", _pair_key(run))
-        if key in kept:
-            repeats[kept[key].id] = repeats.get(kept[key].id, 0) + 1
-        else:
-            kept[key] = run
-    return list(kept.values()), repeats
-
-
-def _repeated(count: int) -> str:
-    return f" (and {count} identical earlier run{'s' if count > 1 else ''})" if count else ""
-
-
-def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | None = None) -> str:
-    """Empty when an evaluated run is the same experiment as the published rows (the reference's
-    requests and sampling, text mode, every item, every request answered); else, plainly, why it is not."""
-    if run.source != "endpoint":
-        return "uploaded: how the predictions were made is not known"
-    config = run.config
-    model = config.get("model") or {}
-    reasons = []
-    if model.get("request_mode", "prompt") != "prompt":
-        reasons.append("native tools")
-    if benchmark.request_profile is not None:
-        if model.get("prompt_style") != "official":
-            reasons.append("own prompts")
-        changed = [name for name in SAMPLING_FIELDS if model.get(name) is not None]
-        if changed:
-            reasons.append("own sampling (" + ", ".join(f"{name} {model[name]}" for name in changed) + ")")
-    if model.get("extra_body"):
-        reasons.append("extra request fields")
-    if config.get("limit"):
-        reasons.append(f"partial: {config['limit']} per subset")
-    chosen = benchmark.expand_subsets(config.get("subsets") or None)
-    if len(chosen) < len(benchmark.subsets):
-        reasons.append(f"partial: {len(chosen)} of {len(benchmark.subsets)} subsets")
-    if totals and totals.get("errors"):
-        # Failed requests score as failures: not a measure of the model until they are re-sent.
-        share = totals["errors"] / max(totals.get("done") or 0, 1)
-        reasons.append(f"request errors: {totals['errors']} of {totals.get('done')} ({share:.0%}); re-send them")
-    return "; ".join(reasons)
-
-
-def _pair_key(run: RunRow) -> str:
-    """What two runs must share to be averaged across languages: everything but the language."""
-    config = run.config
-    model = config.get("model") or {}
-    return json.dumps([run.model, run.source, run.notes, model.get("request_mode"), model.get("prompt_style"),
-                       *(model.get(name) for name in SAMPLING_FIELDS), model.get("extra_body"),
-                       config.get("limit"), config.get("subsets")], sort_keys=True, default=str)
-
-
-def _run_details(run: RunRow) -> str:
-    if run.source == "upload":
-        return str(cut_text(run.notes, MAX_NOTES_CHARS) or "uploaded predictions")
-    model = run.config.get("model", {})
-    parts = [f"{model.get('request_mode', 'prompt')} mode"]
-    if model.get("prompt_style"):
-        parts.append(f"{model['prompt_style']} prompts")
-    sampling = [f"{short}={model[name]}" for name, short in zip(SAMPLING_FIELDS, ("T", "top_p", "max_tokens"))
-                if model.get(name) is not None]
-    parts.append(", ".join(sampling) if sampling else "the benchmark's sampling")
-    if run.config.get("limit"):
-        parts.append(f"limit {run.config['limit']}")
-    roles, options = roles_and_options(run.config)
-    parts += [f"{name} {value}" for name, value in sorted(options.items())]
-    parts += [f"{name}: {endpoint.get('model')}" for name, endpoint in sorted(roles.items())]
-    return ", ".join(parts)
-
-
-def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Views that average others (e.g. a mean over languages), for our own runs:
-    the newest run of a model in each part view, when every part exists."""
-    combined = []
-    for view, parts in layout.combine_views.items():
-        latest: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
-        for row in rows:  # newest first, as list_runs orders them
-            if row["source"] != "published" and row["view"] in parts:
-                latest.setdefault((row["model"], row["source"], row["pair_key"]), {}).setdefault(row["view"], row)
-        for (model, source, _), by_view in latest.items():
-            if set(by_view) != set(parts):
-                continue
-            values = {}
-            for column in (*layout.columns, *layout.detail_columns):
-                numbers = [by_view[p].get(column) for p in parts]
-                values[column] = round(sum(numbers) / len(numbers), 3) if all(isinstance(n, int | float) for n in numbers) else None
-                counts = [by_view[p].get(column + N_SUFFIX) for p in parts]
-                if values[column] is not None and all(isinstance(c, int) for c in counts):
-                    values[column + N_SUFFIX] = sum(counts)  # the mean of the parts, over all their items
-            first = by_view[parts[0]]
-            errors = [by_view[p]["request_errors"] for p in parts]
-            apart = "; ".join(dict.fromkeys(r for p in parts for r in by_view[p][APART_COLUMN].split("; ") if r))
-            combined.append({"model": model, "source": source, "view": view, "mode": first["mode"],
-                             "run_id": " + ".join(by_view[p]["run_id"] for p in parts), "fingerprint": "",
-                             "details": "mean of " + " and ".join(parts), "pair_key": first["pair_key"],
-                             "request_errors": None if None in errors else sum(errors), APART_COLUMN: apart,
-                             "request_mode": first.get("request_mode"),  # the same in every part (pair_key)
-                             UPDATED_COLUMN: _newest(by_view[p].get(UPDATED_COLUMN) for p in parts),
-                             NEWEST_COLUMN: any(by_view[p].get(NEWEST_COLUMN) for p in parts), **values})
-    return combined
-
-
-def _newest(days: Any) -> str | None:
-    """The latest of some ISO dates (they sort as text); None when none is known."""
-    known = [day for day in days if isinstance(day, str) and day]
-    return max(known) if known else None
-
-
-def board_columns(benchmark: Benchmark, layout: BoardLayout, others: bool = False) -> list[str]:
-    """The columns of board_rows, in order (with `origin` after the info columns when `others` is True)."""
-    interval_columns = [c + suffix for c in fraction_columns(benchmark, layout) for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
-    return [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
-            *FACT_COLUMNS, UPDATED_COLUMN, *INFO_COLUMNS, *([ORIGIN_COLUMN] if others else []), NEWEST_COLUMN,
-            *interval_columns]
-
-
-def run_ids_of(row: dict[str, Any]) -> list[str]:
-    """The runs behind a board row (a view averaging runs names them `a + b`); none for published rows."""
-    return [part for part in str(row.get("run_id") or "").split(" + ") if part]
-
-
-def _others_rows(others: pd.DataFrame | Iterable[dict[str, Any]], store: Store | None) -> list[dict[str, Any]]:
-    """Rows read from other results datasets (evaluators/publish/other_results.py), as plain values; a row naming a
-    run of the local store (any part of `a + b`) is left out: local rows win, whatever was loaded before."""
-    records = others.to_dict("records") if isinstance(others, pd.DataFrame) else list(others)
-    local = {run.id for run in store.list_runs()} if store is not None and records else set()
-    rows = []
-    for record in records:
-        row = {name: None if _missing(value) else value for name, value in record.items()}
-        if local.intersection(run_ids_of(row)):
-            continue
-        row[NEWEST_COLUMN] = False  # ★ marks this board's own newest run only
-        rows.append(row)
-    return rows
-
-
-def board_rows(benchmark: str, store: Store | None, mode: str = "official",
-               others: pd.DataFrame | Iterable[dict[str, Any]] | None = None) -> pd.DataFrame:
-    """Every row of the benchmark's table in every view, one column per metric (fractions); beside each
-    fraction column its n and 95% Wilson interval (`<column>_n`, `_low`, `_high`; empty when n is not
-    known); `newest` marks the rows of the newest evaluated or uploaded run; FACT_COLUMNS and `updated`
-    hold the model's facts, the request mode and the date of the row's numbers (None where not known).
-
-    `others`: rows of other results datasets for this benchmark and mode (OtherResults.rows_for, already
-    filtered and labelled with their `origin`). They are appended after this store's rows; their model facts,
-    n and intervals are recomputed like any row's; `newest` is False on them; a row naming a run of the local
-    store is dropped (local rows are never overwritten). With `others` given (even empty) the frame has an
-    `origin` column (None on this project's own rows); without it, it has not."""
-    spec = get_benchmark(benchmark)
-    layout = spec.board_layout()
-    rows = _published_rows(benchmark, layout) if mode == "official" else []
-    if store is not None:
-        ours = _run_rows(spec, layout, store, mode)
-        rows += ours + _combined_rows(layout, ours)
-    if others is not None:
-        for row in rows:
-            row[ORIGIN_COLUMN] = None
-        rows += _others_rows(others, store)
-    fractions, item_shares = fraction_columns(spec, layout), item_share_columns(spec, layout)
-    for row in rows:
-        _cut_texts(row)
-        row.setdefault(NEWEST_COLUMN, False)
-        row.update(_fact_values(row["model"]))
-        for column in fractions:
-            if column not in item_shares:  # its n is not the view's items (e.g. a precision): no interval
-                row.pop(column + N_SUFFIX, None)
-            value = row.get(column)
-            interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
-            row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
-    interval_columns = [c + suffix for c in fractions for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
-    columns = board_columns(spec, layout, others=others is not None)
-    frame = pd.DataFrame(rows)
-    missing = [c for c in columns if c not in frame.columns]
-    frame = pd.concat([frame, pd.DataFrame({c: [None] * len(frame) for c in missing}, index=frame.index, dtype=object)],
-                      axis=1)[columns].copy()
-    frame[NEWEST_COLUMN] = frame[NEWEST_COLUMN].fillna(False).astype(bool)
-    for column in interval_columns:
-        whole = int if column.endswith(N_SUFFIX) else float
-        frame[column] = pd.Series([None if v is None or pd.isna(v) else whole(v) for v in frame[column]],
-                                  index=frame.index, dtype=object)
-    for column in (*FACT_COLUMNS, UPDATED_COLUMN):  # None, never NaN, where a fact is not known
-        frame[column] = pd.Series([None if _missing(v) else v for v in frame[column]], index=frame.index, dtype=object)
-    return frame
-
-
-def _cut_texts(row: dict[str, Any]) -> None:
-    """The row's texts cut to what a board shows (a store written before the limits, another results dataset):
-    the model name to MAX_MODEL_NAME_CHARS, any other text to MAX_SHOWN_TEXT_CHARS."""
-    for column, value in row.items():
-        if isinstance(value, str):
-            row[column] = cut_text(value, MAX_MODEL_NAME_CHARS if column == "model" else MAX_SHOWN_TEXT_CHARS)
-
-
-def _missing(value: Any) -> bool:
-    return value is None or isinstance(value, float) and math.isnan(value) or value is pd.NA
-
-
-def fact_choices(frame: pd.DataFrame) -> dict[str, list[str]]:
-    """The distinct non-empty organisations and request modes of a board's rows, sorted: the page's filter choices."""
-    return {column: sorted({str(v) for v in frame[column] if not _missing(v) and str(v).strip()})
-            if column in frame.columns else [] for column in ("organisation", "request_mode")}
-
-
-def board_updated(frame: pd.DataFrame) -> str | None:
-    """When the board's newest numbers were produced (ISO date), None for an empty board."""
-    return _newest(frame[UPDATED_COLUMN]) if UPDATED_COLUMN in frame.columns else None
 
 
 @dataclass(frozen=True)
@@ -576,7 +162,7 @@ def _facts_filtered(rows: pd.DataFrame, query: BoardQuery) -> pd.DataFrame:
         rows = rows[rows["organisation"].isin(query.organisations)]
     if query.open_weights_only and "open_weights" in rows.columns:
         # a Series, not a list: an empty list would select no columns instead of no rows
-        rows = rows[pd.Series([not _missing(value) and bool(value) for value in rows["open_weights"]],
+        rows = rows[pd.Series([not is_missing(value) and bool(value) for value in rows["open_weights"]],
                               index=rows.index, dtype=bool)]
     if query.request_modes is not None and "request_mode" in rows.columns:
         rows = rows[rows["request_mode"].isin(query.request_modes)]
@@ -609,3 +195,46 @@ def more_rows_note(shown: int, more: int, what: str = "rows", narrow: str = API_
 
 def as_json_records(frame: pd.DataFrame) -> str:
     return json.dumps(json.loads(frame.to_json(orient="records", force_ascii=False)), ensure_ascii=False, indent=1)
+
+
+# The service's board: its queries, and the table's names the front doors read.
+__all__ = [
+    "APART_COLUMN",
+    "API_NARROWING",
+    "BoardLayout",
+    "BoardQuery",
+    "FACT_COLUMNS",
+    "HIGH_SUFFIX",
+    "IDENTITY_COLUMNS",
+    "INFO_COLUMNS",
+    "LOW_SUFFIX",
+    "MAX_BOARD_ROWS",
+    "NEWEST_COLUMN",
+    "N_SUFFIX",
+    "ORIGIN_COLUMN",
+    "PAGE_NARROWING",
+    "PARTS",
+    "RANK_COLUMN",
+    "SOURCES",
+    "SOURCE_OF_RUN",
+    "UPDATED_COLUMN",
+    "as_json_records",
+    "board_columns",
+    "board_rows",
+    "board_updated",
+    "bounded",
+    "column_n",
+    "fact_choices",
+    "fraction_columns",
+    "is_missing",
+    "item_share_columns",
+    "layout_for",
+    "model_facts",
+    "model_key",
+    "more_rows_note",
+    "published_table",
+    "query_board",
+    "ranks",
+    "run_ids_of",
+    "wilson_interval",
+]
