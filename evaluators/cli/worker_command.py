@@ -35,6 +35,6 @@ def worker_command(args: argparse.Namespace) -> int:
     # Every request's line from the HTTP client would drown the worker's own log.
     for noisy in ("httpx", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    guard_hub_requests()  # a public deployment's runs may publish from here
+    guard_hub_requests()  # a public deployment's runs download their data from the Hub here
     make_celery(settings).worker_main(argv=argv)
     return 0
