@@ -178,9 +178,10 @@ def _typed_key(redis: Any, reference: str | None) -> str | None:
 
 
 async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int, api_key: str | None,
-                   holder: str, rerun_errors: bool) -> tuple[Any, dict[str, Any] | None]:
+                   holder: str, rerun_errors: bool) -> tuple[Any, dict[str, Any]]:
     """runner.execute with the worker's duties on the side: progress, delivery, lock and cancel, every
-    PROGRESS_EVERY_S (Redis calls off the event loop); then the finished run's document."""
+    PROGRESS_EVERY_S (Redis calls off the event loop); then the finished run's document ({} for a run that did
+    not finish)."""
     from evaluators.engine.run_document import export_run
     from evaluators.engine.runner import execute
 
@@ -220,7 +221,7 @@ async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int,
         outcome = await execute(store, run_id, rerun_errors=rerun_errors, on_progress=on_progress, cancel=cancel,
                                 api_key=api_key)
         # Written while the duties go on: a large run's record keeps the run's lock and delivery alive meanwhile.
-        document = await asyncio.to_thread(export_run, store, run_id) if outcome.status == "finished" else None
+        document = await asyncio.to_thread(export_run, store, run_id) if outcome.status == "finished" else {}
         return outcome, document
     finally:
         # Waited for, not cancelled: a progress report still under way must not land after the task's result.
