@@ -7,6 +7,7 @@ parsed (imports inside functions count: they make a circle as surely as top-leve
   publish nothing from the service, the CLI or the front doors, the service nothing from the CLI or the
   front doors; only `python -m evaluators` (evaluators/__main__.py) imports the CLI from outside it.
 - At most two modules loose at the top of evaluators/ (__init__ and __main__); every package of it is a layer.
+- A benchmark package imports no other benchmark package.
 - The engine and the core never import argparse (the CLI's parsing stays in the CLI).
 (The CLI package's own checks, formerly tests/test_cli_package.py, are among these.)
 """
@@ -163,6 +164,19 @@ def test_no_import_circle_between_the_modules_of_evaluators():
 
 def test_each_layer_imports_only_the_layers_below_it():
     assert layer_breaches(part_imports()) == {}
+
+
+def test_a_benchmark_package_imports_no_other_benchmark_package():
+    """A benchmark joins by adding its package: nothing else, another benchmark included, depends on it."""
+    crossings = []
+    for name, path in MODULES.items():
+        parts = name.split(".")
+        if parts[:2] != [ROOT, "benchmarks"] or len(parts) < 3:
+            continue
+        own = ".".join(parts[:3])
+        crossings += [f"{name} -> {other}" for other in sorted(imported_modules(path))
+                      if is_in(other, f"{ROOT}.benchmarks") and len(other.split(".")) > 2 and not is_in(other, own)]
+    assert crossings == []
 
 
 def test_the_root_package_imports_nothing_of_the_project():
