@@ -4,8 +4,8 @@ at once with the run id. A watcher thread follows each queued run's task state i
 (queued with its place in the queue, running on which worker with its progress) and, when the task
 ends, imports the finished run's record (the run document the task returns, queue_app.TaskResult) into
 the store in place of the placeholder (one transaction) and calls `on_finished` (where the app publishes
-it, above the engine), or marks the run cancelled or failed with the reason. The same interface as jobs.JobManager, so the
-jobs panel and the forms work the same in both modes.
+it, above the engine), or marks the run cancelled or failed with the reason. The same interface as
+jobs.JobManager, so the jobs panel and the forms work the same in both modes.
 
 Nothing is half-created: the broker is pinged before the run is created, and a run whose task could not
 be sent is removed again. A key typed into the form goes to Redis under a random reference that expires

@@ -638,12 +638,6 @@ class Store:
             )
         return run_id
 
-    def restore_settings(self, run_id: str, model: str, base_url: str, config: dict[str, Any]) -> None:
-        """Put back a run's model name, endpoint and settings (a run read from a results dataset names none)."""
-        with self._lock:
-            self._db.execute("UPDATE runs SET model=?, base_url=?, config=? WHERE id=?",
-                             (storable_text(model), storable_text(base_url), json_text(config), run_id))
-
     def set_shared(self, run_id: str, shared: bool) -> None:
         """Whether the run's outputs are shown to every visitor (its scores always are, once finished)."""
         with self._lock:
