@@ -382,7 +382,7 @@ class CallReader:
         spec = self._computed(part.format_spec)[0] if part.format_spec is not None else ""
         if any(int(width) > MAX_FORMAT_WIDTH for width in _DIGITS.findall(spec)):
             raise TooLargeError(f"a format width over {MAX_FORMAT_WIDTH:,}")
-        text = _applied(lambda: format(converted, spec))
+        text: str = _applied(lambda: format(converted, spec))
         self.budget.spend(leaf_size(text))
         return text
 
