@@ -6,6 +6,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,3 +55,23 @@ def start_example_run(page: Any, base_url: str, api_key: str | None = None) -> s
     page.get_by_role("button", name="Start evaluation").click()
     page.get_by_text(re.compile("Started run")).wait_for()
     return re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
+
+
+def data_folders(app: Any) -> set[str]:
+    """The data folders the app read: its synthetic data, its default folder and each run's own (the built-in
+    example's folder sits inside the project, where no temp or home pattern would see it)."""
+    folders = {str(app.data), *(str(folder) for folder in [app.context.default_data_dir] if folder)}
+    for run in app.context.store.list_runs():
+        folder = run.config.get("data_dir")
+        if folder:
+            folders |= {str(folder), str(Path(folder).resolve())}
+    return folders
+
+
+def assert_no_data_folders(page: Any, app: Any, within: Any = None) -> None:
+    """No data folder the app used shows on the page (or in the `within` locator's part of it)."""
+    shown = (within or page.locator("body")).inner_text()
+    leaked = sorted(folder for folder in data_folders(app) if folder in shown)
+    if leaked:
+        at = shown.index(leaked[0])
+        raise AssertionError(f"the page shows the server's data folder {leaked[0]}: …{shown[max(at - 200, 0):at + 200]}…")

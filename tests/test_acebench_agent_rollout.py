@@ -132,15 +132,11 @@ def test_user_role_settings_load_and_fingerprint():
     user = RunConfig("acebench", model, roles={"user": Endpoint("http://y/v1", "judge-user")})
     assert RunConfig.from_json(json.loads(json.dumps(user.to_json()))) == user
     assert fingerprint(plain, "d", "v") != fingerprint(user, "d", "v")
-    # stored before roles were declared: the simulated user had a field of its own, and keeps its fingerprint
-    legacy = {**old, "user_simulator": {"base_url": "http://y/v1", "model": "judge-user", "api_key_env": "OPENAI_API_KEY"}}
-    assert RunConfig.from_json(legacy) == user
     identity = {"benchmark": "acebench", "language": None, "data_version": "d", "evaluator_version": "v",
-                "generation": model.generation(), "user_simulator": {"model": "judge-user"}}
+                "generation": model.generation(), "roles": {"user": {"model": "judge-user"}}}
     import hashlib
 
-    expected = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
-    assert fingerprint(RunConfig.from_json(legacy), "d", "v") == fingerprint(user, "d", "v") == expected
+    assert fingerprint(user, "d", "v") == hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def test_cli_run_agent_multi_step_end_to_end(data: Path, tmp_path: Path):

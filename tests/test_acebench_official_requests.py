@@ -23,6 +23,7 @@ from evaluators.benchmarks.acebench.official_prompts import (
 )
 from evaluators.benchmarks.acebench.official_source import OfficialCode, string_constants
 from evaluators.benchmarks.acebench.prompts import build_request
+from evaluators.benchmarks.acebench.request_profile import request_profile
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.runner import execute, start_run, with_request_profile
@@ -256,6 +257,15 @@ def test_broken_official_files_fall_back_in_auto_and_stop_a_resumed_official_run
         _, run = _run(store, _config(server, official_data), server)
     profile = run.config["request_profile"]
     assert profile["prompt_style"] == "toolboard" and "could not be read" in profile["note"]
+    # the note is shown to visitors: it says where the data came from in words, never the server's folder
+    assert "(a local folder)" in profile["note"] and "multi_turn/APIModel_user.py" in profile["note"]
+    assert str(official_data) not in profile["note"] and str(tmp_path) not in profile["note"]
+
+
+def test_the_note_of_data_without_official_files_names_no_folder(example_dir: Path):
+    config = RunConfig("acebench", ModelSettings(base_url="http://127.0.0.1:9/v1", model="m"), data_dir=str(example_dir))
+    note = request_profile(config).note
+    assert note == "the official prompt files (model_inference/) are not beside the data (a local folder): own prompts used"
 
 
 def test_requests_reuse_the_official_texts_once_read(official_data: Path):

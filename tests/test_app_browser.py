@@ -11,7 +11,7 @@ import pytest
 
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
-from tests.browser_fixtures import CHROMIUM, browser_page, start_example_run
+from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, start_example_run
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -42,6 +42,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         run_id = start_example_run(page, app.server.base_url, SECRET_KEY)
         wait_for_status(app.context, run_id, ("finished",))
         page.locator("text=finished >> visible=true").first.wait_for()  # the jobs panel, polled by its timer
+        assert_no_data_folders(page, app)  # the run's request note on Evaluate and in the jobs panel
         # The form shows the chosen benchmark's roles and options only: another's boxes appear, this one's go.
         page.get_by_label("Benchmark").filter(visible=True).first.click()
         page.get_by_role("option", name="stepeval_audio").click()
@@ -67,6 +68,10 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_label("Sample id").fill("normal_atom_bool_0")
         page.get_by_label("Sample id").press("Enter")
         page.get_by_text("Gold answer").wait_for()
+        # the sample's detail with the run's request profile (a private app shows request errors with their paths)
+        profile = page.locator("h4", has_text="Request profile of the run")
+        profile.wait_for()
+        assert_no_data_folders(page, app, within=profile.locator("xpath=.."))
 
         html = page.content()
     assert SECRET_KEY not in html

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
-from evaluators.benchmarks.bfcl.decode_python import decode_python, expanded_size
+from evaluators.benchmarks.bfcl.decode_python import decode_python
+from evaluators.core.value_size import expanded_size
 
 
 def failure_rule(text: str, mode: str = "official") -> str:
@@ -136,7 +137,7 @@ def test_binop_refused_or_failing_is_a_decode_failure(source):
 
 def test_expanded_size_counts_shared_parts_each_time():
     inner = [1] * 10
-    assert expanded_size([inner] * 10) == 1 + 10 * 11
+    assert expanded_size([inner] * 10, limit=1000) == 1 + 10 * 11
     assert expanded_size([inner] * 10, limit=50) is None
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import running_app, wait_for_status
-from tests.browser_fixtures import CHROMIUM, browser_page, start_example_run
+from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, start_example_run
 from tests.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -40,9 +40,10 @@ def real_problems(problems: list[str]) -> list[str]:
     return [p for p in problems if "Connection errored out" not in p and "AbortError" not in p]
 
 
-def assert_no_server_paths(page: Any) -> None:
+def assert_no_server_paths(page: Any, app: Any) -> None:
     shown = page.locator("body").inner_text()
     assert not SERVER_PATH.search(shown), SERVER_PATH.search(shown).group()
+    assert_no_data_folders(page, app)
 
 
 def dead_endpoint() -> str:
@@ -145,13 +146,13 @@ def test_the_board_in_a_desktop_browser(tmp_path: Path):
         run_id = start_example_run(page, app.server.base_url)
         wait_for_status(app.context, run_id, ("finished",))
         check_the_report_tables_on_evaluate(page)
-        assert_no_server_paths(page)
+        assert_no_server_paths(page, app)
         check_the_board(page, app, run_id)
         check_the_detail_shows_rows(page)
         check_a_shared_url(page, app)
         check_the_overview_opens_a_table(page)
         submit_with_a_failed_add(page, app)
-        assert_no_server_paths(page)
+        assert_no_server_paths(page, app)
     assert not real_problems(problems), problems
 
 
@@ -179,5 +180,5 @@ def test_the_board_on_a_phone(tmp_path: Path):
         check_the_board(page, app, run_id)
         check_a_shared_url(page, app)
         submit_with_a_failed_add(page, app)
-        assert_no_server_paths(page)
+        assert_no_server_paths(page, app)
     assert not real_problems(problems), problems

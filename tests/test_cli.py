@@ -62,7 +62,3 @@ def test_errors_are_one_clear_line_with_exit_code_2(example_dir: Path, tmp_path:
     assert "unknown language" in run_cli("score", "acebench", str(bad), "--language", "fr").stderr
 
 
-def test_the_removed_http_workers_flag_is_refused_with_the_reason():
-    result = run_cli("run", "acebench", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--http-workers", "2")
-    assert result.returncode == 2
-    assert "--http-workers was removed" in result.stderr and "Traceback" not in result.stderr

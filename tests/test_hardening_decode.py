@@ -13,19 +13,18 @@ import pytest
 from evaluators.benchmarks.acebench.checker import score
 from evaluators.benchmarks.acebench.decode import (
     MAX_ANSWER_CHARS,
-    MAX_CALL_LIST_CHARS,
-    MAX_COMPUTED_SIZE,
     DecodeError,
     decode_text,
     decode_tool_calls,
-    expanded_size,
     official_first_bracket_extraction,
     parse_call_list,
     strict_bracket_candidates,
 )
 from evaluators.benchmarks.stepeval_audio.extract import arguments_object, hermes_json_call, step_text_call
 from evaluators.benchmarks.toolbench_static.parse import parse_step, strict_strips_think_blocks
+from evaluators.core.call_literals import MAX_CALL_TEXT_CHARS, MAX_COMPUTED_SIZE
 from evaluators.core.types import Prediction, Sample, ToolCall
+from evaluators.core.value_size import expanded_size
 from tests.acebench_fixtures import EXAMPLE_DIR, GOLD, SPEC, verdict
 from tests.conftest import PROJECT
 
@@ -81,7 +80,7 @@ HOSTILE_ANSWERS = {
     "long attribute chain": "[f(a=x" + ".y" * 15_000 + ")]",
     "long subscript chain": "[f(a=x" + "[0]" * 10_000 + ")]",
     "wide format widths": "[f(a='" + "%999s" * 10_000 + "' % ((1,)*10000))]",
-    "over-long call list": "[f(a='" + "x" * MAX_CALL_LIST_CHARS + "')]",
+    "over-long call list": "[f(a='" + "x" * MAX_CALL_TEXT_CHARS + "')]",
     "null byte": "[f(a='\x00')]",
 }
 
@@ -114,13 +113,13 @@ def test_length_bounds_on_the_answer_and_the_parsed_text():
     with pytest.raises(DecodeError, match="at most 1,000,000"):
         decode_text("[f()]" + " " * MAX_ANSWER_CHARS, multi_turn=False)
     with pytest.raises(DecodeError, match="longer than 100,000"):
-        official_first_bracket_extraction("x [" + "[]" * MAX_CALL_LIST_CHARS + "]")
+        official_first_bracket_extraction("x [" + "[]" * MAX_CALL_TEXT_CHARS + "]")
     # official extraction is unchanged below the bound, including its quirks
     assert official_first_bracket_extraction("] [f()] [g()]") is None
     assert official_first_bracket_extraction("a [f(x=']')] b") == "[f(x=']"
-    # strict: all candidates together get MAX_CALL_LIST_CHARS, however many there are
-    candidates = strict_bracket_candidates("[x]" * MAX_CALL_LIST_CHARS + "[f()]")
-    assert sum(map(len, candidates)) <= MAX_CALL_LIST_CHARS
+    # strict: all candidates together get MAX_CALL_TEXT_CHARS, however many there are
+    candidates = strict_bracket_candidates("[x]" * MAX_CALL_TEXT_CHARS + "[f()]")
+    assert sum(map(len, candidates)) <= MAX_CALL_TEXT_CHARS
     assert strict_bracket_candidates("a [f(x=']', y=\"\\\"[\")] b [g()]") == ["[f(x=']', y=\"\\\"[\")]", "[g()]"]
 
 

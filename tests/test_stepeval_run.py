@@ -193,28 +193,26 @@ def test_audio_mode_without_wavs_fails_each_sample_clearly(tmp_path: Path):
     assert len(errors) == 1 and "audio mode needs the wav files" in errors.pop()
 
 
-def test_old_stored_configs_load_and_keep_their_fingerprint():
-    old = {"benchmark": "acebench", "model": {"base_url": "http://x/v1", "model": "m", "api_key_env": "K", "request_mode": "prompt",
-                                              "temperature": 0.0, "max_tokens": None, "timeout": 120.0, "extra_body": {}},
-           "language": "en", "subsets": [], "limit": None, "data_dir": None, "concurrency": 8, "use_cache": True, "max_attempts": 6}
-    config = RunConfig.from_json(old)
+def test_stored_configs_load_and_their_fingerprint_names_roles_and_options_only_when_set():
+    stored = {"benchmark": "acebench", "model": {"base_url": "http://x/v1", "model": "m", "api_key_env": "K", "request_mode": "prompt",
+                                                 "temperature": 0.0, "max_tokens": None, "timeout": 120.0, "extra_body": {}},
+              "language": "en", "subsets": [], "limit": None, "data_dir": None, "concurrency": 8, "use_cache": True, "max_attempts": 6}
+    config = RunConfig.from_json(stored)
     assert config.options == {} and config.roles == {}
     identity = {"benchmark": "acebench", "language": "en", "data_version": "d", "evaluator_version": "v",
                 "generation": {"model": "m", "request_mode": "prompt", "temperature": 0.0, "max_tokens": None, "extra_body": {}}}
     import hashlib
 
-    assert fingerprint(config, "d", "v") == hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
-    audio = RunConfig.from_json({**old, "model": {**old["model"], "modality": "audio"}})
-    assert audio.options == {"modality": "audio"}
-    assert fingerprint(audio, "d", "v") != fingerprint(config, "d", "v")
-    # a run stored with the old fields and a run made today with the same settings share a fingerprint
-    judged_old = {**old, "model": {**old["model"], "modality": "audio",
-                                   "judge": {"base_url": "http://j/v1", "model": "j", "api_key_env": "J", "timeout": 300.0}}}
-    judged_new = RunConfig(old["benchmark"], RunConfig.from_json(old).model, language="en",
-                           roles={"judge": Endpoint("http://j/v1", "j", "J")}, options={"modality": "audio"})
-    legacy_identity = {**identity, "generation": {**identity["generation"], "modality": "audio", "judge": {"model": "j"}}}
-    legacy = hashlib.sha256(json.dumps(legacy_identity, sort_keys=True).encode()).hexdigest()[:16]
-    assert fingerprint(RunConfig.from_json(judged_old), "d", "v") == fingerprint(judged_new, "d", "v") == legacy
+    def hashed(value: dict) -> str:
+        return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+    assert fingerprint(config, "d", "v") == hashed(identity)
+    judged = RunConfig(stored["benchmark"], config.model, language="en",
+                       roles={"judge": Endpoint("http://j/v1", "j", "J")}, options={"modality": "audio"})
+    assert RunConfig.from_json(json.loads(json.dumps(judged.to_json()))) == judged
+    # a role counts by its model (not its URL or key variable), an option by its value
+    expected = hashed({**identity, "roles": {"judge": {"model": "j"}}, "options": {"modality": "audio"}})
+    assert fingerprint(judged, "d", "v") == expected != fingerprint(config, "d", "v")
 
 
 def test_cli_refuses_audio_and_judge_where_they_do_not_apply(example_dir: Path):

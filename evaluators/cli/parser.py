@@ -51,7 +51,6 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     _add_data_options(run)
     run.add_argument("--limit", type=int, help="at most N samples per subset (whole conversations for multi-turn)")
     run.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
-    run.add_argument("--http-workers", type=int, help=argparse.SUPPRESS)  # removed: refused with the reason
     run.add_argument("--request-mode", choices=REQUEST_MODES, default="prompt", help="text prompt (default) or native tools")
     add_role_arguments(run, with_options=True)
     run.add_argument("--prompt-style", choices=PROMPT_STYLES,

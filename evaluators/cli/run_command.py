@@ -26,9 +26,6 @@ EXIT_UNFINISHED = 3
 
 
 def run_command(args: argparse.Namespace) -> int:
-    if args.http_workers is not None:
-        raise ToolboardError("--http-workers was removed: every request is sent from the run's own event loop "
-                             "(worker processes bought at most 0.01 of efficiency, measured side by side)")
     if args.detach and not args.queue:
         raise ToolboardError("--detach only works with --queue (a run executed here ends with the command)")
     store = Store()

@@ -120,46 +120,19 @@ class RunConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunConfig:
-        data, model = _from_legacy_places(dict(data), dict(data["model"]))
-        data["model"] = ModelSettings(**model)
+        data = dict(data)
+        data["model"] = ModelSettings(**data["model"])
         data["subsets"] = tuple(data.get("subsets") or ())
         data["roles"] = {name: Endpoint(**endpoint) for name, endpoint in (data.get("roles") or {}).items()}
         data["options"] = dict(data.get("options") or {})
         return cls(**data)
 
 
-# Where roles and options were kept before benchmarks declared them: (role or option, name) -> (part of
-# the stored config, key). Stored runs read through it once, and a fingerprint puts them back there, so
-# runs made before and after the change keep equal fingerprints for equal settings.
-_LEGACY_PLACES = {("role", "judge"): ("model", "judge"), ("role", "user"): ("run", "user_simulator"),
-                  ("option", "modality"): ("model", "modality")}
-_LEGACY_DEFAULT_OPTIONS = {"modality": "text"}
-
-
-def _from_legacy_places(data: dict[str, Any], model: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A stored config of any age -> today's fields (roles and options moved out of their old places)."""
-    roles = dict(data.get("roles") or {})
-    options = dict(data.get("options") or {})
-    for (kind, name), (part, key) in _LEGACY_PLACES.items():
-        value = (model if part == "model" else data).pop(key, None)
-        if value is None or value == _LEGACY_DEFAULT_OPTIONS.get(name):
-            continue
-        if kind == "role" and isinstance(value, dict):
-            roles.setdefault(name, {k: value[k] for k in ("base_url", "model", "api_key_env") if k in value})
-        elif kind == "role":
-            continue
-        else:
-            options.setdefault(name, value)
-    data["roles"], data["options"] = roles, options
-    return data, model
-
-
 def roles_and_options(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A stored config's roles and options, wherever a config of its age kept them, read without building
-    a RunConfig (so a config with fields this version does not know still shows on the board)."""
-    data, _ = _from_legacy_places(dict(config), dict(config.get("model") or {}))
-    roles = {name: endpoint for name, endpoint in data["roles"].items() if isinstance(endpoint, dict)}
-    return roles, data["options"]
+    """A stored config's roles and options, read without building a RunConfig (so a config with fields this
+    version does not know still shows on the board)."""
+    roles = {name: endpoint for name, endpoint in (config.get("roles") or {}).items() if isinstance(endpoint, dict)}
+    return roles, dict(config.get("options") or {})
 
 
 def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) -> str:
@@ -171,16 +144,11 @@ def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) ->
         "evaluator_version": evaluator_version,
         "generation": config.model.generation(),
     }
-    # Roles and options only when set, so earlier runs keep their fingerprints (some in their old places).
-    places: dict[str, dict[str, Any]] = {"model": identity["generation"], "run": identity}
-    given = [("role", name, endpoint.identity()) for name, endpoint in sorted(config.roles.items())]
-    given += [("option", name, value) for name, value in sorted(config.options.items())]
-    for kind, name, value in given:
-        if (kind, name) in _LEGACY_PLACES:
-            part, key = _LEGACY_PLACES[(kind, name)]
-            places[part][key] = value
-        else:
-            identity.setdefault(kind + "s", {})[name] = value
+    # Roles and options only when set, so a run without any keeps the fingerprint of its generation settings.
+    if config.roles:
+        identity["roles"] = {name: endpoint.identity() for name, endpoint in sorted(config.roles.items())}
+    if config.options:
+        identity["options"] = dict(sorted(config.options.items()))
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -4,11 +4,13 @@ wording); recorded with the run together with the sampling sent and the known di
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from evaluators.benchmarks.acebench.agent.rollout import SIMULATED_USER_ROLE_DIFFERENCE
 from evaluators.benchmarks.acebench.categories import is_agent
-from evaluators.benchmarks.acebench.data import DATA_VERSION, official_code_dir, resolve_language_dir
+from evaluators.benchmarks.acebench.data import DATA_VERSION, is_downloaded, official_code_dir, resolve_language_dir
 from evaluators.benchmarks.acebench.official_prompts import (
     OFFICIAL_AGENT_SAMPLING,
     OFFICIAL_SINGLE_TURN_SAMPLING,
@@ -23,6 +25,8 @@ MODEL_NAME_CASES_DIFFERENCE = (
     "one user message and no sampling for the agent; `deepseek-r1`: the reply cut after `</think>`)"
 )
 OFFICIAL_USER_MODEL = "gpt-4o"  # generate.py's --user-model default
+# An absolute path (or a home-relative one) standing on its own in a message; not a URL's path.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/-])~?/[^\s,;:()'\"]+")
 OWN_WORDING = "our own wording of the official protocol (same output format, same three special sentences)"
 
 
@@ -43,12 +47,26 @@ def _style(asked: str | None, request_mode: str, data_dir: str | None, language:
         return "official", ""
     try:
         if official_code_dir(language_dir) is None:
-            return "toolboard", (f"the official prompt files (model_inference/) are not beside the data in "
-                                 f"{language_dir}: own prompts used")
+            return "toolboard", (f"the official prompt files (model_inference/) are not beside the data "
+                                 f"({data_origin(language_dir)}): own prompts used")
         official_prompts_for_data(language_dir)
     except DataError as exc:  # e.g. offline with a cache from before the files were kept, or files missing
-        return "toolboard", f"the official prompt files could not be read ({exc}): own prompts used"
+        return "toolboard", (f"the official prompt files beside the data ({data_origin(language_dir)}) could not be "
+                             f"read ({without_local_paths(exc)}): own prompts used")
     return "official", ""
+
+
+def data_origin(language_dir: Path) -> str:
+    """Where the data came from, in words: the note is shown to visitors, so it never holds a server path."""
+    return "downloaded from the pinned official source" if is_downloaded(language_dir) else "a local folder"
+
+
+def without_local_paths(error: DataError) -> str:
+    """The error's message without the file it names in front, and any other absolute path in it as words."""
+    text = str(error)
+    if error.path:
+        text = text.removeprefix(error.path + (f", line {error.line}" if error.line is not None else "") + ": ")
+    return _ABSOLUTE_PATH.sub("(a local path)", text)
 
 
 def request_profile(config: Any) -> RequestProfile:

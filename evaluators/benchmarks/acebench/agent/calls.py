@@ -12,12 +12,14 @@ import ast
 import re
 from dataclasses import dataclass
 
-from evaluators.benchmarks.acebench.decode import (
-    MAX_CALL_LIST_CHARS,
-    ComputeBudget,
-    DecodeError,
+from evaluators.benchmarks.acebench.decode import OFFICIAL_BINOP_EVALUATED_SAFELY, official_drops_positional_args
+from evaluators.core.call_literals import (
+    MAX_CALL_TEXT_CHARS,
+    CallLiteralError,
+    CallReader,
+    CallRules,
     dotted_name,
-    official_binop_evaluated_safely,
+    source_text,
 )
 
 
@@ -54,8 +56,8 @@ def parse_reply(reply: str | None) -> list[AgentCall]:
     Raises ReplySyntaxError where the reference's decoding raises."""
     try:
         source = official_reply_normalisation(reply or "")
-        if len(source) > MAX_CALL_LIST_CHARS:
-            raise ValueError(f"the reply is longer than {MAX_CALL_LIST_CHARS:,} characters")
+        if len(source) > MAX_CALL_TEXT_CHARS:
+            raise ValueError(f"the reply is longer than {MAX_CALL_TEXT_CHARS:,} characters")
         tree = ast.parse(source, mode="eval")
     except (IndexError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ReplySyntaxError(f"{type(exc).__name__}: {exc}") from None
@@ -67,14 +69,14 @@ def parse_reply(reply: str | None) -> list[AgentCall]:
     else:
         return []
     calls = []
-    budget = ComputeBudget()  # one per reply: what its arithmetic may build in all
+    reader = CallReader(AGENT_REPLY_RULES)  # one per reply: what its arithmetic may build in all
     for element in elements:
         if not isinstance(element, ast.Call):
             raise ReplySyntaxError(f"list element is not a call: {type(element).__name__}")
         try:
-            calls.append(_written_out(element, budget))
-        except RecursionError:
-            raise ReplySyntaxError("expression nested too deeply") from None
+            calls.append(_written_out(element, reader))
+        except CallLiteralError as exc:
+            raise ReplySyntaxError(str(exc)) from None
     return calls
 
 
@@ -93,53 +95,24 @@ def official_multi_turn_routing(reply: str | None) -> bool:
     return True
 
 
-# ---- resolving argument nodes as the reference does --------------------------------------------
+# ---- the reference's rules for the core reader -------------------------------------------------
 
 
-def _call_name(node: ast.Call) -> str:
-    """Attribute parts down to a plain name, joined with dots; anything else in front is dropped."""
-    return dotted_name(node.func)
+def official_name_is_its_text(node: ast.Name) -> str:
+    """`x=true` passes the string 'true'."""
+    return node.id
 
 
-def _resolve_call(node: ast.Call, budget: ComputeBudget) -> dict[str | None, object]:
-    return {_call_name(node): {keyword.arg: _resolve(keyword.value, budget) for keyword in node.keywords}}
+def official_nested_call_text_or_dict(node: ast.Call, reader: CallReader) -> object:
+    """A call without keywords stays as its source text; one with keywords becomes {name: {args}}."""
+    return source_text(node) if not node.keywords else reader.call(node)
 
 
-def _resolve(node: ast.AST, budget: ComputeBudget) -> object:
-    if isinstance(node, ast.Constant):
-        return "..." if node.value is Ellipsis else node.value
-    if isinstance(node, ast.UnaryOp):
-        return official_unary_minus_of_constant(node)
-    if isinstance(node, ast.List):
-        return [_resolve(item, budget) for item in node.elts]
-    if isinstance(node, ast.Dict):
-        try:
-            return {_resolve(key, budget) if key is not None else _unsupported(key): _resolve(value, budget)
-                    for key, value in zip(node.keys, node.values)}
-        except TypeError as exc:
-            raise ReplySyntaxError(f"unhashable dict key: {exc}") from None
-    if isinstance(node, ast.BinOp):
-        try:
-            return official_binop_evaluated_safely(node, budget)
-        except DecodeError as exc:
-            raise ReplySyntaxError(str(exc)) from None
-    if isinstance(node, ast.Name):
-        return node.id  # `x=true` passes the string 'true'
-    if isinstance(node, ast.Call):
-        # A call without keywords stays as its source text; one with keywords becomes {name: {args}}.
-        return ast.unparse(node) if not node.keywords else _resolve_call(node, budget)
-    if isinstance(node, ast.Tuple):
-        return tuple(_resolve(item, budget) for item in node.elts)
-    if isinstance(node, ast.Subscript):
-        return ast.unparse(node.value) + "[" + ast.unparse(node.slice) + "]"
-    return _unsupported(node)
+def official_subscript_is_text(node: ast.Subscript) -> str:
+    return source_text(node.value) + "[" + source_text(node.slice) + "]"
 
 
-def _unsupported(node: ast.AST | None) -> object:
-    raise ReplySyntaxError(f"unsupported expression: {type(node).__name__}")
-
-
-def official_unary_minus_of_constant(node: ast.UnaryOp) -> object:
+def official_unary_minus_of_constant(node: ast.UnaryOp, reader: CallReader) -> object:
     """Any unary operator on a constant number gives its negation (`+5` and `~5` are -5; `-True`
     is -1); on anything else decoding fails."""
     if not isinstance(node.operand, ast.Constant):
@@ -150,10 +123,16 @@ def official_unary_minus_of_constant(node: ast.UnaryOp) -> object:
         raise ReplySyntaxError(str(exc)) from None
 
 
-def _written_out(node: ast.Call, budget: ComputeBudget) -> AgentCall:
-    name = _call_name(node)
-    arguments = tuple((keyword.arg, _argument_text(_resolve(keyword.value, budget))) for keyword in node.keywords)
-    return AgentCall(name, arguments)
+AGENT_REPLY_RULES = CallRules(
+    unary=official_unary_minus_of_constant, name=official_name_is_its_text, nested_call=official_nested_call_text_or_dict,
+    subscript=official_subscript_is_text, call_arguments=official_drops_positional_args,
+    arithmetic=OFFICIAL_BINOP_EVALUATED_SAFELY,
+)
+
+
+def _written_out(node: ast.Call, reader: CallReader) -> AgentCall:
+    arguments = tuple((keyword.arg, _argument_text(reader.value(keyword.value))) for keyword in node.keywords)
+    return AgentCall(dotted_name(node.func), arguments)
 
 
 def _argument_text(value: object) -> str:
