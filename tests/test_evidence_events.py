@@ -124,3 +124,18 @@ def test_a_samples_events_are_bounded_keeping_the_last_requests_whole():
     log.add(_Call("model", big, None, None, 0.0, False))
     (event,) = log.events()
     assert event["request"]["messages"][0]["content"] == "<300,000 characters not kept>"  # shortened, like audio
+
+
+def test_the_page_escapes_every_call_and_redacts_their_errors():
+    from ui.explore_tab import events_html
+
+    events = [{"role": "model", "request": {"model": "m", "messages": [{"role": "user", "content": "<i>hi</i>"}]},
+               "response": {"text": "<script>alert(1)</script>", "tool_calls": None, "usage": {}}, "error": None,
+               "latency": 0.1, "cached": True},
+              {"role": "judge", "request": {"not_kept": True, "bytes": 9, "note": "left out"}, "response": None,
+               "error": "the server died: see /srv/models/log.txt", "latency": 0.0, "cached": False}]
+    page = events_html(events, lambda text: text.replace("/srv/models/", "…/"))
+    assert "<script>" not in page and "<i>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "1. model (cached): &lt;script&gt;" in page and "2. judge: the server died: see …/log.txt" in page
+    assert "/srv/models" not in page and "left out" in page
+    assert events_html([]) == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -27,7 +28,7 @@ from evaluators.service.explore import (
     sample_table,
 )
 from ui.context import READ_EVENT, AppContext, plain_error
-from ui.format import escaped_block, picked_value, table_json, user_error
+from ui.format import escaped_block, picked_value, shown_as_is, table_json, user_error
 from ui.visitor import check_may_see_outputs, find_run, may_see_outputs
 
 
@@ -85,7 +86,7 @@ def request_besides_messages(request: Any) -> Any:
 
 
 def turns_html(title: str, turns: list[dict[str, Any]] | None) -> str:
-    """Chat messages or an agent rollout (agent, user, execution turns) as escaped blocks."""
+    """Chat messages or a transcript ({"role", "content"} turns, e.g. a rollout's) as escaped blocks."""
     if not turns:
         return ""
     blocks = []
@@ -114,15 +115,18 @@ def evidence_html(item: dict[str, Any]) -> str:
     return escaped_block(title, value)
 
 
-def events_html(events: list[Any]) -> str:
+def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is) -> str:
     """Every model call made for the sample (the tested model's, a judge's, a simulated user's), each folded:
-    its role and answer in the summary, the request's messages and the rest inside. Always escaped."""
+    its role and answer in the summary, the request's messages and the rest inside. Always escaped; a call's
+    error through `redact` (it can name a server file, as a request error can)."""
     if not events:
         return ""
     parts = []
     for number, event in enumerate(events, 1):
         if not isinstance(event, dict):
             continue
+        if isinstance(event.get("error"), str):
+            event = {**event, "error": redact(event["error"])}
         response = event.get("response") if isinstance(event.get("response"), dict) else {}
         said = event.get("error") or response.get("text") or (json.dumps(response.get("tool_calls"), ensure_ascii=False)
                                                                if response.get("tool_calls") else event.get("note") or "")
@@ -166,7 +170,7 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
         escaped_block("Decoded calls", detail["decoded"]),
         *(evidence_html(item) for item in detail["evidence"]),
         escaped_block("Per-sample metrics", detail["metrics"]),
-        events_html(detail["events"]),
+        events_html(detail["events"], context.redact_paths),
         escaped_block("Gold answer", detail["gold"]),
     ]
     return "".join(part for part in parts if part)
