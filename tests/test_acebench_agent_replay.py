@@ -14,7 +14,7 @@ import pytest
 from evaluators.benchmarks.acebench.agent.replay import replay_messages
 from evaluators.benchmarks.acebench.checker import score
 from evaluators.benchmarks.acebench.data import load
-from evaluators.core.types import Prediction
+from evaluators.benchmarks.acebench.evidence import agent_prediction
 from tests.agent_fixtures import ITEMS, write_agent_dataset
 from tests.conftest import PROJECT
 
@@ -65,5 +65,5 @@ def test_real_first_milestones_reach_the_reference_scores(real_acebench_dir: Pat
         first = milestones[0] if milestones and isinstance(milestones[0], list) else milestones
         calls = [_INNER_APOSTROPHE.sub(r"\\'", m) for m in first]
         state = replay_messages(sample, calls).saved_state()
-        correct[sample.subset] += score(sample, Prediction(sample.id, result=state, process=calls), "official").correct
+        correct[sample.subset] += score(sample, agent_prediction(sample.id, state, calls), "official").correct
     assert correct == {"en": {"agent_multi_turn": 29, "agent_multi_step": 6}, "zh": {"agent_multi_turn": 29, "agent_multi_step": 8}}[language]

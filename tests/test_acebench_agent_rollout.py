@@ -71,8 +71,8 @@ def test_multi_step_model_replaying_milestones_reaches_the_gold_state(data: Path
         outcome, predictions = _run(data, tmp_path, server, ("agent_multi_step",))
     assert outcome.report.to_json()["subsets"]["agent_multi_step"]["metrics"] == {"accuracy": 1.0, "process_accuracy": 1.0}
     prediction = predictions["agent_multi_step_0"]
-    assert prediction.process == PLANS["agent_multi_step_0"]
-    assert prediction.result == ITEMS[0]["gold"]
+    assert prediction.extra["process"] == PLANS["agent_multi_step_0"]
+    assert prediction.extra["result"] == ITEMS[0]["gold"]
     roles = [m["role"] for m in prediction.extra["transcript"]]
     assert roles == ["user"] + ["agent", "execution"] * 4 + ["agent"] and prediction.extra["stop"] == "finish"
     assert prediction.extra["transcript"][2]["content"] == "[{'status': True, 'message': 'Wi-Fi has been turned on'}]"
@@ -84,7 +84,7 @@ def test_multi_step_model_that_never_calls_stops_at_the_message_limit(data: Path
     prediction = predictions["agent_multi_step_1"]
     assert len(prediction.extra["transcript"]) == 1 + 40 and prediction.extra["stop"] == "message_limit"
     assert prediction.extra["transcript"][2]["content"].startswith("Please do not ask me any questions")
-    assert len(prediction.process) == 20 and prediction.result == []
+    assert len(prediction.extra["process"]) == 20 and prediction.extra["result"] == []
     assert outcome.report.to_json()["subsets"]["agent_multi_step"]["metrics"]["accuracy"] == 0.0
 
 
@@ -99,7 +99,7 @@ def test_multi_turn_with_the_tested_model_as_user_ends_on_finish_conversation(da
     roles = [m["role"] for m in prediction.extra["transcript"]]
     assert roles == ["user", "agent", "execution", "agent", "execution", "agent", "user"]
     assert prediction.extra["transcript"][-1]["content"].endswith("finish conversation") and prediction.extra["stop"] == "finish"
-    assert prediction.process == PLANS["agent_multi_turn_1"]
+    assert prediction.extra["process"] == PLANS["agent_multi_turn_1"]
 
 
 def test_multi_turn_user_simulator_on_its_own_endpoint(data: Path, tmp_path: Path):
@@ -120,7 +120,7 @@ def test_multi_turn_that_never_finishes_stops_at_the_message_limit(data: Path, t
         _, predictions = _run(data, tmp_path, server, ("agent_multi_turn",))
     prediction = predictions["agent_multi_turn_0"]
     assert len(prediction.extra["transcript"]) == 1 + 40 and prediction.extra["stop"] == "message_limit"
-    assert prediction.process == [] and prediction.result == []
+    assert prediction.extra["process"] == [] and prediction.extra["result"] == []
 
 
 def test_user_role_settings_load_and_fingerprint():
@@ -171,7 +171,9 @@ def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_
         run_id, samples = start_run(config, store)
         asyncio.run(execute(store, run_id, samples))
     detail = sample_detail(store, run_id, "agent_multi_step_0")
-    assert [turn["role"] for turn in detail["transcript"]][:3] == ["user", "agent", "execution"]
+    evidence = {item["key"]: item for item in detail["evidence"]}
+    assert [turn["role"] for turn in evidence["transcript"]["value"]][:3] == ["user", "agent", "execution"]
+    assert evidence["transcript"]["render"] == "transcript" and evidence["result"]["title"] == "End state (agent)"
     context = AppContext(store=store)
     try:
         page = detail_html(context, run_id, "agent_multi_step_0", "official")

@@ -14,7 +14,8 @@ def _rows(subset: str, verdicts: list[bool], conversations: list[str] | None = N
     for index, ok in enumerate(verdicts):
         meta = {"conversation": conversations[index]} if conversations else {}
         samples.append(Sample(id=f"{subset}_{index}", subset=subset, input={}, gold=None, meta=meta))
-        scores.append(SampleScore(sample_id=f"{subset}_{index}", subset=subset, correct=ok, process_score=1.0 if ok else 0.5))
+        scores.append(SampleScore(sample_id=f"{subset}_{index}", subset=subset, correct=ok,
+                                  metrics={"process_score": 1.0 if ok else 0.5}))
     return samples, scores
 
 

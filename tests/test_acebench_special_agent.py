@@ -9,6 +9,7 @@ from evaluators.benchmarks.acebench.agent_checker import (
     official_unmatched_gold_class_is_skipped,
 )
 from evaluators.benchmarks.acebench.checker import score
+from evaluators.benchmarks.acebench.evidence import agent_prediction
 from evaluators.benchmarks.acebench.special_checker import check_error_param, check_incomplete, check_irrelevant
 from evaluators.core.types import Prediction, Sample
 
@@ -84,8 +85,8 @@ def test_official_process_score():
 
 def test_agent_score_gives_full_process_to_correct_items():
     sample = Sample(id="agent_multi_step_0", subset="agent_multi_step", input={}, gold=GOLD_STATE, meta={"mile_stone": ["[z()]"]})
-    right = score(sample, Prediction(sample.id, result=GOLD_STATE, process=[]))
-    assert right.correct and right.process_score == 1.0
-    wrong = score(sample, Prediction(sample.id, result=[], process=["[z()]"]))
-    assert not wrong.correct and wrong.process_score == 1.0
-    assert score(sample, None).process_score == 0.0
+    right = score(sample, agent_prediction(sample.id, GOLD_STATE, []))
+    assert right.correct and right.metrics == {"process_score": 1.0}
+    wrong = score(sample, agent_prediction(sample.id, [], ["[z()]"]))
+    assert not wrong.correct and wrong.metrics == {"process_score": 1.0} and wrong.decoded == []
+    assert score(sample, None).metrics == {"process_score": 0.0}

@@ -126,7 +126,8 @@ def test_an_agent_rollout_keeps_its_last_request_and_how_many_it_sent(tmp_path: 
     detail = sample_detail(store, run_id, "agent_multi_step_0")
     assert detail["prompt_messages"] == bodies[-1]["messages"]
     assert detail["prompt_note"].startswith("the last of 5 requests sent for this sample")
-    assert [turn["role"] for turn in detail["transcript"]][:3] == ["user", "agent", "execution"]
+    transcript = next(item["value"] for item in detail["evidence"] if item["key"] == "transcript")
+    assert [turn["role"] for turn in transcript][:3] == ["user", "agent", "execution"]
 
 
 def test_a_companion_clients_requests_never_replace_the_tested_models(tmp_path: Path):
@@ -217,11 +218,11 @@ def test_a_schema_4_store_migrates_and_explore_shows_its_old_rows_by_reloading(d
         db.execute("PRAGMA user_version=4")
         for table in Store.RUN_TABLES:
             for row in rows[table]:
-                row = {key: value for key, value in row.items() if key not in ("gold", "request")}
+                row = {key: value for key, value in row.items() if key not in ("gold", "request", "events", "metadata")}
                 db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
     explore._samples_for.cache_clear()
     store = Store(path)
-    assert store.schema_version() == SCHEMA_VERSION == 5
+    assert store.schema_version() == SCHEMA_VERSION == 6
     old = store.load_sample_evidence(outcome.run_id, "normal_atom_bool_3")
     assert not old.gold_kept and not old.request_kept and old.prediction.output and old.score.correct
     detail = sample_detail(store, outcome.run_id, "normal_atom_bool_3")
@@ -298,7 +299,7 @@ def test_evidence_with_lone_surrogates_dataclasses_and_refused_predictions_keeps
     store.save_batch(run_id, [], [
         ("s", Prediction("surrogate", output="ok"), 1, Evidence("\ud800 gold", request)),
         ("s", Prediction("dataclass", output="ok"), 1, Evidence([_Gold("f", {"x": 1})], request)),
-        ("s", Prediction("refused", result=10 ** 5000), 1, Evidence({"g": 1}, request)),  # an int too long to write
+        ("s", Prediction("refused", extra={"result": 10 ** 5000}), 1, Evidence({"g": 1}, request)),  # an int too long to write
         ("s", Prediction("plain", output="ok"), 1),  # no evidence given: NULL, as in old rows
     ])
     surrogate = store.load_sample_evidence(run_id, "surrogate")

@@ -52,8 +52,8 @@ def test_lone_surrogates_are_stored_escaped_and_huge_numbers_do_not_take_neighbo
         ("s", Prediction("a", output="ok \ud800 end", tool_calls=[ToolCall("f", {"x": "\udfff"})],
                          usage={"prompt_tokens": 10, "completion_tokens": 2}), 1),
         ("s", Prediction("b", output="[]", usage={"prompt_tokens": 10**29, "completion_tokens": 1e29}), 1),
-        ("s", Prediction("c", output="[]", result={"n": 10**40}, extra={"big": 1}), 1),
-        ("s", Prediction("d", output="[]", result={"n": 10**40}, usage={"prompt_tokens": float("nan")}), 1),
+        ("s", Prediction("c", output="[]", extra={"result": {"n": 10**40}, "big": 1}), 1),
+        ("s", Prediction("d", output="[]", extra={"result": {"n": 10**40}}, usage={"prompt_tokens": float("nan")}), 1),
     ]
     stored = store.save_batch(run_id, [("k1", {"text": "\ud800"})], predictions)
     loaded = store.load_predictions(run_id)
@@ -61,7 +61,7 @@ def test_lone_surrogates_are_stored_escaped_and_huge_numbers_do_not_take_neighbo
     assert loaded["a"].output == "ok \\ud800 end" == stored[0].output  # escaped, not dropped: what is scored is what is read back
     assert loaded["a"].tool_calls[0].arguments == {"x": "\udfff"}  # inside JSON the escape round-trips exactly
     assert loaded["b"].usage == {"prompt_tokens": 0, "completion_tokens": 0} and loaded["b"].error is None
-    assert loaded["c"].result == {"n": 10**40}
+    assert loaded["c"].extra == {"result": {"n": 10**40}, "big": 1}
     assert store.cache_get("k1") == {"text": "\ud800"}
     assert store.run_totals(run_id)["done"] == 4
 
@@ -72,7 +72,7 @@ def test_a_prediction_the_store_cannot_take_is_recorded_as_its_own_failure(tmp_p
     too_long = 10 ** 5000  # json refuses to write an int over 4,300 digits
     stored = store.save_batch(run_id, [], [
         ("s", Prediction("good1", output="[]"), 1),
-        ("s", Prediction("bad", output="[]", result={"n": too_long}), 1),
+        ("s", Prediction("bad", output="[]", extra={"result": {"n": too_long}}), 1),
         ("s", Prediction("good2", output="[]"), 1),
     ])
     loaded = store.load_predictions(run_id)

@@ -51,7 +51,8 @@ def make_finished_run(store: Store, model: str = "my-model", evidence: Evidence 
             SampleScore("normal_atom_bool_0", "normal_atom_bool", True, rule="exact",
                         decoded=[{"Clock.setAlarm": {"time": "07:00"}}], metrics={"accuracy": 1.0}),
             SampleScore("normal_atom_bool_1", "normal_atom_bool", mode == "official",
-                        error_type=None if mode == "official" else "wrong_arguments", detail="time differs", process_score=0.5),
+                        error_type=None if mode == "official" else "wrong_arguments", detail="time differs",
+                        metrics={"process_score": 0.5}, metadata={"rationale": "time differs"}),
             SampleScore("normal_atom_bool_2", "normal_atom_bool", False, error_type="request_error"),
         ]
         accuracy = sum(s.correct for s in scores) / len(scores)
@@ -101,7 +102,8 @@ def test_export_import_roundtrip_between_two_stores(source: Store, target: Store
     text = json.dumps(document, ensure_ascii=False)
     assert API_KEY not in text
     assert document["run"]["config"]["model"]["api_key_env"] == "OPENAI_API_KEY"
-    assert [len(document[s]) for s in ("predictions", "sample_scores", "reports")] == [3, 6, 2]
+    assert document["version"] == 2 and len(document["samples"]) == 3 and len(document["reports"]) == 2
+    assert [sorted(sample["scores"]) for sample in document["samples"]] == [["official", "strict"]] * 3
     assert import_run(target, json.loads(text)) is True
     assert everything_about(target, run_id) == everything_about(source, run_id)
     assert target.get_run(run_id).source == "endpoint" and target.get_run(run_id).notes == "nightly — ü"
@@ -166,15 +168,20 @@ def corruptions() -> list[tuple[str, Any, str]]:
         ("unfinished", put(["run", "status"], "running"), "only finished runs are imported"),
         ("total as text", put(["run", "total"], "3"), "field 'total' must be int"),
         ("config as text", put(["run", "config"], "{}"), "field 'config' must be dict"),
-        ("predictions not a list", put(["predictions"], {"a": 1}), "'predictions' must be a list"),
-        ("prediction not an object", put(["predictions", 1], "oops"), r"predictions\[1\] must be an object"),
-        ("sample id missing", drop(["predictions", 2, "sample_id"]), r"predictions\[2\]: missing field 'sample_id'"),
-        ("nested value in a text column", put(["sample_scores", 0, "detail"], {"x": 1}), "must be a string, number"),
-        ("row of another run", put(["sample_scores", 5, "run_id"], "other"), r"sample_scores\[5\] belongs to run 'other'"),
+        ("a version 1 document", put(["version"], 1), "version 1 is not supported: this toolboard reads version 2"),
+        ("samples not a list", put(["samples"], {"a": 1}), "'samples' must be a list"),
+        ("sample not an object", put(["samples", 1], "oops"), r"samples\[1\] must be an object"),
+        ("sample id missing", drop(["samples", 2, "id"]), r"samples\[2\]: missing field 'id'"),
+        ("scores not an object", put(["samples", 0, "scores"], []), "field 'scores' must be dict"),
+        ("nested value in a text field", put(["samples", 0, "scores", "official", "explanation"], {"x": 1}),
+         "must be a string, number"),
+        ("evidence not an object", put(["samples", 0, "evidence"], [1]), "'evidence' must be an object or null"),
+        ("events not a list", put(["samples", 0, "events"], {"a": 1}), "'events' must be a list or null"),
         ("report not an object", put(["reports", 1, "report"], None), "field 'report' must be dict"),
-        ("unknown column", put(["predictions", 2, "surprise"], 1), "predictions has no column"),
-        ("duplicate sample", put(["predictions", 2, "sample_id"], "normal_atom_bool_0"), "nothing was written"),
-        ("verdict as null", put(["sample_scores", 5, "correct"], None), "must be bool or int"),
+        ("unknown column", put(["samples", 2, "prediction", "surprise"], 1), "predictions has no column"),
+        ("unknown score field", put(["samples", 2, "scores", "strict", "surprise"], 1), "sample_scores has no column"),
+        ("duplicate sample", put(["samples", 2, "id"], "normal_atom_bool_0"), "nothing was written"),
+        ("verdict as null", put(["samples", 2, "scores", "strict", "value"], None), "must be int or float or bool"),
         ("null in a not-null column", put(["run", "source"], None), "nothing was written"),  # the run row is the first insert
     ]
 

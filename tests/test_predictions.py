@@ -34,7 +34,7 @@ def test_jsonl_with_output_result_and_tool_calls(samples, tmp_path: Path):
     assert summary.matched == 4 and summary.lines_read == 4 and not summary.errors
     assert predictions["normal_atom_enum_0"].output == "[x()]"
     assert predictions["normal_atom_number_0"].tool_calls[0].name == "f"
-    assert predictions["agent_multi_step_0"].process == ["[turn_on_wifi()]"]
+    assert predictions["agent_multi_step_0"].extra["process"] == ["[turn_on_wifi()]"]
     assert len(summary.missing) == len(samples) - 4
 
 

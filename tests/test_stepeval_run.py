@@ -140,6 +140,11 @@ def test_run_with_a_judge_stores_verdicts_and_settings(tmp_path: Path, monkeypat
     assert plain.report.to_json()["subsets"]["timbre_rag"]["metrics"]["param_accuracy"] == 0.5
     verdict = store.load_predictions(outcome.run_id)["timbre_positive_1"].extra["judge"]
     assert verdict["method"] == "judge:judge-m" and verdict["label"] == "yes" and verdict["call"]["name"] == "timbre_rag"
+    # Both calls of the sample are its events, the judge's under its role, with the body its server received.
+    events = store.load_sample_evidence(outcome.run_id, "timbre_positive_1").events
+    assert [event["role"] for event in events] == ["model", "judge"]
+    assert events[1]["request"]["model"] == "judge-m" and events[1]["response"]["text"] == verdict["answer"]
+    assert store.load_sample_evidence(outcome.run_id, "timbre_negative_0").events[0]["role"] == "model"
     run = store.get_run(outcome.run_id)
     assert run.config["roles"] == {"judge": {"base_url": judge.base_url, "model": "judge-m",
                                              "api_key_env": "TOOLBOARD_TEST_JUDGE_KEY"}}

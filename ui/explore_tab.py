@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -27,7 +28,7 @@ from evaluators.service.explore import (
     sample_table,
 )
 from ui.context import READ_EVENT, AppContext, plain_error
-from ui.format import escaped_block, picked_value, table_json, user_error
+from ui.format import escaped_block, picked_value, shown_as_is, table_json, user_error
 from ui.visitor import check_may_see_outputs, find_run, may_see_outputs
 
 
@@ -85,7 +86,7 @@ def request_besides_messages(request: Any) -> Any:
 
 
 def turns_html(title: str, turns: list[dict[str, Any]] | None) -> str:
-    """Chat messages or an agent rollout (agent, user, execution turns) as escaped blocks."""
+    """Chat messages or a transcript ({"role", "content"} turns, e.g. a rollout's) as escaped blocks."""
     if not turns:
         return ""
     blocks = []
@@ -99,6 +100,45 @@ def turns_html(title: str, turns: list[dict[str, Any]] | None) -> str:
         blocks.append(f"<div class='turn turn-{role}'><b>{role}</b><pre style='white-space:pre-wrap'>"
                       f"{html.escape(text)}</pre></div>")
     return f"<h4>{html.escape(title)}</h4>" + "".join(blocks)
+
+
+def evidence_html(item: dict[str, Any]) -> str:
+    """One piece of a benchmark's evidence, shown as its declaration says (see EvidenceKind): chat turns, text,
+    code or JSON; a value not of the declared shape is shown as JSON. Always escaped."""
+    value, title = item["value"], str(item["title"])
+    if item["render"] == "transcript" and isinstance(value, list) and all(isinstance(turn, dict) for turn in value):
+        return turns_html(title, value)
+    if item["render"] == "code" and isinstance(value, str):
+        return f"<h4>{html.escape(title)}</h4><pre><code>{html.escape(value)}</code></pre>"
+    if item["render"] == "text" and not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, default=repr)
+    return escaped_block(title, value)
+
+
+def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is) -> str:
+    """Every model call made for the sample (the tested model's, a judge's, a simulated user's), each folded:
+    its role and answer in the summary, the request's messages and the rest inside. Always escaped; a call's
+    error through `redact` (it can name a server file, as a request error can)."""
+    if not events:
+        return ""
+    parts = []
+    for number, event in enumerate(events, 1):
+        if not isinstance(event, dict):
+            continue
+        if isinstance(event.get("error"), str):
+            event = {**event, "error": redact(event["error"])}
+        response = event.get("response") if isinstance(event.get("response"), dict) else {}
+        said = event.get("error") or response.get("text") or (json.dumps(response.get("tool_calls"), ensure_ascii=False)
+                                                               if response.get("tool_calls") else event.get("note") or "")
+        summary = f"{number}. {event.get('role') or '?'}{' (cached)' if event.get('cached') else ''}: {cut_text(str(said), 160)}"
+        request = event.get("request")
+        messages = request.get("messages") if isinstance(request, dict) else None
+        inside = [turns_html("Request messages", messages if isinstance(messages, list) else None),
+                  escaped_block("Request, besides its messages", request_besides_messages({"body": request})
+                                if isinstance(request, dict) else request),
+                  escaped_block("Response", event.get("response")), escaped_block("Error", event.get("error"))]
+        parts.append(f"<details><summary>{html.escape(summary)}</summary>{''.join(inside)}</details>")
+    return f"<h4>Model calls ({len(parts)})</h4>" + "".join(parts)
 
 
 def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, mode: str,
@@ -125,14 +165,12 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
                       request_besides_messages(detail["request_as_sent"])),
         escaped_block("Request profile of the run (prompt style, sampling sent, known differences)",
                       detail["request_profile"]),
-        turns_html("Transcript", detail["transcript"]),
         escaped_block("Raw output", detail["raw_output"]),
         escaped_block("Native tool calls", detail["tool_calls"]),
         escaped_block("Decoded calls", detail["decoded"]),
-        escaped_block("End state (agent)", detail["result"]),
-        escaped_block("Process (agent)", detail["process"]),
-        escaped_block("Judge", detail["judge"]),
+        *(evidence_html(item) for item in detail["evidence"]),
         escaped_block("Per-sample metrics", detail["metrics"]),
+        events_html(detail["events"], context.redact_paths),
         escaped_block("Gold answer", detail["gold"]),
     ]
     return "".join(part for part in parts if part)

@@ -152,8 +152,9 @@ def _export_run(store: Store, args: argparse.Namespace) -> None:
                 row = {"id": prediction.sample_id, "output": prediction.output}
                 if prediction.tool_calls is not None:
                     row["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls]
-                if prediction.result is not None:
-                    row["result"], row["process"] = prediction.result, prediction.process
+                # The benchmark's evidence as fields of their own (an agent item's `result` and `process` are
+                # what its predictions file holds); never over the fields above.
+                row.update({key: value for key, value in (prediction.extra or {}).items() if key not in row})
                 if prediction.error is not None:
                     row["error"] = prediction.error
                 if stored.gold_kept:

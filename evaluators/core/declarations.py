@@ -1,11 +1,13 @@
 """What a benchmark package declares about itself besides its functions: its metrics (display name,
 direction), the other models it needs (roles), the options a run may set, and the facts the About
-tab and the CLI show. Read by the board, the About tab, the CLI and the Evaluate form, which carry
-no benchmark names of their own."""
+tab and the CLI show, and the evidence kinds it keeps with each verdict. Read by the board, the About tab,
+the CLI, the Evaluate form, Explore and the exports, which carry no benchmark names of their own."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -89,3 +91,34 @@ class Overview:
     def __post_init__(self) -> None:
         if self.aggregate not in self.columns:
             raise ValueError(f"the overview's aggregate column {self.aggregate!r} must be one of its columns")
+
+
+# How Explore shows a piece of evidence: a JSON value, plain text, chat turns ({"role", "content"}), or code.
+EVIDENCE_RENDERS = ("json", "text", "transcript", "code")
+# Where it is read: the prediction's evidence (`Prediction.extra[key]`, kept when the model answered) or the
+# score's metadata (`SampleScore.metadata[key]`, made by the pure checker).
+EVIDENCE_SOURCES = ("prediction", "score")
+
+
+@dataclass(frozen=True)
+class EvidenceKind:
+    """One kind of evidence a benchmark keeps with its verdicts (an agent's end state, a judge's rationale):
+    where it is read (`source`, under `key`), the title Explore gives it and how it is shown (`render`).
+    Explore and the details export show every declared kind a sample has, in the declared order."""
+
+    key: str
+    title: str
+    render: str = "json"
+    source: str = "prediction"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.render not in EVIDENCE_RENDERS:
+            raise ValueError(f"evidence {self.key!r}: render must be one of {', '.join(EVIDENCE_RENDERS)}, got {self.render!r}")
+        if self.source not in EVIDENCE_SOURCES:
+            raise ValueError(f"evidence {self.key!r}: source must be one of {', '.join(EVIDENCE_SOURCES)}, got {self.source!r}")
+
+    def value_in(self, prediction_evidence: Mapping[str, Any] | None, score_metadata: Mapping[str, Any] | None) -> Any:
+        """This kind's value in a sample's evidence and score metadata (None when the sample has none)."""
+        found = prediction_evidence if self.source == "prediction" else score_metadata
+        return found.get(self.key) if isinstance(found, Mapping) else None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.core.board_layout import BoardLayout, plain_layout
-from evaluators.core.declarations import About, Metric, Option, Overview, Role
+from evaluators.core.declarations import About, EvidenceKind, Metric, Option, Overview, Role
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
 from evaluators.core.types import PROMPT_STYLES, Prediction, Report, RequestProfile, Sample, SampleScore
 
@@ -97,6 +97,9 @@ class Benchmark:
     replay: Replay | None = None
     # The headline figures in the overview across benchmarks; None: not in the overview.
     overview: Overview | None = None
+    # The evidence kept with each verdict beyond the generic (output, calls, gold, request), as Explore shows
+    # it; evidence a benchmark keeps but does not declare is still shown and exported, under its key.
+    evidence: tuple[EvidenceKind, ...] = ()
 
     def __post_init__(self) -> None:
         unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]

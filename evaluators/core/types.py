@@ -32,19 +32,21 @@ class Prediction:
     sample_id: str
     output: str | None = None
     tool_calls: list[ToolCall] | None = None
-    result: Any = None
-    process: list[str] | None = None
     error: str | None = None
     source_line: int | None = None
     latency: float | None = None
     usage: dict[str, int] | None = None
-    # Further evidence a benchmark keeps with the prediction (a judge's verdict, an agent transcript).
+    # The benchmark's own evidence, by the keys its EvidenceKind declarations name (an agent's end state and
+    # transcript, a judge's verdict): what its checker reads besides the output, and what Explore shows.
     extra: dict[str, Any] | None = None
 
 
 @dataclass
 class SampleScore:
-    """The verdict on one sample, with the evidence behind it."""
+    """The verdict on one sample, with the evidence behind it. Its generic shape (what a run document holds
+    for any benchmark): `value` (1.0 right, 0.0 wrong), `answer` (what the checker read from the output:
+    `decoded`), `explanation` (`detail`), `metadata` (the benchmark's own, shown as its evidence kinds
+    declare), with the rule that decided, an error type and per-sample metric values."""
 
     sample_id: str
     subset: str
@@ -53,9 +55,21 @@ class SampleScore:
     rule: str | None = None
     detail: str = ""
     decoded: Any = None
-    process_score: float | None = None
     # Per-sample metric values, for benchmarks whose metrics are means over samples.
     metrics: dict[str, float] | None = None
+    metadata: dict[str, Any] | None = None
+
+    @property
+    def value(self) -> float:
+        return 1.0 if self.correct else 0.0
+
+    @property
+    def answer(self) -> Any:
+        return self.decoded
+
+    @property
+    def explanation(self) -> str:
+        return self.detail
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -97,19 +97,106 @@ def _without_long_texts(value: Any) -> Any:
 
 _SENT_IN_TASK: contextvars.ContextVar[SentRequests | None] = contextvars.ContextVar("sent_in_task", default=None)
 
+# A sample's model calls are kept up to this many; later ones are counted, not kept.
+MAX_EVENTS = 200
+# Of a call's response, at most this many characters of text are kept.
+MAX_EVENT_TEXT = 8192
+
+
+@dataclass
+class _Call:
+    role: str
+    payload: bytes
+    response: dict[str, Any] | None
+    error: str | None
+    latency: float
+    cached: bool
+
+
+@dataclass
+class EventLog:
+    """Every model call made for one sample, in the order made, whichever client made it (the tested model,
+    a judge, a simulated user): recorded by ChatClient.complete, where every call goes through, while the
+    log is the current task's (`record_events`; tasks a sample's solve starts share it). `events()` is the
+    record kept with the sample, bounded: see there."""
+
+    calls: list[_Call] = field(default_factory=list)
+    not_kept: int = 0
+
+    def add(self, call: _Call) -> None:
+        if len(self.calls) < MAX_EVENTS:
+            self.calls.append(call)
+        else:
+            self.not_kept += 1
+
+    def events(self, budget: int = MAX_EVIDENCE_BYTES // 2) -> list[dict[str, Any]]:
+        """The calls as events: {"role", "request", "response", "error", "latency", "cached"}. Request bodies
+        are kept from the last call backwards while they fit in `budget` bytes (a dialogue's later requests
+        repeat the earlier ones' messages); an earlier one left out is a note saying its size. A very big body
+        (audio) is kept with its long texts shortened (_kept_body); response texts over MAX_EVENT_TEXT are cut."""
+        requests: list[Any] = []
+        for call in reversed(self.calls):
+            body, size = _kept_body(call.payload)
+            if size <= budget:
+                budget -= size
+                requests.append(body)
+            else:
+                requests.append({"not_kept": True, "bytes": len(call.payload),
+                                 "note": "an earlier request of this sample, left out to keep its record bounded"})
+        events = [_event(call, request) for call, request in zip(self.calls, reversed(requests), strict=True)]
+        if self.not_kept:
+            events.append({"role": None, "note": f"{self.not_kept} more model calls, not kept (over {MAX_EVENTS})"})
+        return events
+
+
+# A request body over this many bytes (audio sent as base64) is kept with its long texts shortened.
+MAX_EVENT_BODY_BYTES = MAX_EVIDENCE_BYTES // 4
+
+
+def _kept_body(payload: bytes) -> tuple[Any, int]:
+    """A request body as an event keeps it, and its size in bytes: as sent, or, over MAX_EVENT_BODY_BYTES,
+    with each text over LONG_TEXT characters replaced by its length."""
+    body = json.loads(payload)
+    if len(payload) <= MAX_EVENT_BODY_BYTES:
+        return body, len(payload)
+    shortened = _without_long_texts(body)
+    return shortened, len(json.dumps(shortened, ensure_ascii=False).encode())
+
+
+def _event(call: _Call, request: Any) -> dict[str, Any]:
+    response = None
+    if call.response is not None:
+        text = call.response.get("text")
+        if isinstance(text, str) and len(text) > MAX_EVENT_TEXT:
+            text = text[:MAX_EVENT_TEXT] + f"… ({len(text):,} characters)"
+        response = {"text": text, "tool_calls": call.response.get("tool_calls"), "usage": call.response.get("usage")}
+    return {"role": call.role, "request": request, "response": response, "error": call.error,
+            "latency": round(call.latency, 6), "cached": call.cached}
+
+
+_EVENTS_IN_TASK: contextvars.ContextVar[EventLog | None] = contextvars.ContextVar("events_in_task", default=None)
+
+
+def record_events() -> EventLog:
+    """Record every model call the current task (and the tasks it starts) makes from now on: one sample's."""
+    log = EventLog()
+    _EVENTS_IN_TASK.set(log)
+    return log
+
 
 class PlayingRole:
     """The tested model's client playing a role of its own (e.g. the simulated user): the same cache,
-    limits and counts, but its requests are not the sample's evidence."""
+    limits and counts, but its requests are not the sample's evidence; its calls are recorded under the role."""
 
-    def __init__(self, client: ChatClient):
+    def __init__(self, client: ChatClient, role: str = ""):
         self.client = client
+        self.role = role or client.role
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        return await self.client.complete(request, evidence=False)
+        return await self.client.complete(request, evidence=False, role=self.role)
 
 
 class RequestFailed(Exception):
@@ -247,6 +334,8 @@ class ChatClient:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     concurrency: int = 8
     requests_sent: int = 0
+    # Whose calls these are in a sample's events: the tested model's ("model") or a role's (e.g. "judge").
+    role: str = "model"
 
     def __post_init__(self) -> None:
         # A key that cannot be sent (a newline, a zero-width space) fails each request at once and
@@ -286,10 +375,24 @@ class ChatClient:
         calls = [ToolCall(c["name"], c["arguments"]) for c in response["tool_calls"]] if response["tool_calls"] else None
         return ChatResult(response["text"], calls, response["usage"], latency, attempts, cached, key, response)
 
-    async def complete(self, request: ChatRequest, evidence: bool = True) -> ChatResult:
-        """One chat completion (from the cache when allowed). `evidence=False`: not recorded as the
-        sample's request (the tested model playing another role, e.g. the simulated user)."""
+    async def complete(self, request: ChatRequest, evidence: bool = True, role: str | None = None) -> ChatResult:
+        """One chat completion (from the cache when allowed), recorded in the sample's events (see EventLog)
+        under `role` (default: this client's). `evidence=False`: not recorded as the sample's request (the
+        tested model playing another role, e.g. the simulated user)."""
         payload = encode_body(request_body(request, self.settings))
+        log = _EVENTS_IN_TASK.get()
+        started = time.perf_counter()
+        try:
+            result = await self._complete(payload, evidence)
+        except RequestFailed as failure:
+            if log is not None:
+                log.add(_Call(role or self.role, payload, None, str(failure), time.perf_counter() - started, False))
+            raise
+        if log is not None:
+            log.add(_Call(role or self.role, payload, result.response, None, result.latency, result.cached))
+        return result
+
+    async def _complete(self, payload: bytes, evidence: bool) -> ChatResult:
         if self._key_problem is not None:
             raise RequestFailed(self._key_problem, 0)
         key = cache_key(self.settings.base_url, payload, self._key_id)

@@ -17,7 +17,14 @@ from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language, runnable_subsets
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
-from evaluators.engine.client import ChatClient, PlayingRole, RequestFailed, RetryPolicy, start_request_count
+from evaluators.engine.client import (
+    ChatClient,
+    PlayingRole,
+    RequestFailed,
+    RetryPolicy,
+    record_events,
+    start_request_count,
+)
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
 from evaluators.engine.preflight import check_endpoint
 from evaluators.engine.redact import redact
@@ -253,6 +260,7 @@ async def execute(
         async def solve_one(sample: Sample) -> None:
             counter = start_request_count()
             sent = clients.tested.capture_requests()  # the request as sent, kept with the sample
+            calls = record_events()  # every model call of the sample (tested model, judge, simulated user)
             try:
                 prediction = await benchmark.solve(sample, clients.by_role, options)  # type: ignore[misc]
             except RequestFailed as exc:
@@ -261,7 +269,7 @@ async def execute(
                 prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}",
                                                                 (clients.tested.api_key,)))
             progress.requests = clients.requests_sent
-            writer.add_prediction(sample, prediction, counter[0], sent.evidence())
+            writer.add_prediction(sample, prediction, counter[0], sent.evidence(), calls.events())
 
         try:
             await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
@@ -342,10 +350,10 @@ class _RunClients:
                 clients[role.name] = ChatClient(
                     role_settings(role, endpoint, config.model), api_key=key_from_environment(endpoint.api_key_env),
                     store=store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
-                    on_response=tested.on_response,
+                    on_response=tested.on_response, role=role.name,
                 )
             elif role.played_by_tested_model:
-                clients[role.name] = PlayingRole(tested)
+                clients[role.name] = PlayingRole(tested, role.name)
         return cls(clients)
 
     @property

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, is_dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,38 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.core.types import Prediction, Report, SampleScore, ToolCall
 
-MIGRATIONS: tuple[str, ...] = (
+
+def _moved_into(text: str | None, moved: dict[str, str | None]) -> str | None:
+    """A JSON object's text (or NULL) with each non-NULL JSON text of `moved` added under its key."""
+    values = {key: json.loads(value) for key, value in moved.items() if value is not None}
+    if not values:
+        return text
+    merged = json.loads(text) if text else {}
+    return json_text({**(merged if isinstance(merged, dict) else {"value": merged}), **values})
+
+
+def migrate_to_generic_evidence(db: sqlite3.Connection) -> None:
+    """Migration 6: the columns one benchmark's shape had put in every row become generic evidence. A
+    prediction's `result` and `process` move into its evidence (`extra`) under those keys (the predictions
+    file's names); a verdict's `process_score` becomes its per-sample metric of that name; each verdict gets
+    `metadata` (the benchmark's own, see SampleScore) and each prediction `events` (every model call of the
+    sample, see client.EventLog). Run once, inside the migration's transaction."""
+    db.execute("ALTER TABLE predictions ADD COLUMN events TEXT")
+    db.execute("ALTER TABLE sample_scores ADD COLUMN metadata TEXT")
+    rows = db.execute("SELECT rowid, extra, result, process FROM predictions"
+                      " WHERE result IS NOT NULL OR process IS NOT NULL").fetchall()
+    db.executemany("UPDATE predictions SET extra = ? WHERE rowid = ?",
+                   [(_moved_into(extra, {"result": result, "process": process}), rowid)
+                    for rowid, extra, result, process in rows])
+    rows = db.execute("SELECT rowid, metrics, process_score FROM sample_scores WHERE process_score IS NOT NULL").fetchall()
+    db.executemany("UPDATE sample_scores SET metrics = ? WHERE rowid = ?",
+                   [(_moved_into(metrics, {"process_score": json.dumps(score)}), rowid) for rowid, metrics, score in rows])
+    for table, column in (("predictions", "result"), ("predictions", "process"), ("sample_scores", "process_score")):
+        db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+
+
+# Each: SQL run as one script, or a function given the connection (both inside one transaction).
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     CREATE TABLE runs (
         id TEXT PRIMARY KEY,
@@ -111,6 +142,8 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE predictions ADD COLUMN gold TEXT;
     ALTER TABLE predictions ADD COLUMN request TEXT;
     """,
+    # 6: one generic record per sample (see migrate_to_generic_evidence).
+    migrate_to_generic_evidence,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -288,10 +321,12 @@ class Evidence:
     (`Sample.gold`; dataclasses are kept as dicts). `request`: for a run, `{"requests": n, "body": ...}`,
     the last chat-completions body the tested model's client sent for the sample (for an agent rollout
     it holds the whole conversation) and how many it sent (see ChatClient.capture_requests); for an
-    upload, `{"not_sent": true, "note": ..., "body": ...}`, the body this tool would send."""
+    upload, `{"not_sent": true, "note": ..., "body": ...}`, the body this tool would send. `events`: every model
+    call made for the sample (the tested model's, a judge's, a simulated user's: see client.EventLog), bounded."""
 
     gold: Any = None
     request: dict[str, Any] | JSONText | None = None
+    events: list[dict[str, Any]] | None = None
 
 
 def _plain_json(value: Any) -> Any:
@@ -326,12 +361,13 @@ def evidence_text(value: Any, what: str, keep: tuple[str, ...] = ()) -> str:
             return UNWRITABLE_NOTE
 
 
-def _evidence_texts(evidence: Evidence | None) -> tuple[str | None, str | None]:
-    """The gold and request columns of a row (NULL where nothing was given)."""
+def _evidence_texts(evidence: Evidence | None) -> tuple[str | None, str | None, str | None]:
+    """The gold, request and events columns of a row (NULL where nothing was given)."""
     if evidence is None:
-        return None, None
+        return None, None, None
     request = None if evidence.request is None else evidence_text(evidence.request, "request body", REQUEST_NOTE_KEYS)
-    return evidence_text(evidence.gold, "gold answer"), request
+    events = None if evidence.events is None else evidence_text(evidence.events, "model calls")
+    return evidence_text(evidence.gold, "gold answer"), request, events
 
 
 @dataclass
@@ -348,6 +384,8 @@ class StoredSample:
     request: Any = None
     gold_kept: bool = False
     request_kept: bool = False
+    # The sample's model calls (see Evidence.events); None when none were recorded (uploads, older rows).
+    events: Any = None
 
     @property
     def evidence_kept(self) -> bool:
@@ -355,9 +393,11 @@ class StoredSample:
 
 
 # A prediction's own columns (not the evidence, which can be large: read only where it is shown).
-PREDICTION_COLUMNS = ("sample_id", "subset", "output", "tool_calls", "result", "process", "error", "latency",
-                      "prompt_tokens", "completion_tokens", "extra")
-SCORE_COLUMNS = ("sample_id", "subset", "correct", "error_type", "rule", "detail", "decoded", "process_score", "metrics")
+PREDICTION_COLUMNS = ("sample_id", "subset", "output", "tool_calls", "error", "latency", "prompt_tokens",
+                      "completion_tokens", "extra")
+# A sample's evidence columns, read only where it is shown or exported.
+EVIDENCE_COLUMNS = ("gold", "request", "events")
+SCORE_COLUMNS = ("sample_id", "subset", "correct", "error_type", "rule", "detail", "decoded", "metrics", "metadata")
 
 
 def _loads(text: str | None) -> Any:
@@ -370,8 +410,6 @@ def _prediction_of(row: sqlite3.Row, prefix: str = "") -> Prediction:
         sample_id=row[prefix + "sample_id"],
         output=row[prefix + "output"],
         tool_calls=[ToolCall(c["name"], c["arguments"]) for c in tool_calls] if tool_calls is not None else None,
-        result=_loads(row[prefix + "result"]),
-        process=_loads(row[prefix + "process"]),
         error=row[prefix + "error"],
         latency=row[prefix + "latency"],
         usage={"prompt_tokens": row[prefix + "prompt_tokens"] or 0, "completion_tokens": row[prefix + "completion_tokens"] or 0},
@@ -383,14 +421,14 @@ def _score_of(row: sqlite3.Row, prefix: str = "") -> SampleScore:
     return SampleScore(
         sample_id=row[prefix + "sample_id"], subset=row[prefix + "subset"], correct=bool(row[prefix + "correct"]),
         error_type=row[prefix + "error_type"], rule=row[prefix + "rule"], detail=row[prefix + "detail"] or "",
-        decoded=_loads(row[prefix + "decoded"]), process_score=row[prefix + "process_score"],
-        metrics=_loads(row[prefix + "metrics"]),
+        decoded=_loads(row[prefix + "decoded"]), metrics=_loads(row[prefix + "metrics"]),
+        metadata=_loads(row[prefix + "metadata"]),
     )
 
 
-def _with_evidence(sample: StoredSample, gold: str | None, request: str | None) -> StoredSample:
+def _with_evidence(sample: StoredSample, gold: str | None, request: str | None, events: str | None = None) -> StoredSample:
     sample.gold_kept, sample.request_kept = gold is not None, request is not None
-    sample.gold, sample.request = _evidence_loads(gold), _evidence_loads(request)
+    sample.gold, sample.request, sample.events = _evidence_loads(gold), _evidence_loads(request), _evidence_loads(events)
     return sample
 
 
@@ -611,12 +649,22 @@ class Store:
                 raise StoreReadOnlyError(self.path, f"{self.read_only}; it was written by an earlier version and is "
                                                     "upgraded when first opened, which needs write access")
             for number in range(version, SCHEMA_VERSION):
+                migration = MIGRATIONS[number]
                 try:
-                    self._db.executescript(f"BEGIN; {MIGRATIONS[number]}; PRAGMA user_version={number + 1}; COMMIT;")
-                except sqlite3.Error:
+                    if isinstance(migration, str):
+                        self._db.executescript(f"BEGIN; {migration}; PRAGMA user_version={number + 1}; COMMIT;")
+                    else:
+                        self._db.execute("BEGIN")
+                        migration(self._db)
+                        self._db.execute(f"PRAGMA user_version={number + 1}")
+                        self._db.execute("COMMIT")
+                except (sqlite3.Error, ValueError) as problem:
                     if self._db.in_transaction:
                         self._db.execute("ROLLBACK")
-                    raise
+                    if isinstance(problem, sqlite3.Error):
+                        raise
+                    raise ToolboardError(f"{self.path} could not be upgraded to schema {number + 1} (nothing in it was"
+                                         f" changed): a stored value is not what it should be: {problem}") from None
 
     def schema_version(self) -> int:
         return self._query("PRAGMA user_version")[0][0]
@@ -775,15 +823,17 @@ class Store:
 
     @staticmethod
     def _prediction_row(run_id: str, subset: str, prediction: Prediction, attempts: int, now: float,
-                        evidence: tuple[str | None, str | None] = (None, None)) -> tuple[Any, ...] | BaseException:
-        """The predictions row of one prediction (with its gold and request JSON texts), or why it cannot be made."""
+                        evidence: tuple[str | None, str | None, str | None] = (None, None, None)
+                        ) -> tuple[Any, ...] | BaseException:
+        """The predictions row of one prediction (with its gold, request and events JSON texts), or why it cannot
+        be made."""
         usage = prediction.usage if isinstance(prediction.usage, dict) else {}
         calls = prediction.tool_calls
         try:
             return (
                 run_id, prediction.sample_id, subset, prediction.output,
                 _dumps([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
-                _dumps(prediction.result), _dumps(prediction.process), prediction.error, prediction.latency,
+                prediction.error, prediction.latency,
                 token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens")), attempts, now,
                 _dumps(prediction.extra), *evidence,
             )
@@ -794,9 +844,9 @@ class Store:
         with self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)", cache_rows)
             db.executemany(
-                "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, result, process, error,"
-                " latency, prompt_tokens, completion_tokens, attempts, created_at, extra, gold, request)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO predictions (run_id, sample_id, subset, output, tool_calls, error,"
+                " latency, prompt_tokens, completion_tokens, attempts, created_at, extra, gold, request, events)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
 
@@ -808,8 +858,8 @@ class Store:
     def load_sample_evidence(self, run_id: str, sample_id: str, mode: str = "official") -> StoredSample:
         """One sample of a run: its prediction, its verdict in `mode` and its evidence (gold answer, request),
         in one query of two primary-key lookups (whichever of the rows exists; `subset` None when neither)."""
-        columns = ", ".join([*(f"p.{name} AS p_{name}" for name in PREDICTION_COLUMNS), "p.gold AS p_gold",
-                             "p.request AS p_request", *(f"s.{name} AS s_{name}" for name in SCORE_COLUMNS)])
+        columns = ", ".join([*(f"p.{name} AS p_{name}" for name in (*PREDICTION_COLUMNS, *EVIDENCE_COLUMNS)),
+                             *(f"s.{name} AS s_{name}" for name in SCORE_COLUMNS)])
         row = self._query(
             f"SELECT {columns} FROM (SELECT ? AS run_id, ? AS sample_id) AS k"
             " LEFT JOIN predictions AS p ON p.run_id = k.run_id AND p.sample_id = k.sample_id"
@@ -819,12 +869,12 @@ class Store:
         prediction = _prediction_of(row, "p_") if row["p_sample_id"] is not None else None
         score = _score_of(row, "s_") if row["s_sample_id"] is not None else None
         sample = StoredSample(sample_id, row["p_subset"] or row["s_subset"], prediction, score)
-        return _with_evidence(sample, row["p_gold"], row["p_request"])
+        return _with_evidence(sample, row["p_gold"], row["p_request"], row["p_events"])
 
     def iter_stored_samples(self, run_id: str, page: int = 256) -> Iterator[StoredSample]:
         """Every prediction of the run with its evidence (no verdicts), in sample id order, read `page` rows
         at a time: a run's requests together can be large, so they are never all in memory at once."""
-        columns = f"{', '.join(PREDICTION_COLUMNS)}, gold, request"
+        columns = ", ".join((*PREDICTION_COLUMNS, *EVIDENCE_COLUMNS))
         after: str | None = None
         while True:
             if after is None:
@@ -835,7 +885,7 @@ class Store:
                                    " ORDER BY sample_id LIMIT ?", (run_id, after, page))
             for row in rows:
                 yield _with_evidence(StoredSample(row["sample_id"], row["subset"], _prediction_of(row)),
-                                     row["gold"], row["request"])
+                                     row["gold"], row["request"], row["events"])
             if len(rows) < page:
                 return
             after = rows[-1]["sample_id"]
@@ -869,11 +919,11 @@ class Store:
             db.execute("DELETE FROM sample_scores WHERE run_id=? AND mode=?", (run_id, mode))
             db.executemany(
                 "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
-                " process_score, metrics) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                " metrics, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (run_id, mode, s.sample_id, s.subset, int(s.correct), storable_text(s.error_type),
-                     storable_text(s.rule), storable_text(s.detail), _safe_dumps(s.decoded), s.process_score,
-                     _safe_dumps(s.metrics))
+                     storable_text(s.rule), storable_text(s.detail), _safe_dumps(s.decoded), _safe_dumps(s.metrics),
+                     _safe_dumps(s.metadata))
                     for s in scores
                 ],
             )

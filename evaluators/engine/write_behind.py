@@ -26,7 +26,7 @@ class WriteBehind:
         self.run_id = run_id
         self.on_stored = on_stored
         self._responses: list[tuple[str, dict[str, Any]]] = []
-        self._predictions: list[tuple[Sample, Prediction, int, dict[str, Any] | None]] = []
+        self._predictions: list[tuple[Sample, Prediction, int, Any, list[dict[str, Any]] | None]] = []
         self._scheduled = False
         self.failure: Exception | None = None
 
@@ -35,9 +35,10 @@ class WriteBehind:
         self._schedule()
 
     def add_prediction(self, sample: Sample, prediction: Prediction, attempts: int,
-                       request: dict[str, Any] | None = None) -> None:
-        """`request`: the request as sent (see store.Evidence), kept in the sample's row with its gold answer."""
-        self._predictions.append((sample, prediction, attempts, request))
+                       request: Any = None, events: list[dict[str, Any]] | None = None) -> None:
+        """`request`: the request as sent, `events`: the sample's model calls (see store.Evidence), kept in the
+        sample's row with its gold answer."""
+        self._predictions.append((sample, prediction, attempts, request, events))
         self._schedule()
 
     def _schedule(self) -> None:
@@ -56,8 +57,9 @@ class WriteBehind:
             return
         responses, predictions = self._responses, self._predictions
         try:
-            stored = self.store.save_batch(self.run_id, responses, [(s.subset, p, attempts, Evidence(s.gold, request))
-                                                                    for s, p, attempts, request in predictions])
+            stored = self.store.save_batch(self.run_id, responses,
+                                           [(s.subset, p, attempts, Evidence(s.gold, request, events))
+                                            for s, p, attempts, request, events in predictions])
         except Exception as error:  # noqa: BLE001 - kept for the next turn; the run reads `failure`
             self.failure = error
             return

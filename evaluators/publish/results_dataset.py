@@ -19,6 +19,7 @@ pyarrow is imported inside functions: the app imports this module's callers at s
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -33,7 +34,7 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, Benchmark, benchmark_names, get_benchmark
-from evaluators.core.types import SampleScore
+from evaluators.core.types import Prediction, SampleScore
 from evaluators.engine.redact import redact
 from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.store import RunRow, Store, StoredSample, json_text, storable_text
@@ -89,16 +90,18 @@ DETAILS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("mode", "string", "scoring mode of the verdict: official or strict"),
     ("raw_output", "string", "the model's raw text output"),
     ("raw_tool_calls", "string", "native tool calls as returned, JSON text ([{name, arguments}])"),
-    ("raw_result", "string", "an uploaded `result` field (e.g. an agent item's end state), JSON text"),
-    ("raw_process", "string", "an agent item's process (its messages), JSON text"),
     ("decoded_calls", "string", "the calls the checker decoded from the output, JSON text"),
     ("gold", "string", "the item's gold answer, JSON text; null for runs stored before gold answers were kept"),
     ("correct", "bool", "the verdict"),
     ("rule", "string", "the checker rule that decided the verdict"),
     ("error_type", "string", "the kind of error: format error, wrong function, wrong arguments, missed call, …"),
     ("error_detail", "string", "what the checker found"),
-    ("process_score", "float64", "process accuracy of a multi-turn or agent item"),
     ("sample_metrics", "string", "per-item metric values, JSON text"),
+    ("evidence", "string", "the benchmark's own evidence for the item (an agent's end state and transcript, a judge's"
+                           " verdict and rationale…), JSON text: an object by evidence key, with the score's metadata"
+                           " (its keys as the benchmark declares them, see `evidence_kinds`)"),
+    ("evidence_kinds", "string", "how the benchmark declares each evidence key: JSON text, {key: {title, render,"
+                                 " source}}"),
     ("request_error", "string", "why the request failed (a failed request is scored as a failure)"),
     ("latency_s", "float64", "seconds the request took"),
     ("prompt_tokens", "int64", "prompt tokens the endpoint counted"),
@@ -114,9 +117,10 @@ RUNS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("created", "string", "when the run was created (ISO 8601, UTC)"),
     ("finished", "string", "when the run ended (ISO 8601, UTC)"),
     ("fingerprint", "string", "the run's settings fingerprint"),
-    ("document", "string", "the run's whole record as JSON (settings without endpoints, key names or folders;"
-                           " predictions with their evidence and the last request body sent; verdicts and reports"
-                           " in both scoring modes): what a toolboard Space imports to rebuild its board"),
+    ("document", "string", "the run's whole record as JSON, a run document of version 2 (settings without endpoints,"
+                           " key names or folders; sample by sample its prediction, its evidence, the last request"
+                           " body sent, every model call made for it as an event, and its score in both scoring"
+                           " modes; the reports): what a toolboard Space imports to rebuild its board"),
 )
 # Arrow types of metric columns, by the metric's declared kind (a count can be a mean over views: float).
 KIND_TYPES = {"fraction": "float64", "count": "float64", "text": "string"}
@@ -337,19 +341,38 @@ def _detail_record(run: RunRow, mode: str, sample_id: str, subset: str | None, s
         "sample_id": sample_id, "subset": subset, "mode": mode,
         "raw_output": prediction.output if prediction is not None else None,
         "raw_tool_calls": _json([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
-        "raw_result": _json(prediction.result) if prediction is not None else None,
-        "raw_process": _json(prediction.process) if prediction is not None else None,
         "decoded_calls": _json(score.decoded),
         "gold": _json(stored.gold) if stored is not None and stored.gold_kept else None,
         "correct": score.correct, "rule": score.rule, "error_type": score.error_type,
         "error_detail": public_error(score.detail or None, run.config),
-        "process_score": score.process_score, "sample_metrics": _json(score.metrics),
+        "sample_metrics": _json(score.metrics), "evidence": _json(_public_request(_evidence(prediction, score))),
+        "evidence_kinds": _evidence_kinds(run.benchmark),
         "request_error": public_error(prediction.error, run.config) if prediction is not None else None,
         "latency_s": prediction.latency if prediction is not None else None,
         "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
     }
     where = f"run {run.id!r}, sample {sample_id!r} ({mode})"
     return {name: _cell(record[name], kind, f"{where}: column {name!r}") for name, kind, _ in DETAILS_COLUMNS}
+
+
+def _evidence(prediction: Prediction | None, score: SampleScore) -> dict[str, Any] | None:
+    """Every piece of a sample's own evidence: its prediction's, then its score's metadata (a key in both: the
+    score's under `score.<key>`); None when it has none."""
+    kept = dict(prediction.extra or {}) if prediction is not None else {}
+    for key, value in (score.metadata or {}).items():
+        kept[f"score.{key}" if key in kept else key] = value
+    return kept or None
+
+
+@functools.lru_cache(maxsize=64)
+def _evidence_kinds(benchmark: str) -> str | None:
+    """The benchmark's evidence declarations as JSON text (None when it declares none)."""
+    try:
+        kinds = get_benchmark(benchmark).evidence
+    except ToolboardError:  # a run of a benchmark this installation does not have
+        return None
+    return json_text({kind.key: {"title": kind.title, "render": kind.render, "source": kind.source}
+                      for kind in kinds}) if kinds else None
 
 
 def _json(value: Any) -> str | None:
@@ -404,12 +427,23 @@ def published_document(store: Store, run_id: str) -> dict[str, Any]:
                message=public_error(run.get("message"), settings))
     if isinstance(run.get("notes"), str):
         run["notes"] = public_text(run["notes"])
-    for prediction in document["predictions"]:
-        prediction["request"] = _public_request(prediction.get("request"))
-        prediction["error"] = public_error(prediction.get("error"), settings)
-    for score in document["sample_scores"]:
-        score["detail"] = public_error(score.get("detail"), settings)
+    for sample in document["samples"]:
+        sample["request"] = _public_request(sample.get("request"))
+        sample["events"] = _public_events(sample.get("events"), settings)
+        if sample.get("prediction") is not None:
+            sample["prediction"]["error"] = public_error(sample["prediction"].get("error"), settings)
+        for score in sample["scores"].values():
+            score["explanation"] = public_error(score.get("explanation"), settings)
     return document
+
+
+def _public_events(events: Any, settings: dict[str, Any]) -> Any:
+    """A sample's model calls as they may be published: requests and responses as _public_request makes them,
+    errors as public_error (a connection error names the endpoint)."""
+    if not isinstance(events, list):
+        return events
+    return [{**_public_request(event), "error": public_error(event.get("error"), settings)}
+            if isinstance(event, dict) else event for event in events]
 
 
 def _public_request(value: Any, key: str = "") -> Any:

@@ -1,5 +1,6 @@
 """A run's evidence, sample by sample: verdicts, the request as sent, the raw output, the decoded calls,
-the gold answer and the rule that decided; and which samples flipped between two runs. A sample's page
+the gold answer, the rule that decided and the evidence kinds the benchmark declares; and which samples
+flipped between two runs. A sample's page
 reads its one stored row (the store keeps the gold answer and request with it); only rows stored before
 that reload the dataset."""
 
@@ -15,7 +16,7 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.registry import MODES, get_benchmark
-from evaluators.core.types import Sample
+from evaluators.core.types import Prediction, Sample, SampleScore
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import RunRow, Store
 
@@ -139,7 +140,8 @@ def _rebuilt_prompt(run: RunRow, sample: Sample) -> tuple[list[dict[str, Any]], 
 
 def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "official") -> dict[str, Any]:
     """Everything behind one verdict, from the sample's one stored row: its prediction, its verdict and its
-    evidence (the gold answer and the request as sent). Rows stored before the evidence was kept fall back
+    evidence (the gold answer, the request as sent, the benchmark's own evidence as its declarations show it,
+    and every model call made for the sample as `events`). Rows stored before the evidence was kept fall back
     to reloading the dataset and rebuilding the prompt, and `prompt_note` says so. Model text is returned
     as data; the app escapes it."""
     run = store.get_run(run_id)
@@ -164,7 +166,6 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
         redone = [what for what, kept in (("prompt rebuilt", stored.request_kept), ("gold reloaded", stored.gold_kept))
                   if not kept]
         prompt_note = f"{why}: {', '.join(redone)}" + (f"; {note}" if note else "")
-    extra = prediction.extra if prediction and prediction.extra else {}
     return {
         "run_id": run_id,
         "sample_id": sample_id,
@@ -173,7 +174,6 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
         "error_type": score.error_type if score else None,
         "rule": score.rule if score else None,
         "detail": score.detail if score else "",
-        "process_score": score.process_score if score else None,
         "metrics": score.metrics if score else None,
         "prompt_messages": messages,
         "prompt_note": prompt_note,
@@ -182,14 +182,31 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
         "raw_output": prediction.output if prediction else None,
         "tool_calls": [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls or []] if prediction else [],
         "decoded": score.decoded if score else None,
-        "result": prediction.result if prediction else None,
-        "process": prediction.process if prediction else None,
-        "transcript": extra.get("transcript"),
-        "judge": extra.get("judge"),
+        "evidence": sample_evidence(run.benchmark, prediction, score),
+        "events": stored.events if isinstance(stored.events, list) else [],
         "request_error": prediction.error if prediction else None,
         "latency_s": prediction.latency if prediction else None,
         "gold": gold,
     }
+
+
+def sample_evidence(benchmark_name: str, prediction: Prediction | None, score: SampleScore | None) -> list[dict[str, Any]]:
+    """A sample's benchmark-specific evidence, as its benchmark declares it (EvidenceKind): each kind the sample
+    has, in the declared order, then whatever else its prediction and score keep under keys not declared
+    (shown as JSON under the key, so nothing kept is hidden). Each item: key, title, render, source, value."""
+    kept = {"prediction": dict(prediction.extra or {}) if prediction else {},
+            "score": dict(score.metadata or {}) if score else {}}
+    found = []
+    for kind in get_benchmark(benchmark_name).evidence:
+        value = kind.value_in(kept["prediction"], kept["score"])
+        kept[kind.source].pop(kind.key, None)
+        if value is not None:
+            found.append({"key": kind.key, "title": kind.title, "render": kind.render, "source": kind.source,
+                          "value": value})
+    for source, rest in kept.items():
+        found += [{"key": key, "title": key, "render": "json", "source": source, "value": value}
+                  for key, value in rest.items() if value is not None]
+    return found
 
 
 def compare_runs(store: Store, run_a: str, run_b: str, mode: str = "official") -> pd.DataFrame:

@@ -7,6 +7,7 @@ from evaluators.benchmarks.acebench.agent.replay import replay_file
 from evaluators.benchmarks.acebench.board import LAYOUT
 from evaluators.benchmarks.acebench.checker import score
 from evaluators.benchmarks.acebench.data import DATA_VERSION, load
+from evaluators.benchmarks.acebench.evidence import EVIDENCE
 from evaluators.benchmarks.acebench.predictions import match_predictions, read_predictions
 from evaluators.benchmarks.acebench.prompts import build_request
 from evaluators.benchmarks.acebench.report import summarize
@@ -77,6 +78,7 @@ BENCHMARK = Benchmark(
                     "a few ACEBench-style items written for this project, and one model's answers",
                     demo_subsets=("normal",)),
     replay=Replay(categories.AGENT, replay_file),
+    evidence=EVIDENCE,
     # English: the published table fills it for the most models (23, against 22 in zh and combined), and
     # one English run is enough to appear.
     overview=Overview("en", ("overall",), "overall",

@@ -7,6 +7,7 @@ from typing import Any
 from evaluators.benchmarks.acebench.agent_checker import check_end_state, official_process_score
 from evaluators.benchmarks.acebench.categories import is_agent, is_multi_turn, is_special
 from evaluators.benchmarks.acebench.decode import DecodeError, decode_text, decode_tool_calls
+from evaluators.benchmarks.acebench.evidence import PROCESS_SCORE, end_state_of, process_of
 from evaluators.benchmarks.acebench.normal_checker import Verdict, check_calls, fail
 from evaluators.benchmarks.acebench.special_checker import SPECIAL_CHECKS
 from evaluators.core.types import Prediction, Sample, SampleScore
@@ -24,6 +25,7 @@ def strict_huge_number_is_a_wrong_value(exc: OverflowError) -> Verdict:
 
 
 def _score(sample: Sample, verdict: Verdict, decoded: Any = None, process_score: float | None = None) -> SampleScore:
+    """The verdict; an agent item's process score is its per-sample metric."""
     return SampleScore(
         sample_id=sample.id,
         subset=sample.subset,
@@ -32,7 +34,7 @@ def _score(sample: Sample, verdict: Verdict, decoded: Any = None, process_score:
         rule=verdict.rule,
         detail=verdict.detail,
         decoded=decoded,
-        process_score=process_score,
+        metrics=None if process_score is None else {PROCESS_SCORE: process_score},
     )
 
 
@@ -79,14 +81,14 @@ def _score_special(sample: Sample, prediction: Prediction) -> SampleScore:
 
 def _score_agent(sample: Sample, prediction: Prediction, strict: bool) -> SampleScore:
     try:
-        verdict = check_end_state(prediction.result, sample.gold, strict)
+        verdict = check_end_state(end_state_of(prediction), sample.gold, strict)
     except Exception as exc:  # noqa: BLE001 - mirrors the reference crashing on odd input
         verdict = official_checker_crash_counts_as_failure(exc)
     if verdict.valid:
         process = 1.0
     else:
-        process = official_process_score(prediction.process or [], sample.meta.get("mile_stone") or [])
-    return _score(sample, verdict, prediction.result, process_score=process)
+        process = official_process_score(process_of(prediction), sample.meta.get("mile_stone") or [])
+    return _score(sample, verdict, end_state_of(prediction), process_score=process)
 
 
 def score(sample: Sample, prediction: Prediction | None, mode: str = "official") -> SampleScore:

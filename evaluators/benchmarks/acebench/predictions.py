@@ -1,9 +1,10 @@
 """ACEBench predictions: JSON Lines with `id` and `output`/`result`/`tool_calls` (agent items:
-`result` = end state, `process` = agent messages), or the official result layout."""
+`result` = end state, `process` = agent messages, kept as the prediction's evidence), or the official result layout."""
 
 from __future__ import annotations
 
 from evaluators.benchmarks.acebench.categories import category_of_id, is_agent
+from evaluators.benchmarks.acebench.evidence import agent_prediction
 from evaluators.core.errors import PredictionsError
 from evaluators.core.predictions import PredictionReader, Row, text_prediction
 from evaluators.core.types import Prediction, Sample
@@ -21,7 +22,7 @@ def _agent_prediction(row: Row, sample: Sample) -> Prediction:
     process = data.get("process", [])
     if not isinstance(process, list) or not all(isinstance(m, str) for m in process):
         raise PredictionsError("agent item: field 'process' must be a list of strings", row.where, row.line)
-    return Prediction(sample.id, result=result, process=process, source_line=row.line)
+    return agent_prediction(sample.id, result, process, source_line=row.line)
 
 
 def to_prediction(row: Row, sample: Sample) -> Prediction:

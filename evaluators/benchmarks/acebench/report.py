@@ -13,6 +13,7 @@ from evaluators.benchmarks.acebench.categories import (
     is_multi_turn,
     is_special,
 )
+from evaluators.benchmarks.acebench.evidence import process_score_of
 from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
 
 
@@ -61,7 +62,7 @@ def category_metrics(category: str, samples: list[Sample], scores: list[SampleSc
     if is_special(category):
         return {"accuracy": official_special_accuracy_unrounded(correct, len(scores))}
     if is_agent(category):
-        process = mean_in_order([s.process_score or 0.0 for s in scores])
+        process = mean_in_order([process_score_of(s.metrics) for s in scores])
         return {"accuracy": official_round(share), "process_accuracy": official_round(process)}
     return {"accuracy": official_round(share)}
 

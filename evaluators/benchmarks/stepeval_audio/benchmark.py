@@ -10,7 +10,7 @@ from evaluators.benchmarks.stepeval_audio.prompts import MODALITIES, build_reque
 from evaluators.benchmarks.stepeval_audio.report import summarize
 from evaluators.benchmarks.stepeval_audio.solve import solve
 from evaluators.benchmarks.stepeval_audio.tools import TOOLS
-from evaluators.core.declarations import About, Metric, Option, Overview
+from evaluators.core.declarations import About, EvidenceKind, Metric, Option, Overview
 from evaluators.core.registry import Benchmark
 
 METRICS = (
@@ -60,6 +60,8 @@ BENCHMARK = Benchmark(
     roles=(JUDGE_ROLE,),
     options=(Option("modality", MODALITIES, "text", "user turns as transcripts (text) or as audio"),),
     prepare_uploaded=judge_uploaded_predictions,
+    evidence=(EvidenceKind("judge", "Judge", "json", description="the parameter judge's verdict on the call, and why"),
+              EvidenceKind("modality", "Input modality", "text", description="user turns sent as text or audio")),
     layout=LAYOUT,
     subset_of_id=tool_of_id,
     # Triggering is what the other benchmarks do not measure; precision, the table's ranking column,

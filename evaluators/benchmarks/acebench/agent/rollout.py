@@ -10,6 +10,7 @@ from evaluators.benchmarks.acebench.agent.calls import official_multi_turn_routi
 from evaluators.benchmarks.acebench.agent.env import FINISH, AgentEnvironment
 from evaluators.benchmarks.acebench.agent.prompts import ToolboardAgentPrompts
 from evaluators.benchmarks.acebench.agent.replay import environment_for
+from evaluators.benchmarks.acebench.evidence import STOP, TRANSCRIPT, agent_prediction
 from evaluators.benchmarks.acebench.official_prompts import official_prompts_for
 from evaluators.core.types import ChatRequest, Prediction, Sample
 
@@ -46,9 +47,8 @@ class Rollout:
         return result.text or ""  # a reply without text (e.g. only tool calls) counts as empty
 
     def prediction(self) -> Prediction:
-        extra = {"transcript": self.transcript, "stop": self.stop}
-        return Prediction(self.sample.id, result=self.env.saved_state(), process=self.process,
-                          latency=self.latency, usage=dict(self.usage), extra=extra)
+        return agent_prediction(self.sample.id, self.env.saved_state(), self.process, latency=self.latency,
+                                usage=dict(self.usage), extra={TRANSCRIPT: self.transcript, STOP: self.stop})
 
 
 def agent_prompts(sample: Sample, prompt_style: str) -> Any:
