@@ -164,7 +164,7 @@ def roles_and_options(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
 
 def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) -> str:
     """Hash of what determines the scores: benchmark, data and evaluator versions, generation settings."""
-    identity = {
+    identity: dict[str, Any] = {
         "benchmark": config.benchmark,
         "language": config.language,
         "data_version": data_version,
@@ -173,7 +173,7 @@ def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) ->
     }
     # Roles and options only when set, so earlier runs keep their fingerprints (some in their old places).
     places: dict[str, dict[str, Any]] = {"model": identity["generation"], "run": identity}
-    given = [("role", name, endpoint.identity()) for name, endpoint in sorted(config.roles.items())]
+    given: list[tuple[str, str, Any]] = [("role", name, endpoint.identity()) for name, endpoint in sorted(config.roles.items())]
     given += [("option", name, value) for name, value in sorted(config.options.items())]
     for kind, name, value in given:
         if (kind, name) in _LEGACY_PLACES:
