@@ -26,10 +26,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
+from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.jobs import LIVE_ELSEWHERE_MESSAGE, RUNNING_ELSEWHERE, Admission
 from evaluators.engine.queue_app import (
     RESULT_EXPIRES_S,
@@ -102,7 +103,8 @@ class QueuedJob:
         return [self.task_id, *self.earlier_task_ids]
 
 
-class QueueJobs:
+@final  # mypy then checks that it implements every method of RunJobs
+class QueueJobs(RunJobs):
     """Runs executed by Celery workers; see the module docstring."""
 
     def __init__(self, store: Store, settings: QueueSettings, on_finished: Callable[[str], None] | None = None,
