@@ -327,6 +327,7 @@ class _RunClients:
     """The run's clients: the tested model's ("model") and one per role in use; a role nobody was given
     is played by the tested model's client when the benchmark says so, else left out."""
 
+    tested: ChatClient
     by_role: dict[str, ChatClient | PlayingRole]
 
     @classmethod
@@ -349,11 +350,7 @@ class _RunClients:
                 )
             elif role.played_by_tested_model:
                 clients[role.name] = PlayingRole(tested)
-        return cls(clients)
-
-    @property
-    def tested(self) -> ChatClient:
-        return self.by_role[TESTED_ROLE]  # type: ignore[return-value]
+        return cls(tested, clients)
 
     @property
     def requests_sent(self) -> int:
