@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -22,6 +22,7 @@ from evaluators.core.paths import data_dir_from_env, toolboard_home
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.engine.endpoint_guard import guard_hub_requests, is_public_mode
+from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.jobs import Admission, JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
@@ -33,9 +34,6 @@ from evaluators.service.board import board_rows
 from evaluators.service.submissions import DEFAULT_MAX_UPLOAD_BYTES
 from ui.format import PathRedactor, markdown_text, shown_as_is
 from ui.visitor import Visitors
-
-if TYPE_CHECKING:
-    from evaluators.engine.queue_jobs import QueueJobs
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +86,7 @@ class AppContext:
     other_results: OtherResults = field(default_factory=OtherResults)
     # Queue mode's settings (TOOLBOARD_BROKER_URL); None: runs execute in this process.
     queue: QueueSettings | None = None
-    jobs: JobManager | QueueJobs = field(init=False)
+    jobs: RunJobs = field(init=False)
     visitors: Visitors = field(init=False)
     redact_paths: Callable[[str], str] = field(init=False)
     # (benchmark, mode) -> (board version, every row of that board); see board_frame.

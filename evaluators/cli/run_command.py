@@ -8,7 +8,6 @@ import asyncio
 import json
 import signal
 import sys
-from typing import Any
 
 from tqdm import tqdm
 
@@ -17,6 +16,7 @@ from evaluators.cli.run_config import run_config
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Report, Sample
 from evaluators.engine.endpoint_guard import check_run_keys
+from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig, describe_requests
 from evaluators.engine.store import Store
@@ -147,7 +147,7 @@ def queued_run_command(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
-def _follow(jobs: Any, run_id: str) -> str:
+def _follow(jobs: RunJobs, run_id: str) -> str:
     """The queued run's progress on a bar until it ends; its final status. Ctrl-C cancels it."""
     bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
     try:

@@ -12,12 +12,15 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from evaluators.core.errors import DataError
 from evaluators.core.public_hosts import HostNotAllowedError, check_redirect_hop
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 _CHUNK = 1 << 16
 MB = 1 << 20  # sizes in messages are in MiB, as the limits are written
@@ -74,10 +77,11 @@ class CountedReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray | memoryview) -> int:
-        data = self._source.read(len(buffer))
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._source.read(len(view))
         count = len(data)
-        buffer[:count] = data
+        view[:count] = data
         self.count += count
         if self._limit is not None and self.count > self._limit:
             raise self._budget.error_cls(f"unpacks more than {MAX_COMPRESSION_RATIO}x its compressed size "

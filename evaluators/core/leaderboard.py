@@ -30,6 +30,8 @@ def load_published(benchmark: str, folder: Path = LEADERBOARD_DIR) -> dict[str, 
     """The benchmark's published table: its source, caveats and rows (metric values as fractions)."""
     path = folder / f"{benchmark}.json"
     table = _read_json(path, "no published results for this benchmark")
+    if not isinstance(table, dict):
+        raise DataError("a published table must be a JSON object", path)
     for view, counts in (table.get("n_by_view") or {}).items():
         if not isinstance(counts, dict) or not all(isinstance(n, int) and n > 0 for n in counts.values()):
             raise DataError(f"n_by_view[{view!r}] must map each column to a positive number of items", path)

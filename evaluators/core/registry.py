@@ -7,16 +7,30 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from evaluators.core.board_layout import BoardLayout, plain_layout
 from evaluators.core.declarations import About, EvidenceKind, Metric, Option, Overview, Role
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
-from evaluators.core.types import PROMPT_STYLES, Prediction, Report, RequestProfile, Sample, SampleScore
+from evaluators.core.hooks import (
+    BuildRequest,
+    LoadSamples,
+    MatchPredictions,
+    PrepareUploaded,
+    ReadPredictions,
+    ReplayCalls,
+    RequestProfileOf,
+    ScoreSample,
+    Solve,
+    SubsetOfId,
+    SummarizeScores,
+)
+from evaluators.core.types import PROMPT_STYLES, Prediction, Sample, SampleScore
 
 MODES = ("official", "strict")
 PACKAGES_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
 DECLARATION_MODULE = "benchmark"
+_Declared = TypeVar("_Declared", Role, Option)
 
 
 def subset_by_prefix(subsets: Sequence[str]) -> Callable[[str], str | None]:
@@ -46,23 +60,13 @@ class Replay:
     """Run recorded agent calls through an item's environment, no model (`replay` command)."""
 
     subsets: tuple[str, ...]
-    # (samples, JSON Lines file of calls, output stream) -> None
-    run: Callable[[list[Sample], Path, Any], None]
+    run: ReplayCalls
 
 
 @dataclass(frozen=True)
 class Benchmark:
-    """Everything about one benchmark, declared once in its package.
-
-    load(data_dir, language, subsets, limit) -> samples
-    read_predictions(path, samples) -> {sample id: Prediction} (validated against the samples)
-    match_predictions(path, samples) -> (predictions, MatchSummary): the upload check, errors collected
-    score(sample, prediction or None, mode) -> SampleScore   (pure)
-    report(samples, scores, mode, language, subsets) -> Report (pure)
-    async solve(sample, clients, options) -> Prediction: `clients` maps "model" (the model under test)
-        and each role in use to a chat client; `options` holds `request_mode`, `prompt_style` (benchmarks
-        with a request profile) and every declared option's value.
-    """
+    """Everything about one benchmark, declared once in its package. What each hook takes and returns
+    is in evaluators/core/hooks.py."""
 
     name: str
     title: str
@@ -74,25 +78,23 @@ class Benchmark:
     summary_metrics: tuple[Metric, ...]
     languages: tuple[str | None, ...]
     data_version: str
-    load: Callable[..., list[Sample]]
-    read_predictions: Callable[[Path, list[Sample]], dict[str, Prediction]]
-    score: Callable[[Sample, Prediction | None, str], SampleScore]
-    report: Callable[..., Report]
-    match_predictions: Callable[[Path, list[Sample]], tuple[dict[str, Prediction], Any]] | None = None
-    build_request: Callable[..., Any] | None = None
-    solve: Callable[..., Any] | None = None
-    # request_profile(run config) -> RequestProfile: for benchmarks whose requests come in prompt styles
-    # (official / toolboard); it resolves the run's style and the sampling sent.
-    request_profile: Callable[[Any], RequestProfile] | None = None
+    load: LoadSamples
+    read_predictions: ReadPredictions
+    score: ScoreSample
+    report: SummarizeScores
+    match_predictions: MatchPredictions | None = None
+    build_request: BuildRequest | None = None
+    solve: Solve | None = None
+    # For benchmarks whose requests come in prompt styles (official / toolboard).
+    request_profile: RequestProfileOf | None = None
     # The prompt styles request_profile accepts (--prompt-style), for benchmarks that have one.
     prompt_styles: tuple[str, ...] = PROMPT_STYLES
     roles: tuple[Role, ...] = ()
     options: tuple[Option, ...] = ()
-    # (samples, predictions, {role name: Endpoint}) -> None: the roles' work on uploaded predictions,
-    # done before the pure scoring (e.g. a judge's verdicts kept in Prediction.extra).
-    prepare_uploaded: Callable[[list[Sample], dict[str, Prediction], dict[str, Any]], Any] | None = None
+    # The roles' work on uploaded predictions, done before the pure scoring.
+    prepare_uploaded: PrepareUploaded | None = None
     layout: BoardLayout | None = None
-    subset_of_id: Callable[[str], str | None] | None = None
+    subset_of_id: SubsetOfId | None = None
     example: Example | None = None
     replay: Replay | None = None
     # The headline figures in the overview across benchmarks; None: not in the overview.
@@ -155,7 +157,7 @@ class Benchmark:
     def option(self, name: str) -> Option:
         return self._declared(self.options, "option", name)
 
-    def _declared(self, items: tuple[Any, ...], kind: str, name: str) -> Any:
+    def _declared(self, items: tuple[_Declared, ...], kind: str, name: str) -> _Declared:
         for item in items:
             if item.name == name:
                 return item

@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
+from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.local_model import is_local
 from evaluators.engine.local_model import resolve as resolve_local
 from evaluators.engine.quota import RUNS_QUOTA, UPLOADS_QUOTA, check_daily_quota
@@ -104,10 +105,13 @@ class Job:
     future: Future[RunOutcome] | None = None
     cancel: asyncio.Event | None = None
     over_time: bool = False
+    # Set once the job's end is recorded (status, message, after-run work): what `wait` waits for.
+    ended: threading.Event = field(default_factory=threading.Event)
 
 
-class JobManager:
-    """Starts, cancels, resumes and reports runs in the background."""
+@final  # mypy then checks that it implements every method of RunJobs
+class JobManager(RunJobs):
+    """Starts, cancels, resumes and reports runs in the background, on an event loop in this process."""
 
     def __init__(self, store: Store, on_finished: Callable[[str], None] | None = None,
                  admission: Admission | None = None, clock: Callable[[], float] = time.monotonic):
@@ -187,14 +191,12 @@ class JobManager:
                 stopped.append(job.run_id)
         return stopped
 
-    def wait(self, run_id: str, timeout: float | None = None) -> RunOutcome | None:
-        """Block until the job ends (for tests and scripts); None if it failed."""
-        job = self._jobs[run_id]
-        assert job.future is not None
-        try:
-            return job.future.result(timeout)
-        except Exception:  # noqa: BLE001 - the failure is recorded on the job
-            return None
+    def wait(self, run_id: str, timeout: float | None = None) -> str | None:
+        """Block until the run's job has ended here (tests and scripts): its final status, or None on timeout."""
+        job = self._jobs.get(run_id)
+        if job is None:
+            return self.store.get_run(run_id).status
+        return job.status if job.ended.wait(timeout) else None
 
     def shutdown(self) -> None:
         for job in list(self._jobs.values()):
@@ -313,6 +315,12 @@ class JobManager:
         job.future.add_done_callback(lambda future: self._finish(job, future))
 
     def _finish(self, job: Job, future: Future[RunOutcome]) -> None:
+        try:
+            self._record_end(job, future)
+        finally:
+            job.ended.set()
+
+    def _record_end(self, job: Job, future: Future[RunOutcome]) -> None:
         with self._lock:
             self._seconds_used[job.run_id] = self._seconds_of(job)
         try:

@@ -27,7 +27,8 @@ def plain_text_templates() -> None:
             kwargs["autoescape"] = False
             super().__init__(*args, **kwargs)
 
-    llama_chat_format.ImmutableSandboxedEnvironment = PlainTextEnvironment
+    # Replacing the library's class is the point (its chat formats look the name up when they render).
+    llama_chat_format.ImmutableSandboxedEnvironment = PlainTextEnvironment  # type: ignore[misc]
 
 
 def main() -> None:

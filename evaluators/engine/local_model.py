@@ -154,7 +154,8 @@ def unsafe_build_problem() -> str | None:
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def exit_description(returncode: int) -> str:

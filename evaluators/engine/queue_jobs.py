@@ -26,10 +26,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
+from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.jobs import LIVE_ELSEWHERE_MESSAGE, RUNNING_ELSEWHERE, Admission
 from evaluators.engine.queue_app import (
     RESULT_EXPIRES_S,
@@ -48,7 +49,7 @@ from evaluators.engine.queue_worker import UNACKED, make_celery
 from evaluators.engine.run_document import export_run, import_run, without_credentials
 from evaluators.engine.runner import start_run
 from evaluators.engine.settings import RunConfig
-from evaluators.engine.store import Store
+from evaluators.engine.store import RunRow, Store
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,8 @@ class QueuedJob:
         return [self.task_id, *self.earlier_task_ids]
 
 
-class QueueJobs:
+@final  # mypy then checks that it implements every method of RunJobs
+class QueueJobs(RunJobs):
     """Runs executed by Celery workers; see the module docstring."""
 
     def __init__(self, store: Store, settings: QueueSettings, on_finished: Callable[[str], None] | None = None,
@@ -241,7 +243,7 @@ class QueueJobs:
 
     # ---- internals -------------------------------------------------------------------------
 
-    def _idle_run(self, run_id: str) -> Any:
+    def _idle_run(self, run_id: str) -> RunRow:
         run = self.store.get_run(run_id)
         if self.is_active(run_id):
             raise ToolboardError(f"run {run_id} is already queued or running")
@@ -284,13 +286,13 @@ class QueueJobs:
             if created_here:
                 self.store.delete_run(run_id)
             else:
-                self.store.set_status(run_id, job.previous, run.message)
+                self.store.set_status(run_id, run.status, run.message)
             raise ToolboardError(f"the run could not be queued ({type(error).__name__}); nothing was"
                                  f" {'created' if created_here else 'changed'}: try again") from None
         with self._lock:
             self._jobs[run_id] = job
 
-    def _task_settings(self, run: Any, action: str, document: dict[str, Any] | None) -> dict[str, Any]:
+    def _task_settings(self, run: RunRow, action: str, document: dict[str, Any] | None) -> dict[str, Any]:
         """What the task tells a worker about the run (never a key)."""
         return {"benchmark": run.benchmark, "language": run.language, "model": run.model, "base_url": run.base_url,
                 "config": run.config, "fingerprint": run.fingerprint, "total": run.total, "owner": run.owner,
@@ -346,7 +348,8 @@ class QueueJobs:
             if state == "FAILURE":
                 info = backend.exception_to_python(info)
             if state == "PENDING":
-                places = [positions[task_id] for task_id in job.task_ids() if task_id in (positions or {})]
+                known = positions or {}
+                places = [known[task_id] for task_id in job.task_ids() if task_id in known]
                 job.message = " ".join(filter(None, (f"queued: {min(places)} in line" if places
                                                      else "queued: waiting for a worker", job.note and f"({job.note})")))
             elif state == "RETRY":  # a second delivery waiting for the worker that holds the run: nothing new
@@ -406,7 +409,7 @@ class QueueJobs:
         """Which of these task ids a worker has taken and not yet acknowledged (a message is not parsed: a re-send of
         errors carries a whole run record; an id found anywhere in it counts, erring on the side of taken)."""
         wanted = {task_id: task_id.encode() for task_id in task_ids}
-        found = set()
+        found: set[str] = set()
         for _tag, raw in self.redis.hscan_iter(UNACKED, count=500):
             found.update(task_id for task_id, needle in wanted.items() if needle in raw)
         return found
@@ -602,9 +605,10 @@ def _record(value: bytes | None) -> dict[str, Any]:
 
 def _message_task_id(raw: bytes) -> str | None:
     try:
-        return json.loads(raw)["headers"]["id"]
+        task_id = json.loads(raw)["headers"]["id"]
     except (ValueError, KeyError, TypeError):
         return None
+    return task_id if isinstance(task_id, str) else None
 
 
 def _check_no_credentials(config: RunConfig) -> None:

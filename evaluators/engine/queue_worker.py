@@ -174,7 +174,8 @@ def _typed_key(redis: Any, reference: str | None) -> str | None:
     if value is None:
         raise ToolboardError("the API key typed for this run has expired while the run was queued "
                              "(TOOLBOARD_QUEUE_SECRET_TTL_S): start the run again")
-    return value.decode("utf-8")
+    key: str = value.decode("utf-8")
+    return key
 
 
 async def _execute(task: Any, redis: Any, store: Store, run_id: str, total: int, api_key: str | None,

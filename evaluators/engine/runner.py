@@ -256,13 +256,16 @@ async def execute(
         writer = WriteBehind(store, run_id, on_stored)
         clients = _RunClients.for_run(config, benchmark, store, writer, retry, _api_key(config, api_key))
         options = solve_options(config, benchmark)
+        solve = benchmark.solve
+        if solve is None:  # start_run refuses such a benchmark; a stored run is checked again here
+            raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
 
         async def solve_one(sample: Sample) -> None:
             counter = start_request_count()
             sent = clients.tested.capture_requests()  # the request as sent, kept with the sample
             calls = record_events()  # every model call of the sample (tested model, judge, simulated user)
             try:
-                prediction = await benchmark.solve(sample, clients.by_role, options)  # type: ignore[misc]
+                prediction = await solve(sample, clients.by_role, options)
             except RequestFailed as exc:
                 prediction = Prediction(sample.id, error=str(exc))
             except Exception as exc:  # noqa: BLE001 - one bad sample must not stop the run
@@ -332,6 +335,7 @@ class _RunClients:
     """The run's clients: the tested model's ("model") and one per role in use; a role nobody was given
     is played by the tested model's client when the benchmark says so, else left out."""
 
+    tested: ChatClient
     by_role: dict[str, ChatClient | PlayingRole]
 
     @classmethod
@@ -354,11 +358,7 @@ class _RunClients:
                 )
             elif role.played_by_tested_model:
                 clients[role.name] = PlayingRole(tested, role.name)
-        return cls(clients)
-
-    @property
-    def tested(self) -> ChatClient:
-        return self.by_role[TESTED_ROLE]  # type: ignore[return-value]
+        return cls(tested, clients)
 
     @property
     def requests_sent(self) -> int:
@@ -403,13 +403,13 @@ async def _solve_all(todo: list[Sample], solve_one: Callable[[Sample], Awaitable
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(todo))))]
     cancel_watch = asyncio.create_task(cancel.wait())
     try:
-        pending = set(workers)
+        pending: set[asyncio.Task[Any]] = set(workers)
         while pending:
             done, pending = await asyncio.wait(pending | {cancel_watch}, return_when=asyncio.FIRST_COMPLETED)
             pending.discard(cancel_watch)
             for task in done:
-                if task is not cancel_watch and task.exception():
-                    raise task.exception()  # type: ignore[misc]
+                if task is not cancel_watch and (error := task.exception()) is not None:
+                    raise error
             if cancel.is_set():
                 for task in pending:
                     task.cancel()

@@ -160,7 +160,8 @@ def parse_completion(data: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             raise ValueError("malformed tool call in response")
         calls.append({"name": function["name"], "arguments": function.get("arguments") or ""})
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    given_usage = data.get("usage")
+    usage = given_usage if isinstance(given_usage, dict) else {}
     return {
         "text": message.get("content") if isinstance(message.get("content"), str) else None,
         "tool_calls": calls or None,

@@ -137,7 +137,7 @@ def roles_and_options(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
 
 def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) -> str:
     """Hash of what determines the scores: benchmark, data and evaluator versions, generation settings."""
-    identity = {
+    identity: dict[str, Any] = {
         "benchmark": config.benchmark,
         "language": config.language,
         "data_version": data_version,

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
@@ -497,15 +497,15 @@ class _Connection(sqlite3.Connection):
     store_path: Path
     read_only_reason: str | None = None  # why the store was opened read-only, if it was
 
-    def execute(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, *args: Any) -> sqlite3.Cursor:
         with self._writes_refused():
             return super().execute(*args)
 
-    def executemany(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+    def executemany(self, *args: Any) -> sqlite3.Cursor:
         with self._writes_refused():
             return super().executemany(*args)
 
-    def executescript(self, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+    def executescript(self, *args: Any) -> sqlite3.Cursor:
         with self._writes_refused():
             return super().executescript(*args)
 
@@ -547,6 +547,7 @@ def _opening(path: Path) -> Iterator[str | None]:
 def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
     """A connection to the store; on a folder that cannot be written, a read-only one (`immutable` where
     even SQLite's shared-memory file cannot be made: nothing can change the file then anyway)."""
+    db: _Connection | None
     if read_only is None:
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30, factory=_Connection)
     else:
@@ -557,7 +558,7 @@ def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
             try:
                 db = sqlite3.connect(f"{path.absolute().as_uri()}?{flags}", uri=True, check_same_thread=False,
                                      isolation_level=None, timeout=30, factory=_Connection)
-                db.store_path, db.read_only_reason = path, read_only  # type: ignore[attr-defined]
+                db.store_path, db.read_only_reason = path, read_only
                 db.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 break
             except sqlite3.OperationalError:
@@ -566,8 +567,8 @@ def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
                 db = None
         if db is None:
             raise StoreReadOnlyError(path, f"{read_only}, and SQLite cannot read it there")
-    db.store_path = path  # type: ignore[attr-defined]
-    db.read_only_reason = read_only  # type: ignore[attr-defined]
+    db.store_path = path
+    db.read_only_reason = read_only
     return db
 
 
@@ -667,7 +668,7 @@ class Store:
                                          f" changed): a stored value is not what it should be: {problem}") from None
 
     def schema_version(self) -> int:
-        return self._query("PRAGMA user_version")[0][0]
+        return int(self._query("PRAGMA user_version")[0][0])
 
     # ---- runs -----------------------------------------------------------------------------
 
@@ -793,7 +794,7 @@ class Store:
             except (ValueError, TypeError, RecursionError):
                 continue  # the cache is an optimisation: such a response is requested again if needed
         stored = [storable_prediction(item[1]) for item in predictions]
-        evidence = [_evidence_texts(item[3] if len(item) > 3 else None) for item in predictions]  # type: ignore[misc]
+        evidence = [_evidence_texts(item[3] if len(item) > 3 else None) for item in predictions]
         rows = [self._prediction_row(run_id, item[0], prediction, item[2], now, kept)
                 for item, prediction, kept in zip(predictions, stored, evidence, strict=True)]
         bad = {index for index, row in enumerate(rows) if isinstance(row, BaseException)}
@@ -810,7 +811,7 @@ class Store:
                         bad.add(index)
         for index in sorted(bad):
             subset, attempts = predictions[index][0], predictions[index][2]
-            stored[index] = unstorable(stored[index], rows[index])
+            stored[index] = unstorable(stored[index], cast(BaseException, rows[index]))  # a row in `bad` is its problem
             self._write_batch([], [self._prediction_row(run_id, subset, stored[index], attempts, now, evidence[index])])
         return stored
 
@@ -1021,7 +1022,7 @@ class Store:
         runs = rows.get("runs") or []
         if len(runs) != 1 or not isinstance(runs[0], dict) or not isinstance(runs[0].get("id"), str):
             raise ToolboardError("cannot import: expected exactly one runs row with a text id")
-        run_id = runs[0]["id"]
+        run_id: str = runs[0]["id"]
         for table in self.RUN_TABLES:
             columns = set(self.table_columns(table))
             for row in rows.get(table, []):

@@ -23,7 +23,8 @@ def load(data_dir: Any = None, language: str | None = None, subsets: Any = None,
     if data_dir is None:
         raise DataError("TinyBench reads a local folder only: give a data folder")
     items = json.loads((Path(data_dir) / "tinybench.json").read_text(encoding="utf-8"))
-    samples, counts = [], Counter()
+    samples: list[Sample] = []
+    counts: Counter[str] = Counter()
     for item in items:
         subset = item["subset"]
         if (subsets and subset not in subsets) or (limit and counts[subset] >= limit):
@@ -68,7 +69,7 @@ def report(samples: list[Sample], scores: list[SampleScore], mode: str = "offici
                   dict(errors), missing=[s.sample_id for s in scores if s.error_type == "missing_prediction"])
 
 
-def build_request(sample: Sample, mode: str = "prompt", style: str = "plain") -> ChatRequest:
+def build_request(sample: Sample, mode: str = "prompt", language: str | None = None, style: str = "plain") -> ChatRequest:
     return ChatRequest(messages=[{"role": "user", "content": STYLES[style].format(**sample.input)}])
 
 

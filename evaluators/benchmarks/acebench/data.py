@@ -109,9 +109,14 @@ def official_code_dir(language_dir: Path) -> Path | None:
     return found
 
 
-def resolve_language_dir(data_dir: str | Path | None, language: str) -> Path:
-    if language not in LANGUAGES:
+def checked_language(language: str | None) -> str:
+    if language is None or language not in LANGUAGES:
         raise DataError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
+    return language
+
+
+def resolve_language_dir(data_dir: str | Path | None, language: str) -> Path:
+    language = checked_language(language)
     root = Path(data_dir) if data_dir else data_dir_from_env()
     if root is None:
         root = download_official_data()
@@ -190,11 +195,12 @@ def load_category(folder: Path, category: str, language: str = "en") -> list[Sam
 
 def load(
     data_dir: str | Path | None = None,
-    language: str = "en",
+    language: str | None = "en",
     subsets: list[str] | None = None,
     limit: int | None = None,
 ) -> list[Sample]:
     """Samples of the chosen categories in official order; `limit` caps each category."""
+    language = checked_language(language)
     folder = resolve_language_dir(data_dir, language)
     samples: list[Sample] = []
     for category in subsets or CATEGORIES:

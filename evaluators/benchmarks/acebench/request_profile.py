@@ -18,6 +18,7 @@ from evaluators.benchmarks.acebench.official_prompts import (
     official_prompts_for_data,
 )
 from evaluators.core.errors import DataError, ToolboardError
+from evaluators.core.hooks import RunSettings
 from evaluators.core.types import PROMPT_STYLES, RequestProfile
 
 MODEL_NAME_CASES_DIFFERENCE = (
@@ -69,7 +70,7 @@ def without_local_paths(error: DataError) -> str:
     return _ABSOLUTE_PATH.sub("(a local path)", text)
 
 
-def request_profile(config: Any) -> RequestProfile:
+def request_profile(config: RunSettings) -> RequestProfile:
     """The run's request profile from its settings (a RunConfig): prompt style, source, sampling sent."""
     from evaluators.core.registry import get_benchmark
 

@@ -10,6 +10,7 @@ from evaluators.benchmarks.bfcl.data import DATA_VERSION
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
 from evaluators.benchmarks.bfcl.prompts import OFFICIAL_SAMPLING, build_request
 from evaluators.core.errors import ToolboardError
+from evaluators.core.hooks import RunSettings
 from evaluators.core.types import Prediction, RequestProfile, Sample
 from evaluators.engine.client import calls_with_benchmark_names
 
@@ -28,7 +29,7 @@ async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str
     return Prediction(sample.id, output=result.text, tool_calls=tool_calls, latency=result.latency, usage=result.usage)
 
 
-def request_profile(config: Any) -> RequestProfile:
+def request_profile(config: RunSettings) -> RequestProfile:
     """The official requests (texts read from the pinned wheel, which is fetched here once if needed, so
     a missing wheel is one clear error before any request) and the official temperature unless set."""
     model = config.model
