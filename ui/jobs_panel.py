@@ -4,15 +4,19 @@ own runs only (evaluators/service/runs.py and ownership.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import gradio as gr
 import pandas as pd
 
+from evaluators.core.errors import ToolboardError
 from evaluators.engine.jobs import RUNNING_ELSEWHERE
-from evaluators.service.runs import job_state, visible_jobs
-from ui.context import AppContext
-from ui.format import markdown_text
+from evaluators.service.runs import act_on_run, job_state, visible_jobs
+from ui.context import AppContext, as_markdown, plain_error
+from ui.format import markdown_text, user_error
 from ui.report_view import SCORED_AT_THE_END, score_text
+from ui.visitor import owner_of
 
 JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "score", "done", "total", "errors", "req/s", "eta_s",
                "message")
@@ -89,3 +93,41 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
         lines.append("Outputs shared with every visitor." if run.shared else
                      "Only you see this run's outputs in the Explore tab; share them to show them to everyone.")
     return "\n".join(lines), job.report
+
+
+# ---- as the page and the API act: the visitor who sends the request -----------------------------
+
+def act_as_visitor(context: AppContext, action: str, chosen: str, key: str, token: Any,
+                   request: gr.Request | None) -> tuple[str, pd.DataFrame]:
+    """(plain-text message, the visitor's jobs table); the page shows the message through as_markdown."""
+    owner = None
+    try:
+        owner = owner_of(context, token, request)
+        message = act_on_run(context, action, chosen, key, owner)
+    except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
+        message = plain_error(exc, context.redact_paths)
+    return message, jobs_table(context, owner)
+
+
+def act_on_page(context: AppContext, action: str, chosen: str, key: str, token: Any,
+                request: gr.Request | None) -> tuple[str, pd.DataFrame]:
+    message, table = act_as_visitor(context, action, chosen, key, token, request)
+    return as_markdown(message), table
+
+
+def detail_view(context: AppContext, chosen: str, token: Any,
+                request: gr.Request | None) -> tuple[str, dict[str, Any] | None]:
+    try:
+        return job_detail(context, chosen, owner_of(context, token, request))
+    except Exception as exc:  # noqa: BLE001
+        return user_error(exc, context.redact_paths), None
+
+
+def visitor_jobs(context: AppContext) -> Callable[[Any, gr.Request], pd.DataFrame]:
+    def refresh(token: Any, request: gr.Request) -> pd.DataFrame:
+        try:
+            return jobs_table(context, owner_of(context, token, request))
+        except ToolboardError:
+            return jobs_table(context, None)
+
+    return refresh

@@ -260,3 +260,11 @@ def resolve_data_dir(context: AppServices, source: str, folder: str, benchmark: 
             raise ToolboardError("give the local data folder, or pick another data source")
         return folder.strip()
     return context.default_data_dir
+
+
+def load_other_results_report(services: AppServices, repos: str) -> str:
+    """(Re)load the other results datasets `repos` and say, per repo, what joined and what was skipped; refused
+    on a public deployment (visitors must not make the server fetch repos of their choice)."""
+    if services.public:
+        return "⚠️ Loading other results datasets is not available on a public deployment."
+    return services.load_other_results(repos).summary()
