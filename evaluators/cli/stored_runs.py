@@ -14,7 +14,6 @@ from evaluators.publish.results_dataset import CARD_FILE, DATA_FILE, SPLIT
 from evaluators.service.run_records import (
     catch_up_with_the_queue,
     check_dataset_runs,
-    open_store,
     prediction_lines,
     push_results_dataset,
     push_token,
@@ -25,7 +24,7 @@ from evaluators.service.run_records import (
 
 
 def runs_command(args: argparse.Namespace) -> int:
-    store = open_store()
+    store = Store()
     queued, warning = catch_up_with_the_queue(store)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
@@ -43,7 +42,7 @@ def runs_command(args: argparse.Namespace) -> int:
 
 def export_command(args: argparse.Namespace) -> int:
     token = _check_export_flags(args)
-    store = open_store()
+    store = Store()
     run_ids = _dataset_run_ids(args)
     if args.dataset is not None and run_ids is not None:
         check_dataset_runs(store, run_ids)

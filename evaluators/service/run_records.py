@@ -17,11 +17,6 @@ from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id, push_dataset_f
 from evaluators.publish.results_dataset import WrittenDataset, chosen_runs, write_dataset
 
 
-def open_store() -> Store:
-    """The store of this installation (TOOLBOARD_HOME)."""
-    return Store()
-
-
 def catch_up_with_the_queue(store: Store) -> tuple[bool, str | None]:
     """In queue mode, bring runs queued from here (`run --queue --detach`) up to date once: a finished one's
     record is stored, a cancelled or failed one says so. (queue mode?, a warning when the queue could not be
