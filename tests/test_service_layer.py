@@ -21,7 +21,8 @@ from evaluators.service.app_services import BUILT_IN_EXAMPLE, AppServices
 from evaluators.service.board_queries import view_rows
 from evaluators.service.offline_scoring import benchmark_with_example, score_example
 from evaluators.service.ownership import SECRET_FILE, Visitors, owns
-from evaluators.service.runs import act_on_run, job_state, visible_jobs
+from evaluators.service.redaction import redacted
+from evaluators.service.runs import act_on_run, job_state, requests_of, visible_jobs
 from evaluators.service.uploads import add_upload, check_upload
 from tests.conftest import PROJECT
 
@@ -115,6 +116,18 @@ def test_the_queries_the_tabs_and_the_api_serve(public: AppServices, example: Be
         job_state(public, "nope", None)
     with pytest.raises(ToolboardError, match="unknown action 'delete'"):
         act_on_run(public, "delete", run_id, None, None)
+
+
+def test_a_request_profiles_note_names_no_server_folder_on_a_public_deployment(public: AppServices):
+    folder = public.store.path.parent / "downloads" / "official"
+    profile = {"prompt_style": "official", "sampling": {}, "note": f"prompts read from {folder}/prompts.py"}
+    config = {"model": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}, "request_profile": profile}
+    owner = public.visitors.owner(ALICE_TOKEN, None)
+    run_id = public.store.create_run("any", None, "m", "http://127.0.0.1:9/v1", config, "fp", 1, owner=owner)
+    for text in (job_state(public, run_id, owner).requests, requests_of(public, run_id)):
+        assert str(public.store.path.parent) not in text and "<toolboard home>/downloads/official/prompts.py" in text
+    assert redacted({"note": [f"{folder}/a"], "n": 1}, public.redact_paths) == {
+        "note": ["<toolboard home>/downloads/official/a"], "n": 1}
 
 
 def test_one_scoring_path_for_uploads_and_the_command_line(public: AppServices, example: Benchmark):

@@ -11,6 +11,7 @@ from evaluators.engine.store import RunRow
 from evaluators.service.app_services import AppServices
 from evaluators.service.explore import compare_runs, filter_choices, sample_detail, sample_table
 from evaluators.service.ownership import check_may_see_outputs, find_run, may_see_outputs
+from evaluators.service.redaction import redacted
 
 
 def visible_runs(services: AppServices, owner: str | None = None) -> list[RunRow]:
@@ -41,9 +42,13 @@ def sample_filters(services: AppServices, run_id: str, mode: str, owner: str | N
 
 
 def sample(services: AppServices, run_id: str, sample_id: str, mode: str, owner: str | None) -> dict[str, Any]:
-    """One sample's evidence (evaluators.service.explore.sample_detail)."""
+    """One sample's evidence (evaluators.service.explore.sample_detail); the run's request profile without
+    server paths (its note can name the server's data folder)."""
     check_outputs_visible(services, run_id, owner)
-    return sample_detail(services.store, run_id, sample_id, mode)
+    detail = sample_detail(services.store, run_id, sample_id, mode)
+    if "request_profile" in detail:
+        detail = {**detail, "request_profile": redacted(detail["request_profile"], services.redact_paths)}
+    return detail
 
 
 def flipped_samples(services: AppServices, run_a: str, run_b: str, mode: str, owner: str | None) -> pd.DataFrame:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from evaluators.core.paths import toolboard_home
 
@@ -43,6 +44,17 @@ class PathRedactor:
             if path == folder or path.startswith(folder + "/"):
                 return name + path[len(folder):]
         return "…/" + path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` (text, or JSON-like lists and dicts of it) with `redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redacted(item, redact) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(item, redact) for item in value]
+    return value
 
 
 def server_path_redactor(store_folder: Path, data_dir: str | None) -> PathRedactor:

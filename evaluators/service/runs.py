@@ -34,16 +34,13 @@ class JobState:
     live_message: str  # the message of this process's job for the run ("" when none)
     report: dict[str, Any] | None  # the official report once finished
     owned: bool  # the visitor asking started it (always on a private deployment)
+    requests: str  # what the run sends (describe_requests: profile, prompts, sampling), without server paths
 
     @property
     def live(self) -> dict[str, Any]:
         """The progress of a run going on here ({} otherwise)."""
         return self.progress if self.active else {}
 
-    @property
-    def requests(self) -> str:
-        """What the run sends (describe_requests: profile, prompts, sampling)."""
-        return describe_requests(self.run.config)
 
 
 def visible_jobs(services: AppServices, owner: str | None = None) -> list[JobState]:
@@ -75,7 +72,8 @@ def _state(services: AppServices, run: RunRow, totals: dict[str, int], report: d
     return JobState(run=run, status=status, progress=dict(job.progress) if job is not None and job.progress else {},
                     active=job is not None and jobs.is_active(run.id), done=totals["done"], errors=totals["errors"],
                     message=services.redact_paths(message), live_message=services.redact_paths(live_message),
-                    report=report, owned=owns(services.public, run, owner))
+                    report=report, owned=owns(services.public, run, owner),
+                    requests=services.redact_paths(describe_requests(run.config)))
 
 
 def live_status(services: AppServices, run_id: str) -> str:
@@ -84,8 +82,9 @@ def live_status(services: AppServices, run_id: str) -> str:
 
 
 def requests_of(services: AppServices, run_id: str) -> str:
-    """What a stored run sends (describe_requests), as the message of a started run says it."""
-    return describe_requests(find_run(services.store, run_id).config)
+    """What a stored run sends (describe_requests), as the message of a started run says it: its request
+    profile's note can name the server's data folder, which visitors of a public deployment never read."""
+    return services.redact_paths(describe_requests(find_run(services.store, run_id).config))
 
 
 def act_on_run(services: AppServices, action: str, run_id: str, api_key: str | None, owner: str | None) -> str:
