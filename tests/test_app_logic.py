@@ -311,7 +311,7 @@ def test_a_cancel_right_after_the_start_is_kept_and_a_finished_run_is_not_resume
 
 
 def test_model_names_are_shown_as_text_in_the_jobs_panel(tmp_path: Path):
-    from ui.evaluate_tab import job_detail
+    from ui.jobs_panel import job_detail
 
     store = Store(tmp_path / "t.db")
     run_id = upload(store, "![x](https://attacker.example/p.png) <img src=x>")
@@ -405,9 +405,10 @@ def test_the_data_choice_offers_what_exists_and_says_what_will_be_read(tmp_path:
 
 def test_a_cancelled_run_has_no_time_left_and_api_messages_are_plain_text(tmp_path: Path):
     from evaluators.core.errors import ToolboardError
+    from evaluators.service.runs import act_on_run
     from ui.context import as_markdown, plain_error
     from ui.format import user_error
-    from ui.jobs_panel import act_on_run, time_left
+    from ui.jobs_panel import time_left
 
     progress = {"done": 3, "total": 20, "eta_s": 39.0}
     assert time_left("running", progress) == 39.0

@@ -14,6 +14,7 @@ from evaluators.engine.store import Store
 from evaluators.service.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.app import CSS, launch_options
+from ui.board_views import percent_table
 from ui.context import AppContext
 from ui.format import RIGHT, as_percent, board_table, link_markdown
 from ui.leaderboard_tab import (
@@ -21,7 +22,6 @@ from ui.leaderboard_tab import (
     controls_state,
     default_state,
     empty_reason,
-    percent_table,
     source_note,
     state_from_params,
     state_query,

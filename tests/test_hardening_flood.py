@@ -28,12 +28,12 @@ from evaluators.core.limits import MAX_FILE_NAME_CHARS, MAX_MODEL_NAME_CHARS, MA
 from evaluators.engine.jobs import Admission
 from evaluators.engine.quota import DAY_SECONDS, QuotaReached
 from evaluators.engine.store import Store
+from evaluators.service.app_services import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_UPLOADS_PER_DAY, admission_for
 from evaluators.service.board import MAX_BOARD_ROWS, board_rows
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page
-from ui.context import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_UPLOADS_PER_DAY, admission_for
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLES = 12

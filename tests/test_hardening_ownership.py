@@ -20,16 +20,18 @@ from gradio_client import Client
 
 from evaluators.engine.jobs import RUNNING_ELSEWHERE, Admission
 from evaluators.engine.store import Store
+from evaluators.service.app_services import PUBLIC_MAX_ACTIVE_JOBS, PUBLIC_MAX_RUN_SECONDS
+from evaluators.service.ownership import SECRET_FILE
+from evaluators.service.redaction import PathRedactor
 from tests.app_fixtures import RunningApp, correct_reply, table_rows, wait_for_status
 from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, headless_chromium, start_example_run
 from tests.engine_fixtures import write_dataset
 from tests.scripted_server import ScriptedServer
 from ui.app import build_app
-from ui.context import PUBLIC_MAX_ACTIVE_JOBS, PUBLIC_MAX_RUN_SECONDS, AppContext, context_from_env
+from ui.context import AppContext, context_from_env
 from ui.evaluate_tab import start_job
-from ui.format import PathRedactor, user_error
+from ui.format import user_error
 from ui.jobs_panel import jobs_table
-from ui.visitor import SECRET_FILE
 
 SAMPLES = 30
 

@@ -17,6 +17,7 @@ from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.store import Store
 from evaluators.publish import results_dataset
 from evaluators.publish.other_results import OtherResults, local_folder, parse_repos
+from evaluators.service.app_services import OTHER_RESULTS_MAX_AGE
 from evaluators.service.board import ORIGIN_COLUMN, BoardQuery, board_rows, layout_for, query_board
 from evaluators.service.overview import overview_rows
 from tests.app_fixtures import table_rows, upload
@@ -24,7 +25,7 @@ from tests.browser_fixtures import CHROMIUM, browser_page
 from tests.fake_hub_repo import FakeHubRepo, FakeRepo, _commit_id, pointed_hub
 from ui.about_tab import OTHER_RESULTS_LABEL
 from ui.app import build_app, launch_options
-from ui.context import OTHER_RESULTS_MAX_AGE, AppContext, context_from_env
+from ui.context import AppContext, context_from_env
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow (installed with `datasets`) is not installed")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (installed with `datasets`) is not installed")

@@ -16,6 +16,8 @@ import gradio as gr
 
 from evaluators.core.registry import Benchmark, all_benchmarks
 from evaluators.publish.other_results import RESULTS_ENV
+from evaluators.service.app_services import load_other_results_report
+from ui.api import declare_other_results_api
 from ui.context import AppContext, as_markdown
 
 OFFICIAL_AND_STRICT = """
@@ -119,14 +121,6 @@ class AboutParts:
     loaded: Any | None
 
 
-def load_report(context: AppContext, repos: str) -> str:
-    """(Re)load the other results datasets `repos` and say, per repo, what joined and what was skipped."""
-    if context.public:  # never reached through the page (no field); kept for any other caller
-        return "⚠️ Loading other results datasets is not available on a public deployment."
-    loaded = context.load_other_results(repos)
-    return loaded.summary()
-
-
 def build(context: AppContext | None = None) -> AboutParts:
     gr.Markdown(about_text())
     if context is None or context.public:
@@ -141,13 +135,8 @@ def build(context: AppContext | None = None) -> AboutParts:
     report = gr.Markdown(as_markdown(context.other_results.current.summary()) if context.other_results.version else "")
 
     def load_and_report(text: str) -> str:
-        return as_markdown(load_report(context, text))
-
-    def load_results_api(repos: str) -> str:
-        """(Re)load the other results datasets (comma-separated Hub dataset repo ids) into the board: one line per
-        repo (rows joined, what was skipped and why, problems), then one per run dropped. Private deployments only."""
-        return load_report(context, repos)
+        return as_markdown(load_other_results_report(context, text))
 
     event = load.click(load_and_report, repos, report, api_visibility="private")
-    gr.api(load_results_api, api_name="load_results")
+    declare_other_results_api(context)
     return AboutParts(event)

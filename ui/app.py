@@ -9,10 +9,11 @@ import os
 import gradio as gr
 
 from evaluators.core.registry import all_benchmarks
+from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
 from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, overview_tab, submit_tab
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
-from ui.visitor import BROWSER_STORAGE_KEY, MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
+from ui.visitor import BROWSER_STORAGE_KEY
 
 TITLE = "Toolboard — how well do LLMs call tools?"
 CSS = """

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from evaluators.engine.store import Store
 from evaluators.service.board import ORIGIN_COLUMN, BoardLayout
+from evaluators.service.chart_data import run_costs, run_model, run_report
 
 CHARTS = ("subset bars", "radar", "accuracy vs latency", "accuracy vs tokens", "error types")
 MAX_MODELS = 8
@@ -80,16 +81,8 @@ def radar(frame: pd.DataFrame, layout: BoardLayout, title: str) -> go.Figure:
 
 
 def _run_costs(store: Store, frame: pd.DataFrame) -> pd.DataFrame:
-    rows = []
-    for run_id in frame["run_id"].dropna().unique():
-        if not run_id or COMBINED in run_id:
-            continue
-        totals = store.run_totals(run_id)
-        if not totals["done"]:
-            continue
-        rows.append({"run_id": run_id, "latency": totals["latency"] / totals["done"],
-                     "tokens": (totals["prompt_tokens"] + totals["completion_tokens"]) / totals["done"]})
-    return pd.DataFrame(rows, columns=["run_id", "latency", "tokens"])
+    run_ids = [run_id for run_id in frame["run_id"].dropna().unique() if run_id and COMBINED not in run_id]
+    return run_costs(store, run_ids)
 
 
 def score_column_of(row: pd.Series, layout: BoardLayout, preferred: str | None = None) -> str | None:
@@ -144,7 +137,7 @@ NO_ERROR = "no error"
 
 
 def _run_label(store: Store, run_id: str) -> str:
-    return html.escape(f"{store.get_run(run_id).model} · {run_id[-6:]}")
+    return html.escape(f"{run_model(store, run_id)} · {run_id[-6:]}")
 
 
 def error_shares(report: dict[str, Any]) -> dict[str, float]:
@@ -175,7 +168,7 @@ def error_types(store: Store, frame: pd.DataFrame, title: str) -> go.Figure:
                       " have no per-sample verdicts, and combined rows average several runs")
     shares = {}
     for run_id, mode in list(runs.items())[:MAX_MODELS]:
-        found = error_shares(store.load_report(run_id, mode) or {})
+        found = error_shares(run_report(store, run_id, mode))
         if found:
             shares[run_id] = found
     if not shares:

@@ -1,199 +1,35 @@
-"""What every tab shares: the store, the background jobs, the optional hub sync, the other results datasets
-shown beside this board's rows, and the app's limits."""
+"""The web app's hold on the application services (evaluators/service/app_services.py): built once from the
+environment, shared by every tab and by the API (ui/api.py); and how the page shows service messages."""
 
 from __future__ import annotations
 
-import logging
-import os
-import tempfile
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable
 
-import pandas as pd
-
-from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import message_of
-from evaluators.core.paths import data_dir_from_env, toolboard_home
-from evaluators.core.registry import get_benchmark
-from evaluators.core.selection import resolve_language
-from evaluators.engine.endpoint_guard import guard_hub_requests, is_public_mode
-from evaluators.engine.job_manager import RunJobs
-from evaluators.engine.jobs import Admission, JobManager
-from evaluators.engine.queue_app import QueueSettings
-from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
-from evaluators.engine.quota import RUNS_PER_DAY_SETTING, UPLOADS_PER_DAY_SETTING, limit_from_env
-from evaluators.engine.store import Store, open_app_store
-from evaluators.publish.hub_sync import HubSync, from_env
-from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
-from evaluators.service.board import board_rows
-from evaluators.service.submissions import DEFAULT_MAX_UPLOAD_BYTES
-from ui.format import PathRedactor, markdown_text, shown_as_is
-from ui.visitor import Visitors
+from evaluators.engine.store import Store
+from evaluators.service.app_services import (
+    BUILT_IN_EXAMPLE,
+    AppServices,
+    example_folder,
+    resolve_data_dir,
+    services_from_env,
+)
+from evaluators.service.redaction import shown_as_is
+from ui.format import markdown_text
 
-log = logging.getLogger(__name__)
+# What the tabs call the application services they are built over.
+AppContext = AppServices
+__all__ = ["BUILT_IN_EXAMPLE", "READ_EVENT", "AppContext", "as_markdown", "context_from_env", "example_folder",
+           "plain_error", "resolve_data_dir"]
 
-APP_ROOT = Path(__file__).resolve().parents[1]
-BUILT_IN_EXAMPLE = "built-in example"
-# A public deployment must not be usable to flood an endpoint or starve other visitors.
-PUBLIC_MAX_ACTIVE_JOBS = 4
-PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR = 1
-PUBLIC_MAX_RUN_SECONDS = 30 * 60
 # Read-only events (board, charts, downloads, samples) run side by side instead of one at a time in the
-# queue: each serves a cached view (AppContext.board_frame), so many visitors are answered at once.
+# queue: each serves a cached view (AppServices.board_frame), so many visitors are answered at once.
 READ_EVENT = {"concurrency_limit": None}
-# Views of the board kept per distinct query (benchmark, filters, sort…) until the board changes.
-MAX_CACHED_VIEWS = 256
-# A page load reloads the other results datasets (in the background) when their last load is older than this.
-OTHER_RESULTS_MAX_AGE = 15 * 60
-View = TypeVar("View")
-# What one visitor may add to the shared board in any 24 hours (rolling, counted from the store): runs started and
-# uploads added. Settings TOOLBOARD_MAX_RUNS_PER_DAY / TOOLBOARD_MAX_UPLOADS_PER_DAY (a number, 0, or off); a
-# private deployment has no quota unless they are set (then it counts the deployment as a whole).
-PUBLIC_MAX_RUNS_PER_DAY = 20
-PUBLIC_MAX_UPLOADS_PER_DAY = 10
-PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
-                             max_run_seconds=PUBLIC_MAX_RUN_SECONDS, max_runs_per_day=PUBLIC_MAX_RUNS_PER_DAY,
-                             max_uploads_per_day=PUBLIC_MAX_UPLOADS_PER_DAY)
 
 
-def admission_for(public: bool, environ: Mapping[str, str] | None = None) -> Admission:
-    """The limits on runs and uploads: the public ones on a public deployment, none on a private one; the daily
-    quotas from TOOLBOARD_MAX_RUNS_PER_DAY and TOOLBOARD_MAX_UPLOADS_PER_DAY when set (a bad value stops the app)."""
-    base = PUBLIC_ADMISSION if public else Admission()
-    return replace(base, max_runs_per_day=limit_from_env(RUNS_PER_DAY_SETTING, base.max_runs_per_day, environ),
-                   max_uploads_per_day=limit_from_env(UPLOADS_PER_DAY_SETTING, base.max_uploads_per_day, environ))
-
-
-@dataclass
-class AppContext:
-    store: Store
-    public: bool = False
-    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
-    default_data_dir: str | None = None
-    hub: HubSync | None = None
-    # Limits on runs; None: the public limits on a public deployment, none on a private one.
-    admission: Admission | None = None
-    # Measures how long runs take (the time limit); tests pass a clock they move by hand.
-    clock: Callable[[], float] = time.monotonic
-    # Shown at the top of the page (e.g. the store was damaged and set aside).
-    notice: str | None = None
-    # Other results datasets (TOOLBOARD_RESULTS) whose rows join the board, labelled with their repo.
-    other_results: OtherResults = field(default_factory=OtherResults)
-    # Queue mode's settings (TOOLBOARD_BROKER_URL); None: runs execute in this process.
-    queue: QueueSettings | None = None
-    jobs: RunJobs = field(init=False)
-    visitors: Visitors = field(init=False)
-    redact_paths: Callable[[str], str] = field(init=False)
-    # (benchmark, mode) -> (board version, every row of that board); see board_frame.
-    _boards: dict[tuple[str, str], tuple[tuple, pd.DataFrame]] = field(init=False, default_factory=dict)
-    _boards_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
-    # (what was asked, board version) -> the view built for it, least recently used first; see board_view.
-    _views: OrderedDict[tuple[Any, ...], Any] = field(init=False, default_factory=OrderedDict)
-    # Apart from the boards' lock: a board being rebuilt must not hold up visitors reading cached views.
-    _views_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
-    # When (self.clock) the other results were last loaded, and the background reload under way, if any.
-    _others_loaded_at: float | None = field(init=False, default=None)
-    _others_reload: threading.Thread | None = field(init=False, default=None)
-    _others_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        admission = self.admission or admission_for(self.public)
-        if self.queue is not None:  # queue mode: Celery workers execute the runs (evaluators/engine/queue_jobs.py)
-            from evaluators.engine.queue_jobs import QueueJobs
-
-            self.jobs = QueueJobs(self.store, self.queue, on_finished=self.after_run, admission=admission,
-                                  public=self.public)
-        else:
-            self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock)
-        self.visitors = Visitors(self.public, self.store.path.parent)
-        self.redact_paths = server_path_redactor(self) if self.public else shown_as_is
-
-    def board_version(self) -> tuple[Any, ...]:
-        """Changes whenever a board may have changed: the store's board version, and the other results' load."""
-        return (self.store.board_version(), self.other_results.version)
-
-    def board_frame(self, benchmark: str, mode: str) -> pd.DataFrame:
-        """Every row of a benchmark's board (evaluators.service.board.board_rows, with the other results datasets' rows),
-        rebuilt only when the board version changed (a run finished or was deleted, an upload added, a report
-        rewritten, the other results reloaded); the same frame is shared by every reader, so callers must not
-        modify it."""
-        key = (benchmark, mode)
-        version = self.board_version()
-        cached = self._boards.get(key)
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        with self._boards_lock:  # one rebuild at a time; visitors arriving meanwhile take its result
-            cached = self._boards.get(key)
-            loaded = self.other_results.current  # one load, its version and rows together
-            version = (self.store.board_version(), loaded.version)
-            if cached is None or cached[0] != version:
-                cached = (version, board_rows(benchmark, self.store, mode, others=loaded.rows_for(benchmark, mode)))
-                self._boards[key] = cached
-        return cached[1]
-
-    def board_view(self, query: tuple[Any, ...], build: Callable[[], View]) -> View:
-        """What `build` makes of the board for `query` (hashable: the kind of view and every filter), kept
-        until the board changes: visitors asking the same view (most ask the default one) share one build.
-        Callers must not modify what is returned."""
-        key = (query, self.board_version())
-        with self._views_lock:
-            if key in self._views:
-                self._views.move_to_end(key)
-                return self._views[key]
-        view = build()
-        with self._views_lock:
-            self._views[key] = view
-            while len(self._views) > MAX_CACHED_VIEWS:
-                self._views.popitem(last=False)
-        return view
-
-    def load_other_results(self, repos: str | list[str]) -> LoadedResults:
-        """(Re)load the other results datasets `repos` (comma-separated repo ids, or a list); their rows replace
-        the previous load's on every board. Never raises for a repo: each problem is in the result."""
-        local = [run.id for run in self.store.list_runs()]
-        loaded = self.other_results.load(repos, local)
-        self._others_loaded_at = self.clock()
-        for problem in loaded.problems:
-            log.warning("other results: %s", problem)
-        return loaded
-
-    def refresh_other_results(self) -> threading.Thread | None:
-        """On a page load: reload the repos of the last load, in the background, when that load is older than
-        OTHER_RESULTS_MAX_AGE (the page shows the rows it has meanwhile; the next load of a page shows the new
-        ones). At most one reload at a time; nothing when no repo is listed. Returns the reload's thread, if one
-        was started. Only the operator's list (or the one loaded from a private About tab) is reloaded."""
-        repos = self.other_results.current.repos
-        loaded_at = self._others_loaded_at
-        if not repos or loaded_at is None or self.clock() - loaded_at < OTHER_RESULTS_MAX_AGE:
-            return None
-        with self._others_lock:
-            if self._others_reload is not None and self._others_reload.is_alive():
-                return None
-            if self.clock() - (self._others_loaded_at or 0.0) < OTHER_RESULTS_MAX_AGE:  # another visitor started it
-                return None
-            self._others_loaded_at = self.clock()  # visitors arriving meanwhile start no second reload
-            self._others_reload = threading.Thread(target=self._reload_logging_failures, args=(list(repos),),
-                                                   name="other-results-reload", daemon=True)
-            self._others_reload.start()
-            return self._others_reload
-
-    def _reload_logging_failures(self, repos: list[str]) -> None:
-        try:
-            self.load_other_results(repos)
-        except Exception as exc:  # noqa: BLE001 - a reload never breaks the board; the last rows stay
-            log.warning("could not reload other results datasets: %s", exc)
-
-    def after_run(self, run_id: str) -> None:
-        if self.hub is not None:
-            self.hub.push_in_background(run_id)
-
-    def close(self) -> None:
-        self.jobs.shutdown()
+def context_from_env(store: Store | None = None) -> AppContext:
+    """The application services as the environment configures them (service.app_services.services_from_env)."""
+    return services_from_env(store)
 
 
 def plain_error(exc: Exception, redact: Callable[[str], str] = shown_as_is) -> str:
@@ -206,81 +42,3 @@ def as_markdown(text: str) -> str:
     every line escaped; lines starting with "- " stay list items."""
     return "\n".join("- " + markdown_text(line[2:]) if line.startswith("- ") else markdown_text(line)
                       for line in text.split("\n"))
-
-
-def server_path_redactor(context: AppContext) -> PathRedactor:
-    """Short names for the server's folders in what visitors read (errors, run messages)."""
-    folders: dict[str | Path, str] = {
-        tempfile.gettempdir(): "<temp>",
-        APP_ROOT: "<app>",
-        toolboard_home(): "<toolboard home>",
-        context.store.path.parent: "<toolboard home>",
-        Path.home(): "~",
-    }
-    if context.default_data_dir:
-        folders[context.default_data_dir] = "<data folder>"
-    return PathRedactor(folders)
-
-
-def context_from_env(store: Store | None = None) -> AppContext:
-    """The app's settings from the environment (TOOLBOARD_HOME, TOOLBOARD_PUBLIC, TOOLBOARD_HUB_REPO,
-    TOOLBOARD_RESULTS, TOOLBOARD_MAX_UPLOAD_MB, TOOLBOARD_DATA_DIR). A damaged store is set aside and a new one
-    started; the page says so. The other results datasets are loaded after the hub pull (so a run pulled from
-    our own repo wins over the same run in theirs); a failure there never stops the app."""
-    guard_hub_requests()
-    notice = None
-    if store is None:
-        store, notice = open_app_store()
-    if store.read_only:
-        notice = (f"The store can only be read ({store.read_only}): the board shows what it holds, but runs and uploads "
-                  "cannot be stored until TOOLBOARD_HOME is writable.")
-    max_mb = float(os.environ.get("TOOLBOARD_MAX_UPLOAD_MB") or DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024)
-    data_dir = data_dir_from_env()
-    context = AppContext(store=store, public=is_public_mode(), max_upload_bytes=int(max_mb * 1024 * 1024),
-                         default_data_dir=str(data_dir) if data_dir else None, notice=notice,
-                         queue=queue_settings_from_env())
-    if notice:
-        log.warning("%s", notice)
-    context.hub = from_env(store)
-    if context.hub is not None:
-        try:
-            pulled = context.hub.pull()
-            log.info("pulled %d runs from the hub", pulled)
-        except Exception as exc:  # noqa: BLE001 - the app works without the hub
-            log.warning("could not pull results from the hub: %s", exc)
-    repos = repos_from_env()
-    if repos:
-        try:
-            loaded = context.load_other_results(repos)
-            log.info("other results: %s", loaded.summary().replace("\n", " "))
-        except Exception as exc:  # noqa: BLE001 - the app works without others' results
-            log.warning("could not load other results datasets: %s", exc)
-    return context
-
-
-def example_folder(benchmark_name: str, language: str | None = None) -> Path:
-    """The folder of a benchmark's built-in example (see registry.Example), in the example's language
-    only; a benchmark without one is a clear error."""
-    benchmark = get_benchmark(benchmark_name)
-    example = benchmark.example
-    if example is None:
-        raise ToolboardError(f"{benchmark.title} has no built-in example: pick another data source")
-    if example.language is not None and resolve_language(benchmark, language or None) != example.language:
-        raise ToolboardError(f"the built-in example of {benchmark.title} is in {example.language}: "
-                             f"choose language {example.language}")
-    return example.folder
-
-
-def resolve_data_dir(context: AppContext, source: str, folder: str, benchmark: str,
-                     language: str | None = None) -> str | None:
-    """The data source picked in a form for `benchmark`: its built-in example, a local folder (not on a
-    public deployment), or the default (TOOLBOARD_DATA_DIR, else the benchmark's download)."""
-    if source == BUILT_IN_EXAMPLE:
-        return str(example_folder(benchmark, language))
-    if source == "local folder":
-        if context.public:
-            raise ToolboardError("local data folders are not available on a public deployment")
-        if not (folder or "").strip():
-            raise ToolboardError("give the local data folder, or pick another data source")
-        return folder.strip()
-    return context.default_data_dir

@@ -10,7 +10,6 @@ every run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +19,12 @@ import pandas as pd
 from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
-from evaluators.engine.settings import REQUEST_MODES, describe_requests
+from evaluators.engine.settings import REQUEST_MODES
+from evaluators.service.runs import live_status, requests_of
+from ui.api import declare_runs_api
 from ui.context import AppContext, as_markdown, plain_error
-from ui.format import picked_value, table_json, user_error
-from ui.jobs_panel import act_on_run, job_detail, jobs_table
+from ui.format import picked_value, user_error
+from ui.jobs_panel import act_on_page, detail_view, jobs_table, visitor_jobs
 from ui.report_view import ReportPanel, build_report_panel
 from ui.run_form import (
     AUTO_PROMPT_STYLE,
@@ -41,6 +42,7 @@ from ui.run_form import (
     run_config,
     subset_choices,
 )
+from ui.visitor import owner_of
 
 
 def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, owner: str | None = None) -> dict[str, str]:
@@ -50,13 +52,8 @@ def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, ow
         run_id = context.jobs.start(run_config(context, form), api_key=api_key or None, owner=owner)
     except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
         return {"run_id": "", "message": plain_error(exc, context.redact_paths)}
-    requests = describe_requests(context.store.get_run(run_id).config)
+    requests = requests_of(context, run_id)
     return {"run_id": run_id, "message": f"Started run {run_id}. {requests}"}
-
-
-def owner_of(context: AppContext, token: Any, request: gr.Request | None) -> str | None:
-    """Who acts: the page's visitor token, or an API caller's owner_token, else the Gradio session."""
-    return context.visitors.owner(token, getattr(request, "session_hash", None))
 
 
 # ---- the form's parts, built from the registry --------------------------------------------------
@@ -241,124 +238,7 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
     return EvaluateForm(fields, roles, options, api_key, local_note, data_note)
 
 
-# ---- the API ------------------------------------------------------------------------------------
-
-def start_run_api(context: AppContext, default_benchmark: str) -> Callable[..., dict[str, str]]:
-    """The `start_run` endpoint. Its parameters keep the order and names API callers have used; `roles`
-    and `options` take any benchmark's declared roles and options, and the old judge_*, user_* and
-    modality parameters are read as the roles "judge" and "user" and the option "modality"."""
-
-    def start_run(base_url: str = "", model: str = "", benchmark: str = default_benchmark, api_key: str = "",
-                  language: str = "", subsets: list[str] | None = None, limit: int | None = None,
-                  concurrency: int = 8, request_mode: str = "prompt", temperature: float | None = None,
-                  data_source: str = "download", data_folder: str = "", modality: str = "",
-                  judge_base_url: str = "", judge_model: str = "", judge_key_env: str = "", user_base_url: str = "",
-                  user_model: str = "", user_key_env: str = "", api_key_env: str = "",
-                  endpoint_kind: str = ENDPOINT_KINDS[0], prompt_style: str = AUTO_PROMPT_STYLE,
-                  owner_token: str = "", roles: dict[str, dict[str, str]] | None = None,
-                  options: dict[str, str] | None = None, request: gr.Request = None) -> dict[str, str]:
-        """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
-        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused).
-        roles: the other models the benchmark declares, {role name: {"base_url", "model", "key_env"}} (a role
-        left out: the benchmark's fallback); options: {option name: value} (see the About tab for both).
-        prompt_style (benchmarks with prompt styles): auto (official when the official prompt files are there),
-        official or toolboard; temperature None: the benchmark's own. On a public deployment the run is yours:
-        owner_token (a secret you keep, 16+ characters) names you, else your client session does."""
-        form = {name: value for name, value in locals().items() if name not in ("api_key", "owner_token", "request")}
-        try:
-            owner = owner_of(context, owner_token, request)
-        except ToolboardError as exc:
-            return {"run_id": "", "message": plain_error(exc)}
-        return start_job(context, form, api_key, owner)
-
-    return start_run
-
-
-def register_jobs_api(context: AppContext) -> None:
-    """cancel_run, resume_run, rerun_errors, share_run, jobs and job_detail: each caller acting as its
-    owner_token or its session."""
-
-    def act(action: str, run_id: str, api_key: str, owner_token: str, request: gr.Request | None) -> tuple[str, dict[str, Any]]:
-        message, table = act_as_visitor(context, action, run_id, api_key, owner_token, request)
-        return message, table_json(table)
-
-    def cancel_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Cancel a run you started: (message, your jobs table as {"headers", "data"})."""
-        return act("cancel", run_id, "", owner_token, request)
-
-    def resume_run(run_id: str, api_key: str = "", owner_token: str = "",
-                   request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Resume a run you started that was cancelled, interrupted or failed: (message, your jobs table)."""
-        return act("resume", run_id, api_key, owner_token, request)
-
-    def rerun_errors(run_id: str, api_key: str = "", owner_token: str = "",
-                     request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Re-send the failed requests of a run you started: (message, your jobs table)."""
-        return act("rerun", run_id, api_key, owner_token, request)
-
-    def share_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
-        """Show the outputs of a finished run you started to every visitor (Explore): (message, your jobs table).
-        Its scores are on the leaderboard either way."""
-        return act("share", run_id, "", owner_token, request)
-
-    def jobs_api(owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
-        """Your runs (every run on a private deployment), newest first, with live progress: {"headers", "data"}."""
-        try:
-            owner = owner_of(context, owner_token, request)
-        except ToolboardError as exc:
-            raise gr.Error(plain_error(exc)) from None
-        return table_json(jobs_table(context, owner))
-
-    def job_detail_api(run_id: str, owner_token: str = "",
-                       request: gr.Request = None) -> tuple[str, dict[str, Any] | None]:
-        """A run's progress and its official report (None until it has finished): (Markdown text, report)."""
-        return detail_view(context, run_id, owner_token, request)
-
-    gr.api(cancel_run, api_name="cancel_run")
-    gr.api(resume_run, api_name="resume_run")
-    gr.api(rerun_errors, api_name="rerun_errors")
-    gr.api(share_run, api_name="share_run")
-    gr.api(jobs_api, api_name="jobs")
-    gr.api(job_detail_api, api_name="job_detail")
-
-
 # ---- the jobs panel -----------------------------------------------------------------------------
-
-def act_as_visitor(context: AppContext, action: str, chosen: str, key: str, token: Any,
-                   request: gr.Request | None) -> tuple[str, pd.DataFrame]:
-    """(plain-text message, the visitor's jobs table); the page shows the message through as_markdown."""
-    owner = None
-    try:
-        owner = owner_of(context, token, request)
-        message = act_on_run(context, action, chosen, key, owner)
-    except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
-        message = plain_error(exc, context.redact_paths)
-    return message, jobs_table(context, owner)
-
-
-def act_on_page(context: AppContext, action: str, chosen: str, key: str, token: Any,
-                request: gr.Request | None) -> tuple[str, pd.DataFrame]:
-    message, table = act_as_visitor(context, action, chosen, key, token, request)
-    return as_markdown(message), table
-
-
-def detail_view(context: AppContext, chosen: str, token: Any,
-                request: gr.Request | None) -> tuple[str, dict[str, Any] | None]:
-    try:
-        return job_detail(context, chosen, owner_of(context, token, request))
-    except Exception as exc:  # noqa: BLE001
-        return user_error(exc, context.redact_paths), None
-
-
-def visitor_jobs(context: AppContext) -> Callable[[Any, gr.Request], pd.DataFrame]:
-    def refresh(token: Any, request: gr.Request) -> pd.DataFrame:
-        try:
-            return jobs_table(context, owner_of(context, token, request))
-        except ToolboardError:
-            return jobs_table(context, None)
-
-    return refresh
-
 
 @dataclass
 class JobsPanel:
@@ -420,7 +300,7 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
         status = ""
         if (chosen or "").strip():
             try:
-                status = context.jobs.status_of(chosen.strip(), context.store.get_run(chosen.strip()).status)
+                status = live_status(context, chosen.strip())
             except ToolboardError:
                 status = "unknown"
         report_updates = (panel.report.all_updates(stored_report) if status != last_status
@@ -520,6 +400,5 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     panel = build_jobs_panel(context)
     wire_form(context, form, panel, visitor, start, demo, start_message)
     wire_jobs_panel(context, panel, visitor, form.api_key)
-    gr.api(start_run_api(context, shown.name), api_name="start_run")
-    register_jobs_api(context)
+    declare_runs_api(context, start_job)
     return {"jobs": panel.jobs, "refresh_jobs": visitor_jobs(context)}

@@ -17,31 +17,20 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
 from evaluators.core.registry import MODES
-from evaluators.service.explore import (
-    ALL,
-    SAMPLE_COLUMNS,
-    VERDICTS,
-    compare_runs,
-    filter_choices,
-    kept_choice,
-    sample_detail,
-    sample_table,
-)
-from ui.context import READ_EVENT, AppContext, plain_error
-from ui.format import escaped_block, picked_value, shown_as_is, table_json, user_error
-from ui.visitor import check_may_see_outputs, find_run, may_see_outputs
+from evaluators.service import explore_queries
+from evaluators.service.explore import ALL, SAMPLE_COLUMNS, VERDICTS, kept_choice
+from evaluators.service.redaction import shown_as_is
+from ui.api import ExploreViews, declare_explore_api
+from ui.context import READ_EVENT, AppContext
+from ui.format import escaped_block, picked_value, user_error
+from ui.visitor import owner_of
 
 
 def run_choices(context: AppContext, owner: str | None = None) -> list[tuple[str, str]]:
     """Finished runs whose outputs the visitor may see."""
     return [(f"{run.id} · {run.benchmark}{' ' + run.language if run.language else ''} · "
              f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} ({run.source})", run.id)
-            for run in context.store.list_runs()
-            if run.status == "finished" and may_see_outputs(context.public, run, owner)]
-
-
-def check_outputs_visible(context: AppContext, run_id: str, owner: str | None) -> None:
-    check_may_see_outputs(context.public, find_run(context.store, run_id), owner)
+            for run in explore_queries.visible_runs(context, owner)]
 
 
 def samples_view(context: AppContext, run_id: str | None, mode: str, subset: str, verdict: str,
@@ -49,13 +38,10 @@ def samples_view(context: AppContext, run_id: str | None, mode: str, subset: str
     if not run_id:
         return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), "Pick a run."
     try:
-        check_outputs_visible(context, run_id, owner)
-        frame = sample_table(context.store, run_id, mode or "official", subset=subset or None, verdict=verdict or None,
-                             error_type=error_type or None)
+        frame = explore_queries.samples(context, run_id, mode or "official", subset or None, verdict or None,
+                                        error_type or None, owner)
     except Exception as exc:  # noqa: BLE001
         return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
-    # A request error can name a server file (e.g. the local model's log): not on a public deployment.
-    frame["request_error"] = frame["request_error"].map(lambda text: context.redact_paths(text) if text else text)
     return frame, f"{len(frame)} samples"
 
 
@@ -146,8 +132,7 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
     if not run_id or not sample_id:
         return "<p>Pick a sample in the table.</p>"
     try:
-        check_outputs_visible(context, run_id, owner)
-        detail = sample_detail(context.store, run_id, sample_id.strip(), mode or "official")
+        detail = explore_queries.sample(context, run_id, sample_id.strip(), mode or "official", owner)
     except Exception as exc:  # noqa: BLE001
         return f"<p>⚠️ {html.escape(context.redact_paths(str(exc)))}</p>"
     verdict = html.escape(str(detail["verdict"]))
@@ -182,8 +167,7 @@ def filters_view(context: AppContext, run_id: str | None, mode: str, owner: str 
     if not run_id:
         return {"subset": [ALL], "error_type": [ALL]}
     try:
-        check_outputs_visible(context, run_id, owner)
-        return filter_choices(context.store, run_id, mode or "official")
+        return explore_queries.sample_filters(context, run_id, mode or "official", owner)
     except Exception:  # noqa: BLE001 - samples_view reports the same problem
         return {"subset": [ALL], "error_type": [ALL]}
 
@@ -205,9 +189,7 @@ def compare_view(context: AppContext, run_a: str | None, run_b: str | None, mode
     if not run_a or not run_b:
         return pd.DataFrame(), "Pick two runs."
     try:
-        check_outputs_visible(context, run_a, owner)
-        check_outputs_visible(context, run_b, owner)
-        frame = compare_runs(context.store, run_a, run_b, mode or "official")
+        frame = explore_queries.flipped_samples(context, run_a, run_b, mode or "official", owner)
     except Exception as exc:  # noqa: BLE001
         return pd.DataFrame(), user_error(exc, context.redact_paths)
     fixed = int((frame["change"] == "fixed").sum()) if len(frame) else 0
@@ -219,6 +201,54 @@ def compared_runs(table: pd.DataFrame) -> tuple[str | None, str | None]:
     a click shows the runs compared, even if the run pickers changed since)."""
     columns = [str(column) for column in table.columns] if isinstance(table, pd.DataFrame) else []
     return (columns[3], columns[4]) if len(columns) == 5 else (None, None)
+
+
+def visitor_or_none(context: AppContext, token: Any, request: gr.Request | None) -> str | None:
+    """The visitor, or nobody (runs everyone may see) when the token is not valid."""
+    try:
+        return owner_of(context, token, request)
+    except ToolboardError:
+        return None
+
+
+def samples_as(context: AppContext, run_id: str | None, mode: str, subset: str, verdict: str, error_type: str,
+               token: Any, request: gr.Request | None) -> tuple[pd.DataFrame, str]:
+    """The samples table and its note, for whoever sends the request."""
+    try:
+        owner = owner_of(context, token, request)
+    except ToolboardError as exc:
+        return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
+    return samples_view(context, run_id, mode, subset, verdict, error_type, owner)
+
+
+def sample_as(context: AppContext, run_id: str | None, chosen: str | None, mode: str, token: Any,
+              request: gr.Request | None) -> str:
+    """One sample's evidence as escaped HTML, for whoever sends the request."""
+    try:
+        owner = owner_of(context, token, request)
+    except ToolboardError as exc:
+        return f"<p>⚠️ {html.escape(str(exc))}</p>"
+    return detail_html(context, run_id, chosen, mode, owner)
+
+
+def flipped_as(context: AppContext, first: str | None, second: str | None, mode: str, token: Any,
+               request: gr.Request | None) -> tuple[pd.DataFrame, str]:
+    """The flipped samples of two runs and their note, for whoever sends the request."""
+    try:
+        owner = owner_of(context, token, request)
+    except ToolboardError as exc:
+        return pd.DataFrame(), user_error(exc, context.redact_paths)
+    return compare_view(context, first, second, mode, owner)
+
+
+def flipped_sample_as(context: AppContext, first: str | None, second: str | None, chosen: str | None, mode: str,
+                      token: Any, request: gr.Request | None) -> str:
+    """A flipped sample's evidence in both runs, for whoever sends the request."""
+    try:
+        owner = owner_of(context, token, request)
+    except ToolboardError as exc:
+        return f"<p>⚠️ {html.escape(str(exc))}</p>"
+    return flipped_detail_html(context, first, second, chosen, mode, owner)
 
 
 def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
@@ -250,23 +280,12 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
                            label="Flipped samples")
     flipped_detail = gr.HTML()
 
-    def owner_of(token: Any, request: gr.Request | None) -> str | None:
-        return context.visitors.owner(token, getattr(request, "session_hash", None))
-
     def owner_or_none(token: Any, request: gr.Request | None) -> str | None:
-        """The visitor, or nobody (runs everyone may see) when the token is not valid."""
-        try:
-            return owner_of(token, request)
-        except ToolboardError:
-            return None
+        return visitor_or_none(context, token, request)
 
     def list_samples(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str, token: Any,
                      request: gr.Request) -> tuple[pd.DataFrame, str]:
-        try:
-            owner = owner_of(token, request)
-        except ToolboardError as exc:
-            return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
-        return samples_view(context, run_id, mode, subset, verdict, error_type, owner)
+        return samples_as(context, run_id, mode, subset, verdict, error_type, token, request)
 
     def run_view(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str,
                  owner: str | None) -> tuple[Any, Any, pd.DataFrame, str]:
@@ -280,34 +299,22 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     def choose_run(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str, token: Any,
                    request: gr.Request) -> tuple[Any, Any, pd.DataFrame, str]:
         try:
-            owner = owner_of(token, request)
+            owner = owner_of(context, token, request)
         except ToolboardError as exc:
             empty = gr.update(choices=[ALL], value=ALL)
             return empty, empty, pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
         return run_view(run_id, mode, subset, verdict, error_type, owner)
 
     def show_sample(run_id: str | None, chosen: str | None, mode: str, token: Any, request: gr.Request) -> str:
-        try:
-            owner = owner_of(token, request)
-        except ToolboardError as exc:
-            return f"<p>⚠️ {html.escape(str(exc))}</p>"
-        return detail_html(context, run_id, chosen, mode, owner)
+        return sample_as(context, run_id, chosen, mode, token, request)
 
     def show_flipped(first: str | None, second: str | None, mode: str, token: Any,
                      request: gr.Request) -> tuple[pd.DataFrame, str]:
-        try:
-            owner = owner_of(token, request)
-        except ToolboardError as exc:
-            return pd.DataFrame(), user_error(exc, context.redact_paths)
-        return compare_view(context, first, second, mode, owner)
+        return flipped_as(context, first, second, mode, token, request)
 
     def show_flipped_sample(first: str | None, second: str | None, chosen: str | None, mode: str, token: Any,
                             request: gr.Request) -> str:
-        try:
-            owner = owner_of(token, request)
-        except ToolboardError as exc:
-            return f"<p>⚠️ {html.escape(str(exc))}</p>"
-        return flipped_detail_html(context, first, second, chosen, mode, owner)
+        return flipped_sample_as(context, first, second, chosen, mode, token, request)
 
     # A new run or mode changes what the filters offer; a filter the visitor picks only re-filters.
     filters = [run, mode, subset, verdict, error_type]
@@ -317,52 +324,9 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     for control in (subset, verdict, error_type):
         control.input(list_samples, [*filters, visitor], [samples, count], api_visibility="private", **READ_EVENT)
 
-    def samples_api(run_id: str, mode: str = "official", subset: str = "", verdict: str = "",
-                    error_type: str = "", owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
-        """A run's scored samples, filtered ("" or "all": any): {"headers", "data", "count"} (count says why
-        when the run is unknown or its outputs are not yours to see)."""
-        frame, note = list_samples(run_id, mode, subset, verdict, error_type, owner_token, request)
-        return table_json(frame, count=note)
-
-    def filters_api(run_id: str, mode: str = "official", owner_token: str = "",
-                    request: gr.Request = None) -> dict[str, list[str]]:
-        """The subsets and error types of a run's verdicts, each led by "all": {"subset", "error_type"}."""
-        try:
-            owner = owner_of(owner_token, request)
-        except ToolboardError as exc:
-            raise gr.Error(plain_error(exc, context.redact_paths)) from None
-        return filters_view(context, run_id, mode, owner)
-
-    def sample_api(run_id: str, sample_id: str, mode: str = "official", owner_token: str = "",
-                   request: gr.Request = None) -> str:
-        """One sample's evidence as escaped HTML."""
-        return show_sample(run_id, sample_id, mode, owner_token, request)
-
-    def compare_api(run_a: str, run_b: str, mode: str = "official", owner_token: str = "",
-                    request: gr.Request = None) -> dict[str, Any]:
-        """Samples whose verdict flipped between two runs: {"headers", "data", "note"}."""
-        frame, note = show_flipped(run_a, run_b, mode, owner_token, request)
-        return table_json(frame, note=note)
-
-    def compare_sample_api(run_a: str, run_b: str, sample_id: str, mode: str = "official", owner_token: str = "",
-                           request: gr.Request = None) -> str:
-        """One sample's evidence in both runs, side by side, as escaped HTML."""
-        return show_flipped_sample(run_a, run_b, sample_id, mode, owner_token, request)
-
-    def runs_api(owner_token: str = "", request: gr.Request = None) -> list[list[str]]:
-        """The finished runs whose outputs you may see, as [label, run_id] pairs."""
-        try:
-            owner = owner_of(owner_token, request)
-        except ToolboardError as exc:
-            raise gr.Error(plain_error(exc, context.redact_paths)) from None
-        return [[label, run_id] for label, run_id in run_choices(context, owner)]
-
-    gr.api(samples_api, api_name="samples", **READ_EVENT)
-    gr.api(filters_api, api_name="sample_filters", **READ_EVENT)
-    gr.api(sample_api, api_name="sample", **READ_EVENT)
-    gr.api(compare_api, api_name="compare", **READ_EVENT)
-    gr.api(compare_sample_api, api_name="compare_sample", **READ_EVENT)
-    gr.api(runs_api, api_name="explore_runs", **READ_EVENT)
+    declare_explore_api(context, ExploreViews(
+        samples=list_samples, filters=filters_view, sample=show_sample, compare=show_flipped,
+        compare_sample=show_flipped_sample, runs=run_choices))
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, "sample_id")

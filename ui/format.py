@@ -5,9 +5,8 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -28,6 +27,7 @@ from evaluators.service.board import (
     UPDATED_COLUMN,
     BoardLayout,
 )
+from evaluators.service.redaction import shown_as_is
 
 # Shown as they are: the sample count, and every metric a benchmark declares as a count or a label.
 PLAIN_COLUMNS = ("n",)
@@ -285,38 +285,6 @@ def escaped_block(title: str, value: Any) -> str:
         except (ValueError, TypeError, RecursionError):  # tuple keys, an integer too long to print
             text = show(value, limit=MAX_BLOCK_CHARS)
     return f"<h4>{html.escape(title)}</h4><pre style='white-space:pre-wrap'>{html.escape(text)}</pre>"
-
-
-def shown_as_is(text: str) -> str:
-    return text
-
-
-# An absolute path of two parts or more, not inside a URL (so its "/" is not right after a letter, digit,
-# ":", "/" or ".").
-ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])(?:/\.?[\w@+-]+(?:\.[\w@+-]+)*){2,}/?")
-
-
-class PathRedactor:
-    """Server paths out of text shown to visitors of a public deployment: known folders become short
-    names (`<data folder>/<benchmark>`), any other absolute path keeps only its last part (`…/toolboard.db`)."""
-
-    def __init__(self, folders: Mapping[str | Path, str]):
-        spellings: dict[str, str] = {}
-        for folder, name in folders.items():
-            for spelling in (str(folder), str(Path(folder).resolve())):
-                if spelling not in ("", "/", "."):
-                    spellings[spelling.rstrip("/")] = name
-        # Longest first, so a folder inside another gets its own name.
-        self.folders = sorted(spellings.items(), key=lambda item: len(item[0]), reverse=True)
-
-    def __call__(self, text: str) -> str:
-        return ABSOLUTE_PATH.sub(lambda match: self._short(match.group()), text)
-
-    def _short(self, path: str) -> str:
-        for folder, name in self.folders:
-            if path == folder or path.startswith(folder + "/"):
-                return name + path[len(folder):]
-        return "…/" + path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def user_error(exc: Exception, redact: Callable[[str], str] = shown_as_is) -> str:

@@ -4,36 +4,29 @@ CSV/JSON download of the current view; the view's state in the page URL."""
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import gradio as gr
-import pandas as pd
 from pandas.io.formats.style import Styler
 
-from evaluators.core.csv_files import write_csv
-from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, all_benchmarks, benchmark_names, get_benchmark
 from evaluators.service.board import (
     PAGE_NARROWING,
     SOURCES,
-    BoardQuery,
-    as_json_records,
     board_updated,
     bounded,
     fact_choices,
     layout_for,
-    more_rows_note,
     published_table,
-    query_board,
 )
 from ui import charts
-from ui.context import READ_EVENT, AppContext, plain_error
-from ui.format import as_percent, board_table, markdown_text, table_json, without_empty_info_columns
+from ui.api import declare_board_api, declare_download
+from ui.board_views import chart_figure, hashable, percent_table
+from ui.context import READ_EVENT, AppContext
+from ui.format import board_table, markdown_text
 
 APART_LABEL = "Not ranked: partial, different requests, request errors, uploads of unknown provenance"
 MAX_SEARCH_CHARS = 200
@@ -178,44 +171,6 @@ def controls_state(values: tuple[Any, ...], facts: Facts) -> BoardState:
     if sort_by:
         params["sort"] = [sort_by]
     return state_from_params(params, facts)
-
-
-def _query(view: str | None, search: str, sources: list[str] | None, columns: list[str] | None, details: bool,
-           sort_by: str | None, part: str = "all", organisations: list[str] | None = None, open_weights_only: bool = False,
-           request_modes: list[str] | None = None) -> BoardQuery:
-    return BoardQuery(view=view or None, search=search or "", sources=tuple(SOURCES if sources is None else sources),
-                      columns=tuple(columns) if columns is not None else None,
-                      details=bool(details), sort_by=sort_by or None, part=part,
-                      organisations=tuple(organisations) if organisations else None,
-                      open_weights_only=bool(open_weights_only),
-                      request_modes=tuple(request_modes) if request_modes else None)
-
-
-def view_table(context: AppContext, benchmark: str, view: str | None, search: str, sources: list[str] | None,
-               columns: list[str] | None, details: bool, mode: str, sort_by: str | None, part: str = "all",
-               organisations: list[str] | None = None, open_weights_only: bool = False,
-               request_modes: list[str] | None = None) -> pd.DataFrame:
-    """The rows of the current view as fractions (what charts use); `part` as in BoardQuery; empty
-    organisations or request modes: every one."""
-    layout = layout_for(benchmark)
-    if mode not in MODES:  # each scoring mode is a board of its own: never build one for a made-up name
-        raise ToolboardError(f"unknown scoring mode {mode!r}: choose one of {', '.join(MODES)}")
-    # While the page switches benchmark, a control may still hold the previous benchmark's choice.
-    if view and view not in layout.views:
-        view = layout.views[0]
-    if columns is not None:
-        columns = list(dict.fromkeys(c for c in columns if c in layout.columns)) or (list(layout.columns) if columns else [])
-    frame = context.board_frame(benchmark, mode)
-    return query_board(frame, layout, _query(view, search, sources, columns, details, sort_by, part, organisations,
-                                             open_weights_only, request_modes))
-
-
-def percent_table(context: AppContext, *values: Any, part: str = "all") -> pd.DataFrame:
-    """view_table in % (as the page, the API and the downloads give it): metric shares and their
-    interval bounds ×100 with one decimal; `_n` and count metrics as they are."""
-    benchmark, view, search, sources, columns, details, mode, sort_by, *facts = values
-    frame = view_table(context, benchmark, view, search, sources, columns, details, mode, sort_by, part, *facts)
-    return as_percent(frame, layout_for(benchmark))
 
 
 def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
@@ -421,10 +376,10 @@ def build(context: AppContext) -> LeaderboardParts:
     # The file box shows once it holds a file (API callers get the plain path); any change of the view
     # empties and hides it again (refresh), so it never offers the previous view's file.
     for button, kind in ((csv_button, "csv"), (json_button, "json")):
-        button.click(exporter(context, kind), filters, download, api_name=f"download_{kind}", **READ_EVENT).then(
+        declare_download(context, kind, button, filters, download).then(
             lambda: gr.update(visible=True), None, download, **PRIVATE_READ)
 
-    register_api(context)
+    declare_board_api(context)
     restore_outputs = [*filters, note, more]
 
     def open_benchmark(name: str, mode: str) -> tuple[Any, ...]:
@@ -435,120 +390,6 @@ def build(context: AppContext) -> LeaderboardParts:
     return LeaderboardParts(filters, restore, restore_outputs, outputs, refresh, chart_inputs, plot, draw_chart,
                             open_benchmark, [mode], [benchmark, view, columns, sort_by, organisations, request_modes, note])
 
-
-def hashable(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Control values as a cache key (lists become tuples)."""
-    return tuple(tuple(v) if isinstance(v, list | tuple) else v for v in values)
-
-
-def chart_figure(context: AppContext, *values: Any) -> Any:
-    """The chart of the view's top rows, shared by every visitor asking the same one until the board changes."""
-    return context.board_view(("chart", *hashable(values)), lambda: _chart_figure(context, *values))
-
-
-def _chart_figure(context: AppContext, benchmark: str, view: str, search: str, sources: list[str], columns: list[str],
-                  details: bool, mode: str, sort_by: str, organisations: list[str], open_weights_only: bool,
-                  request_modes: list[str], kind: str, top: float) -> Any:
-    """The chart of the view's top rows (fractions, as the charts take them)."""
-    chosen = layout_for(benchmark)
-    rows = view_table(context, benchmark, view, search, sources, columns, details, mode, sort_by, "all",
-                      organisations, open_weights_only, request_modes).head(int(top))
-    title = f"{get_benchmark(benchmark).title} · {chosen.view_label.lower()} {view} · {mode}"
-    if kind == "radar":
-        return charts.radar(rows, chosen, title)
-    if kind in ("accuracy vs latency", "accuracy vs tokens"):
-        return charts.accuracy_vs_cost(context.store, rows, chosen, kind.split()[-1], title, score_column=sort_by or None)
-    if kind == "error types":
-        return charts.error_types(context.store, rows, title)
-    return charts.subset_bars(rows, chosen, title)
-
-
-def exporter(context: AppContext, kind: str) -> Callable[..., str]:
-    """The handler of a download button: writes the view the controls give as a CSV or JSON file."""
-    def write(*values: Any) -> str:
-        """The current view as a file, in % like the table and the /leaderboard API."""
-        frame = percent_table(context, *values)
-        folder = Path(tempfile.mkdtemp(prefix="toolboard-view-"))
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"leaderboard-{values[0]}-{values[1] or 'all'}")
-        path = folder / f"{name}.{kind}"
-        if kind == "csv":
-            write_csv(frame, path)  # text cells a spreadsheet would run as formulas are neutralised
-        else:
-            path.write_text(as_json_records(frame), encoding="utf-8")
-        return str(path)
-    return write
-
-
-def bounded_json(frame: pd.DataFrame) -> dict[str, Any]:
-    """A queried view for API callers: at most MAX_BOARD_ROWS rows (evaluators.service.board.bounded) as {"headers",
-    "data"}, with "total_rows" (the view's rows), "more_rows" (left out) and "note" (how to see them; empty when
-    none was left out)."""
-    shown, more = bounded(frame)
-    return table_json(without_empty_info_columns(shown), total_rows=len(frame), more_rows=more,
-                      note=more_rows_note(len(shown), more, "rows (ranked rows first, then by the sort column)"))
-
-
-def register_api(context: AppContext) -> None:
-    """Typed API endpoints: any benchmark's views and columns, independent of what the page shows."""
-    def part_api(benchmark: str, view: str, search: str, sources: list[str] | None, columns: list[str] | None,
-                 details: bool, mode: str, sort_by: str, part: str, organisations: list[str] | None,
-                 open_weights_only: bool, request_modes: list[str] | None) -> dict[str, Any]:
-        values = (benchmark, view, search, sources, columns, details, mode, sort_by, organisations, open_weights_only,
-                  request_modes)
-        try:
-            # Most visitors ask the same few views: each is built once per change of the board.
-            return context.board_view(("api", part, *hashable(values)), lambda: bounded_json(
-                percent_table(context, *values, part=part)))
-        except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
-            raise gr.Error(plain_error(exc, context.redact_paths)) from None
-
-    def leaderboard_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
-                        columns: list[str] | None = None, details: bool = False, mode: str = "official",
-                        sort_by: str = "", organisations: list[str] | None = None, open_weights_only: bool = False,
-                        request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The leaderboard's current view (values in %): {"headers", "data", "total_rows", "more_rows", "note"};
-        the ranked rows (with `rank`) first, then the rows kept apart (with `apart_reason`); at most 200 rows
-        (more_rows: how many more the view has, note: how to narrow it; the downloads hold every row); `newest`
-        marks the newest evaluated or uploaded run; `<column>_n`, `_low`, `_high`: n and 95% Wilson interval (in
-        %) of each share column; the model facts (organisation, params_b, licence, open_weights, request_mode,
-        link) and `updated` (ISO date) per row. organisations / request_modes: keep only these (empty: all);
-        open_weights_only: open models only."""
-        return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "all", organisations,
-                        open_weights_only, request_modes)
-
-    def leaderboard_ranked_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
-                               columns: list[str] | None = None, details: bool = False, mode: str = "official",
-                               sort_by: str = "", organisations: list[str] | None = None,
-                               open_weights_only: bool = False, request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The ranked table only: published rows and comparable runs, with `rank` (values in %); at most 200 rows,
-        as /leaderboard."""
-        return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "ranked", organisations,
-                        open_weights_only, request_modes)
-
-    def leaderboard_apart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
-                              columns: list[str] | None = None, details: bool = False, mode: str = "official",
-                              sort_by: str = "", organisations: list[str] | None = None,
-                              open_weights_only: bool = False, request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The rows kept out of the ranking, each with its `apart_reason` (values in %); at most 200 rows, as
-        /leaderboard."""
-        return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "apart", organisations,
-                        open_weights_only, request_modes)
-
-    def chart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
-                  columns: list[str] | None = None, mode: str = "official", kind: str = "subset bars",
-                  top: int = 5) -> dict[str, Any]:
-        """A chart of the view's top rows, as plotly JSON: {"type": "plotly", "plot": str}."""
-        try:
-            figure = chart_figure(context, benchmark, view, search, sources, columns, False, mode, "", [], False, [], kind,
-                                  top)
-        except Exception as exc:  # noqa: BLE001
-            raise gr.Error(plain_error(exc, context.redact_paths)) from None
-        return {"type": "plotly", "plot": figure.to_json()}
-
-    gr.api(leaderboard_api, api_name="leaderboard", **READ_EVENT)
-    gr.api(leaderboard_ranked_api, api_name="leaderboard_ranked", **READ_EVENT)
-    gr.api(leaderboard_apart_api, api_name="leaderboard_apart", **READ_EVENT)
-    gr.api(chart_api, api_name="chart", **READ_EVENT)
 
 @dataclass(frozen=True)
 class ShownTable:

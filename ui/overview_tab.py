@@ -13,8 +13,9 @@ import pandas as pd
 from evaluators.core.registry import all_benchmarks
 from evaluators.service.board import RANK_COLUMN
 from evaluators.service.overview import LACKS_COLUMN, MODEL_COLUMN, SOURCE_SUFFIX, aggregate_rule, headlines, overview_rows
-from ui.context import READ_EVENT, AppContext, plain_error
-from ui.format import in_percent_points, table_json
+from ui.api import declare_overview_api
+from ui.context import AppContext
+from ui.format import in_percent_points
 
 # The overview compares published figures: official scoring only (strict mode has no published rows).
 MODE = "official"
@@ -97,16 +98,6 @@ def build(context: AppContext) -> OverviewParts:
     with gr.Row():
         open_buttons = [(gr.Button(f"Open {b.title} table", size="sm"), b.name) for b in all_benchmarks()]
 
-    def overview_api() -> dict[str, Any]:
-        """The overview (values in %): {"headers", "data", "aggregate"}; one row per model, the ranked models
-        first with `rank` and `aggregate`, the others with the benchmarks they lack; `<title> · source` says
-        where each benchmark's figures come from."""
-        try:
-            frame = in_percent(overview_frame(context))
-        except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
-            raise gr.Error(plain_error(exc, context.redact_paths)) from None
-        return table_json(frame, aggregate=aggregate_rule())
-
-    gr.api(overview_api, api_name="overview", **READ_EVENT)
+    declare_overview_api(context, lambda: in_percent(overview_frame(context)))
     return OverviewParts([table, nobody], refresh, open_buttons)
 

@@ -18,12 +18,14 @@ from gradio.utils import get_upload_folder
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS
 from evaluators.core.registry import benchmark_names
-from evaluators.service.submissions import Submission, UnreadableLines, check_submission, store_submission, without_folder
-from ui.context import AppContext, as_markdown, plain_error, resolve_data_dir
+from evaluators.service.submissions import Submission, UnreadableLines, without_folder
+from evaluators.service.uploads import add_upload, check_upload
+from ui.api import declare_add_upload, declare_check_upload
+from ui.context import AppContext, as_markdown, plain_error
 from ui.format import markdown_text
 from ui.report_view import build_report_panel
 from ui.run_form import data_line, data_source_choices, language_choices
-from ui.visitor import BROWSER_STORAGE_KEY
+from ui.visitor import BROWSER_STORAGE_KEY, owner_of
 
 UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
 
@@ -39,9 +41,7 @@ def check_file(context: AppContext, path: str | None, benchmark: str, language: 
     if not upload.is_file():
         return None, None, None, "⚠️ This upload was already checked and removed from the server; upload the file again."
     try:
-        data_dir = resolve_data_dir(context, data_source, data_folder, benchmark, language or None)
-        submission = check_submission(upload, benchmark, language=language or None, data_dir=data_dir,
-                                      max_bytes=context.max_upload_bytes)
+        submission = check_upload(context, upload, benchmark, language or None, data_source, data_folder)
     except UnreadableLines as exc:
         errors = [without_upload_paths(error) for error in exc.errors]
         validation = {"ok": False, "problems": exc.total, "first_errors": errors, "benchmark": benchmark,
@@ -113,12 +113,10 @@ def add_pending(context: AppContext, submission: Submission | None, model: str,
     try:
         if submission is None:
             raise ToolboardError("upload and check a clean file first")
-        run_id = store_submission(context.store, submission, model, notes, owner=owner,
-                                  admission=context.jobs.admission)
+        run_id = add_upload(context, submission, model, notes, owner)
     except Exception as exc:  # noqa: BLE001
         keep = submission if submission is not None and submission.ok and submission.reports else None
         return without_upload_paths(plain_error(exc, context.redact_paths)), keep
-    context.after_run(run_id)
     return f"Added as run {run_id}: it is on the leaderboard (source: uploaded) and in the Explore tab.", None
 
 
@@ -147,7 +145,7 @@ def page_visitor(context: AppContext) -> gr.BrowserState:
 
 def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
     """The tab; `visitor` holds the page's visitor token (found in the page when not given)."""
-    from ui.evaluate_tab import owner_of, wire_data_choice  # the Evaluate tab's Data choice and visitor, shared
+    from ui.evaluate_tab import wire_data_choice  # the Evaluate tab's Data choice, shared
 
     visitor = visitor if visitor is not None else page_visitor(context)
 
@@ -196,8 +194,8 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
     def on_check(path, name, lang, source, folder):
         return check_file(context, path, name, lang, source, folder)
 
-    check.click(on_check, [upload, benchmark, language, data_source, data_folder],
-                [validation, report.raw, pending, message_text], api_name="check_upload").then(
+    declare_check_upload(check, on_check, [upload, benchmark, language, data_source, data_folder],
+                         [validation, report.raw, pending, message_text]).then(
         as_markdown, [message_text], [message], api_visibility="private").then(
         report.updates, [report.raw], report.outputs(), api_visibility="private")
 
@@ -211,20 +209,13 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
             return plain_error(exc), submission
         return add_pending(context, submission, model_name, notes_text, owner)
 
-    def add(submission: Submission | None, model_name: str, notes_text: str, owner_token: str = "",
-            request: gr.Request = None) -> tuple[str, Submission | None]:
-        """Add the file checked last (check_upload, same session) to the leaderboard under model_name (at most
-        200 characters) with notes_text (at most 2,000): the message. On a public deployment owner_token (a
-        secret you keep, 16+ characters) names you for the daily upload quota, else your client session does."""
-        return add_as(submission, model_name, notes_text, owner_token, request)
-
     def add_on_page(submission: Submission | None, model_name: str, notes_text: str, token: Any,
                     request: gr.Request) -> tuple[str, Submission | None]:
         return add_as(submission, model_name, notes_text, token, request)
 
     add_button.click(add_on_page, [pending, model, notes, visitor], [added_text, pending],
                      api_visibility="private").then(as_markdown, [added_text], [added], api_visibility="private")
-    api_add.click(add, [pending, model, notes, api_owner_token], [added_text, pending], api_name="add_upload")
+    declare_add_upload(api_add, add_as, [pending, model, notes, api_owner_token], [added_text, pending])
     # A new file: nothing pending, and the previous file's report no longer shown.
     upload.change(lambda: (None, *report.all_updates(None)), None, [pending, *report.all_outputs()],
                   api_visibility="private")

@@ -10,8 +10,9 @@ import time
 from evaluators.cli.report_text import print_report
 from evaluators.cli.roles import chosen_roles
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark, score_all
+from evaluators.core.registry import all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names, resolve_language
+from evaluators.service.offline_scoring import benchmark_with_example, score_example, score_predictions_file
 
 
 def list_command(_: argparse.Namespace) -> int:
@@ -34,22 +35,16 @@ def list_command(_: argparse.Namespace) -> int:
 
 def score_command(args: argparse.Namespace) -> int:
     benchmark = get_benchmark(args.benchmark)
-    language = resolve_language(benchmark, args.language)
-    subsets = benchmark.expand_subsets(args.subset)
     roles = chosen_roles(args, benchmark, scoring_files=True)
     started = time.perf_counter()
-    samples = benchmark.load(args.data_dir, language=language, subsets=subsets)
-    predictions = benchmark.read_predictions(args.predictions, samples)
-    if roles and benchmark.prepare_uploaded is not None:  # the roles work before scoring, which stays pure
-        benchmark.prepare_uploaded(samples, predictions, roles)
-    scores = score_all(benchmark, samples, predictions, args.mode)
-    report = benchmark.report(samples, scores, mode=args.mode, language=language, subsets=subsets)
+    scored = score_predictions_file(benchmark, args.predictions, args.data_dir, args.language, args.subset, args.mode,
+                                    roles)
     if args.samples:
         with args.samples.open("w", encoding="utf-8") as out:
-            for result in scores:
+            for result in scored.scores:
                 out.write(_verdict_line(result.to_dict()) + "\n")
-    print_report(report, args.json)
-    print(f"scored {len(samples)} samples in {time.perf_counter() - started:.2f}s", file=sys.stderr)
+    print_report(scored.report, args.json)
+    print(f"scored {len(scored.samples)} samples in {time.perf_counter() - started:.2f}s", file=sys.stderr)
     return 0
 
 
@@ -63,34 +58,16 @@ def _verdict_line(verdict: dict) -> str:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    benchmark = _with_example(args.benchmark)
-    example = benchmark.example
-    assert example is not None
-    samples = benchmark.load(example.folder, language=example.language, subsets=None)
-    predictions = benchmark.read_predictions(example.folder / "predictions.jsonl", samples)
-    scores = score_all(benchmark, samples, predictions, args.mode)
-    report = benchmark.report(samples, scores, mode=args.mode, language=example.language)
+    benchmark = benchmark_with_example(args.benchmark)
+    example, scored = score_example(benchmark, args.mode)
     if not args.json:
         print(f"Built-in example of {benchmark.title}: {example.note}.\n")
-        for result in scores:
+        for result in scored.scores:
             verdict = "right" if result.correct else f"wrong ({result.error_type}: {result.rule})"
             print(f"  {result.sample_id:<45} {verdict}")
         print()
-    print_report(report, args.json)
+    print_report(scored.report, args.json)
     return 0
-
-
-def _with_example(name: str | None) -> Benchmark:
-    """The benchmark named (it must ship an example), else the first that ships one."""
-    if name:
-        benchmark = get_benchmark(name)
-        if benchmark.example is None:
-            raise ToolboardError(f"{benchmark.name} has no built-in example")
-        return benchmark
-    found = [benchmark for benchmark in all_benchmarks() if benchmark.example is not None]
-    if not found:
-        raise ToolboardError("no benchmark has a built-in example")
-    return found[0]
 
 
 def replay_command(args: argparse.Namespace) -> int:

@@ -5,32 +5,30 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
-from evaluators.engine.jobs import shown_message, status_without_a_job
-from evaluators.engine.store import LONE_SURROGATE, Store
+from evaluators.engine.store import Store
+from evaluators.publish.results_dataset import CARD_FILE, DATA_FILE, SPLIT
+from evaluators.service.run_records import (
+    catch_up_with_the_queue,
+    check_dataset_runs,
+    prediction_lines,
+    push_results_dataset,
+    push_token,
+    run_listing,
+    run_with_report,
+    write_results_dataset,
+)
 
 
 def runs_command(args: argparse.Namespace) -> int:
     store = Store()
-    queued = _catch_up_with_the_queue(store)
-    rows = []
-    runs = store.list_runs()
-    all_totals = store.all_run_totals([run.id for run in runs])
-    for run in runs:
-        totals = all_totals[run.id]
-        report = store.load_report(run.id) or {}
-        # A run a queue worker executes holds its lease in the worker's store, not here.
-        status = run.status if queued else status_without_a_job(store, run.id, run.status)
-        rows.append({
-            "id": run.id, "benchmark": run.benchmark, "language": run.language, "model": run.model,
-            "base_url": run.base_url, "status": status, "done": totals["done"], "total": run.total,
-            "errors": totals["errors"], "fingerprint": run.fingerprint, "summary": report.get("summary"),
-            "message": shown_message(run.status, status, run.message),
-        })
+    queued, warning = catch_up_with_the_queue(store)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    rows = run_listing(store, queued)
     if args.json:
         print(json.dumps(rows, ensure_ascii=False))
         return 0
@@ -42,38 +40,12 @@ def runs_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _catch_up_with_the_queue(store: Store) -> bool:
-    """In queue mode, bring runs queued from here (`run --queue --detach`) up to date once: a finished one's
-    record is stored, a cancelled or failed one says so. False outside queue mode."""
-    from evaluators.engine.queue_app import settings_from_env
-
-    settings = settings_from_env()
-    if settings is None:
-        return False
-    if not any(run.status in ("queued", "running", "cancelling") for run in store.list_runs()):
-        return True
-    from evaluators.engine.queue_jobs import QueueJobs
-
-    try:
-        jobs = QueueJobs(store, settings, poll_seconds=3600)
-        try:
-            jobs.poll()
-        finally:
-            jobs.shutdown()
-    except Exception as error:  # noqa: BLE001 - the stored runs are listed either way
-        print(f"warning: could not ask the queue about queued runs ({type(error).__name__}); listed as stored",
-              file=sys.stderr)
-    return True
-
-
 def export_command(args: argparse.Namespace) -> int:
     token = _check_export_flags(args)
     store = Store()
     run_ids = _dataset_run_ids(args)
     if args.dataset is not None and run_ids is not None:
-        from evaluators.publish.results_dataset import chosen_runs
-
-        chosen_runs(store, run_ids)  # an unknown or unfinished run is refused before anything is written
+        check_dataset_runs(store, run_ids)
     if args.run_id is not None and (args.predictions or args.report or args.dataset is None):
         _export_run(store, args)
     if args.dataset is not None:
@@ -96,16 +68,7 @@ def _check_export_flags(args: argparse.Namespace) -> str | None:
         raise ToolboardError("--predictions and --report need RUN_ID: the run whose predictions and report to write")
     if args.public and not args.push:
         raise ToolboardError("--public only works with --push ORG/NAME")
-    if not args.push:
-        return None
-    from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id
-
-    check_repo_id(args.push)
-    token = os.environ.get(TOKEN_ENV, "").strip()
-    if not token:
-        raise ToolboardError(f"--push needs a Hugging Face token with write access to {args.push} in {TOKEN_ENV} "
-                             "(read from the environment only); nothing was written")
-    return token
+    return push_token(args.push) if args.push else None
 
 
 def _dataset_run_ids(args: argparse.Namespace) -> list[str] | None:
@@ -117,9 +80,7 @@ def _dataset_run_ids(args: argparse.Namespace) -> list[str] | None:
 def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_id: str | None, token: str | None,
                     public: bool) -> None:
     """Write the results dataset folder, say what it holds; then push it when asked."""
-    from evaluators.publish.results_dataset import CARD_FILE, DATA_FILE, SPLIT, write_dataset
-
-    written = write_dataset(folder, store, run_ids)
+    written = write_results_dataset(folder, store, run_ids)
     print(f"wrote the results dataset to {written.folder}")
     for config, rows in (("contents", written.contents_rows), ("details", written.details_rows),
                          ("runs", written.runs_rows)):
@@ -129,12 +90,10 @@ def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_
     print(f'load it with: datasets.load_dataset({json.dumps(str(written.folder))}, "contents", split="{SPLIT}")')
     if repo_id is None:
         return
-    from evaluators.publish.hub_sync import push_dataset_folder
-
     visibility = "public" if public else "private"
     print(f"pushing to dataset {repo_id} (created {visibility} if new; an existing repo keeps its visibility)...",
           file=sys.stderr)
-    url = push_dataset_folder(written.folder, repo_id, token=token, endpoint=None, private=not public)
+    url = push_results_dataset(written.folder, repo_id, token, public)
     print(f"pushed to dataset {repo_id}: {url}")
     print(f'load it with: datasets.load_dataset("{repo_id}", "contents", split="{SPLIT}")'
           "  (a private repo needs a token that can read it)")
@@ -142,29 +101,11 @@ def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_
 
 def _export_run(store: Store, args: argparse.Namespace) -> None:
     """One run's predictions (--predictions) and report (--report), or, with neither, its record as JSON."""
-    run = store.get_run(args.run_id)
+    run, report = run_with_report(store, args.run_id, args.mode)
     if args.predictions:
         with args.predictions.open("w", encoding="utf-8") as out:
-            # Each row with its evidence as stored (gold answer, request as sent): the dataset is never reloaded.
-            for stored in store.iter_stored_samples(run.id):
-                prediction = stored.prediction
-                assert prediction is not None  # a predictions row always holds one
-                row = {"id": prediction.sample_id, "output": prediction.output}
-                if prediction.tool_calls is not None:
-                    row["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in prediction.tool_calls]
-                # The benchmark's evidence as fields of their own (an agent item's `result` and `process` are
-                # what its predictions file holds); never over the fields above.
-                row.update({key: value for key, value in (prediction.extra or {}).items() if key not in row})
-                if prediction.error is not None:
-                    row["error"] = prediction.error
-                if stored.gold_kept:
-                    row["gold"] = stored.gold
-                if stored.request_kept:
-                    row["request"] = stored.request
-                text = json.dumps(row, ensure_ascii=False)
-                # A lone surrogate (kept in a stored request or answer) can only be written as its \u escape.
-                out.write((json.dumps(row) if LONE_SURROGATE.search(text) else text) + "\n")
-    report = store.load_report(run.id, args.mode)
+            for line in prediction_lines(store, run.id):
+                out.write(line + "\n")
     if args.report:
         if report is None:
             raise ToolboardError(f"run {run.id} has no {args.mode} report yet (status {run.status})")

@@ -19,6 +19,7 @@ from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
+from evaluators.core.secret_file import secret_file
 from evaluators.core.types import ChatRequest, ToolCall
 from evaluators.engine import local_model
 from evaluators.engine.endpoint_guard import check_api_key
@@ -281,20 +282,7 @@ def installation_salt() -> bytes:
     """This installation's secret for cache keys: made on first use, readable by its owner only. Made
     aside and linked into place, so a process that starts at the same moment never reads half of it."""
     path = toolboard_home() / CACHE_SALT_FILE
-    if not path.exists():
-        aside = path.with_name(f".{CACHE_SALT_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
-        descriptor = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as out:
-            out.write(secrets.token_hex(32))
-        try:
-            os.link(aside, path)
-        except FileExistsError:
-            pass  # another process made it first: theirs is used
-        except OSError:  # a file system without hard links
-            os.replace(aside, path)
-        finally:
-            aside.unlink(missing_ok=True)
-    text = path.read_text(encoding="ascii", errors="replace").strip()
+    text = secret_file(path, secrets.token_hex(32).encode("ascii")).decode("ascii", errors="replace").strip()
     try:
         salt = bytes.fromhex(text)
     except ValueError:

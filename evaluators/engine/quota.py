@@ -3,7 +3,7 @@
 
 They are counted from the store (each run's creation time and owner), so a restarted app forgets nothing and
 every process sharing the store counts the same runs. On a public deployment the owner is the visitor's hash
-(ui/visitor.py); on a private one every run has no owner, so a quota set there counts the whole deployment.
+(evaluators/service/ownership.py); on a private one every run has no owner, so a quota set there counts the whole deployment.
 """
 
 from __future__ import annotations

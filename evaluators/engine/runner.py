@@ -28,6 +28,7 @@ from evaluators.engine.client import (
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
 from evaluators.engine.preflight import check_endpoint
 from evaluators.engine.redact import redact
+from evaluators.engine.scoring import score_and_report
 from evaluators.engine.settings import TESTED_ROLE, RunConfig, fingerprint, role_settings
 from evaluators.engine.store import Store, lease_holder_name
 from evaluators.engine.write_behind import WriteBehind
@@ -455,15 +456,12 @@ def score_run(
     # Predictions are read back only for samples not scored while the run went (e.g. a resumed run's).
     all_known = all(s.id in scored.get(mode, {}) for mode in SCORING_MODES for s in samples)
     predictions = {} if all_known else store.load_predictions(run_id)
-    reports: dict[str, Report] = {}
-    for mode in SCORING_MODES:
-        known = scored.get(mode, {})
-        scores = [known.get(s.id) or benchmark.score(s, predictions.get(s.id), mode) for s in samples]
-        reports[mode] = benchmark.report(samples, scores, mode=mode, language=config.language,
-                                         subsets=benchmark.expand_subsets(list(config.subsets) or None))
-        store.save_scores(run_id, mode, scores, reports[mode])
+    results = score_and_report(benchmark, samples, predictions, SCORING_MODES, language=config.language,
+                               subsets=benchmark.expand_subsets(list(config.subsets) or None), known=scored)
+    for mode, result in results.items():
+        store.save_scores(run_id, mode, result.scores, result.report)
     store.set_status(run_id, *ending(store.run_totals(run_id)))
-    return reports[SCORING_MODES[0]]
+    return results[SCORING_MODES[0]].report
 
 
 def ending(totals: dict[str, int]) -> tuple[str, str]:

@@ -22,10 +22,11 @@ from evaluators.core.limits import (
     check_text_length,
 )
 from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_rows
-from evaluators.core.registry import MODES, Benchmark, get_benchmark, score_all
+from evaluators.core.registry import MODES, Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.jobs import Admission
+from evaluators.engine.scoring import score_and_report
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
 
@@ -178,10 +179,8 @@ def _check(path: Path, benchmark_name: str, language: str | None, subsets: list[
     submission = Submission(benchmark, language, path, str(data_dir) if data_dir else None, _digest(path), samples,
                             predictions, summary, chosen)
     if submission.ok:
-        for mode in MODES:
-            submission.scores[mode] = score_all(benchmark, samples, predictions, mode)
-            submission.reports[mode] = benchmark.report(samples, submission.scores[mode], mode=mode, language=language,
-                                                        subsets=chosen)
+        for mode, result in score_and_report(benchmark, samples, predictions, language=language, subsets=chosen).items():
+            submission.scores[mode], submission.reports[mode] = result.scores, result.report
     return submission
 
 

@@ -1,0 +1,127 @@
+"""Who owns a run, and who may see and act on it: the rules of a public deployment (a private one allows everything).
+
+A visitor is a random token their browser keeps; an API caller is the `owner_token` it passes, else its Gradio
+session (the front door reads those: ui/visitor.py). A run stores only a salted hash of that identity (HMAC-SHA256
+keyed by a secret made once per installation and kept next to the store, apart from the API-key cache salt so
+neither secret serves two purposes), never the token itself. On a private deployment nobody is anyone: every run
+is everyone's.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import hmac
+import logging
+import secrets
+from pathlib import Path
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.secret_file import secret_file
+from evaluators.engine.store import RunRow, Store
+
+log = logging.getLogger(__name__)
+
+SECRET_FILE = "visitor-secret"
+SECRET_BYTES = 32
+MIN_TOKEN_CHARS = 16
+MAX_TOKEN_CHARS = 200
+
+
+def installation_secret(folder: Path) -> bytes:
+    """The installation's secret, made on first use with owner-only permissions (evaluators.core.secret_file)."""
+    try:
+        secret = secret_file(folder / SECRET_FILE, secrets.token_bytes(SECRET_BYTES))
+    except OSError as error:
+        if error.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        log.warning("the visitor secret cannot be written in a read-only folder (%s): this process uses one of "
+                    "its own, so visitors lose access to their runs' outputs when it restarts", error.strerror)
+        return secrets.token_bytes(SECRET_BYTES)
+    if len(secret) < SECRET_BYTES:
+        raise ToolboardError(f"the visitor secret {SECRET_FILE} next to the store is damaged (too short): delete it to"
+                             " make a new one (visitors then no longer own the runs they started)")
+    return secret
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class Visitors:
+    """Turns a browser token, API token or session into the owner hash stored with runs."""
+
+    def __init__(self, public: bool, folder: Path):
+        self.public = public
+        # A private deployment has no owners, and so no secret file to make.
+        self._secret = installation_secret(folder) if public else b""
+
+    def browser_secret(self) -> str:
+        """The key the browser encrypts its stored token with. It is sent to every page, so it is derived
+        from the installation secret (stable across restarts, so tokens stay readable) and reveals nothing of it."""
+        if not self.public:
+            return ""
+        return hmac.new(self._secret, b"browser-state", hashlib.sha256).hexdigest()[:32]
+
+    def owner(self, token: object, session_hash: str | None) -> str | None:
+        """The owner hash of whoever sends a request: their token when they give one, else their session.
+        None on a private deployment."""
+        if not self.public:
+            return None
+        text = token.strip() if isinstance(token, str) else ""
+        if text:
+            if not MIN_TOKEN_CHARS <= len(text) <= MAX_TOKEN_CHARS:
+                raise ToolboardError(f"owner_token must be a secret of {MIN_TOKEN_CHARS} to {MAX_TOKEN_CHARS} characters"
+                                     " (e.g. 32 random letters and digits); leave it empty to use your session")
+            return self._hash("token", text)
+        if session_hash:
+            return self._hash("session", session_hash)
+        raise ToolboardError("this request has no visitor identity: pass owner_token (a random secret you keep)")
+
+    def _hash(self, kind: str, value: str) -> str:
+        return hmac.new(self._secret, f"{kind}:{value}".encode(), hashlib.sha256).hexdigest()
+
+
+def find_run(store: Store, run_id: str) -> RunRow:
+    """The run, with an error that names no server path (the store's names its file)."""
+    if not store.has_run(run_id):
+        raise ToolboardError(f"no run {run_id!r} here")
+    return store.get_run(run_id)
+
+
+# ---- what a visitor may do (public deployments; a private one allows everything) ---------------------
+
+
+def owns(public: bool, run: RunRow, owner: str | None) -> bool:
+    """The visitor started the run (every run is everyone's on a private deployment)."""
+    return not public or (run.owner is not None and run.owner == owner)
+
+
+def may_see_outputs(public: bool, run: RunRow, owner: str | None) -> bool:
+    """Raw outputs: the owner's, or everyone's when the run is shared or the operator's (no owner)."""
+    return not public or run.owner is None or bool(run.shared) or run.owner == owner
+
+
+def may_see_job(public: bool, run: RunRow, owner: str | None) -> bool:
+    """A run's progress and report: its owner's while it runs; once finished, whoever may see its outputs."""
+    return owns(public, run, owner) or (run.status == "finished" and may_see_outputs(public, run, owner))
+
+
+def check_owns(public: bool, run: RunRow, owner: str | None, action: str) -> None:
+    if owns(public, run, owner):
+        return
+    if run.owner is None:
+        raise ToolboardError(f"run {run.id} belongs to the operator of this deployment: visitors cannot {action} it")
+    raise ToolboardError(f"run {run.id} was started by another visitor: only they can {action} it")
+
+
+def check_may_see_outputs(public: bool, run: RunRow, owner: str | None) -> None:
+    if not may_see_outputs(public, run, owner):
+        raise ToolboardError(f"the outputs of run {run.id} are shown only to the visitor who started it, until they"
+                             " share them (its scores are on the leaderboard once it has finished)")
+
+
+def check_may_see_job(public: bool, run: RunRow, owner: str | None) -> None:
+    if not may_see_job(public, run, owner):
+        raise ToolboardError(f"run {run.id} was started by another visitor: it is shown only to them until it has"
+                             " finished and they share it")
