@@ -264,7 +264,7 @@ def flood_probes(tmp: Path) -> list[Probe]:
 
     from gradio_client import Client, handle_file
 
-    from evaluators.engine.jobs import Admission
+    from evaluators.engine.quota import Admission
     from evaluators.service.submissions import check_submission, store_submission
     from tests.acebench_fixtures import EXAMPLE_DIR
     from tests.test_hardening_flood import public_app

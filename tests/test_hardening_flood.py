@@ -25,8 +25,7 @@ from gradio_client import Client, handle_file
 from evaluators.core.csv_files import neutralised, write_csv
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_FILE_NAME_CHARS, MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, TextTooLongError
-from evaluators.engine.jobs import Admission
-from evaluators.engine.quota import DAY_SECONDS, QuotaReached
+from evaluators.engine.quota import DAY_SECONDS, Admission, QuotaReached
 from evaluators.engine.store import Store
 from evaluators.service.app_services import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_UPLOADS_PER_DAY, admission_for
 from evaluators.service.board import MAX_BOARD_ROWS, board_rows

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from gradio_client import Client
 
-from evaluators.engine.jobs import RUNNING_ELSEWHERE, Admission
+from evaluators.engine.jobs import RUNNING_ELSEWHERE
+from evaluators.engine.quota import Admission
 from evaluators.engine.store import Store
 from evaluators.service.app_services import PUBLIC_MAX_ACTIVE_JOBS, PUBLIC_MAX_RUN_SECONDS
 from evaluators.service.ownership import SECRET_FILE

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from evaluators.engine.jobs import Admission
+    from evaluators.engine.quota import Admission
     from evaluators.engine.settings import RunConfig
 
 

@@ -25,7 +25,7 @@ from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.local_model import is_local
 from evaluators.engine.local_model import resolve as resolve_local
-from evaluators.engine.quota import RUNS_QUOTA, UPLOADS_QUOTA, check_daily_quota
+from evaluators.engine.quota import Admission
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import Store
@@ -60,30 +60,6 @@ LIVE_ELSEWHERE_MESSAGE = ("run {run_id} is being executed right now by another p
                           " wait for it to end, or stop it there, before resuming it here")
 # How often the time limit is checked while runs go (tests call check_time_limits themselves).
 TIME_LIMIT_CHECK_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class Admission:
-    """Limits on the runs this app executes and the uploads it adds to the board; None means no limit."""
-
-    max_active: int | None = None
-    max_active_per_owner: int | None = None
-    max_run_seconds: float | None = None
-    # Daily quotas per visitor (on a private deployment, for everyone together) over any 24 hours, counted from
-    # the store (evaluators/engine/quota.py): runs started, uploads added to the board.
-    max_runs_per_day: int | None = None
-    max_uploads_per_day: int | None = None
-    # The wall clock the quotas are counted by (the store's creation times); tests pass one they move by hand.
-    now: Callable[[], float] = field(default=time.time, compare=False, repr=False)
-
-    def check_runs_quota(self, store: Store, owner: str | None, pending: int = 0) -> None:
-        """QuotaReached when `owner` has started max_runs_per_day runs in the last 24 hours (`pending`: starts
-        under way, not stored yet). Embedded and queue mode both call it in their admission check."""
-        check_daily_quota(store, RUNS_QUOTA, self.max_runs_per_day, owner, self.now(), pending)
-
-    def check_uploads_quota(self, store: Store, owner: str | None) -> None:
-        """QuotaReached when `owner` has added max_uploads_per_day uploads to the board in the last 24 hours."""
-        check_daily_quota(store, UPLOADS_QUOTA, self.max_uploads_per_day, owner, self.now())
 
 
 async def _cancel_other_tasks() -> None:

@@ -31,7 +31,7 @@ from typing import Any, final
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.job_manager import RunJobs
-from evaluators.engine.jobs import LIVE_ELSEWHERE_MESSAGE, RUNNING_ELSEWHERE, Admission
+from evaluators.engine.jobs import LIVE_ELSEWHERE_MESSAGE, RUNNING_ELSEWHERE
 from evaluators.engine.queue_app import (
     RESULT_EXPIRES_S,
     RUN_TASK,
@@ -46,6 +46,7 @@ from evaluators.engine.queue_app import (
     task_key,
 )
 from evaluators.engine.queue_worker import UNACKED, make_celery
+from evaluators.engine.quota import Admission
 from evaluators.engine.run_document import export_run, import_run, without_credentials
 from evaluators.engine.runner import start_run
 from evaluators.engine.settings import RunConfig

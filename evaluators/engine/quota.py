@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from evaluators.core.errors import ToolboardError
@@ -99,3 +100,27 @@ def limit_from_env(name: str, default: int | None, environ: Mapping[str, str] | 
         return int(raw)
     raise ToolboardError(f"{name} must be a whole number per day (0: none accepted) or off (no limit), not "
                          f"{echoed(raw)!r}")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Limits on the runs this app executes and the uploads it adds to the board; None means no limit."""
+
+    max_active: int | None = None
+    max_active_per_owner: int | None = None
+    max_run_seconds: float | None = None
+    # Daily quotas per visitor (on a private deployment, for everyone together) over any 24 hours, counted from
+    # the store (evaluators/engine/quota.py): runs started, uploads added to the board.
+    max_runs_per_day: int | None = None
+    max_uploads_per_day: int | None = None
+    # The wall clock the quotas are counted by (the store's creation times); tests pass one they move by hand.
+    now: Callable[[], float] = field(default=time.time, compare=False, repr=False)
+
+    def check_runs_quota(self, store: Store, owner: str | None, pending: int = 0) -> None:
+        """QuotaReached when `owner` has started max_runs_per_day runs in the last 24 hours (`pending`: starts
+        under way, not stored yet). Embedded and queue mode both call it in their admission check."""
+        check_daily_quota(store, RUNS_QUOTA, self.max_runs_per_day, owner, self.now(), pending)
+
+    def check_uploads_quota(self, store: Store, owner: str | None) -> None:
+        """QuotaReached when `owner` has added max_uploads_per_day uploads to the board in the last 24 hours."""
+        check_daily_quota(store, UPLOADS_QUOTA, self.max_uploads_per_day, owner, self.now())

@@ -23,10 +23,10 @@ from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.engine.endpoint_guard import guard_hub_requests, is_public_mode
 from evaluators.engine.job_manager import RunJobs
-from evaluators.engine.jobs import Admission, JobManager
+from evaluators.engine.jobs import JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
-from evaluators.engine.quota import RUNS_PER_DAY_SETTING, UPLOADS_PER_DAY_SETTING, limit_from_env
+from evaluators.engine.quota import RUNS_PER_DAY_SETTING, UPLOADS_PER_DAY_SETTING, Admission, limit_from_env
 from evaluators.engine.store import Store, open_app_store
 from evaluators.publish.hub_sync import HubSync, from_env
 from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env

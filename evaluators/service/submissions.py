@@ -25,7 +25,7 @@ from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_ro
 from evaluators.core.registry import MODES, Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
-from evaluators.engine.jobs import Admission
+from evaluators.engine.quota import Admission
 from evaluators.engine.scoring import score_and_report
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
