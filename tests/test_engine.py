@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.engine.runner import execute, score_run, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import SCHEMA_VERSION, Store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import FAST_RETRY, correct_reply, run_to_end, scripted_run_config, write_dataset
@@ -217,8 +217,8 @@ def test_global_limit_caps_concurrent_runs(data: Path, tmp_path: Path, monkeypat
     monkeypatch.setenv("TOOLBOARD_GLOBAL_CONCURRENCY", "3")
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
-        first = start_run(scripted_run_config(server, data, concurrency=4), store)
-        second = start_run(scripted_run_config(server, data, concurrency=4, use_cache=False), store)
+        first = start_run(RunRequest(scripted_run_config(server, data, concurrency=4)), store)
+        second = start_run(RunRequest(scripted_run_config(server, data, concurrency=4, use_cache=False)), store)
 
         async def both():
             return await asyncio.gather(

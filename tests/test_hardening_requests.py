@@ -36,7 +36,7 @@ from evaluators.engine.preflight import EndpointCheckFailed
 from evaluators.engine.redact import REDACTED, redact
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, parse_retry_after, usable_delay
-from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import correct_reply, write_dataset
@@ -68,7 +68,7 @@ def _config(base_url: str, data: Path, timeout: float = 5.0, **kwargs) -> RunCon
 
 def _run(store: Store, config: RunConfig, api_key: str | None = None, retry: RetryPolicy = FAST_RETRY):
     """Start and execute a run."""
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config), store)
     return asyncio.run(execute(store, run_id, samples, retry=retry, api_key=api_key))
 
 
@@ -246,7 +246,7 @@ def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path
     port = _unused_port()
     store = Store(tmp_path / "db.sqlite")
     with pytest.raises(EndpointCheckFailed, match=rf"nothing was started: connection refused by 127.0.0.1:{port}$"):
-        start_run(_config(f"http://127.0.0.1:{port}/v1", data), store)
+        start_run(RunRequest(_config(f"http://127.0.0.1:{port}/v1", data)), store)
     assert store.list_runs() == []  # refused before a run exists
     _past_the_preflight_check(monkeypatch)
     _run(store, _config(f"http://127.0.0.1:{port}/v1", data))
@@ -258,9 +258,9 @@ def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path
 def test_reset_and_tls_failures_are_named(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     store = Store(tmp_path / "db.sqlite")
     with _resetting_server() as port, pytest.raises(EndpointCheckFailed, match=f"connection reset by 127.0.0.1:{port}"):
-        start_run(_config(f"http://127.0.0.1:{port}/v1", data), store)
+        start_run(RunRequest(_config(f"http://127.0.0.1:{port}/v1", data)), store)
     with ScriptedServer() as server, pytest.raises(EndpointCheckFailed, match=f"TLS error with 127.0.0.1:{server.port}"):
-        start_run(_config(server.base_url.replace("http://", "https://"), data), store)
+        start_run(RunRequest(_config(server.base_url.replace("http://", "https://"), data)), store)
     _past_the_preflight_check(monkeypatch)
     with _resetting_server() as port:
         reset = _run(store, _config(f"http://127.0.0.1:{port}/v1", data))

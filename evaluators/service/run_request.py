@@ -278,7 +278,9 @@ def _number(raw: Mapping[str, Any], name: str, default: Any = None) -> Any:
         return DEFAULTS.get(name) if default is None else default
     if isinstance(value, bool) or not isinstance(value, int | float):
         NUMBER_RULES[name].check(value)
-    if NUMBER_RULES[name].whole and isinstance(value, float) and value.is_integer():
+    if not NUMBER_RULES[name].whole:
+        return float(value)  # 5 and "5" alike: 5.0
+    if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
 
