@@ -21,6 +21,7 @@ from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.engine.settings import REQUEST_MODES
+from evaluators.service.run_request import PUBLIC_MAX_LIMIT
 from ui.context import AppContext, as_markdown, plain_error
 from ui.format import picked_value, table_json, user_error
 from ui.jobs_panel import act_on_run, job_detail, jobs_table
@@ -32,7 +33,6 @@ from ui.run_form import (
     LIMIT_LABEL,
     LOCAL_DEMO,
     LOCAL_DEMO_FORM,
-    PUBLIC_MAX_LIMIT,
     TEMPERATURE_LABEL,
     data_line,
     data_source_choices,
