@@ -222,7 +222,8 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
         with gr.Column(scale=2):
             # The defaults are the official experiment (every item, the benchmark's sampling): a run left at
             # them ranks beside the published rows. A public deployment caps the limit, so it starts there.
-            limit = gr.Number(label=LIMIT_LABEL, value=PUBLIC_MAX_LIMIT if context.public else None, precision=0)
+            # Text, as the temperature: an empty number box is sent as 0, not as "every item".
+            limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
             concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *shown.prompt_styles], value=AUTO_PROMPT_STYLE,
