@@ -28,6 +28,7 @@ from evaluators.core.registry import get_benchmark
 from evaluators.engine.runner import execute, start_run, with_request_profile
 from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest, fingerprint
 from evaluators.engine.store import Store
+from evaluators.service.run_request import RunPolicy, build_run_request
 from tests.agent_fixtures import write_agent_dataset
 from tests.conftest import PROJECT
 from tests.official_fixtures import EXECUTION_MARKER, write_official_files
@@ -180,9 +181,9 @@ def test_asking_for_official_requests_without_the_files_or_in_tools_mode_is_refu
 
 
 def test_a_benchmark_without_prompt_styles_refuses_one(tmp_path: Path):
-    config = RunConfig("toolbench_static", ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", prompt_style="official"))
+    raw = {"benchmark": "toolbench_static", "base_url": "http://127.0.0.1:9/v1", "model": "m", "prompt_style": "official"}
     with pytest.raises(ToolboardError, match="toolbench_static has no prompt styles to choose from"):
-        with_request_profile(config, get_benchmark("toolbench_static"))
+        build_run_request(raw, RunPolicy())  # the run request's rule, for every front door
 
 
 def test_official_agent_requests(tmp_path: Path):

@@ -274,7 +274,7 @@ def test_run_errors_are_clear(tmp_path: Path):
     env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path)}
     missing = subprocess.run([sys.executable, "-m", "evaluators", "run", "acebench"], cwd=PROJECT, env=env,
                              capture_output=True, text=True, timeout=60)
-    assert missing.returncode == 2 and "run needs BENCHMARK, --base-url and --model" in missing.stderr
+    assert missing.returncode == 2 and "give the endpoint's base URL and the model name" in missing.stderr
     unknown = subprocess.run([sys.executable, "-m", "evaluators", "run", "--resume", "nope"], cwd=PROJECT, env=env,
                              capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "no run 'nope'" in unknown.stderr
