@@ -24,8 +24,7 @@ from evaluators.benchmarks.acebench.official_prompts import (
 from evaluators.benchmarks.acebench.official_source import OfficialCode, string_constants
 from evaluators.benchmarks.acebench.prompts import build_request
 from evaluators.core.errors import DataError, ToolboardError
-from evaluators.core.registry import get_benchmark
-from evaluators.engine.runner import execute, start_run, with_request_profile
+from evaluators.engine.runner import execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest, fingerprint
 from evaluators.engine.store import Store
 from evaluators.service.run_request import RunPolicy, build_run_request
