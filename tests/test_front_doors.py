@@ -127,7 +127,7 @@ def private_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp
 @pytest.fixture(scope="module")
 def public_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("TOOLBOARD_KEY_VARS", ALLOWED_KEYS)  # the app's own policy says public (AppContext.public)
+        env.setenv("TOOLBOARD_KEY_VARS", ALLOWED_KEYS)
         with running_app(tmp_path_factory.mktemp("public"), public=True) as running:
             yield running
 
@@ -162,7 +162,9 @@ def test_bad_settings_are_refused_alike_by_the_cli_the_api_and_the_form(private_
     _refusals_alike(private_app, tmp_path, PRIVATE_CASES, public=False)
 
 
-def test_a_public_deployments_policy_is_held_alike_by_every_door(public_app: RunningApp, tmp_path: Path):
+def test_a_public_deployments_policy_is_held_alike_by_every_door(public_app: RunningApp, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")  # the process's network guard, as on a public Space
     _refusals_alike(public_app, tmp_path, PUBLIC_CASES, public=True)
 
 

@@ -39,7 +39,8 @@ def run_command(args: argparse.Namespace) -> int:
     if run_id is None:
         run_id, samples = start_run(run_request(args), store)
         print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
-    # else: execute checks the stored run again (its endpoints under today's policy, the keys held now)
+    else:
+        store.get_run(run_id)  # an unknown id is refused by name; execute checks the stored run again
     outcome = _execute_with_progress_bar(store, run_id, samples, rerun_errors)
     if outcome.status == "failed":
         print(f"run {run_id} failed: {store.get_run(run_id).message}\nre-send its requests with: python -m evaluators "

@@ -61,15 +61,18 @@ PUBLIC_MAX_LIMIT = 100
 
 @dataclass(frozen=True)
 class RunPolicy:
-    """What a deployment allows a run: `public` (only public hosts, no key from the server's environment,
-    no local folder), caps on concurrency and on the limit per subset (a cap on the limit requires one),
-    the key variables a run may name (None: any name ending in _KEY), and what "download" reads."""
+    """What a deployment allows a run: `public` (no key from the server's environment, no local folder),
+    caps on concurrency and on the limit per subset (a cap on the limit requires one), the key variables a
+    run may name (None: any name ending in _KEY), what "download" reads, and whether only public hosts may
+    be called (None: as the process's network guard says, TOOLBOARD_PUBLIC, which the engine, the key
+    lookup and the redirect guard also follow; a public app runs with it on)."""
 
     public: bool = False
     max_concurrency: int = MAX_CONCURRENCY
     max_limit: int | None = None
     key_variables: tuple[str, ...] | None = None
     default_data_dir: str | None = None
+    public_hosts_only: bool | None = None
 
 
 def app_policy(public: bool, default_data_dir: str | None = None) -> RunPolicy:
@@ -163,7 +166,7 @@ def _tested_model(raw: Mapping[str, Any], policy: RunPolicy) -> _Tested:
     if not base_url or not model:
         raise ToolboardError("give the endpoint's base URL and the model name (or the built-in local model, "
                              f"{LOCAL_PREFIX}smollm2)")
-    check_endpoint_allowed(base_url, policy.public)
+    check_endpoint_allowed(base_url, policy.public_hosts_only)
     return _Tested(base_url, model, _key_variable(raw.get("api_key_env"), policy))
 
 
@@ -200,7 +203,7 @@ def build_roles(benchmark: Benchmark, raw_roles: Any, policy: RunPolicy, tested:
         if not (given["base_url"] and given["model"]):
             raise ToolboardError(f"{role.label} needs both a base URL and a model (or neither: {role.fallback})")
         try:
-            check_endpoint_allowed(given["base_url"], policy.public)
+            check_endpoint_allowed(given["base_url"], policy.public_hosts_only)
         except EndpointNotAllowedError as exc:
             raise EndpointNotAllowedError(f"{role.label}: {exc}") from None
         key_env = _key_variable(given["key_env"], policy) or _same_host_key(given["base_url"], tested)
