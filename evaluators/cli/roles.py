@@ -1,6 +1,7 @@
-"""`--role NAME=URL,MODEL[,KEY_ENV]` and `--option NAME=VALUE`: the other models a benchmark needs
-and the options it takes, each checked against what the benchmark declares. The flags from before
-roles were declared (--judge-*, --user-*, --modality) are read as aliases of these."""
+"""`--role NAME=URL,MODEL[,KEY_ENV]` and `--option NAME=VALUE`: the other models a benchmark needs and
+the options it takes, read into a run request's raw input (evaluators.service.run_request checks them
+against the benchmark's declarations, with the form's rules and words). The flags from before roles were
+declared (--judge-*, --user-*, --modality) are read as aliases of these."""
 
 from __future__ import annotations
 
