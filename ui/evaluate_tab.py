@@ -21,7 +21,7 @@ from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.engine.settings import REQUEST_MODES
-from evaluators.service.run_request import PUBLIC_MAX_LIMIT
+from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
 from ui.context import AppContext, as_markdown, plain_error
 from ui.format import picked_value, table_json, user_error
 from ui.jobs_panel import act_on_run, job_detail, jobs_table
@@ -224,7 +224,8 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
             # them ranks beside the published rows. A public deployment caps the limit, so it starts there.
             # Text, as the temperature: an empty number box is sent as 0, not as "every item".
             limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
-            concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
+            concurrency = gr.Slider(1, PUBLIC_MAX_CONCURRENCY if context.public else 128, value=8, step=1,
+                                    label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *shown.prompt_styles], value=AUTO_PROMPT_STYLE,
                                     visible=offers_prompt_styles(shown),
