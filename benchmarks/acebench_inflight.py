@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluators.engine.runner import execute, start_run  # noqa: E402
-from evaluators.engine.settings import ModelSettings, RunConfig  # noqa: E402
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest  # noqa: E402
 from evaluators.engine.store import Store  # noqa: E402
 from tests.scripted_server import ScriptedServer  # noqa: E402
 
@@ -39,7 +39,7 @@ def one_run(store: Store, server: ScriptedServer, arrivals: list[float], data: P
     arrivals.clear()
     config = RunConfig("acebench", ModelSettings(server.base_url, "scripted", api_key_env=""), language="en",
                        subsets=("normal", "special"), data_dir=str(data), concurrency=CONCURRENCY)
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config), store)
     started = time.perf_counter()
     outcome = asyncio.run(execute(store, run_id, samples))
     wall = time.perf_counter() - started

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> int:
     from evaluators.engine.queue_app import QueueSettings
     from evaluators.engine.queue_jobs import QueueJobs
-    from evaluators.engine.settings import ModelSettings, RunConfig
+    from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
     from evaluators.engine.store import Store
     from tests.engine_fixtures import write_dataset
     from tests.queue_fixtures import RedisServer, needs_redis, start_worker
@@ -70,10 +70,10 @@ def main() -> int:
                 jobs = QueueJobs(store, QueueSettings(redis.url), poll_seconds=0.2)
                 try:
                     started = time.perf_counter()
-                    run_ids = [jobs.start(RunConfig(
+                    run_ids = [jobs.start(RunRequest(RunConfig(
                         benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=str(data),
                         limit=args.items, concurrency=args.concurrency, use_cache=False,
-                        model=ModelSettings(base_url=base_url, model=f"scale-{count}-{index}")))
+                        model=ModelSettings(base_url=base_url, model=f"scale-{count}-{index}"))))
                         for index in range(args.runs)]
                     ended = [jobs.wait(run_id, 1800) for run_id in run_ids]
                     wall = time.perf_counter() - started

@@ -37,7 +37,7 @@ from evaluators.engine.client import RetryPolicy  # noqa: E402
 from evaluators.engine.pacing import PACING_ENV, pacing_enabled  # noqa: E402
 from evaluators.engine.runner import RunOutcome, execute, start_run  # noqa: E402
 from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client  # noqa: E402
-from evaluators.engine.settings import ModelSettings, RunConfig  # noqa: E402
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest  # noqa: E402
 from evaluators.engine.store import Store  # noqa: E402
 from tests.engine_fixtures import write_dataset  # noqa: E402
 
@@ -61,7 +61,7 @@ def cli_startup_seconds() -> float:
 
 async def timed_engine_run(label: str, store: Store, config: RunConfig) -> EngineTiming:
     """One engine run, its one-off start (the SDK's import and first client) timed apart."""
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config), store)
     started = time.perf_counter()
     await make_sdk_client(EndpointSpec("http://127.0.0.1:9/v1", None, 1.0)).close()
     one_off = time.perf_counter() - started

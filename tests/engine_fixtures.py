@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evaluators.engine.client import RetryPolicy
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import Store
 from tests.scripted_server import ScriptedServer
 
@@ -61,5 +61,5 @@ def scripted_run_config(server: ScriptedServer, data: Path, **kwargs) -> RunConf
 
 def run_to_end(store: Store, config: RunConfig, **kwargs):
     """Start and execute a run of `scripted_run_config`."""
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config), store)
     return asyncio.run(execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), **kwargs))

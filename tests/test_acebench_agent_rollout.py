@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, fingerprint
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, RunRequest, fingerprint
 from evaluators.engine.store import Store
 from tests.agent_fixtures import ITEMS, milestone_plans, write_agent_dataset
 from tests.conftest import PROJECT
@@ -61,7 +61,7 @@ def _run(data: Path, tmp_path: Path, server: ScriptedServer, subsets: tuple[str,
     model = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", timeout=5.0)
     config = RunConfig("acebench", model, language="en", subsets=subsets, data_dir=str(data), concurrency=4, **kwargs)
     store = Store(tmp_path / "db.sqlite")
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config), store)
     outcome = asyncio.run(execute(store, run_id, samples))
     return outcome, store.load_predictions(run_id)
 
@@ -168,7 +168,7 @@ def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_
         model = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", timeout=5.0)
         config = RunConfig("acebench", model, language="en", subsets=("agent_multi_step",), data_dir=str(data))
         store = Store(tmp_path / "db.sqlite")
-        run_id, samples = start_run(config, store)
+        run_id, samples = start_run(RunRequest(config), store)
         asyncio.run(execute(store, run_id, samples))
     detail = sample_detail(store, run_id, "agent_multi_step_0")
     evidence = {item["key"]: item for item in detail["evidence"]}

@@ -16,7 +16,7 @@ import pytest
 from evaluators.benchmarks.acebench.official_prompts import OFFICIAL_AGENT_SAMPLING, OFFICIAL_SINGLE_TURN_SAMPLING
 from evaluators.core.jsonl import read_json_lines
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import Store
 from tests.official_reference import OfficialReference
 from tests.scripted_server import ScriptedServer
@@ -37,7 +37,7 @@ def _record_run(root: Path, language: str, subsets: tuple[str, ...], tmp_path: P
         config = RunConfig("acebench", settings, language=language, subsets=subsets, data_dir=str(root),
                            concurrency=32, use_cache=False)
         store = Store(tmp_path / f"{language}.sqlite")
-        run_id, samples = start_run(config, store)
+        run_id, samples = start_run(RunRequest(config), store)
         outcome = asyncio.run(execute(store, run_id, samples))
         assert outcome.status == "finished" and store.run_totals(run_id)["errors"] == 0
         assert store.get_run(run_id).config["request_profile"]["prompt_style"] == "official"

@@ -25,10 +25,10 @@ from evaluators.benchmarks.acebench.official_source import OfficialCode, string_
 from evaluators.benchmarks.acebench.prompts import build_request
 from evaluators.benchmarks.acebench.request_profile import request_profile
 from evaluators.core.errors import DataError, ToolboardError
-from evaluators.core.registry import get_benchmark
-from evaluators.engine.runner import execute, start_run, with_request_profile
-from evaluators.engine.settings import ModelSettings, RunConfig, fingerprint
+from evaluators.engine.runner import execute, start_run
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest, fingerprint
 from evaluators.engine.store import Store
+from evaluators.service.run_request import RunPolicy, build_run_request
 from tests.agent_fixtures import write_agent_dataset
 from tests.conftest import PROJECT
 from tests.official_fixtures import EXECUTION_MARKER, write_official_files
@@ -109,7 +109,7 @@ def test_official_requests_need_prompt_mode(official_data: Path):
 
 
 def _run(store: Store, config: RunConfig, server: ScriptedServer):
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config), store)
     outcome = asyncio.run(execute(store, run_id, samples))
     return outcome, store.get_run(run_id)
 
@@ -171,9 +171,9 @@ def test_asking_for_official_requests_without_the_files_or_in_tools_mode_is_refu
     store = Store(tmp_path / "db.sqlite")
     with ScriptedServer() as server:
         with pytest.raises(DataError, match="official prompt files are not here: expected model_inference/prompt_en.py"):
-            start_run(_config(server, example_dir, prompt_style="official"), store)
+            start_run(RunRequest(_config(server, example_dir, prompt_style="official")), store)
         with pytest.raises(ToolboardError, match="official requests exist in prompt mode only"):
-            start_run(_config(server, official_data, prompt_style="official", request_mode="tools"), store)
+            start_run(RunRequest(_config(server, official_data, prompt_style="official", request_mode="tools")), store)
         _, run = _run(store, _config(server, official_data, request_mode="tools"), server)
     assert run.config["request_profile"]["prompt_style"] == "toolboard"
     assert "native tools mode is our extension" in run.config["request_profile"]["note"]
@@ -181,9 +181,9 @@ def test_asking_for_official_requests_without_the_files_or_in_tools_mode_is_refu
 
 
 def test_a_benchmark_without_prompt_styles_refuses_one(tmp_path: Path):
-    config = RunConfig("toolbench_static", ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", prompt_style="official"))
+    raw = {"benchmark": "toolbench_static", "base_url": "http://127.0.0.1:9/v1", "model": "m", "prompt_style": "official"}
     with pytest.raises(ToolboardError, match="toolbench_static has no prompt styles to choose from"):
-        with_request_profile(config, get_benchmark("toolbench_static"))
+        build_run_request(raw, RunPolicy())  # the run request's rule, for every front door
 
 
 def test_official_agent_requests(tmp_path: Path):
@@ -247,7 +247,7 @@ def test_cli_prompt_style(official_data: Path, example_dir: Path, tmp_path: Path
 def test_broken_official_files_fall_back_in_auto_and_stop_a_resumed_official_run(official_data: Path, tmp_path: Path):
     store = Store(tmp_path / "db.sqlite")
     with ScriptedServer() as server:
-        run_id, _ = start_run(_config(server, official_data), store)
+        run_id, _ = start_run(RunRequest(_config(server, official_data)), store)
         (official_data / "model_inference" / "multi_turn" / "APIModel_user.py").unlink()
         # a run that was started with the official prompts stops with one clear error when they are gone
         with pytest.raises(DataError, match="multi_turn/APIModel_user.py"):

@@ -115,9 +115,9 @@ def test_evaluate_refuses_bad_forms_without_creating_runs(app: RunningApp, clien
     assert start(data_folder=str(app.data / "missing"))["message"].startswith("⚠️")
     assert "limit" in start(limit=0)["message"]
     assert "concurrency" in start(concurrency=1000)["message"]
-    # Roles and options by their declared names (the user role of this benchmark, an option nobody has).
+    # Roles and options by their declared names (the user role of this benchmark, an option it does not declare).
     assert "Simulated user needs both" in start(roles={"user": {"base_url": app.server.base_url}})["message"]
-    assert "no benchmark has an option" in start(options={"speed": "fast"})["message"]
+    assert "acebench has no option 'speed'" in start(options={"speed": "fast"})["message"]
     assert len(app.context.store.list_runs()) == before
 
 

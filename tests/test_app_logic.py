@@ -17,7 +17,7 @@ from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import upload, write_predictions
 from tests.engine_fixtures import write_dataset
 from ui.context import AppContext
-from ui.evaluate_tab import run_config
+from ui.run_form import run_request
 
 
 def test_combined_view_averages_a_models_en_and_zh_runs(tmp_path: Path):
@@ -88,19 +88,21 @@ def test_public_mode_refuses_loopback_endpoints_local_folders_and_server_keys(tm
         form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "benchmark": "acebench", "language": "en",
                 "data_source": "built-in example", "limit": 5}
         with pytest.raises(ToolboardError, match="not allowed"):
-            run_config(context, form)
-        public = {**form, "base_url": "http://93.184.215.14/v1", "api_key_env": "OPENAI_API_KEY"}
-        assert run_config(context, public).model.api_key_env == ""
+            run_request(context, form)
+        public = {**form, "base_url": "http://93.184.215.14/v1", "api_key_env": ""}
+        assert run_request(context, public).config.model.api_key_env == ""
+        with pytest.raises(ToolboardError, match="cannot read a key from the server's environment"):
+            run_request(context, {**public, "api_key_env": "OPENAI_API_KEY"})
         with pytest.raises(ToolboardError, match="public deployment"):
-            run_config(context, {**public, "data_source": "local folder", "data_folder": str(tmp_path)})
+            run_request(context, {**public, "data_source": "local folder", "data_folder": str(tmp_path)})
         with pytest.raises(ToolboardError, match="not allowed"):
-            run_config(context, {**public, "user_base_url": "http://10.0.0.5/v1", "user_model": "u"})
+            run_request(context, {**public, "user_base_url": "http://10.0.0.5/v1", "user_model": "u"})
         with pytest.raises(ToolboardError, match="not allowed"):
-            run_config(context, {**public, "roles": {"user": {"base_url": "http://10.0.0.5/v1", "model": "u"}}})
+            run_request(context, {**public, "roles": {"user": {"base_url": "http://10.0.0.5/v1", "model": "u"}}})
         with pytest.raises(ToolboardError, match="at most"):
-            run_config(context, {**public, "limit": None})
+            run_request(context, {**public, "limit": None})
         with pytest.raises(ToolboardError, match="concurrency"):
-            run_config(context, {**public, "concurrency": 100})
+            run_request(context, {**public, "concurrency": 100})
     finally:
         context.close()
 
@@ -115,11 +117,11 @@ def test_only_variables_named_as_keys_can_be_used_and_a_space_is_public_by_defau
         form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "benchmark": "acebench", "language": "en",
                 "data_source": "built-in example"}
         with pytest.raises(ToolboardError, match="must end in _KEY"):
-            run_config(context, {**form, "api_key_env": "HF_TOKEN"})
-        assert run_config(context, form).model.api_key_env == ""  # no variable unless one is named
-        assert run_config(context, {**form, "api_key_env": "OPENAI_API_KEY"}).model.api_key_env == "OPENAI_API_KEY"
+            run_request(context, {**form, "api_key_env": "HF_TOKEN"})
+        assert run_request(context, form).config.model.api_key_env == ""  # no variable unless one is named
+        assert run_request(context, {**form, "api_key_env": "OPENAI_API_KEY"}).config.model.api_key_env == "OPENAI_API_KEY"
         with pytest.raises(ToolboardError, match="request mode"):
-            run_config(context, {**form, "request_mode": "bogus"})
+            run_request(context, {**form, "request_mode": "bogus"})
     finally:
         context.close()
     monkeypatch.setenv("SPACE_ID", "org/space")
@@ -136,25 +138,29 @@ def test_the_form_takes_the_chosen_benchmarks_declared_roles_and_options_and_the
     try:
         form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "benchmark": "stepeval_audio"}
         judge = {"base_url": "http://127.0.0.1:9/v1", "model": "j", "key_env": "OPENAI_API_KEY"}
-        config = run_config(context, {**form, "roles": {"judge": judge}, "options": {"modality": "audio"}})
+        config = run_request(context, {**form, "roles": {"judge": judge}, "options": {"modality": "audio"}}).config
         assert config.roles == {"judge": Endpoint("http://127.0.0.1:9/v1", "j", "OPENAI_API_KEY")}
         assert config.options == {"modality": "audio"}
-        old = run_config(context, {**form, "judge_base_url": judge["base_url"], "judge_model": "j",
-                                   "judge_key_env": "OPENAI_API_KEY", "modality": "audio"})
+        old = run_request(context, {**form, "judge_base_url": judge["base_url"], "judge_model": "j",
+                                   "judge_key_env": "OPENAI_API_KEY", "modality": "audio"}).config
         assert (old.roles, old.options) == (config.roles, config.options)
-        assert run_config(context, {**form, "options": {"modality": "text"}}).options == {}  # the default
+        assert run_request(context, {**form, "options": {"modality": "text"}}).config.options == {}  # the default
         with pytest.raises(ToolboardError, match="Parameter judge needs both a base URL and a model"):
-            run_config(context, {**form, "roles": {"judge": {"base_url": judge["base_url"]}}})
+            run_request(context, {**form, "roles": {"judge": {"base_url": judge["base_url"]}}})
         with pytest.raises(ToolboardError, match="option modality of stepeval_audio takes text, audio"):
-            run_config(context, {**form, "options": {"modality": "video"}})
-        # Another benchmark's roles and options are ignored (their boxes are hidden); unknown ones are refused.
-        other = run_config(context, {**form, "benchmark": "toolbench_static", "roles": {"judge": judge},
-                                     "options": {"modality": "audio"}, "prompt_style": "official"})
-        assert (other.roles, other.options, other.model.prompt_style) == ({}, {}, None)
-        with pytest.raises(ToolboardError, match="no benchmark has a role 'critic'"):
-            run_config(context, {**form, "roles": {"critic": judge}})
-        with pytest.raises(ToolboardError, match="no benchmark has an option 'speed'"):
-            run_config(context, {**form, "options": {"speed": "fast"}})
+            run_request(context, {**form, "options": {"modality": "video"}})
+        # A role, option or prompt style the chosen benchmark does not declare is refused, as on the command line
+        # (the page sends only the chosen benchmark's boxes: EvaluateForm.read).
+        with pytest.raises(ToolboardError, match="toolbench_static has no role 'judge'"):
+            run_request(context, {**form, "benchmark": "toolbench_static", "roles": {"judge": judge}})
+        with pytest.raises(ToolboardError, match="toolbench_static has no option 'modality'"):
+            run_request(context, {**form, "benchmark": "toolbench_static", "options": {"modality": "audio"}})
+        with pytest.raises(ToolboardError, match="toolbench_static has no prompt styles to choose from"):
+            run_request(context, {**form, "benchmark": "toolbench_static", "prompt_style": "official"})
+        with pytest.raises(ToolboardError, match="stepeval_audio has no role 'critic'; its roles: judge"):
+            run_request(context, {**form, "roles": {"critic": judge}})
+        with pytest.raises(ToolboardError, match="stepeval_audio has no option 'speed'"):
+            run_request(context, {**form, "options": {"speed": "fast"}})
     finally:
         context.close()
 
@@ -167,10 +173,10 @@ def test_the_built_in_example_and_the_demo_come_from_the_benchmarks_that_ship_on
     try:
         form = {"base_url": "http://127.0.0.1:8000/v1", "model": "m", "data_source": "built-in example"}
         with pytest.raises(ToolboardError, match="ToolBench-Static has no built-in example"):
-            run_config(context, {**form, "benchmark": "toolbench_static"})
+            run_request(context, {**form, "benchmark": "toolbench_static"})
         with pytest.raises(ToolboardError, match="is in en: choose language en"):
-            run_config(context, {**form, "benchmark": "acebench", "language": "zh"})
-        config = run_config(context, {**form, "benchmark": "acebench"})
+            run_request(context, {**form, "benchmark": "acebench", "language": "zh"})
+        config = run_request(context, {**form, "benchmark": "acebench"}).config
         assert config.data_dir == str(get_benchmark("acebench").example.folder)
     finally:
         context.close()
@@ -202,9 +208,9 @@ def test_a_run_left_running_by_a_dead_process_shows_as_interrupted(tmp_path: Pat
     store = Store(tmp_path / "t.db")
     context = AppContext(store=store)
     try:
-        config = run_config(context, {"base_url": "http://127.0.0.1:9/v1", "model": "m", "benchmark": "acebench",
+        config = run_request(context, {"base_url": "http://127.0.0.1:9/v1", "model": "m", "benchmark": "acebench",
                                       "language": "en", "subsets": ["normal_atom_bool"], "data_source": "local folder",
-                                      "data_folder": str(data)})
+                                      "data_folder": str(data)}).config
         run_id = store.create_run("acebench", "en", "m", config.model.base_url, config.to_json(), "f", 3)
         store.set_status(run_id, "running")
         assert context.jobs.status_of(run_id, store.get_run(run_id).status) == "interrupted"
@@ -297,7 +303,7 @@ def test_a_cancel_right_after_the_start_is_kept_and_a_finished_run_is_not_resume
             form = {"base_url": server.base_url, "model": "m", "benchmark": "acebench", "language": "en",
                     "subsets": ["normal_atom_bool"], "data_source": "local folder", "data_folder": str(data),
                     "concurrency": 1}
-            run_id = context.jobs.start(run_config(context, form))
+            run_id = context.jobs.start(run_request(context, form))
             context.jobs.cancel(run_id)
             assert context.jobs.wait(run_id, timeout=30) == "cancelled"
             assert context.store.run_totals(run_id)["done"] < 20

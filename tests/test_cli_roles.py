@@ -49,8 +49,9 @@ def test_the_old_flags_read_as_they_did():
 @pytest.mark.parametrize(("flag", "problem"), [
     ("judge=https://h/v1", "expected NAME=URL,MODEL[,KEY_ENV]"),
     ("judge=https://h/v1;a=1,2,jm,X", "expected NAME=URL,MODEL[,KEY_ENV]"),
-    ("judge=https://h/v1,m,not a name", "'not a name' is not an environment variable name"),
-    ("judge=h/v1,m", "the URL must start with http:// or https://"),
+    # What a role names is checked by the run request's builder, in the words the form uses.
+    ("judge=https://h/v1,m,not a name", "'not a name' is not an API key variable: its name must end in _KEY"),
+    ("judge=h/v1,m", "Parameter judge: the base URL has no scheme; expected an http:// or https:// URL"),
     ("referee=https://h/v1,m", "stepeval_audio has no role 'referee'; its roles: judge"),
 ])
 def test_a_malformed_or_unknown_role_is_refused_with_the_reason(flag: str, problem: str):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.engine.runner import execute, score_run, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import SCHEMA_VERSION, Store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import FAST_RETRY, correct_reply, run_to_end, scripted_run_config, write_dataset
@@ -217,8 +217,8 @@ def test_global_limit_caps_concurrent_runs(data: Path, tmp_path: Path, monkeypat
     monkeypatch.setenv("TOOLBOARD_GLOBAL_CONCURRENCY", "3")
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
-        first = start_run(scripted_run_config(server, data, concurrency=4), store)
-        second = start_run(scripted_run_config(server, data, concurrency=4, use_cache=False), store)
+        first = start_run(RunRequest(scripted_run_config(server, data, concurrency=4)), store)
+        second = start_run(RunRequest(scripted_run_config(server, data, concurrency=4, use_cache=False)), store)
 
         async def both():
             return await asyncio.gather(
@@ -274,7 +274,7 @@ def test_run_errors_are_clear(tmp_path: Path):
     env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path)}
     missing = subprocess.run([sys.executable, "-m", "evaluators", "run", "acebench"], cwd=PROJECT, env=env,
                              capture_output=True, text=True, timeout=60)
-    assert missing.returncode == 2 and "run needs BENCHMARK, --base-url and --model" in missing.stderr
+    assert missing.returncode == 2 and "give the endpoint's base URL and the model name" in missing.stderr
     unknown = subprocess.run([sys.executable, "-m", "evaluators", "run", "--resume", "nope"], cwd=PROJECT, env=env,
                              capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "no run 'nope'" in unknown.stderr

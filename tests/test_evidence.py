@@ -17,7 +17,7 @@ from evaluators.core.registry import get_benchmark
 from evaluators.core.types import ChatRequest, Prediction
 from evaluators.engine.client import ChatClient, SentRequests
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import MAX_EVIDENCE_BYTES, MIGRATIONS, SCHEMA_VERSION, Evidence, Store
 from evaluators.service import explore
 from evaluators.service.explore import sample_detail
@@ -114,7 +114,7 @@ def test_an_agent_rollout_keeps_its_last_request_and_how_many_it_sent(tmp_path: 
     with ScriptedServer(reply=milestone_agent) as server:
         model = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", timeout=5.0)
         config = RunConfig("acebench", model, language="en", subsets=("agent_multi_step",), data_dir=str(data), concurrency=2)
-        run_id, samples = start_run(config, store)
+        run_id, samples = start_run(RunRequest(config), store)
         asyncio.run(execute(store, run_id, samples))
         bodies = [body for body in server.bodies if _item_of(body["messages"][-1]["content"]) == "agent_multi_step_0"]
     assert len(bodies) == len(PLANS["agent_multi_step_0"]) + 1 == 5

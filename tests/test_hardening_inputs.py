@@ -18,12 +18,13 @@ from gradio_client import Client
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.jobs import STOPPED_UNSEEN
 from evaluators.engine.runner import execute, start_run
+from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store
 from tests.app_fixtures import RunningApp, form, running_app
 from tests.engine_fixtures import FAST_RETRY, correct_reply, scripted_run_config, write_dataset
 from tests.raw_servers import answer_in_ssh, raw_tcp_server
 from tests.scripted_server import ScriptedServer
-from ui.run_form import run_config
+from ui.run_form import run_request
 
 PROJECT = Path(__file__).resolve().parents[1]
 LONG_NAME = "m" * 100_000
@@ -66,7 +67,7 @@ def test_the_cli_the_form_and_the_api_refuse_bad_settings_alike(app: RunningApp,
 
     fields = {**form(app.server.base_url, "m", app.data), **fields}
     with pytest.raises(ToolboardError) as refused:
-        run_config(app.context, fields)
+        run_request(app.context, fields)
     assert refusal in str(refused.value)
 
     before = len(app.context.store.list_runs())
@@ -111,7 +112,7 @@ def test_a_run_stopped_mid_way_says_why(tmp_path: Path, monkeypatch: pytest.Monk
     data = write_dataset(tmp_path / "data", 20)
     store = Store(tmp_path / "db.sqlite")
     with ScriptedServer(reply=correct_reply, latency=0.01) as server:
-        run_id, samples = start_run(scripted_run_config(server, data, concurrency=1), store)
+        run_id, samples = start_run(RunRequest(scripted_run_config(server, data, concurrency=1)), store)
 
         def interrupt(progress) -> None:
             if progress.done_count == 5:

@@ -28,6 +28,7 @@ from evaluators.engine.client import CACHE_SALT_FILE, RetryPolicy, cache_key, ke
 from evaluators.engine.endpoint_guard import (
     DEFAULT_KEY_VARS,
     InvalidApiKeyError,
+    allowed_key_variables,
     check_api_key,
     check_key_variable,
     check_run_keys,
@@ -36,8 +37,9 @@ from evaluators.engine.preflight import EndpointCheckFailed
 from evaluators.engine.redact import REDACTED, redact
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.sdk_transport import MAX_RETRY_AFTER, parse_retry_after, usable_delay
-from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import MIGRATIONS, SCHEMA_VERSION, Store
+from evaluators.service.run_request import RunPolicy, build_run_request
 from tests.conftest import PROJECT
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.loopback_app import LoopbackApp
@@ -68,7 +70,7 @@ def _config(base_url: str, data: Path, timeout: float = 5.0, **kwargs) -> RunCon
 
 def _run(store: Store, config: RunConfig, api_key: str | None = None, retry: RetryPolicy = FAST_RETRY):
     """Start and execute a run."""
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config, api_key=api_key), store)
     return asyncio.run(execute(store, run_id, samples, retry=retry, api_key=api_key))
 
 
@@ -246,7 +248,7 @@ def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path
     port = _unused_port()
     store = Store(tmp_path / "db.sqlite")
     with pytest.raises(EndpointCheckFailed, match=rf"nothing was started: connection refused by 127.0.0.1:{port}$"):
-        start_run(_config(f"http://127.0.0.1:{port}/v1", data), store)
+        start_run(RunRequest(_config(f"http://127.0.0.1:{port}/v1", data)), store)
     assert store.list_runs() == []  # refused before a run exists
     _past_the_preflight_check(monkeypatch)
     _run(store, _config(f"http://127.0.0.1:{port}/v1", data))
@@ -258,9 +260,9 @@ def test_a_refused_connection_is_named_not_called_a_timeout(data: Path, tmp_path
 def test_reset_and_tls_failures_are_named(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     store = Store(tmp_path / "db.sqlite")
     with _resetting_server() as port, pytest.raises(EndpointCheckFailed, match=f"connection reset by 127.0.0.1:{port}"):
-        start_run(_config(f"http://127.0.0.1:{port}/v1", data), store)
+        start_run(RunRequest(_config(f"http://127.0.0.1:{port}/v1", data)), store)
     with ScriptedServer() as server, pytest.raises(EndpointCheckFailed, match=f"TLS error with 127.0.0.1:{server.port}"):
-        start_run(_config(server.base_url.replace("http://", "https://"), data), store)
+        start_run(RunRequest(_config(server.base_url.replace("http://", "https://"), data)), store)
     _past_the_preflight_check(monkeypatch)
     with _resetting_server() as port:
         reset = _run(store, _config(f"http://127.0.0.1:{port}/v1", data))
@@ -309,11 +311,18 @@ def test_surrounding_whitespace_is_stripped_and_no_key_is_none():
 def test_a_run_with_a_broken_key_sends_nothing(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        # The run refuses it before sending anything (not six attempts each as a "malformed response").
+        # The run request refuses it before anything is sent (not six attempts each as a "malformed response") ...
+        raw = {"benchmark": "acebench", "base_url": server.base_url, "model": "scripted", "language": "en",
+               "subsets": ["normal_atom_bool"], "data_folder": str(data), "api_key": "sk-abc\u200bdef"}
         with pytest.raises(InvalidApiKeyError, match=r"^the API key holds a zero-width space \(U\+200B\) \(character 7\)"):
-            _run(store, _config(server.base_url, data), api_key="sk-abc\u200bdef")
+            build_run_request(raw, RunPolicy())
+        # ... and so does a stored run executed again (a resume) with such a key.
+        run_id, _ = start_run(RunRequest(_config(server.base_url, data)), store)
+        sent = server.requests
+        with pytest.raises(InvalidApiKeyError, match=r"^the API key holds a zero-width space"):
+            asyncio.run(execute(store, run_id, api_key="sk-abc\u200bdef"))
         store.close()
-    assert server.requests == 0 and _stored_errors(tmp_path / "db.sqlite") == {}
+    assert server.requests == sent and _stored_errors(tmp_path / "db.sqlite") == {}
 
 
 def test_check_run_keys_checks_the_given_key_and_every_key_variable(monkeypatch: pytest.MonkeyPatch):
@@ -351,19 +360,23 @@ def test_the_cli_refuses_a_broken_key_before_creating_a_run(data: Path, tmp_path
 
 
 def test_only_listed_key_variables_may_be_named(monkeypatch: pytest.MonkeyPatch):
-    assert DEFAULT_KEY_VARS == ("OPENAI_API_KEY",)
-    check_key_variable("OPENAI_API_KEY")
-    check_key_variable("")  # none named: no key
+    assert DEFAULT_KEY_VARS == ("OPENAI_API_KEY",) == allowed_key_variables()
+    check_key_variable("OPENAI_API_KEY", allowed_key_variables())
+    check_key_variable("", allowed_key_variables())  # none named: no key
     with pytest.raises(ToolboardError, match="'AWS_SECRET_ACCESS_KEY' is not one of the key variables this server"
                                              r" allows \(OPENAI_API_KEY\); its operator can allow more in TOOLBOARD_KEY_VARS"):
-        check_key_variable("AWS_SECRET_ACCESS_KEY")
+        check_key_variable("AWS_SECRET_ACCESS_KEY", allowed_key_variables())
     with pytest.raises(ToolboardError, match="must end in _KEY"):
-        check_key_variable("HF_TOKEN")
+        check_key_variable("HF_TOKEN", allowed_key_variables())
     monkeypatch.setenv("TOOLBOARD_KEY_VARS", " GROQ_API_KEY, OPENAI_API_KEY ,")
-    check_key_variable("GROQ_API_KEY")
-    check_key_variable("OPENAI_API_KEY")
+    check_key_variable("GROQ_API_KEY", allowed_key_variables())
+    check_key_variable("OPENAI_API_KEY", allowed_key_variables())
     with pytest.raises(ToolboardError, match=r"allows \(GROQ_API_KEY, OPENAI_API_KEY\)"):
-        check_key_variable("ANTHROPIC_API_KEY")
+        check_key_variable("ANTHROPIC_API_KEY", allowed_key_variables())
+    # No list (the command line's own environment): any API key variable, still never one that is none.
+    check_key_variable("AWS_SECRET_ACCESS_KEY", None)
+    with pytest.raises(ToolboardError, match="must end in _KEY"):
+        check_key_variable("HF_TOKEN", None)
 
 
 def test_an_answer_larger_than_the_bound_is_refused_while_it_arrives(data: Path, tmp_path: Path):

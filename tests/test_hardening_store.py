@@ -19,7 +19,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Prediction, Report, SampleScore, ToolCall
 from evaluators.engine.client import RetryPolicy
 from evaluators.engine.runner import RunIsLiveError, execute, start_run
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import Store, StoreDamagedError, open_app_store
 from tests.conftest import PROJECT
 from tests.engine_fixtures import correct_reply, write_dataset
@@ -102,7 +102,7 @@ def test_a_run_whose_replies_hold_lone_surrogates_stores_every_sample(tmp_path: 
 
     with ScriptedServer(reply=reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        run_id, samples = start_run(_config(server, data), store)
+        run_id, samples = start_run(RunRequest(_config(server, data)), store)
         outcome = asyncio.run(execute(store, run_id, samples, retry=FAST_RETRY))
     assert outcome.status == "finished"
     loaded = store.load_predictions(run_id)
@@ -118,7 +118,7 @@ def test_a_run_never_says_finished_while_a_sample_is_not_stored(tmp_path: Path, 
     data = write_dataset(tmp_path / "data", 40)
     with ScriptedServer(reply=correct_reply, latency=0.02) as server:
         store = Store(tmp_path / "db.sqlite")
-        run_id, samples = start_run(_config(server, data, concurrency=2), store)
+        run_id, samples = start_run(RunRequest(_config(server, data, concurrency=2)), store)
 
         def read_only_after_ten(progress) -> None:
             if progress.done_count == 10:
@@ -219,7 +219,7 @@ def test_a_run_another_live_process_executes_is_refused(tmp_path: Path, monkeypa
     data = write_dataset(tmp_path / "data", 5)
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        run_id, samples = start_run(_config(server, data), store)
+        run_id, samples = start_run(RunRequest(_config(server, data)), store)
         # A live process elsewhere (this test's own parent process stands for it) holds the lease.
         store.claim_lease(run_id, f"{os.uname().nodename} pid {os.getppid()} (abc123)", 30)
         with pytest.raises(RunIsLiveError, match="being executed right now"):
@@ -273,7 +273,7 @@ def test_re_sending_errors_of_an_interrupted_run_also_sends_the_samples_never_se
     data = write_dataset(tmp_path / "data", 10)
     with ScriptedServer(reply=correct_reply) as server:
         store = Store(tmp_path / "db.sqlite")
-        run_id, samples = start_run(_config(server, data), store)
+        run_id, samples = start_run(RunRequest(_config(server, data)), store)
         store.save_batch(run_id, [], [("normal_atom_bool", Prediction(s.id, output="[]"), 1) for s in samples[:3]]
                          + [("normal_atom_bool", Prediction(samples[3].id, error="HTTP 503"), 6)])
         store.set_status(run_id, "interrupted")
@@ -291,7 +291,7 @@ def test_a_run_whose_lease_another_process_took_stops_sending(tmp_path: Path, mo
     data = write_dataset(tmp_path / "data", 200)
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
-        run_id, samples = start_run(_config(server, data, concurrency=2), store)
+        run_id, samples = start_run(RunRequest(_config(server, data, concurrency=2)), store)
         other = f"{os.uname().nodename} pid {os.getppid()} (abc123)"  # a live process
 
         def taken_over_after_five(progress) -> None:

@@ -17,8 +17,8 @@ from evaluators.engine import local_model
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
 from evaluators.engine.store import Store
 from ui.context import AppContext
-from ui.evaluate_tab import LOCAL_DEMO, run_config
-from ui.run_form import demo_preset
+from ui.evaluate_tab import LOCAL_DEMO
+from ui.run_form import demo_preset, run_request
 
 
 def test_a_missing_optional_install_is_explained(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
@@ -32,7 +32,7 @@ def test_a_missing_optional_install_is_explained(monkeypatch: pytest.MonkeyPatch
     context = AppContext(store=Store(tmp_path / "t.db"))
     try:
         with pytest.raises(ToolboardError, match="requirements-local.txt"):
-            run_config(context, {"endpoint_kind": LOCAL_DEMO.title, "benchmark": "acebench", "language": "en",
+            run_request(context, {"endpoint_kind": LOCAL_DEMO.title, "benchmark": "acebench", "language": "en",
                                  "data_source": "built-in example"})
     finally:
         context.close()
@@ -182,14 +182,14 @@ def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(tmp_path: Path):
 def test_a_local_run_gives_each_request_the_local_models_time_from_the_cli_and_the_form(tmp_path: Path):
     """The server answers one request at a time, so a request's time includes those ahead of it (issue 27)."""
     from evaluators.cli.parser import build_parser
-    from evaluators.cli.run_config import run_config as cli_run_config
+    from evaluators.cli.run_config import run_request as cli_run_request
 
     args = build_parser().parse_args(["run", "acebench", "--model", "local:smollm2", "--language", "en"])
-    assert cli_run_config(args).model.timeout == LOCAL_DEMO.timeout == 600.0
+    assert cli_run_request(args).config.model.timeout == LOCAL_DEMO.timeout == 600.0
     context = AppContext(store=Store(tmp_path / "t.db"))
     try:
-        config = run_config(context, {"endpoint_kind": LOCAL_DEMO.title, "benchmark": "acebench", "language": "en",
-                                      "subsets": ["normal_atom_bool"], "data_source": "built-in example"})
+        config = run_request(context, {"endpoint_kind": LOCAL_DEMO.title, "benchmark": "acebench", "language": "en",
+                                      "subsets": ["normal_atom_bool"], "data_source": "built-in example"}).config
     finally:
         context.close()
     assert config.model.timeout == LOCAL_DEMO.timeout and config.model.max_tokens == LOCAL_DEMO.max_tokens

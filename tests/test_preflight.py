@@ -16,6 +16,7 @@ from aiohttp import web
 
 from evaluators.engine.preflight import EndpointCheckFailed, check_endpoint
 from evaluators.engine.runner import start_run
+from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store
 from evaluators.service.board import APART_COLUMN, board_rows
 from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
@@ -91,7 +92,7 @@ def test_a_dead_endpoint_creates_no_run_from_the_library_or_the_cli(tmp_path: Pa
     with ScriptedServer() as server:
         config = scripted_run_config(server, data)
     with pytest.raises(EndpointCheckFailed, match="connection refused"):
-        start_run(config, store)
+        start_run(RunRequest(config), store)
     assert store.list_runs() == []
     home = tmp_path / "home"
     done = subprocess.run([sys.executable, "-m", "evaluators", "run", "acebench", "--base-url", config.model.base_url,

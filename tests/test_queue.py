@@ -20,7 +20,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.engine.jobs import JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_jobs import QueueJobs
-from evaluators.engine.settings import ModelSettings, RunConfig
+from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import Store
 from evaluators.service.board import board_rows
 from tests.app_fixtures import form, table_rows
@@ -106,7 +106,7 @@ def embedded_reports(root: Path, data: Path, base_url: str) -> dict[str, Any]:
     try:
         config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=str(data),
                            limit=ITEMS, concurrency=4, model=ModelSettings(base_url=base_url, model="embedded"))
-        run_id = jobs.start(config)
+        run_id = jobs.start(RunRequest(config))
         jobs.wait(run_id, 120)
         return {mode: store.load_report(run_id, mode) for mode in ("official", "strict")}
     finally:
@@ -213,7 +213,7 @@ def test_an_unreachable_broker_creates_nothing(tmp_path: Path):
             config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=str(data),
                                model=ModelSettings(base_url=server.base_url, model="m"))
             with pytest.raises(ToolboardError, match="cannot be reached.*nothing was created"):
-                jobs.start(config)
+                jobs.start(RunRequest(config))
         finally:
             jobs.shutdown()
     assert store.list_runs() == [] and server.requests == 0
@@ -339,7 +339,7 @@ def test_a_queued_run_lost_in_a_redis_restart_is_sent_again_and_runs_once(tmp_pa
         clock = ManualClock()
         jobs = driven_jobs(store, redis.url, clock)
         try:
-            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "lost"))
+            run_id = jobs.start(RunRequest(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "lost")))
             client = redis_py.Redis.from_url(redis.url)
             assert client.llen("toolboard") == 1
             redis.stop()
@@ -384,7 +384,7 @@ def test_a_run_whose_task_is_waiting_taken_or_held_is_not_sent_again(tmp_path: P
                 clock.now += 1.0
 
         try:
-            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "waiting", 4))
+            run_id = jobs.start(RunRequest(acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "waiting", 4)))
             job = jobs.job(run_id)
             first = job.task_id
             polls(5 * TEST_VISIBILITY_S)  # waiting in the queue: left alone
@@ -440,7 +440,7 @@ def test_a_lost_run_whose_typed_key_was_lost_too_fails_saying_why(tmp_path: Path
         jobs = driven_jobs(store, redis.url, clock)
         try:
             config = acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "typed", 4)
-            run_id = jobs.start(config, api_key="sk-typed-0123456789")
+            run_id = jobs.start(RunRequest(config, api_key="sk-typed-0123456789"))
             redis_py.Redis.from_url(redis.url).flushall()
             poll_until(jobs, clock, lambda: jobs.job(run_id).status != "queued", 3 * TEST_VISIBILITY_S,
                        "the run to end")
@@ -498,7 +498,7 @@ def test_a_run_left_queued_by_an_app_killed_before_sending_is_sent_once_by_its_f
         clock = ManualClock()
         client = redis_py.Redis.from_url(redis.url)
         killed = driven_jobs(store, redis.url, clock)
-        run_id = killed.start(acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "unsent", 4))
+        run_id = killed.start(RunRequest(acebench_config(write_dataset(tmp_path / "data", 4), server.base_url, "unsent", 4)))
         killed.shutdown()  # as if it had died before sending: the message never reached the queue
         client.delete("toolboard")
         again, beside = driven_jobs(store, redis.url, clock), driven_jobs(store, redis.url, clock)
@@ -530,8 +530,8 @@ def test_a_running_run_whose_worker_died_while_redis_lost_everything_is_sent_aga
         clock = ManualClock()
         jobs = driven_jobs(store, redis.url, clock)
         try:
-            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "dies",
-                                                concurrency=1))
+            run_id = jobs.start(RunRequest(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "dies",
+                                                           concurrency=1)))
             first = start_worker(redis.url, tmp_path, "w1", concurrency=1)
             try:
                 poll_until(jobs, clock, lambda: 2 <= jobs.job(run_id).progress.get("done", 0), 300,
@@ -578,7 +578,7 @@ def test_a_finished_run_comes_back_as_its_run_document_and_the_app_publishes_it(
         worker = start_worker(redis.url, tmp_path, "w1", TOOLBOARD_HUB_REPO=worker_repo, HF_TOKEN=TOKEN,
                               HF_ENDPOINT=hub.endpoint, HF_HOME=str(tmp_path / "hf"))
         try:
-            run_id = jobs.start(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "documented"))
+            run_id = jobs.start(RunRequest(acebench_config(write_dataset(tmp_path / "data", ITEMS), server.base_url, "documented")))
             placeholder = store.get_run(run_id)
             backend, task_id = jobs.celery.backend, jobs.job(run_id).task_id
             meta = wait_until(lambda: (m := backend.get_task_meta(task_id))["status"] == "SUCCESS" and m,

@@ -26,7 +26,7 @@ from ui import charts
 from ui.context import AppContext
 from ui.jobs_panel import job_score, jobs_table
 from ui.report_view import SCORED_AT_THE_END, headline, report_view, score_text
-from ui.run_form import run_config
+from ui.run_form import run_request
 from ui.submit_tab import check_file
 
 
@@ -114,7 +114,7 @@ def runs(tmp_path: Path) -> Iterator[tuple[AppContext, str, str]]:
             form = {"base_url": server.base_url, "model": "partial-model", "benchmark": "acebench", "language": "en",
                     "subsets": ["normal_atom_bool"], "data_source": "local folder", "data_folder": str(data),
                     "concurrency": 2}
-            run_id = context.jobs.start(run_config(context, form))
+            run_id = context.jobs.start(run_request(context, form))
             assert wait_for_status(context, run_id, ("finished",)) == "finished"
         yield context, run_id, upload(context.store, "Example model")
     finally:
@@ -132,7 +132,7 @@ def test_the_jobs_table_shows_the_score_of_finished_runs_and_says_when_running_o
         form = {"base_url": server.base_url, "model": "slow-model", "benchmark": "acebench", "language": "en",
                 "subsets": ["normal_atom_bool"], "data_source": "local folder", "data_folder": str(data),
                 "concurrency": 1}
-        slow = context.jobs.start(run_config(context, form))
+        slow = context.jobs.start(run_request(context, form))
         try:
             wait_for_status(context, slow, ("running",))
             score = jobs_table(context).set_index("run_id").loc[slow, "score"]

@@ -18,7 +18,7 @@ from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Sample
 from evaluators.engine.client import RetryPolicy
 from evaluators.engine.runner import execute, start_run
-from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, fingerprint
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, RunRequest, fingerprint
 from evaluators.engine.store import Store
 from tests import stepeval_fixtures
 from tests.conftest import PROJECT
@@ -113,7 +113,7 @@ def _config(server: ScriptedServer, data: Path, judge: Endpoint | None = None, *
 def _run(store: Store, config: RunConfig, rerun: str | None = None):
     if rerun:
         return asyncio.run(execute(store, rerun, rerun_errors=True, retry=FAST_RETRY))
-    run_id, samples = start_run(config, store)
+    run_id, samples = start_run(RunRequest(config), store)
     return asyncio.run(execute(store, run_id, samples, retry=FAST_RETRY))
 
 

@@ -22,6 +22,7 @@ from evaluators.benchmarks.toolbench_static.prompts import build_request, refere
 from evaluators.core.errors import DataError
 from evaluators.core.registry import get_benchmark, score_all
 from evaluators.core.types import Prediction, Sample, ToolCall
+from evaluators.engine.settings import RunRequest
 from tests.conftest import real_data
 from tests.toolbench_fixtures import CALL, FINISH, GIVE_UP, TOOLS, write_toolbench
 
@@ -249,7 +250,7 @@ def _recorded_requests(folder: Path, tmp_path: Path) -> tuple[list[dict], list[S
         config = RunConfig("toolbench_static", ModelSettings(base_url=server.base_url, model="recorder", api_key_env=""),
                            data_dir=str(folder), concurrency=32, use_cache=False)
         store = Store(tmp_path / "tb.sqlite")
-        run_id, samples = start_run(config, store)
+        run_id, samples = start_run(RunRequest(config), store)
         assert asyncio.run(execute(store, run_id, samples)).status == "finished"
         assert store.get_run(run_id).config["request_profile"] is None
         return server.bodies, samples

@@ -20,9 +20,10 @@ from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.engine.settings import REQUEST_MODES
-from evaluators.service.runs import live_status, requests_of
+from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
+from evaluators.service.runs import live_status
 from ui.api import declare_runs_api
-from ui.context import AppContext, as_markdown, plain_error
+from ui.context import AppContext, as_markdown
 from ui.format import picked_value, user_error
 from ui.jobs_panel import act_on_page, detail_view, jobs_table, visitor_jobs
 from ui.report_view import ReportPanel, build_report_panel
@@ -33,28 +34,17 @@ from ui.run_form import (
     LIMIT_LABEL,
     LOCAL_DEMO,
     LOCAL_DEMO_FORM,
+    TEMPERATURE_LABEL,
     data_line,
     data_source_choices,
     data_source_value,
     demo_preset,
     language_choices,
     local_model_note,
-    run_config,
+    start_job,
     subset_choices,
 )
 from ui.visitor import owner_of
-
-
-def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, owner: str | None = None) -> dict[str, str]:
-    """Check the form and start the run (if the deployment's limits allow it); the key goes to the job only.
-    The message is plain text (as API callers get it); the page shows it through as_markdown."""
-    try:
-        run_id = context.jobs.start(run_config(context, form), api_key=api_key or None, owner=owner)
-    except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
-        return {"run_id": "", "message": plain_error(exc, context.redact_paths)}
-    requests = requests_of(context, run_id)
-    return {"run_id": run_id, "message": f"Started run {run_id}. {requests}"}
-
 
 # ---- the form's parts, built from the registry --------------------------------------------------
 
@@ -130,7 +120,9 @@ def build_role_boxes(context: AppContext, shown: Benchmark) -> list[RoleBox]:
                 parts = {
                     "base_url": gr.Textbox(label=labels["base_url"]),
                     "model": gr.Textbox(label=labels["model"]),
-                    "key_env": gr.Textbox(label=labels["key_env"], value="OPENAI_API_KEY", visible=not context.public),
+                    # Empty: the tested model's key variable for a role on its host, else no key.
+                    "key_env": gr.Textbox(label=labels["key_env"], value="", visible=not context.public,
+                                          placeholder="empty: the tested model's, on its host; else none"),
                 }
         boxes.append(RoleBox(name, box, parts, declared_by))
     return boxes
@@ -149,7 +141,7 @@ def build_option_controls(shown: Benchmark) -> list[OptionControl]:
 
 @dataclass
 class EvaluateForm:
-    """The form's inputs, each named once: `fields` by the names run_config reads (ui/run_form.FIELDS),
+    """The form's inputs, each named once: `fields` by the names start_job reads (ui/run_form.FIELDS),
     the role boxes and the option controls. The API key is apart: it goes to the job only."""
 
     fields: dict[str, Any]
@@ -164,10 +156,13 @@ class EvaluateForm:
                 *(option.radio for option in self.options)]
 
     def read(self, values: dict[Any, Any]) -> dict[str, Any]:
-        """The page's values (by component) -> the form dict run_config takes."""
+        """The page's values (by component) -> the form dict start_job takes: what the page shows, so
+        the roles and options of the chosen benchmark only (the others' boxes are hidden)."""
         form = {name: values[component] for name, component in self.fields.items()}
-        form["roles"] = {role.name: {part: values[box] for part, box in role.parts.items()} for role in self.roles}
-        form["options"] = {option.name: values[option.radio] for option in self.options}
+        chosen = form["benchmark"]
+        form["roles"] = {role.name: {part: values[box] for part, box in role.parts.items()}
+                         for role in self.roles if chosen in role.declared_by}
+        form["options"] = {option.name: values[option.radio] for option in self.options if chosen in option.declared_by}
         return form
 
     def switch_outputs(self) -> list[Any]:
@@ -204,8 +199,8 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
             api_key = gr.Textbox(label="API key (used for this run only; never stored or shown again)", type="password",
                                  placeholder="sk-… (optional)")
             model = gr.Textbox(label="Model", placeholder="name as the endpoint knows it")
-            api_key_env = gr.Textbox(label="…or the environment variable holding the key", value="OPENAI_API_KEY",
-                                     visible=not context.public)
+            api_key_env = gr.Textbox(label="…or the environment variable holding the key",
+                                     value="" if context.public else "OPENAI_API_KEY", visible=not context.public)
         with gr.Column(scale=3):
             benchmark = gr.Dropdown([b.name for b in all_benchmarks()], value=shown.name, label="Benchmark")
             language = gr.Dropdown(languages, value=languages[0] if languages else None, label="Language",
@@ -221,14 +216,19 @@ def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
                                                           languages[0] if languages else None)))
             options = build_option_controls(shown)
         with gr.Column(scale=2):
-            limit = gr.Number(label=LIMIT_LABEL, value=20, precision=0)
-            concurrency = gr.Slider(1, 128, value=8, step=1, label="Concurrency")
+            # The defaults are the official experiment (every item, the benchmark's sampling): a run left at
+            # them ranks beside the published rows. A public deployment caps the limit, so it starts there.
+            # Text, as the temperature: an empty number box is sent as 0, not as "every item".
+            limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
+            concurrency = gr.Slider(1, PUBLIC_MAX_CONCURRENCY if context.public else 128, value=8, step=1,
+                                    label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *shown.prompt_styles], value=AUTO_PROMPT_STYLE,
                                     visible=offers_prompt_styles(shown),
                                     label="Prompts: official = what the benchmark's official code sends, toolboard = "
                                           "this project's wording; auto = official when its files are there")
-            temperature = gr.Number(label="Temperature (empty = the benchmark's own sampling, else 0)", value=None)
+            # Text, so the box shows exactly what is sent: empty is "unset", never a 0 shown as empty.
+            temperature = gr.Textbox(label=TEMPERATURE_LABEL, value="", placeholder="unset")
     roles = build_role_boxes(context, shown)
     fields = {"endpoint_kind": endpoint_kind, "base_url": base_url, "model": model, "api_key_env": api_key_env,
               "benchmark": benchmark, "language": language, "subsets": subsets, "data_source": data_source,

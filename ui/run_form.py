@@ -1,6 +1,7 @@
-"""The Evaluate form (or the `start_run` API) -> a run configuration, every field checked and explained
-when wrong. No gradio here, and no benchmark names: the roles, options, prompt styles and built-in
-examples a benchmark has come from its declaration in the registry.
+"""The Evaluate form (or the `start_run` API) -> the raw input of a run request, handed to the one builder
+every front door uses (evaluators.service.run_request): this module holds no rule of its own. Also what the
+form shows (choices, the data line, the demo preset). No gradio here, and no benchmark names: the roles,
+options, prompt styles and built-in examples a benchmark has come from its declaration in the registry.
 
 A form is a dict: the fields of `FIELDS`, plus `roles` ({role name: {"base_url", "model", "key_env"}})
 and `options` ({option name: value}). The flat keys used before benchmarks declared their roles and
@@ -12,27 +13,28 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
-from evaluators.core.limits import echoed
 from evaluators.core.paths import data_dir_from_env
-from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
-from evaluators.core.selection import language_names, resolve_language
-from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_key_variable
-from evaluators.engine.local_model import LOCAL_MODELS, installed_problem
-from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig, check_run_settings
-from ui.context import BUILT_IN_EXAMPLE, AppContext, example_folder, resolve_data_dir
+from evaluators.core.registry import all_benchmarks, get_benchmark
+from evaluators.core.selection import language_names
+from evaluators.engine.local_model import LOCAL_MODELS, LOCAL_PREFIX, installed_problem
+from evaluators.engine.settings import RunRequest
+from evaluators.service.run_request import (
+    AUTO_PROMPT_STYLE,
+    ROLE_PARTS,
+    RunPolicy,
+    app_policy,
+    build_run_request,
+)
+from evaluators.service.runs import requests_of
+from ui.context import BUILT_IN_EXAMPLE, AppContext, example_folder, plain_error
 
-DATA_SOURCES = ("download", BUILT_IN_EXAMPLE, "local folder")
 DATA_DIR_CHOICE = "server data folder (TOOLBOARD_DATA_DIR)"
 LIMIT_LABEL = ("Limit per subset (empty = all): the first N items of each subset; multi-turn subsets keep N whole "
                "conversations, each counted as all its turns")
-AUTO_PROMPT_STYLE = "auto"
-# A public deployment must not be usable to flood an endpoint or starve other visitors.
-PUBLIC_MAX_CONCURRENCY = 16
-PUBLIC_MAX_LIMIT = 100
+TEMPERATURE_LABEL = "Temperature (empty = unset: the benchmark's own sampling, else 0)"
 DEFAULT_CONCURRENCY = 8
 LOCAL_DEMO = LOCAL_MODELS["smollm2"]
 ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
-ROLE_PARTS = ("base_url", "model", "key_env")
 # Flat form keys from before roles and options were declared: `<role>_base_url`, `<role>_model`,
 # `<role>_key_env` for these roles, and these options by their own name.
 ALIAS_ROLES = ("judge", "user")
@@ -105,7 +107,7 @@ def demo_preset() -> dict[str, Any] | None:
     assert benchmark.example is not None
     return {"endpoint_kind": LOCAL_DEMO.title, "benchmark": benchmark.name, "language": benchmark.example.language,
             "subsets": list(benchmark.example.demo_subsets), "data_source": BUILT_IN_EXAMPLE, "limit": 20, "concurrency": 2, "request_mode": "tools",
-            "temperature": 0.0, "prompt_style": AUTO_PROMPT_STYLE}
+            "temperature": "", "prompt_style": AUTO_PROMPT_STYLE}
 
 
 def local_model_note(kind: str) -> str:
@@ -123,16 +125,6 @@ def local_model_note(kind: str) -> str:
 # official-prompt item takes 15-30 s on 2 cores, so a few items, two in flight, with native tools (its
 # short prompts; the model needs tools to call any).
 LOCAL_DEMO_FORM = {"concurrency": 2, "request_mode": "tools", "limit": 5}
-
-
-def key_variable(context: AppContext, name: str | None, base_url: str) -> str:
-    """The environment variable a run may take its key from: only one named explicitly, ending in _KEY,
-    and none on a public deployment or for the local model."""
-    name = (name or "").strip()
-    if context.public or base_url.startswith("local:"):
-        return ""
-    check_key_variable(name)
-    return name
 
 
 def _text(value: Any) -> str:
@@ -158,120 +150,39 @@ def given_options(form: dict[str, Any]) -> dict[str, str]:
     return {name: value for name, value in options.items() if value}
 
 
-def _declared_anywhere(kind: str, name: str) -> bool:
-    return any(name in (item.name for item in getattr(benchmark, kind)) for benchmark in all_benchmarks())
+# The form's fields the builder reads under the same name.
+_SAME_NAME = ("benchmark", "language", "subsets", "data_source", "data_folder", "limit", "concurrency",
+              "request_mode", "prompt_style", "temperature", "api_key_env", "max_tokens", "timeout")
 
 
-def chosen_roles(context: AppContext, benchmark: Benchmark, form: dict[str, Any]) -> dict[str, Endpoint]:
-    """{role name: Endpoint} for each of the benchmark's roles given a model; a role another benchmark
-    declares is ignored (its box is hidden for this one), one no benchmark declares is refused."""
-    roles = {}
-    for name, parts in given_roles(form).items():
-        if name not in {role.name for role in benchmark.roles}:
-            if not _declared_anywhere("roles", name):
-                raise ToolboardError(f"no benchmark has a role {name!r}")
-            continue
-        role = benchmark.role(name)
-        if not (parts["base_url"] and parts["model"]):
-            raise ToolboardError(f"{role.label} needs both a base URL and a model (or neither: {role.fallback})")
-        check_endpoint_allowed(parts["base_url"])
-        roles[name] = Endpoint(parts["base_url"], parts["model"],
-                               key_variable(context, parts["key_env"], parts["base_url"]))
-    return roles
-
-
-def chosen_options(benchmark: Benchmark, form: dict[str, Any]) -> dict[str, str]:
-    """{option name: value} for the benchmark's options set to other than their default; another
-    benchmark's options are ignored, one no benchmark declares is refused."""
-    options = {}
-    for name, value in given_options(form).items():
-        if name in {option.name for option in benchmark.options}:
-            options[name] = value
-        elif not _declared_anywhere("options", name):
-            raise ToolboardError(f"no benchmark has an option {name!r}")
-    return benchmark.chosen_options(options)
-
-
-def _prompt_style(benchmark: Benchmark, form: dict[str, Any]) -> str | None:
-    """The chosen prompt style; None for auto, and for benchmarks with one kind of request."""
-    style = form.get("prompt_style") or AUTO_PROMPT_STYLE
-    if style not in (AUTO_PROMPT_STYLE, *benchmark.prompt_styles):
-        raise ToolboardError(f"prompts for {benchmark.name} must be one of {AUTO_PROMPT_STYLE}, "
-                             f"{', '.join(benchmark.prompt_styles)}")
-    if benchmark.request_profile is None or style == AUTO_PROMPT_STYLE:
-        return None
-    return style
-
-
-def _tested_endpoint(form: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """(base URL, model, form) of the model under test; the local demo model sets its own."""
-    base_url, model = _text(form.get("base_url")), _text(form.get("model"))
+def raw_run(form: dict[str, Any]) -> dict[str, Any]:
+    """The form (or the API's arguments) by the builder's names: the local demo model is `local:NAME`
+    (its endpoint boxes are not read), roles and options as given."""
+    raw = {name: form.get(name) for name in _SAME_NAME if name in form}
     if form.get("endpoint_kind") == LOCAL_DEMO.title:
-        problem = installed_problem()
-        if problem:
-            raise ToolboardError(problem)
-        base_url, model = "local:" + LOCAL_DEMO.name, LOCAL_DEMO.name
-        form = {**form, "max_tokens": LOCAL_DEMO.max_tokens, "timeout": LOCAL_DEMO.timeout}
-    if not base_url or not model:
-        raise ToolboardError("give the endpoint's base URL and the model name")
-    check_endpoint_allowed(base_url)
-    return base_url, model, form
+        raw["model"] = LOCAL_PREFIX + LOCAL_DEMO.name
+    else:
+        raw["base_url"], raw["model"] = form.get("base_url"), form.get("model")
+    raw["roles"], raw["options"] = given_roles(form), given_options(form)
+    return raw
 
 
-def _limits(context: AppContext, form: dict[str, Any]) -> tuple[int | None, int]:
-    """(limit per subset, concurrency), within the deployment's bounds."""
-    limit = _whole_number(form["limit"], "limit") if form.get("limit") not in (None, "") else None
-    given = form.get("concurrency")
-    concurrency = DEFAULT_CONCURRENCY if given in (None, "") else _whole_number(given, "concurrency")
-    if context.public and concurrency > PUBLIC_MAX_CONCURRENCY:
-        raise ToolboardError(f"on a public deployment concurrency is at most {PUBLIC_MAX_CONCURRENCY}")
-    if context.public and (limit is None or limit > PUBLIC_MAX_LIMIT):
-        raise ToolboardError(f"on a public deployment a run takes at most {PUBLIC_MAX_LIMIT} samples per subset: set the limit")
-    return limit, concurrency
+def run_policy(context: AppContext) -> RunPolicy:
+    return app_policy(context.public, context.default_data_dir)
 
 
-def run_config(context: AppContext, form: dict[str, Any]) -> RunConfig:
-    """The form -> a run configuration, with every field checked and explained when wrong."""
-    base_url, model, form = _tested_endpoint(form)
-    benchmark = get_benchmark(form["benchmark"])
-    language = resolve_language(benchmark, form.get("language"))
-    limit, concurrency = _limits(context, form)
-    request_mode = form.get("request_mode") or "prompt"
-    if request_mode not in REQUEST_MODES:
-        raise ToolboardError(f"request mode must be one of {', '.join(REQUEST_MODES)}")
-    settings = ModelSettings(
-        base_url=base_url, model=model,
-        # On a public deployment the server's own keys must never reach a user's endpoint.
-        api_key_env=key_variable(context, form.get("api_key_env"), base_url),
-        request_mode=request_mode, temperature=_optional_number(form.get("temperature"), "temperature"),
-        max_tokens=form.get("max_tokens"), prompt_style=_prompt_style(benchmark, form),
-        timeout=form.get("timeout") or ModelSettings.timeout,
-    )
-    return check_run_settings(RunConfig(
-        benchmark=benchmark.name, model=settings, language=language, subsets=tuple(form.get("subsets") or ()),
-        limit=limit, concurrency=concurrency,
-        data_dir=resolve_data_dir(context, form.get("data_source") or "download", form.get("data_folder") or "",
-                                  benchmark.name, language),
-        roles=chosen_roles(context, benchmark, form), options=chosen_options(benchmark, form),
-    ))
+def run_request(context: AppContext, form: dict[str, Any], api_key: str | None = None) -> RunRequest:
+    """The form -> the checked run request (every field checked and explained when wrong)."""
+    return build_run_request({**raw_run(form), "api_key": api_key}, run_policy(context))
 
 
-def _whole_number(value: Any, name: str) -> int:
-    """A whole number typed in a box or sent by an API caller (its range is checked with the other settings)."""
+def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, owner: str | None = None) -> dict[str, str]:
+    """The form's and the `start_run` API's handler: check the form and start the run (if the deployment's
+    limits allow it); the key goes to the job only. {"run_id", "message"}: the message is plain text (as API
+    callers get it; the page shows it through as_markdown), run_id empty when refused."""
     try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ToolboardError(f"{name} must be a whole number; got {echoed(repr(value))}") from None
-    if not number.is_integer():
-        raise ToolboardError(f"{name} must be a whole number; got {echoed(repr(value))}")
-    return int(number)
-
-
-def _optional_number(value: Any, name: str) -> float | None:
-    """An empty field means the benchmark's own value."""
-    if value in (None, ""):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ToolboardError(f"{name} must be a number (or empty for the benchmark's own)") from None
+        run_id = context.jobs.start(run_request(context, form, api_key or None), owner=owner)
+    except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
+        return {"run_id": "", "message": plain_error(exc, context.redact_paths)}
+    requests = requests_of(context, run_id)
+    return {"run_id": run_id, "message": f"Started run {run_id}. {requests}"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from evaluators.cli.roles import add_role_arguments
@@ -49,20 +48,22 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
                      "(optional install, no key or network needed)")
     run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (never stored)")
     _add_data_options(run)
-    run.add_argument("--limit", type=int, help="at most N samples per subset (whole conversations for multi-turn)")
-    run.add_argument("--concurrency", type=int, default=8, help="requests in flight at once (default 8)")
-    run.add_argument("--request-mode", choices=REQUEST_MODES, default="prompt", help="text prompt (default) or native tools")
+    # Numbers and choices are read as typed: the run request's builder checks them, in the words the form uses.
+    run.add_argument("--limit", help="at most N samples per subset (whole conversations for multi-turn)")
+    run.add_argument("--concurrency", help="requests in flight at once (default 8)")
+    run.add_argument("--request-mode", metavar="{" + ",".join(REQUEST_MODES) + "}",
+                     help="text prompt (default) or native tools")
     add_role_arguments(run, with_options=True)
-    run.add_argument("--prompt-style", choices=PROMPT_STYLES,
+    run.add_argument("--prompt-style", metavar="{" + ",".join(PROMPT_STYLES) + "}",
                      help="benchmarks with a request profile (see `list`): official (default when the official prompt "
                           "files are there: the requests the official code sends) or toolboard (our own wording)")
-    run.add_argument("--temperature", type=float,
+    run.add_argument("--temperature",
                      help="default: the benchmark's (its official sampling, where it has one), else 0")
-    run.add_argument("--top-p", type=float, help="default: the benchmark's, else not sent")
-    run.add_argument("--max-tokens", type=int, help="default: the benchmark's, else not sent")
-    run.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
-    run.add_argument("--max-attempts", type=int, default=6, help="attempts per request before it counts as an error")
-    run.add_argument("--extra-body", type=json.loads, default={}, help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')
+    run.add_argument("--top-p", help="default: the benchmark's, else not sent")
+    run.add_argument("--max-tokens", help="default: the benchmark's, else not sent")
+    run.add_argument("--timeout", help="seconds per request (default 120)")
+    run.add_argument("--max-attempts", help="attempts per request before it counts as an error (default 6)")
+    run.add_argument("--extra-body", help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')
     run.add_argument("--no-cache", action="store_true", help="send every request even if a cached response exists")
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
     run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send the samples that ended in request errors (and any an interrupted run never sent)")

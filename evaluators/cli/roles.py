@@ -1,16 +1,16 @@
-"""`--role NAME=URL,MODEL[,KEY_ENV]` and `--option NAME=VALUE`: the other models a benchmark needs
-and the options it takes, each checked against what the benchmark declares. The flags from before
-roles were declared (--judge-*, --user-*, --modality) are read as aliases of these."""
+"""`--role NAME=URL,MODEL[,KEY_ENV]` and `--option NAME=VALUE`: the other models a benchmark needs and
+the options it takes, read into a run request's raw input (evaluators.service.run_request checks them
+against the benchmark's declarations, with the form's rules and words). The flags from before roles were
+declared (--judge-*, --user-*, --modality) are read as aliases of these."""
 
 from __future__ import annotations
 
 import argparse
-import re
-from urllib.parse import urlsplit
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark
 from evaluators.engine.settings import Endpoint
+from evaluators.service.run_request import build_roles, command_line_policy
 
 ROLE_FORM = "NAME=URL,MODEL[,KEY_ENV]"
 # Old flag prefix -> the role it stood for (--judge-base-url, --judge-model, --judge-api-key-env, …) and
@@ -18,7 +18,6 @@ ROLE_FORM = "NAME=URL,MODEL[,KEY_ENV]"
 ALIAS_ROLES: dict[str, tuple[str, str | None]] = {"judge": ("judge", "OPENAI_API_KEY"), "user": ("user", None)}
 # Old option flag -> the value that meant "nothing chosen" (accepted for every benchmark, as before).
 ALIAS_OPTIONS = {"modality": "text"}
-VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def add_role_arguments(command: argparse.ArgumentParser, *, with_options: bool) -> None:
@@ -37,31 +36,16 @@ def add_role_arguments(command: argparse.ArgumentParser, *, with_options: bool) 
             command.add_argument(f"--{name}", help=argparse.SUPPRESS)
 
 
-def _parse_role(text: str, tested: Endpoint | None) -> tuple[str, Endpoint]:
+def _parse_role(text: str) -> tuple[str, dict[str, str]]:
+    """`NAME=URL,MODEL[,KEY_ENV]` -> (name, raw role); what it names is checked by the run request's builder."""
     name, _, value = text.partition("=")
     parts = [part.strip() for part in value.split(",")] if value else []
     if not name.strip() or len(parts) not in (2, 3) or not all(parts):
-        raise ToolboardError(f"--role {text!r}: expected {ROLE_FORM}")
-    if not parts[0].startswith(("http://", "https://")):
-        raise ToolboardError(f"--role {text!r}: the URL must start with http:// or https:// (expected {ROLE_FORM})")
-    if len(parts) == 3 and not VARIABLE_NAME.fullmatch(parts[2]):
-        raise ToolboardError(f"--role {text!r}: {parts[2]!r} is not an environment variable name (expected {ROLE_FORM}; "
-                             "the URL holds no comma)")
-    key_env = parts[2] if len(parts) == 3 else _same_host_key(parts[0], tested)
-    return name.strip(), Endpoint(base_url=parts[0], model=parts[1], api_key_env=key_env)
+        raise ToolboardError(f"--role {text!r}: expected {ROLE_FORM} (the URL holds no comma)")
+    return name.strip(), {"base_url": parts[0], "model": parts[1], "key_env": parts[2] if len(parts) == 3 else ""}
 
 
-def _same_host_key(url: str, tested: Endpoint | None) -> str:
-    """The tested model's key variable for a role served from the same scheme, host and port; else no
-    key: a key is never sent to another host unless its variable is named."""
-    if tested is None:
-        return ""
-    mine, theirs = urlsplit(url), urlsplit(tested.base_url)
-    same = (mine.scheme, mine.hostname, mine.port) == (theirs.scheme, theirs.hostname, theirs.port)
-    return tested.api_key_env if same else ""
-
-
-def _alias_roles(args: argparse.Namespace, tested: Endpoint | None) -> list[tuple[str, Endpoint]]:
+def _alias_roles(args: argparse.Namespace, tested: Endpoint | None) -> list[tuple[str, dict[str, str]]]:
     """Roles given with the old flags, read as they were: URL and model default to the tested model's
     (required without one), the key variable to what that flag defaulted to (ALIAS_ROLES)."""
     found = []
@@ -74,30 +58,28 @@ def _alias_roles(args: argparse.Namespace, tested: Endpoint | None) -> list[tupl
             raise ToolboardError(f"--{prefix}-base-url and --{prefix}-model go together "
                                  f"(or use --role {role}=URL,MODEL[,KEY_ENV])")
         fallback = default_key_env or (tested.api_key_env if tested else "OPENAI_API_KEY")
-        found.append((role, Endpoint(url, model, key_env or fallback)))
+        found.append((role, {"base_url": url, "model": model, "key_env": key_env or fallback}))
     return found
+
+
+def raw_roles(args: argparse.Namespace, tested: Endpoint | None) -> dict[str, dict[str, str]]:
+    """The roles given on the command line, by name, as the run request's builder reads them."""
+    roles: dict[str, dict[str, str]] = {}
+    for name, parts in [_parse_role(text) for text in args.role] + _alias_roles(args, tested):
+        if name in roles:
+            raise ToolboardError(f"the {name} role is given twice")
+        roles[name] = parts
+    return roles
 
 
 def chosen_roles(args: argparse.Namespace, benchmark: Benchmark, tested: Endpoint | None = None,
                  scoring_files: bool = False) -> dict[str, Endpoint]:
-    """The roles given on the command line, by name, each one the benchmark declares. A role given the
-    tested model itself is left out when the tested model plays it anyway."""
-    given = [_parse_role(text, tested) for text in args.role] + _alias_roles(args, tested)
-    roles: dict[str, Endpoint] = {}
-    for name, endpoint in given:
-        role = benchmark.role(name)
-        if scoring_files and not role.used_when_scoring_files:
-            raise ToolboardError(f"the {name} role of {benchmark.name} takes part in runs only, not in scoring a file")
-        if name in roles:
-            raise ToolboardError(f"the {name} role is given twice")
-        if role.played_by_tested_model and endpoint == tested:
-            continue
-        roles[name] = endpoint
-    return roles
+    """The roles given on the command line, checked as a run's are (`score` uses it: no run request)."""
+    return build_roles(benchmark, raw_roles(args, tested), command_line_policy(), tested, scoring_files)
 
 
-def chosen_options(args: argparse.Namespace, benchmark: Benchmark) -> dict[str, str]:
-    """`--option NAME=VALUE` (and the old --modality), by name, checked against the declarations."""
+def raw_options(args: argparse.Namespace, benchmark: Benchmark) -> dict[str, str]:
+    """`--option NAME=VALUE` (and the old --modality), by name, as the run request's builder reads them."""
     options: dict[str, str] = {}
     given = [text.partition("=") for text in args.option]
     declared = {option.name for option in benchmark.options}
@@ -107,4 +89,9 @@ def chosen_options(args: argparse.Namespace, benchmark: Benchmark) -> dict[str, 
         if not sign or not name.strip() or not value.strip():
             raise ToolboardError(f"--option {name}{sign}{value}: expected NAME=VALUE")
         options[name.strip()] = value.strip()
-    return benchmark.chosen_options(options)
+    return options
+
+
+def chosen_options(args: argparse.Namespace, benchmark: Benchmark) -> dict[str, str]:
+    """The options given, checked against the declarations (defaults left out)."""
+    return benchmark.chosen_options(raw_options(args, benchmark))

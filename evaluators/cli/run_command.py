@@ -12,13 +12,12 @@ import sys
 from tqdm import tqdm
 
 from evaluators.cli.report_text import print_report
-from evaluators.cli.run_config import run_config
+from evaluators.cli.run_config import run_request
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Report, Sample
-from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
-from evaluators.engine.settings import RunConfig, describe_requests
+from evaluators.engine.settings import describe_requests
 from evaluators.engine.store import Store
 
 # Exit code of a run that stopped before finishing (cancelled or failed): it can be resumed.
@@ -35,13 +34,10 @@ def run_command(args: argparse.Namespace) -> int:
     run_id = args.resume or args.rerun_errors
     samples = None
     if run_id is None:
-        config = run_config(args)
-        check_run_keys(config)
-        run_id, samples = start_run(config, store)
+        run_id, samples = start_run(run_request(args), store)
         print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
     else:
-        config = RunConfig.from_json(store.get_run(run_id).config)
-        check_run_keys(config)
+        store.get_run(run_id)  # an unknown id is refused by name; execute checks the stored run again
     outcome = _execute_with_progress_bar(store, run_id, samples, rerun_errors)
     if outcome.status == "failed":
         print(f"run {run_id} failed: {store.get_run(run_id).message}\nre-send its requests with: python -m evaluators "
@@ -122,8 +118,7 @@ def queued_run_command(args: argparse.Namespace, store: Store) -> int:
     try:
         run_id = args.resume or args.rerun_errors
         if run_id is None:
-            config = run_config(args)
-            run_id = jobs.start(config)
+            run_id = jobs.start(run_request(args))
             print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
         elif args.rerun_errors:
             jobs.rerun_errors(run_id)

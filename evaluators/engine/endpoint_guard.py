@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
 from evaluators.core.public_hosts import (
     DEFAULT_PORTS,
     PUBLIC_MODE_ENV,
@@ -71,19 +72,18 @@ def allowed_key_variables() -> tuple[str, ...]:
     return tuple(name.strip() for name in configured.split(",") if name.strip())
 
 
-def check_key_variable(name: str) -> None:
-    """Only variables that hold API keys may be sent to an endpoint, and only those the operator lists
-    in TOOLBOARD_KEY_VARS (default: OPENAI_API_KEY): a name ending in _KEY alone is not enough
-    (AWS_SECRET_ACCESS_KEY is no model key)."""
-    if not name:
-        return
-    allowed = allowed_key_variables()
-    if name in allowed:
+def check_key_variable(name: str, allowed: tuple[str, ...] | None) -> None:
+    """Only variables that hold API keys may be sent to an endpoint: `allowed` lists those a deployment
+    allows (the app's: TOOLBOARD_KEY_VARS, default OPENAI_API_KEY: a name ending in _KEY alone is not
+    enough, AWS_SECRET_ACCESS_KEY is no model key); None allows any name ending in _KEY (the command
+    line of the user whose environment it is). An empty name names no variable."""
+    if not name or (allowed is not None and name in allowed):
         return
     if not KEY_VARIABLE.match(name):
-        raise ToolboardError(f"{name!r} is not an API key variable: its name must end in _KEY (e.g. OPENAI_API_KEY)")
-    raise ToolboardError(f"{name!r} is not one of the key variables this server allows ({', '.join(allowed)}); "
-                         f"its operator can allow more in {KEY_VARS_ENV}")
+        raise ToolboardError(f"{echoed(name)!r} is not an API key variable: its name must end in _KEY (e.g. OPENAI_API_KEY)")
+    if allowed is not None:
+        raise ToolboardError(f"{name!r} is not one of the key variables this server allows ({', '.join(allowed) or 'none'}); "
+                             f"its operator can allow more in {KEY_VARS_ENV}")
 
 
 def check_api_key(key: str | None, what: str = "the API key") -> str | None:
@@ -130,13 +130,14 @@ def key_from_environment(name: str | None) -> str | None:
     return os.environ.get(name)
 
 
-def check_endpoint_allowed(base_url: str) -> None:
-    """Raise EndpointNotAllowedError unless `base_url` may be called; see the module docstring."""
+def check_endpoint_allowed(base_url: str, public: bool | None = None) -> None:
+    """Raise EndpointNotAllowedError unless `base_url` may be called; see the module docstring. `public`:
+    the deployment's policy (None: TOOLBOARD_PUBLIC, see is_public_mode)."""
     if isinstance(base_url, str) and is_local(base_url):
         local_model(base_url)  # a known built-in model (our own child process), or a clear error
         return
     parts = _parse_base_url(base_url)
-    if is_public_mode():
+    if is_public_mode() if public is None else public:
         check_public_host(parts.hostname or "", _port_of(parts), EndpointNotAllowedError)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from evaluators.engine.quota import Admission
-    from evaluators.engine.settings import RunConfig
+    from evaluators.engine.settings import RunRequest
 
 
 class RunJob(Protocol):
@@ -40,8 +40,9 @@ class RunJobs(Protocol):
     # The deployment's limits on runs and uploads, checked as runs are started.
     admission: Admission
 
-    def start(self, config: RunConfig, api_key: str | None = None, owner: str | None = None) -> str:
-        """Create the run and have it executed; its id. Bad settings and a start over the limits raise here."""
+    def start(self, request: RunRequest, owner: str | None = None) -> str:
+        """Create the run the checked request describes and have it executed; its id. A start over the limits,
+        or an endpoint that does not answer, raises here."""
         ...
 
     def resume(self, run_id: str, api_key: str | None = None, owner: str | None = None) -> None: ...

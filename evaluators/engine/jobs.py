@@ -27,7 +27,7 @@ from evaluators.engine.local_model import is_local
 from evaluators.engine.local_model import resolve as resolve_local
 from evaluators.engine.quota import Admission
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
-from evaluators.engine.settings import RunConfig
+from evaluators.engine.settings import RunConfig, RunRequest, require_run_request
 from evaluators.engine.store import Store
 
 log = logging.getLogger(__name__)
@@ -110,17 +110,18 @@ class JobManager(RunJobs):
 
     # ---- actions ---------------------------------------------------------------------------
 
-    def start(self, config: RunConfig, api_key: str | None = None, owner: str | None = None) -> str:
-        """Create a run and execute it in the background. Bad settings, and a start over the limits,
-        raise here, before anything runs. `owner`: the visitor's hash (None: the operator)."""
-        check_run_keys(config, api_key)  # a key that cannot be sent: refused before a run exists
+    def start(self, request: RunRequest, owner: str | None = None) -> str:
+        """Create a run from a checked request and execute it in the background. A start over the limits,
+        or an endpoint that does not answer, raises here, before anything runs. `owner`: the visitor's hash
+        (None: the operator)."""
+        require_run_request(request)
         slot = object()
         with self._lock:
             self._check_admission(owner)
             self._reserved[slot] = owner
         try:
-            run_id, samples = start_run(config, self.store, owner=owner, api_key=api_key)
-            self._launch(run_id, "start", samples, api_key, rerun_errors=False, owner=owner, slot=slot)
+            run_id, samples = start_run(request, self.store, owner=owner)
+            self._launch(run_id, "start", samples, request.api_key, rerun_errors=False, owner=owner, slot=slot)
         finally:
             with self._lock:
                 self._reserved.pop(slot, None)

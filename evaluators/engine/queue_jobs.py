@@ -49,7 +49,7 @@ from evaluators.engine.queue_worker import UNACKED, make_celery
 from evaluators.engine.quota import Admission
 from evaluators.engine.run_document import export_run, import_run, without_credentials
 from evaluators.engine.runner import start_run
-from evaluators.engine.settings import RunConfig
+from evaluators.engine.settings import RunConfig, RunRequest, require_run_request
 from evaluators.engine.store import RunRow, Store
 
 log = logging.getLogger(__name__)
@@ -144,18 +144,17 @@ class QueueJobs(RunJobs):
 
     # ---- actions ---------------------------------------------------------------------------
 
-    def start(self, config: RunConfig, api_key: str | None = None, owner: str | None = None) -> str:
-        """Create the run (checked as in the embedded mode) and queue it; returns its id at once."""
-        check_run_keys(config, api_key)
-        _check_no_credentials(config)
+    def start(self, request: RunRequest, owner: str | None = None) -> str:
+        """Create the run from a checked request (as in the embedded mode) and queue it; returns its id at once."""
+        _check_no_credentials(require_run_request(request).config)
         slot = QueuedJob(f"{STARTING_PREFIX}{uuid.uuid4().hex}", owner=owner)
         with self._lock:  # the slot is taken under the lock: concurrent starts never exceed the limits
             self._check_admission(owner)
             self._jobs[slot.run_id] = slot
         try:
             check_broker(self.settings)
-            run_id, _ = start_run(config, self.store, owner=owner, api_key=api_key)
-            self._send(run_id, "start", api_key, owner, created_here=True)
+            run_id, _ = start_run(request, self.store, owner=owner)
+            self._send(run_id, "start", request.api_key, owner, created_here=True)
         finally:
             with self._lock:
                 self._jobs.pop(slot.run_id, None)

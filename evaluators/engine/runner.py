@@ -15,7 +15,7 @@ from evaluators import __version__
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.core.selection import resolve_language, runnable_subsets
+from evaluators.core.selection import runnable_subsets
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
 from evaluators.engine.client import (
     ChatClient,
@@ -29,7 +29,14 @@ from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_k
 from evaluators.engine.preflight import check_endpoint
 from evaluators.engine.redact import redact
 from evaluators.engine.scoring import score_and_report
-from evaluators.engine.settings import TESTED_ROLE, RunConfig, fingerprint, role_settings
+from evaluators.engine.settings import (
+    TESTED_ROLE,
+    RunConfig,
+    RunRequest,
+    fingerprint,
+    require_run_request,
+    role_settings,
+)
 from evaluators.engine.store import Store, lease_holder_name
 from evaluators.engine.write_behind import WriteBehind
 
@@ -103,15 +110,9 @@ def _run_context(store: Store, run_id: str, samples: list[Sample] | None) -> tup
     return config, benchmark, samples if samples is not None else _load_samples(benchmark, config)
 
 
-def _check_prompt_style_offered(config: RunConfig, benchmark: Benchmark) -> None:
-    if benchmark.request_profile is None and config.model.prompt_style is not None:
-        raise ToolboardError(f"{benchmark.name} has no prompt styles to choose from; drop --prompt-style")
-
-
 def with_request_profile(config: RunConfig, benchmark: Benchmark) -> RunConfig:
     """The config with its prompt style resolved and its request profile recorded (benchmarks with
-    prompt styles); a style asked of a benchmark without them is an error."""
-    _check_prompt_style_offered(config, benchmark)
+    prompt styles)."""
     if benchmark.request_profile is None:
         return config
     profile = benchmark.request_profile(config)
@@ -124,7 +125,6 @@ def _check_endpoints(config: RunConfig, benchmark: Benchmark, api_key: str | Non
     refused key or an unknown model is refused with its cause, and no run is created)."""
     check_endpoint(config.model.base_url, config.model.model, _api_key(config, api_key))
     for name, endpoint in config.roles.items():
-        check_endpoint_allowed(endpoint.base_url)  # before anything is sent to it
         check_endpoint(endpoint.base_url, endpoint.model, key_from_environment(endpoint.api_key_env),
                        what=f"the {benchmark.role(name).label.lower()}'s endpoint")
 
@@ -136,27 +136,14 @@ def stop_cause(stopped: BaseException) -> str:
     return f"stopped by an internal error ({type(stopped).__name__})"
 
 
-def check_declared_roles(config: RunConfig, benchmark: Benchmark) -> None:
-    """Every role given must be one the benchmark declares."""
-    for name in config.roles:
-        benchmark.role(name)
-
-
-def start_run(config: RunConfig, store: Store, owner: str | None = None,
-              api_key: str | None = None) -> tuple[str, list[Sample]]:
-    """Create a run (checked, its endpoints looked at, no sample sent yet) and return it with its samples.
-    `owner`: the visitor who may act on it on a public deployment (see Store.create_run); `api_key`: a key
-    handed in for this run (else the configured variable's)."""
-    check_endpoint_allowed(config.model.base_url)
+def start_run(request: RunRequest, store: Store, owner: str | None = None) -> tuple[str, list[Sample]]:
+    """Create a run from a checked request (see evaluators.service.run_request; nothing is checked again
+    here but what only the endpoints and the data can tell: the endpoints answer, the samples load) and
+    return it with its samples; no sample is sent yet. `owner`: the visitor who may act on it on a public
+    deployment (see Store.create_run)."""
+    config = require_run_request(request).config
     benchmark = get_benchmark(config.benchmark)
-    if benchmark.solve is None:
-        raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
-    _check_prompt_style_offered(config, benchmark)
-    config = replace(config, options=benchmark.chosen_options(config.options))
-    check_declared_roles(config, benchmark)
-    # Resolved here too, not only by the CLI and the form: a library caller's run is checked the same way.
-    config = replace(config, language=resolve_language(benchmark, config.language))
-    _check_endpoints(config, benchmark, api_key)
+    _check_endpoints(config, benchmark, request.api_key)
     samples = _load_samples(benchmark, config)
     if not samples:
         raise ToolboardError("no samples selected")
@@ -236,8 +223,12 @@ async def execute(
     executes the same run (it holds the run's lease)."""
     cancel = cancel or asyncio.Event()
     async with _held_lease(store, run_id, cancel) as lease_lost:
+        # A run just created here from a checked request comes with its samples; one read back from the store
+        # (a resume, a re-run, a queue worker) is checked again: what may have changed since it was stored.
+        stored = samples is None
         config, benchmark, samples = _run_context(store, run_id, samples)
-        _check_can_run(config, benchmark, api_key)
+        if stored:
+            _check_stored_run_can_run(config, benchmark, api_key)
         todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
         store.set_status(run_id, "running")
         scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
@@ -302,8 +293,10 @@ async def execute(
         return RunOutcome(run_id, run.status, report, progress)
 
 
-def _check_can_run(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
-    """Everything that would fail every sample alike, refused once before anything is sent."""
+def _check_stored_run_can_run(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
+    """A stored run, before anything is sent, refused once for what would fail every sample alike or what
+    may have changed since it was stored: its endpoints under today's policy (public mode switched on), the
+    keys this process holds, the official files still there."""
     check_endpoint_allowed(config.model.base_url)
     for endpoint in config.roles.values():
         check_endpoint_allowed(endpoint.base_url)

@@ -128,6 +128,25 @@ class RunConfig:
         return cls(**data)
 
 
+@dataclass(frozen=True)
+class RunRequest:
+    """A run the engine may start: its settings, checked once by the service's builder
+    (evaluators.service.run_request.build_run_request) against every rule and the deployment's policy,
+    and the API key handed in for this run only (never stored, never shown). The engine's start entry
+    points take only this type and do not check the settings again."""
+
+    config: RunConfig
+    api_key: str | None = field(default=None, repr=False, compare=False)
+
+
+def require_run_request(request: object) -> RunRequest:
+    """`request` when it is a RunRequest, else TypeError: a bare RunConfig skipped the builder's checks."""
+    if not isinstance(request, RunRequest):
+        raise TypeError(f"a run starts from a RunRequest (evaluators.service.run_request.build_run_request), "
+                        f"not a {type(request).__name__}")
+    return request
+
+
 def roles_and_options(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A stored config's roles and options, read without building a RunConfig (so a config with fields this
     version does not know still shows on the board)."""
@@ -171,45 +190,78 @@ TEMPERATURE_RANGE = (0.0, 2.0)
 MAX_CONCURRENCY = 256
 MAX_TIMEOUT_S = 3600.0
 MAX_TOKENS_LIMIT = 1_000_000
+MAX_ATTEMPTS = 100
+BENCHMARKS_OWN = "empty for the benchmark's own"
 
 
-def check_run_settings(config: RunConfig) -> RunConfig:
+@dataclass(frozen=True)
+class NumberRule:
+    """What one numeric setting may be: within [low, high] ((low, high] when `low_open`), a whole number
+    when `whole`; None (unset) allowed where `empty` says what that means."""
+
+    label: str
+    low: float
+    high: float | None
+    empty: str | None
+    low_open: bool = False
+    whole: bool = False
+
+    def expected(self, high: float | None = None, cap: str = "") -> str:
+        top = self.high if high is None else high
+        bounds = f"{'more than' if self.low_open else 'at least'} {self.low:g}"
+        bounds += f" and at most {top:g}" if top is not None else ""
+        note = f" ({cap})" if cap else (f" ({self.empty})" if self.empty else "")
+        return f"{self.label} must be {'a whole number ' if self.whole else 'a number '}{bounds}{note}"
+
+    def check(self, value: object, high: float | None = None, cap: str = "") -> None:
+        """Refuse `value` (None: unset) outside the rule; `high` and `cap` narrow it to a deployment's cap."""
+        if value is None:
+            if self.empty is None:
+                raise ToolboardError(f"{self.label} must be given")
+            return
+        top = self.high if high is None else high
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or (self.whole and not (math.isfinite(value) and float(value).is_integer()))
+                or not math.isfinite(value) or (value <= self.low if self.low_open else value < self.low)
+                or (top is not None and value > top)):
+            raise ToolboardError(f"{self.expected(high, cap)}; got {echoed(repr(value))}")
+
+
+NUMBER_RULES: dict[str, NumberRule] = {
+    "temperature": NumberRule("temperature", *TEMPERATURE_RANGE, BENCHMARKS_OWN),
+    "top_p": NumberRule("top_p", 0.0, 1.0, BENCHMARKS_OWN, low_open=True),
+    "max_tokens": NumberRule("max_tokens", 1, MAX_TOKENS_LIMIT, BENCHMARKS_OWN, whole=True),
+    "timeout": NumberRule("the request timeout (seconds)", 0.0, MAX_TIMEOUT_S, None, low_open=True),
+    "concurrency": NumberRule("concurrency", 1, MAX_CONCURRENCY, None, whole=True),
+    "limit": NumberRule("the limit per subset", 1, None, "empty for every sample", whole=True),
+    "max_attempts": NumberRule("max attempts", 1, MAX_ATTEMPTS, None, whole=True),
+}
+
+
+def check_run_settings(config: RunConfig, max_concurrency: int | None = None, max_limit: int | None = None) -> RunConfig:
     """`config` when every setting is in its range and every model name within its length, else a
-    ToolboardError naming the setting and the range expected."""
+    ToolboardError naming the setting and the range expected. `max_concurrency` and `max_limit` are a
+    deployment's caps (a limit is then required)."""
     model = config.model
     for label, name in (("the model name", model.model),
                         *((f"the {role} role's model name", endpoint.model) for role, endpoint in config.roles.items())):
-        _check_model_name(name, label)
-    low, high = TEMPERATURE_RANGE
-    _check_number(model.temperature, "temperature", low, high, "empty for the benchmark's own")
-    _check_number(model.top_p, "top_p", 0.0, 1.0, "empty for the benchmark's own", low_open=True)
-    _check_number(model.max_tokens, "max_tokens", 1, MAX_TOKENS_LIMIT, "empty for the benchmark's own", whole=True)
-    _check_number(model.timeout, "the request timeout (seconds)", 0.0, MAX_TIMEOUT_S, None, low_open=True)
-    _check_number(config.concurrency, "concurrency", 1, MAX_CONCURRENCY, None, whole=True)
-    _check_number(config.limit, "the limit per subset", 1, None, "empty for every sample", whole=True)
-    _check_number(config.max_attempts, "max attempts", 1, 100, None, whole=True)
+        check_model_name(name, label)
+    for name in ("temperature", "top_p", "max_tokens", "timeout"):
+        NUMBER_RULES[name].check(getattr(model, name))
+    cap = "this deployment's cap"
+    capped = max_concurrency is not None and max_concurrency < MAX_CONCURRENCY
+    NUMBER_RULES["concurrency"].check(config.concurrency, max_concurrency if capped else None, cap if capped else "")
+    if max_limit is not None and config.limit is None:
+        raise ToolboardError(f"the limit per subset must be given on this deployment (at most {max_limit} samples "
+                             "per subset)")
+    NUMBER_RULES["limit"].check(config.limit, max_limit, cap if max_limit is not None else "")
+    NUMBER_RULES["max_attempts"].check(config.max_attempts)
     return config
 
 
-def _check_model_name(name: str, label: str) -> None:
+def check_model_name(name: str, label: str) -> None:
     if not name or not name.strip():
         raise ToolboardError(f"{label} is empty")
     check_text_length(name, label, MAX_MODEL_NAME_CHARS)
     if any(not character.isprintable() for character in name):
         raise ToolboardError(f"{label} holds a control or invisible character: {echoed(name)!r}")
-
-
-def _check_number(value: float | None, label: str, low: float, high: float | None, empty: str | None,
-                  low_open: bool = False, whole: bool = False) -> None:
-    """`value` (None: unset, allowed where `empty` says what that means) within [low, high] ((low, high] when
-    `low_open`), a whole number when `whole`."""
-    if value is None:
-        if empty is None:
-            raise ToolboardError(f"{label} must be given")
-        return
-    bounds = f"{'more than' if low_open else 'at least'} {low:g}" + (f" and at most {high:g}" if high is not None else "")
-    expected = f"{label} must be {'a whole number ' if whole else 'a number '}{bounds}" + (f" ({empty})" if empty else "")
-    if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not float(value).is_integer()):
-        raise ToolboardError(f"{expected}; got {echoed(repr(value))}")
-    if not math.isfinite(value) or (value <= low if low_open else value < low) or (high is not None and value > high):
-        raise ToolboardError(f"{expected}; got {echoed(repr(value))}")

@@ -1,0 +1,333 @@
+"""One run request from every front door: the raw input of the form, the `start_run` API or the command
+line, with the deployment's policy, becomes one RunRequest, every rule checked here once and refused with
+the same message whichever door it came in by. The front doors only gather what they were given (by the
+names of RAW_FIELDS); the engine takes the RunRequest and checks nothing again.
+
+Raw input is a mapping: every field may be missing, None or empty (= unset); numbers may be written as
+text (a form box, a flag) or given as numbers (an API payload); `roles` is {role name: {"base_url",
+"model", "key_env"}}, `options` is {option name: value}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
+from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.core.selection import resolve_language
+from evaluators.engine.endpoint_guard import (
+    KEY_VARS_ENV,
+    EndpointNotAllowedError,
+    allowed_key_variables,
+    check_api_key,
+    check_endpoint_allowed,
+    check_key_variable,
+    check_run_keys,
+    is_public_mode,
+)
+from evaluators.engine.local_model import LOCAL_PREFIX, installed_problem, is_local, local_model
+from evaluators.engine.settings import (
+    MAX_CONCURRENCY,
+    NUMBER_RULES,
+    REQUEST_MODES,
+    Endpoint,
+    ModelSettings,
+    RunConfig,
+    RunRequest,
+    check_run_settings,
+)
+
+RAW_FIELDS = ("benchmark", "base_url", "model", "api_key", "api_key_env", "language", "subsets", "data_source",
+              "data_folder", "limit", "concurrency", "request_mode", "prompt_style", "temperature", "top_p",
+              "max_tokens", "timeout", "max_attempts", "extra_body", "use_cache", "roles", "options")
+ROLE_PARTS = ("base_url", "model", "key_env")
+# What a run reads: the deployment's data ("download": the operator's data folder, else TOOLBOARD_DATA_DIR,
+# else the benchmark's published data), a benchmark's built-in example, or a folder of the caller's.
+DOWNLOAD, BUILT_IN_EXAMPLE, LOCAL_FOLDER = "download", "built-in example", "local folder"
+DATA_SOURCES = (DOWNLOAD, BUILT_IN_EXAMPLE, LOCAL_FOLDER)
+AUTO_PROMPT_STYLE = "auto"
+DEFAULTS: dict[str, Any] = {"concurrency": 8, "timeout": ModelSettings.timeout, "max_attempts": 6,
+                            "request_mode": "prompt"}
+# A public deployment must not be usable to flood an endpoint or starve other visitors.
+PUBLIC_MAX_CONCURRENCY = 16
+PUBLIC_MAX_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    """What a deployment allows a run: `public` (no key from the server's environment, no local folder),
+    caps on concurrency and on the limit per subset (a cap on the limit requires one), the key variables a
+    run may name (None: any name ending in _KEY), what "download" reads, and whether only public hosts may
+    be called (None: as the process's network guard says, TOOLBOARD_PUBLIC, which the engine, the key
+    lookup and the redirect guard also follow; a public app runs with it on)."""
+
+    public: bool = False
+    max_concurrency: int = MAX_CONCURRENCY
+    max_limit: int | None = None
+    key_variables: tuple[str, ...] | None = None
+    default_data_dir: str | None = None
+    public_hosts_only: bool | None = None
+
+
+def app_policy(public: bool, default_data_dir: str | None = None) -> RunPolicy:
+    """The app's policy: a public deployment's caps and no server keys; on a private one the key variables
+    its operator lists in TOOLBOARD_KEY_VARS (default OPENAI_API_KEY)."""
+    if public:
+        return RunPolicy(public=True, max_concurrency=PUBLIC_MAX_CONCURRENCY, max_limit=PUBLIC_MAX_LIMIT,
+                         key_variables=(), default_data_dir=default_data_dir)
+    return RunPolicy(key_variables=allowed_key_variables(), default_data_dir=default_data_dir)
+
+
+def command_line_policy() -> RunPolicy:
+    """The command line's policy: its user's own environment, so any key variable (…_KEY) unless
+    TOOLBOARD_KEY_VARS lists them; public mode (TOOLBOARD_PUBLIC) as the app's."""
+    if is_public_mode():
+        return app_policy(True)
+    listed = os.environ.get(KEY_VARS_ENV, "").strip()
+    return RunPolicy(key_variables=allowed_key_variables() if listed else None)
+
+
+def build_run_request(raw: Mapping[str, Any], policy: RunPolicy) -> RunRequest:
+    """`raw` (see the module docstring) under `policy` -> the checked RunRequest, or a ToolboardError
+    that says which field is wrong and what is expected."""
+    unknown = sorted(set(raw) - set(RAW_FIELDS))
+    if unknown:
+        raise ToolboardError(f"unknown run setting {echoed(unknown[0])!r}; the settings are: {', '.join(RAW_FIELDS)}")
+    benchmark = _benchmark(raw.get("benchmark"))
+    tested = _tested_model(raw, policy)
+    language = resolve_language(benchmark, _text(raw.get("language")) or None)
+    subsets = tuple(_names(raw.get("subsets"), "subsets"))
+    benchmark.expand_subsets(list(subsets))  # an unknown subset or group is refused, naming the known ones
+    settings = ModelSettings(
+        base_url=tested.base_url, model=tested.model, api_key_env=tested.api_key_env,
+        request_mode=_request_mode(raw.get("request_mode")),
+        temperature=_number(raw, "temperature"), top_p=_number(raw, "top_p"),
+        max_tokens=_number(raw, "max_tokens", tested.max_tokens), timeout=_timeout(raw, tested),
+        extra_body=_extra_body(raw.get("extra_body")),
+        prompt_style=_prompt_style(benchmark, raw.get("prompt_style")),
+    )
+    roles = build_roles(benchmark, raw.get("roles"), policy, Endpoint(settings.base_url, settings.model,
+                                                                      settings.api_key_env))
+    config = RunConfig(
+        benchmark=benchmark.name, model=settings, language=language, subsets=subsets,
+        limit=_number(raw, "limit"), data_dir=_data_dir(benchmark, language, raw, policy),
+        concurrency=_number(raw, "concurrency"), use_cache=raw.get("use_cache") is not False,
+        max_attempts=_number(raw, "max_attempts"), roles=roles, options=_options(benchmark, raw.get("options")),
+    )
+    check_run_settings(config, max_concurrency=policy.max_concurrency, max_limit=policy.max_limit)
+    api_key = check_api_key(_text(raw.get("api_key")) or None)
+    check_run_keys(config, api_key)
+    return RunRequest(config=config, api_key=api_key)
+
+
+# ---- the parts ---------------------------------------------------------------------------------------
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _benchmark(name: Any) -> Benchmark:
+    if not _text(name):
+        raise ToolboardError("give the benchmark to run")
+    benchmark = get_benchmark(_text(name))
+    if benchmark.solve is None:
+        raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
+    return benchmark
+
+
+@dataclass(frozen=True)
+class _Tested:
+    base_url: str
+    model: str
+    api_key_env: str
+    max_tokens: int | None = None
+    timeout: float = 0.0
+
+
+def _tested_model(raw: Mapping[str, Any], policy: RunPolicy) -> _Tested:
+    """The model under test: an endpoint (base URL, model, key variable), or the built-in local model
+    (model `local:NAME`: no base URL, no key; its own token cap, and a timeout long enough for its queue)."""
+    base_url, model = _text(raw.get("base_url")), _text(raw.get("model"))
+    if is_local(model) or is_local(base_url):
+        if base_url and model and base_url != model:
+            raise ToolboardError(f"the built-in local model ({model if is_local(model) else base_url}) takes no "
+                                 "base URL: leave it empty")
+        chosen = local_model(model if is_local(model) else base_url)
+        problem = installed_problem(LOCAL_PREFIX + chosen.name)
+        if problem:
+            raise ToolboardError(problem)
+        return _Tested(LOCAL_PREFIX + chosen.name, chosen.name, "", chosen.max_tokens, chosen.timeout)
+    if not base_url or not model:
+        raise ToolboardError("give the endpoint's base URL and the model name (or the built-in local model, "
+                             f"{LOCAL_PREFIX}smollm2)")
+    check_endpoint_allowed(base_url, policy.public_hosts_only)
+    return _Tested(base_url, model, _key_variable(raw.get("api_key_env"), policy))
+
+
+def _key_variable(name: Any, policy: RunPolicy) -> str:
+    """The variable a key is read from (empty: none); on a public deployment none may be named."""
+    name = _text(name)
+    if name and policy.public:
+        raise ToolboardError(f"a run on a public deployment cannot read a key from the server's environment "
+                             f"({echoed(name)!r} named): give the key in the API key field instead")
+    check_key_variable(name, policy.key_variables)
+    return name
+
+
+def build_roles(benchmark: Benchmark, raw_roles: Any, policy: RunPolicy, tested: Endpoint | None,
+                scoring_files: bool = False) -> dict[str, Endpoint]:
+    """{role name: Endpoint} for the roles given a model, each one the benchmark declares. A role's key
+    variable, when none is named, is the tested model's for a role on the same scheme, host and port, else
+    none: a key never goes to another host unless its variable is named. A role given the tested model
+    itself is left out when the tested model plays it anyway. `tested` None: scoring a file."""
+    if raw_roles is None:
+        return {}
+    if not isinstance(raw_roles, Mapping):
+        raise ToolboardError('roles must be {role name: {"base_url", "model", "key_env"}}')
+    roles: dict[str, Endpoint] = {}
+    for name, parts in raw_roles.items():
+        if not isinstance(parts, Mapping):
+            raise ToolboardError(f'role {echoed(str(name))!r} must be {{"base_url", "model", "key_env"}}')
+        given = {part: _text(parts.get(part) or parts.get(f"api_{part}")) for part in ROLE_PARTS}
+        if not (given["base_url"] or given["model"] or given["key_env"]):
+            continue  # an empty box: the benchmark's fallback
+        role = benchmark.role(_text(name))
+        if scoring_files and not role.used_when_scoring_files:
+            raise ToolboardError(f"the {role.name} role of {benchmark.name} takes part in runs only, not in scoring a file")
+        if not (given["base_url"] and given["model"]):
+            raise ToolboardError(f"{role.label} needs both a base URL and a model (or neither: {role.fallback})")
+        try:
+            check_endpoint_allowed(given["base_url"], policy.public_hosts_only)
+        except EndpointNotAllowedError as exc:
+            raise EndpointNotAllowedError(f"{role.label}: {exc}") from None
+        key_env = _key_variable(given["key_env"], policy) or _same_host_key(given["base_url"], tested)
+        endpoint = Endpoint(given["base_url"], given["model"], key_env)
+        if role.played_by_tested_model and endpoint == tested:
+            continue
+        roles[role.name] = endpoint
+    return roles
+
+
+def _same_host_key(url: str, tested: Endpoint | None) -> str:
+    if tested is None:
+        return ""
+    mine, theirs = urlsplit(url), urlsplit(tested.base_url)
+    try:
+        same = (mine.scheme, mine.hostname, mine.port) == (theirs.scheme, theirs.hostname, theirs.port)
+    except ValueError:  # a malformed port was refused already; never a key for it
+        return ""
+    return tested.api_key_env if same else ""
+
+
+def _options(benchmark: Benchmark, raw_options: Any) -> dict[str, str]:
+    if raw_options is None:
+        return {}
+    if not isinstance(raw_options, Mapping):
+        raise ToolboardError("options must be {option name: value}")
+    given = {_text(name): _text(value) for name, value in raw_options.items() if _text(value)}
+    return benchmark.chosen_options(given)  # each checked against the declarations; defaults left out
+
+
+def _names(value: Any, what: str) -> list[str]:
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
+        return [value.strip()]
+    if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+        raise ToolboardError(f"{what} must be a list of names")
+    return [item.strip() for item in value if item.strip()]
+
+
+def _request_mode(value: Any) -> str:
+    mode = _text(value) or DEFAULTS["request_mode"]
+    if mode not in REQUEST_MODES:
+        raise ToolboardError(f"the request mode must be one of {', '.join(REQUEST_MODES)}; got {echoed(mode)!r}")
+    return mode
+
+
+def _prompt_style(benchmark: Benchmark, value: Any) -> str | None:
+    """None (auto: official when its files are there) or a style the benchmark offers."""
+    style = _text(value) or AUTO_PROMPT_STYLE
+    if style == AUTO_PROMPT_STYLE:
+        return None
+    if benchmark.request_profile is None:
+        raise ToolboardError(f"{benchmark.name} has no prompt styles to choose from: leave the prompt style on "
+                             f"{AUTO_PROMPT_STYLE}")
+    if style not in benchmark.prompt_styles:
+        raise ToolboardError(f"prompts for {benchmark.name} must be one of {AUTO_PROMPT_STYLE}, "
+                             f"{', '.join(benchmark.prompt_styles)}; got {echoed(style)!r}")
+    return style
+
+
+def _number(raw: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """A number typed in a box or a flag, or sent by an API caller; empty: `default`, else the setting's own
+    (None: unset). Text that is no number is refused with the setting's rule; its range is checked with the
+    other settings (check_run_settings)."""
+    value = raw.get(name)
+    if isinstance(value, str):
+        value = value.strip()
+        if value:
+            try:
+                value = float(value)
+            except ValueError:
+                NUMBER_RULES[name].check(value)
+    if value is None or value == "":
+        return DEFAULTS.get(name) if default is None else default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        NUMBER_RULES[name].check(value)
+    if not NUMBER_RULES[name].whole:
+        return float(value)  # 5 and "5" alike: 5.0
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _timeout(raw: Mapping[str, Any], tested: _Tested) -> Any:
+    """The timeout asked for; the local model's at least its own (its one-at-a-time server makes a request
+    wait for those ahead)."""
+    timeout = _number(raw, "timeout")
+    if tested.timeout and isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        return max(timeout, tested.timeout)
+    return timeout
+
+
+def _extra_body(value: Any) -> dict[str, Any]:
+    if value in (None, ""):
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            value = None
+    if not isinstance(value, dict):
+        raise ToolboardError("the extra request fields must be a JSON object, e.g. {\"top_k\": 40}")
+    return value
+
+
+def _data_dir(benchmark: Benchmark, language: str | None, raw: Mapping[str, Any], policy: RunPolicy) -> str | None:
+    """The folder the run reads (None: TOOLBOARD_DATA_DIR, else the benchmark's download)."""
+    folder = _text(raw.get("data_folder"))
+    source = _text(raw.get("data_source")) or (LOCAL_FOLDER if folder else DOWNLOAD)
+    if source == DOWNLOAD:
+        return policy.default_data_dir
+    if source == BUILT_IN_EXAMPLE:
+        example = benchmark.example
+        if example is None:
+            raise ToolboardError(f"{benchmark.title} has no built-in example: pick another data source")
+        if example.language is not None and language != example.language:
+            raise ToolboardError(f"the built-in example of {benchmark.title} is in {example.language}: "
+                                 f"choose language {example.language}")
+        return str(example.folder)
+    if source != LOCAL_FOLDER:
+        raise ToolboardError(f"the data source must be one of {', '.join(DATA_SOURCES)}; got {echoed(source)!r}")
+    if policy.public:
+        raise ToolboardError("local data folders are not available on a public deployment")
+    if not folder:
+        raise ToolboardError("give the local data folder, or pick another data source")
+    return folder
