@@ -19,7 +19,7 @@ import pytest
 from gradio_client import Client
 
 from evaluators.core.registry import get_benchmark
-from evaluators.service.board import apart_reason
+from evaluators.publish.board_table import apart_reason
 from tests.app_fixtures import RunningApp, form, running_app, table_rows, wait_for_status
 from tests.browser_fixtures import browser_page
 from ui.run_form import TEMPERATURE_LABEL, start_job
