@@ -113,8 +113,8 @@ def queue_env(broker_url: str, home: Path, **extra: str) -> dict[str, str]:
             "TOOLBOARD_QUEUE_VISIBILITY_S": str(TEST_VISIBILITY_S), **extra}
 
 
-def spawn_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, **env: str) -> Worker:
-    """A worker process, its log in root/<name>.log, just started (see `wait_until_ready`)."""
+def start_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, **env: str) -> Worker:
+    """A worker process, its log in root/<name>.log; returned once Celery says it is ready."""
     home = root / name
     home.mkdir(parents=True, exist_ok=True)
     log = root / f"{name}.log"
@@ -122,35 +122,22 @@ def spawn_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, *
         process = subprocess.Popen([sys.executable, "-m", "evaluators", "worker", "--concurrency", str(concurrency),
                                     "--hostname", f"{name}@test"], cwd=PROJECT, env=queue_env(broker_url, home, **env),
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    return Worker(name, home, process, log)
-
-
-def wait_until_ready(worker: Worker) -> Worker:
-    """The worker, once Celery says it is ready."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if f"{worker.name}@test ready".encode() in worker.log.read_bytes():
-            return worker
-        if worker.process.poll() is not None:
-            raise AssertionError(f"worker {worker.name} exited: {worker.log.read_text(errors='replace')[-2000:]}")
+        if f"{name}@test ready".encode() in log.read_bytes():
+            return Worker(name, home, process, log)
+        if process.poll() is not None:
+            raise AssertionError(f"worker {name} exited: {log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.1)
-    raise AssertionError(f"worker {worker.name} was not ready in time: {worker.log.read_text(errors='replace')[-2000:]}")
-
-
-def start_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, **env: str) -> Worker:
-    """A worker process, its log in root/<name>.log; returned once Celery says it is ready."""
-    return wait_until_ready(spawn_worker(broker_url, root, name, concurrency, **env))
+    raise AssertionError(f"worker {name} was not ready in time: {log.read_text(errors='replace')[-2000:]}")
 
 
 @contextmanager
 def workers(broker_url: str, root: Path, names: tuple[str, ...], concurrency: int = 2) -> Iterator[dict[str, Worker]]:
     started: dict[str, Worker] = {}
     try:
-        # All start at once (each takes seconds to import and connect), then each is waited for.
         for name in names:
-            started[name] = spawn_worker(broker_url, root, name, concurrency)
-        for worker in started.values():
-            wait_until_ready(worker)
+            started[name] = start_worker(broker_url, root, name, concurrency)
         yield started
     finally:
         for worker in started.values():
