@@ -8,6 +8,8 @@ from typing import Any
 
 from aiohttp import web
 
+SHUTDOWN_GRACE_S = 0.5
+
 
 class LoopbackApp:
     """Subclasses add their routes in `routes(app)`; `port` is known once the context is entered."""
@@ -42,7 +44,9 @@ class LoopbackApp:
         self._stop = asyncio.Event()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         self.routes(app)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # At exit, a request its client gave up on (a scripted hang) is cancelled after this grace instead of
+        # keeping the test waiting until it would have answered.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_S)
         await runner.setup()
         site = web.TCPSite(runner, self.bind_host, self.bind_port, backlog=1024)
         await site.start()

@@ -30,8 +30,14 @@ def raw_tcp_server(handle: Callable[[socket.socket], None]) -> Iterator[int]:
     try:
         yield listener.getsockname()[1]
     finally:
+        # Closing alone leaves the thread blocked in accept() until the join gives up (5 s); a shutdown
+        # wakes it at once.
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(5)
+        if thread.is_alive():
+            raise AssertionError("the raw server's thread did not end after its listener was shut")
 
 
 def reset_at_once(connection: socket.socket) -> None:

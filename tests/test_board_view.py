@@ -138,8 +138,13 @@ def test_the_note_gives_the_scale_the_sources_and_the_date_and_strict_mode_says_
     assert empty_reason("strict", 3, 0) == "" and empty_reason("official", 0, 0)
 
 
-def test_css_reaches_the_launch_used_by_the_app_and_the_tests():
-    options = launch_options(AppContext(store=Store(Path("/tmp") / "unused-board-view.sqlite")))
+def test_css_reaches_the_launch_used_by_the_app_and_the_tests(tmp_path: Path):
+    # A store of this test's own: one in a fixed /tmp path is shared with every other checkout and run.
+    context = AppContext(store=Store(tmp_path / "unused-board-view.sqlite"))
+    try:
+        options = launch_options(context)
+    finally:
+        context.close()
     assert options["css"] == CSS and ".board-table" in CSS and ".overflow-menu" in CSS
 
 

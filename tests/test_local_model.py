@@ -1,11 +1,17 @@
 """The built-in local model: clear instructions when the optional install is missing, and (where it is
-installed, as in CI) 5 ACEBench samples through SmolLM2-135M, scored, stored and visible in the app's API."""
+installed, as in CI) 5 ACEBench samples through SmolLM2-135M, scored, stored and visible in the app's API.
+
+The model's tests share one server (started as runs start it) and one app: starting either costs seconds,
+and every request the model answers costs seconds on 2 cores. The API's five samples are five of the demo's
+items with the demo's settings, so the demo run in the browser gets those five from the response cache and
+asks the model the other ten."""
 
 from __future__ import annotations
 
 import http.client
 import importlib.util
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,6 +22,7 @@ from evaluators.core.registry import get_benchmark
 from evaluators.engine import local_model
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
 from evaluators.engine.store import Store
+from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status
 from ui.context import AppContext
 from ui.evaluate_tab import LOCAL_DEMO
 from ui.run_form import demo_preset, run_request
@@ -54,6 +61,26 @@ has_llama_cpp = importlib.util.find_spec("llama_cpp") is not None
 QUOTED = """Output [ApiName(key1='value1', key2="value2")] & nothing <else>."""
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The local model's server as a run starts it (`local_model.resolve`, through the launcher): its URL and
+    its log. Runs of this module's app find it running; stopped when the module's tests are done."""
+    home = tmp_path_factory.mktemp("local_model_home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TOOLBOARD_HOME", str(home))
+        base_url = local_model.resolve("local:smollm2")
+    try:
+        yield base_url, home / "logs" / "local-smollm2.log"
+    finally:
+        local_model.stop_all()
+
+
+@pytest.fixture(scope="module")
+def local_app(served: tuple[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
+    with running_app(tmp_path_factory.mktemp("local_model_app")) as app:
+        yield app
+
+
 class RenderedPrompt(Exception):
     """Carries the prompt a chat format rendered (raised instead of running a model)."""
 
@@ -86,29 +113,26 @@ def test_the_launcher_makes_the_chat_format_render_prompts_as_written(monkeypatc
 
 
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
-def test_the_real_server_reads_the_prompt_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_real_server_reads_the_prompt_as_written(served: tuple[str, Path]):
     """Started as runs start it (through the launcher, with its threads and context): the prompt it
     counts is the messages' text, not HTML-escaped (which made ACEBench's prompts 2.5 times as long)."""
+    from urllib.parse import urlsplit
+
     import llama_cpp
 
-    monkeypatch.setenv("TOOLBOARD_HOME", str(tmp_path))
+    base_url, log_path = served
     model = local_model.LOCAL_MODELS["smollm2"]
     messages = [{"role": "system", "content": QUOTED * 20}, {"role": "user", "content": "hi"}]
     tokenizer = llama_cpp.Llama(str(local_model.model_file(model)), vocab_only=True, verbose=False)
     as_written = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
-    server = local_model.LocalServer(model)
-    try:
-        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
-        body = {"model": model.name, "messages": messages, "max_tokens": 1, "temperature": 0}
-        connection.request("POST", "/v1/chat/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        answer = json.loads(response.read())
-        assert response.status == 200, answer
-        assert answer["usage"]["prompt_tokens"] == len(tokenizer.tokenize(as_written.encode(), special=True))
-        log_text = server.log_path.read_text()
-        assert "n_ctx                 = 8192" in log_text
-    finally:
-        server.stop()
+    connection = http.client.HTTPConnection("127.0.0.1", urlsplit(base_url).port, timeout=300)
+    body = {"model": model.name, "messages": messages, "max_tokens": 1, "temperature": 0}
+    connection.request("POST", "/v1/chat/completions", body=json.dumps(body), headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    answer = json.loads(response.read())
+    assert response.status == 200, answer
+    assert answer["usage"]["prompt_tokens"] == len(tokenizer.tokenize(as_written.encode(), special=True))
+    assert "n_ctx                 = 8192" in log_path.read_text()
 
 
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
@@ -117,42 +141,41 @@ def test_the_installed_llama_cpp_is_a_build_that_does_not_crash_here():
 
 
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
-def test_five_acebench_samples_through_the_local_model_are_scored_stored_and_shown(tmp_path: Path):
+def test_five_acebench_samples_through_the_local_model_are_scored_stored_and_shown(local_app: RunningApp):
     from gradio_client import Client
 
-    from tests.app_fixtures import running_app, table_rows, wait_for_status
-
-    with running_app(tmp_path) as app:
-        client = Client(app.url, verbose=False)
-        started = client.predict(endpoint_kind=LOCAL_DEMO.title, benchmark="acebench", language="en",
-                                 subsets=["normal_atom_bool"], data_source="local folder", data_folder=str(app.data),
-                                 limit=5, concurrency=2, request_mode="tools", api_name="/start_run")
-        run_id = started["run_id"]
-        assert run_id, started["message"]
-        assert wait_for_status(app.context, run_id, ("finished", "failed"), timeout=300) == "finished"
-        totals = app.context.store.run_totals(run_id)
-        assert totals["done"] == 5 and totals["errors"] == 0
-        assert app.context.store.get_run(run_id).base_url == "local:smollm2"
-        jobs = table_rows(client.predict(api_name="/jobs"))
-        assert any(job["run_id"] == run_id and job["status"] == "finished" for job in jobs)
-        rows = table_rows(client.predict("acebench", "en", "smollm2", None, ["overall"], True, "official", "overall",
-                                         api_name="/leaderboard"))
-        assert rows and rows[0]["run_id"] == run_id and rows[0]["normal_atom_bool"] is not None
-        listed = client.predict(run_id=run_id, api_name="/samples")
-        assert listed["count"] == "5 samples"
-    local_model.stop_all()
+    app = local_app
+    client = Client(app.url, verbose=False)
+    # The demo's settings and five of its items (the built-in example's atom subsets, one item each).
+    preset = demo_preset()
+    assert preset is not None
+    atoms = ["normal_atom_bool", "normal_atom_enum", "normal_atom_number", "normal_atom_list", "normal_atom_object_short"]
+    started = client.predict(**{**preset, "subsets": atoms, "limit": 5}, api_name="/start_run")
+    run_id = started["run_id"]
+    assert run_id, started["message"]
+    assert wait_for_status(app.context, run_id, ("finished", "failed"), timeout=300) == "finished"
+    totals = app.context.store.run_totals(run_id)
+    assert totals["done"] == 5 and totals["errors"] == 0
+    assert app.context.store.get_run(run_id).base_url == "local:smollm2"
+    jobs = table_rows(client.predict(api_name="/jobs"))
+    assert any(job["run_id"] == run_id and job["status"] == "finished" for job in jobs)
+    rows = table_rows(client.predict("acebench", "en", "smollm2", None, ["overall"], True, "official", "overall",
+                                     api_name="/leaderboard"))
+    assert rows and rows[0]["run_id"] == run_id and rows[0]["normal_atom_bool"] is not None
+    listed = client.predict(run_id=run_id, api_name="/samples")
+    assert listed["count"] == "5 samples"
 
 
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
-def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(tmp_path: Path):
+def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(local_app: RunningApp):
     import re
 
-    from tests.app_fixtures import running_app, wait_for_status
     from tests.browser_fixtures import CHROMIUM, browser_page
 
     if not Path(CHROMIUM).exists():
         pytest.skip("needs Debian's chromium at /usr/bin/chromium")
-    with running_app(tmp_path) as app, browser_page() as (page, problems):
+    app = local_app
+    with browser_page() as (page, problems):
         page.goto(app.url, wait_until="load")
         page.get_by_role("tab", name="Evaluate").click()
         page.get_by_role("button", name=re.compile("^Demo: Local demo model")).click()
@@ -175,7 +198,6 @@ def test_the_demo_preset_in_a_browser_ends_on_the_leaderboard(tmp_path: Path):
         page.get_by_label("Search models").fill("smollm2")
         page.locator("text=evaluated >> visible=true").first.wait_for(timeout=60_000)
         assert not problems, "\n".join(problems)
-    local_model.stop_all()
 
 
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")

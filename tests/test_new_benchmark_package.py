@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -102,52 +104,9 @@ def test_the_new_package_is_listed_scored_and_run_from_the_cli(project_copy: Pat
     assert refused.returncode == 2 and "option style of tinybench takes plain, terse (got 'loud')" in refused.stderr
 
 
-APP_SCRIPT = r'''
-import json, sys, time
-from pathlib import Path
-from gradio_client import Client
-from evaluators.engine.store import Store
-from ui.app import build_app
-from ui.context import AppContext
-from ui.about_tab import about_text
-
-base_url, data, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-context = AppContext(store=Store(Path(out.parent, "app.db")))
-demo = build_app(context)
-demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
-client = Client(demo.local_url, verbose=False)
-started = client.predict(base_url=base_url, model="tiny-form-llm", benchmark="tinybench", data_source="local folder",
-                         data_folder=data, limit=5, concurrency=2, options={"style": "terse"}, api_name="/start_run")
-run_id = started["run_id"]
-deadline = time.monotonic() + 60
-while context.store.get_run(run_id).status != "finished" and time.monotonic() < deadline:
-    time.sleep(0.1)
-board = client.predict("tinybench", "all", "", ["published", "evaluated", "uploaded"], ["accuracy"], False, "official",
-                       "accuracy", api_name="/leaderboard")
-out.write_text(json.dumps({"started": started, "status": context.store.get_run(run_id).status, "board": board,
-                           "about": about_text(), "config": context.store.get_run(run_id).config}))
-demo.close()
-'''
-
-
-def test_the_new_package_runs_from_the_api_and_shows_on_the_board_and_in_about(project_copy: Path, tmp_path: Path):
-    script = tmp_path / "drive_app.py"
-    script.write_text(APP_SCRIPT, encoding="utf-8")
-    out = tmp_path / "out.json"
-    with ScriptedServer(reply=reply) as server:
-        done = _run(project_copy, str(script), server.base_url, str(project_copy / "tinydata"), str(out), home=tmp_path / "home")
-        assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(out.read_text())
-    assert result["status"] == "finished", result["started"]
-    assert result["config"]["options"] == {"style": "terse"}
-    rows = [dict(zip(result["board"]["headers"], row)) for row in result["board"]["data"]]
-    models = {row["model"] for row in rows}
-    assert {"Published-Tiny", "tiny-form-llm"} <= models, rows
-    assert "TinyBench" in result["about"] and "one-word answers" in result["about"]
-
-
-# The app inside the copy, for a browser: it writes its URL to `url`, then waits for the test to send
-# (on stdin) the run id the page showed, waits for that run to end and writes what the page cannot show.
+# The app inside the copy, shared by the API and browser tests (starting it costs seconds): it writes its
+# URL to `url`, then reads run ids from stdin, one a line, until the test module closes it; for each, it
+# waits for that run to end and writes to <results>/<run id>.json what neither the API nor the page shows.
 SERVED_APP_SCRIPT = r"""
 import json, sys, time
 from pathlib import Path
@@ -157,27 +116,91 @@ from ui.app import build_app
 from ui.context import AppContext
 from ui.about_tab import about_text
 
-url, out = Path(sys.argv[1]), Path(sys.argv[2])
-context = AppContext(store=Store(Path(out.parent, "app.db")))
+url, results = Path(sys.argv[1]), Path(sys.argv[2])
+context = AppContext(store=Store(Path(results, "app.db")))
 demo = build_app(context)
 demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
 url.with_suffix(".part").write_text(demo.local_url, encoding="utf-8")
 url.with_suffix(".part").replace(url)
-run_id = sys.stdin.readline().strip()  # empty when the test gave up (stdin closed)
-result = {"run_id": run_id}
-if run_id:
+client = None
+for line in iter(sys.stdin.readline, ""):
+    run_id = line.strip()
     deadline = time.monotonic() + 60
     while context.store.get_run(run_id).status != "finished" and time.monotonic() < deadline:
         time.sleep(0.1)
     run = context.store.get_run(run_id)
-    client = Client(demo.local_url, verbose=False)
+    client = client or Client(demo.local_url, verbose=False)
     board = client.predict("tinybench", "all", "", ["published", "evaluated", "uploaded"], ["accuracy"], False,
                            "official", "accuracy", api_name="/leaderboard")
-    result.update(status=run.status, config=run.config, board=board, about=about_text())
-out.write_text(json.dumps(result, default=str), encoding="utf-8")
+    result = {"run_id": run_id, "status": run.status, "config": run.config, "board": board, "about": about_text()}
+    Path(results, f"{run_id}.part").write_text(json.dumps(result, default=str), encoding="utf-8")
+    Path(results, f"{run_id}.part").replace(Path(results, f"{run_id}.json"))
 demo.close()
 context.close()
 """
+
+
+@dataclass
+class CopyApp:
+    """The app served from the project copy (SERVED_APP_SCRIPT)."""
+
+    url: str
+    process: subprocess.Popen
+    results: Path
+    log: Path
+
+    def report_on(self, run_id: str, timeout: float = 120) -> dict[str, Any]:
+        """What the app says of `run_id` once it has ended: status, config, the TinyBench board, About."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(f"{run_id}\n")
+        self.process.stdin.flush()
+        path = self.results / f"{run_id}.json"
+        deadline = time.monotonic() + timeout
+        while not path.exists():
+            assert self.process.poll() is None, f"the app exited ({self.process.returncode}):\n{self.log.read_text()[-3000:]}"
+            if time.monotonic() > deadline:  # a time-out for the wait, not a speed check
+                raise AssertionError(f"the app did not report on {run_id} within {timeout:g} s:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.1)
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def copy_app(project_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CopyApp]:
+    root = tmp_path_factory.mktemp("copy_app")
+    script, url, log = root / "serve_app.py", root / "url.txt", root / "app.log"
+    script.write_text(SERVED_APP_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "TOOLBOARD_HOME": str(root / "home"), "PYTHONPATH": str(project_copy)}
+    with log.open("w") as log_file:
+        app = subprocess.Popen([sys.executable, str(script), str(url), str(root)], cwd=project_copy, env=env, text=True,
+                               stdin=subprocess.PIPE, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        yield CopyApp(_served_url(app, url, log), app, root, log)
+    finally:  # closing its stdin ends the app
+        try:
+            app.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            app.kill()
+            app.wait()
+            raise
+    assert app.returncode == 0, log.read_text()[-3000:]
+
+
+def test_the_new_package_runs_from_the_api_and_shows_on_the_board_and_in_about(copy_app: CopyApp, project_copy: Path):
+    from gradio_client import Client
+
+    with ScriptedServer(reply=reply) as server:
+        started = Client(copy_app.url, verbose=False).predict(
+            base_url=server.base_url, model="tiny-api-llm", benchmark="tinybench", data_source="local folder",
+            data_folder=str(project_copy / "tinydata"), limit=5, concurrency=2, options={"style": "terse"},
+            api_name="/start_run")
+        assert started["run_id"], started["message"]
+        result = copy_app.report_on(started["run_id"])
+    assert result["status"] == "finished", started
+    assert result["config"]["options"] == {"style": "terse"}
+    rows = [dict(zip(result["board"]["headers"], row)) for row in result["board"]["data"]]
+    models = {row["model"] for row in rows}
+    assert {"Published-Tiny", "tiny-api-llm"} <= models, rows
+    assert "TinyBench" in result["about"] and "one-word answers" in result["about"]
 
 
 def _served_url(app: subprocess.Popen, url: Path, log: Path, timeout: float = 120) -> str:
@@ -221,62 +244,47 @@ def _controls_of(benchmarks: list[Any]) -> list[str]:
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),
                     reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
-def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_and_in_about(project_copy: Path,
-                                                                                             tmp_path: Path):
-    script, url, out, log = tmp_path / "serve_app.py", tmp_path / "url.txt", tmp_path / "out.json", tmp_path / "app.log"
-    script.write_text(SERVED_APP_SCRIPT, encoding="utf-8")
-    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home"), "PYTHONPATH": str(project_copy)}
-    with ScriptedServer(reply=reply) as server, log.open("w") as log_file:
-        app = subprocess.Popen([sys.executable, str(script), str(url), str(out)], cwd=project_copy, env=env, text=True,
-                               stdin=subprocess.PIPE, stdout=log_file, stderr=subprocess.STDOUT)
-        run_id = ""
-        try:
-            with browser_page() as (page, problems):
-                page.goto(_served_url(app, url, log), wait_until="load")
-                page.get_by_role("tab", name="Evaluate").click()
-                # The first benchmark's form is shown first: its role boxes and options, no style control.
-                for control in _controls_of(all_benchmarks()[:1]):
-                    _wait_for_text(page, control)
-                _hidden(page, "^style: ")
-                _choose(page, "Benchmark", "tinybench")
-                # TinyBench's option appears with its choices; every other benchmark's roles and options go.
-                _wait_for_text(page, "^style: how the question is put")
-                for control in _controls_of(all_benchmarks()):
-                    _hidden(page, control)
-                page.get_by_label("local folder", exact=True).filter(visible=True).first.check()
-                page.get_by_label("Local data folder").filter(visible=True).first.fill(str(project_copy / "tinydata"))
-                page.get_by_label("Endpoint base URL").fill(server.base_url)
-                page.get_by_label("Model", exact=True).fill("tiny-form-llm")
-                # No key from this machine's environment goes to the scripted endpoint.
-                page.get_by_label("…or the environment variable holding the key").fill("")
-                assert page.get_by_label("plain", exact=True).filter(visible=True).first.is_checked()
-                page.get_by_label("terse", exact=True).filter(visible=True).first.check()
-                page.get_by_role("button", name="Start evaluation").click()
-                started = _wait_for_text(page, "Started run")
-                run_id = re.search(r"Started run (\S+)\.", started).group(1)
-                _wait_for_text(page, "^finished$")  # the jobs panel, polled by its timer
+def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_and_in_about(copy_app: CopyApp,
+                                                                                             project_copy: Path):
+    with ScriptedServer(reply=reply) as server:
+        with browser_page() as (page, problems):
+            page.goto(copy_app.url, wait_until="load")
+            page.get_by_role("tab", name="Evaluate").click()
+            # The first benchmark's form is shown first: its role boxes and options, no style control.
+            for control in _controls_of(all_benchmarks()[:1]):
+                _wait_for_text(page, control)
+            _hidden(page, "^style: ")
+            _choose(page, "Benchmark", "tinybench")
+            # TinyBench's option appears with its choices; every other benchmark's roles and options go.
+            _wait_for_text(page, "^style: how the question is put")
+            for control in _controls_of(all_benchmarks()):
+                _hidden(page, control)
+            page.get_by_label("local folder", exact=True).filter(visible=True).first.check()
+            page.get_by_label("Local data folder").filter(visible=True).first.fill(str(project_copy / "tinydata"))
+            page.get_by_label("Endpoint base URL").fill(server.base_url)
+            page.get_by_label("Model", exact=True).fill("tiny-form-llm")
+            # No key from this machine's environment goes to the scripted endpoint.
+            page.get_by_label("…or the environment variable holding the key").fill("")
+            assert page.get_by_label("plain", exact=True).filter(visible=True).first.is_checked()
+            page.get_by_label("terse", exact=True).filter(visible=True).first.check()
+            page.get_by_role("button", name="Start evaluation").click()
+            started = _wait_for_text(page, "Started run")
+            run_id = re.search(r"Started run (\S+)\.", started).group(1)
+            _wait_for_text(page, "^finished$")  # the jobs panel, polled by its timer
 
-                # The board: the published row and the run just evaluated, both from the page.
-                page.get_by_role("tab", name="Leaderboard").click()
-                _choose(page, "Benchmark", "TinyBench")
-                _wait_for_text(page, "Published rows: made up")  # the board has switched to TinyBench
-                _choose(page, "Subset", "all")  # the published table has the overall score only
-                _wait_for_text(page, "^tiny-form-llm$")
-                _wait_for_text(page, "^Published-Tiny$")
-                page.get_by_role("tab", name="About").click()
-                _wait_for_text(page, "one-word answers to short questions")
-            assert not problems, "\n".join(problems)
-        finally:  # the app reports on the run (if the page started one) and closes
-            try:
-                app.communicate(input=f"{run_id}\n", timeout=120)
-            except subprocess.TimeoutExpired:
-                app.kill()
-                app.wait()
-                raise
-        assert app.returncode == 0, log.read_text()[-3000:]
+            # The board: the published row and the run just evaluated, both from the page.
+            page.get_by_role("tab", name="Leaderboard").click()
+            _choose(page, "Benchmark", "TinyBench")
+            _wait_for_text(page, "Published rows: made up")  # the board has switched to TinyBench
+            _choose(page, "Subset", "all")  # the published table has the overall score only
+            _wait_for_text(page, "^tiny-form-llm$")
+            _wait_for_text(page, "^Published-Tiny$")
+            page.get_by_role("tab", name="About").click()
+            _wait_for_text(page, "one-word answers to short questions")
+        assert not problems, "\n".join(problems)
+        result = copy_app.report_on(run_id)
         prompts = [body["messages"][-1]["content"] for body in server.bodies]
     assert len(prompts) == 3 and all(prompt.startswith("One word. ") for prompt in prompts), prompts
-    result = json.loads(out.read_text())
     assert result["status"] == "finished", result
     assert result["config"]["options"] == {"style": "terse"}
     rows = [dict(zip(result["board"]["headers"], row)) for row in result["board"]["data"]]
