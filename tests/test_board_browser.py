@@ -15,7 +15,7 @@ import pytest
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import running_app, wait_for_status
 from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, start_example_run
-from tests.scripted_server import ScriptedServer
+from tests.scripted_server import Fault, ScriptedServer, prompt_key
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -26,6 +26,19 @@ PHONE = {"width": 390, "height": 844}
 TAB_BUTTONS = ".tab-wrapper > :not(.visually-hidden) button"
 # A server path in a message: Gradio's upload folder, the temp folder, a home folder.
 SERVER_PATH = re.compile(r"/tmp/|/gradio/[0-9a-f]{8,}|/root/|/home/")
+
+
+def fail_some_items(server: ScriptedServer) -> None:
+    """The example's items naming Ana (its agent items among them) are refused with a 400, so the run ends with
+    request errors, which the board shows as a whole count."""
+    refused: set[str] = set()
+
+    def note(body: dict[str, Any]) -> None:
+        if "Ana" in str(body.get("messages")):
+            refused.add(prompt_key(body))
+
+    server.on_request = note
+    server.fault = lambda key, attempt: Fault(status=400, message="scripted refusal") if key in refused else None
 
 
 def open_tab(page: Any, name: str) -> None:
@@ -87,7 +100,9 @@ def check_the_board(page: Any, app: Any, run_id: str) -> None:
     apart_text = apart.inner_text()
     assert "partial" in apart_text and "★" in apart_text
     assert re.search(r"\d ± \d|\d \+\d+\.\d/−\d", apart_text)  # its 95% interval (lopsided near 0 or 100)
-    assert "2.000000" not in apart_text and re.search(r"\n2\n", apart_text)  # request errors as a whole count
+    errors = app.context.store.run_totals(run_id)["errors"]
+    assert errors > 0 and f"{errors}.000000" not in apart_text and re.search(rf"\n{errors}\n", apart_text), \
+        errors  # request errors as a whole count
     assert app.context.store.get_run(run_id).model == "browser-model"
 
 
@@ -143,6 +158,7 @@ def test_the_board_in_a_desktop_browser(tmp_path: Path):
         page.set_viewport_size(DESKTOP)
         page.goto(app.url, wait_until="load")
         refuse_a_dead_endpoint(page, app)
+        fail_some_items(app.server)
         run_id = start_example_run(page, app.server.base_url)
         wait_for_status(app.context, run_id, ("finished",))
         check_the_report_tables_on_evaluate(page)
@@ -174,6 +190,7 @@ def test_the_board_on_a_phone(tmp_path: Path):
         page.wait_for_selector(".js-plotly-plot")
         page.wait_for_function("() => document.querySelector('.js-plotly-plot').layout.legend.orientation === 'h'")
         refuse_a_dead_endpoint(page, app)
+        fail_some_items(app.server)
         run_id = start_example_run(page, app.server.base_url)
         wait_for_status(app.context, run_id, ("finished",))
         check_the_report_tables_on_evaluate(page)

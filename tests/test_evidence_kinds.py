@@ -7,10 +7,7 @@ every model call of the sample (the tested model's and the judge's) as an event.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +18,8 @@ from evaluators.core.declarations import EvidenceKind
 from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Prediction, SampleScore
 from evaluators.service.explore import sample_evidence
+from tests.project_copies import copy_with_package, run_in_copy
 from tests.scripted_server import ScriptedServer, last_user_text
-from tests.test_new_benchmark_package import COPIED, PROJECT, _files
 
 TEMPLATE = Path(__file__).parent / "new_benchmark" / "judged_benchmark.py"
 ITEMS = [{"question": "What colour is the sky?", "answer": "blue"}, {"question": "Capital of France?", "answer": "Paris"}]
@@ -40,30 +37,14 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project with one new package, and nothing else touched."""
-    root = tmp_path_factory.mktemp("copy")
-    for name in COPIED:
-        source = PROJECT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, root / name)
-    before = _files(root)
-    package = root / "evaluators" / "benchmarks" / "tinyjudge"
-    package.mkdir()
-    (package / "__init__.py").write_text('"""TinyJudge (test only)."""\n', encoding="utf-8")
-    shutil.copy2(TEMPLATE, package / "benchmark.py")
-    after = _files(root)
-    assert {k: v for k, v in after.items() if before.get(k) == v} == before  # no file of the project changed
-    assert sorted(set(after) - set(before)) == ["evaluators/benchmarks/tinyjudge/__init__.py",
-                                                 "evaluators/benchmarks/tinyjudge/benchmark.py"]
+    root = copy_with_package(tmp_path_factory.mktemp("copy"), "tinyjudge", TEMPLATE)
     (root / "tinydata").mkdir()
     (root / "tinydata" / "tinyjudge.json").write_text(json.dumps(ITEMS), encoding="utf-8")
     return root
 
 
 def _run(copy: Path, *args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TOOLBOARD_HOME": str(home), "PYTHONPATH": str(copy)}
-    return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=300)
+    return run_in_copy(copy, *args, home=home)
 
 
 # In the copy: the run's sample pages through the app's API, and the run's record.

@@ -5,11 +5,9 @@ browser, shown on the board and in About. And no module outside a benchmark pack
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -22,11 +20,10 @@ import pytest
 
 from evaluators.core.registry import all_benchmarks, benchmark_packages
 from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.project_copies import PROJECT, copy_with_package, run_in_copy
 from tests.scripted_server import ScriptedServer
 
-PROJECT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).parent / "new_benchmark" / "tinybench_benchmark.py"
-COPIED = ("evaluators", "ui", "leaderboard_data", "app.py")
 ITEMS = [{"subset": "easy", "question": "What colour is the sky?", "answer": "blue"},
          {"subset": "easy", "question": "What is 2 + 2, in letters?", "answer": "four"},
          {"subset": "hard", "question": "Capital of France?", "answer": "Paris"}]
@@ -40,31 +37,11 @@ def reply(body: dict) -> dict:
     return {"content": next(answer for key, answer in ANSWERS.items() if key in question)}
 
 
-def _files(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts}
-
-
 @pytest.fixture(scope="module")
 def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project with one new package and one published table added, and nothing else touched."""
-    root = tmp_path_factory.mktemp("copy")
-    for name in COPIED:
-        source = PROJECT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, root / name)
-    before = _files(root)
-    package = root / "evaluators" / "benchmarks" / "tinybench"
-    package.mkdir()
-    (package / "__init__.py").write_text('"""TinyBench (test only)."""\n', encoding="utf-8")
-    shutil.copy2(TEMPLATE, package / "benchmark.py")
-    (root / "leaderboard_data" / "tinybench.json").write_text(json.dumps(PUBLISHED), encoding="utf-8")
-    after = _files(root)
-    assert {k: v for k, v in after.items() if before.get(k) == v} == before  # no file of the project changed
-    assert sorted(set(after) - set(before)) == ["evaluators/benchmarks/tinybench/__init__.py", "evaluators/benchmarks/tinybench/benchmark.py",
-                                                 "leaderboard_data/tinybench.json"]
+    root = copy_with_package(tmp_path_factory.mktemp("copy"), "tinybench", TEMPLATE,
+                             {"leaderboard_data/tinybench.json": json.dumps(PUBLISHED)})
     data = root / "tinydata"
     data.mkdir()
     (data / "tinybench.json").write_text(json.dumps(ITEMS), encoding="utf-8")
@@ -72,8 +49,7 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(copy: Path, *args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TOOLBOARD_HOME": str(home), "PYTHONPATH": str(copy)}
-    return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=240)
+    return run_in_copy(copy, *args, home=home, timeout=240)
 
 
 def test_the_new_package_is_listed_scored_and_run_from_the_cli(project_copy: Path, tmp_path: Path):
