@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.acebench_fixtures import EXAMPLE_DIR
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -75,3 +78,21 @@ def assert_no_data_folders(page: Any, app: Any, within: Any = None) -> None:
     if leaked:
         at = shown.index(leaked[0])
         raise AssertionError(f"the page shows the server's data folder {leaked[0]}: …{shown[max(at - 200, 0):at + 200]}…")
+
+
+def check_example_predictions(page: Any, timeout_s: float = 120.0) -> None:
+    """On the Submit tab: upload the built-in example's predictions and press Check and score until it scores.
+    The browser uploads the file in the background: a press before the upload ends is answered "Upload a
+    predictions file first." (as a visitor's would be), so it is pressed again once the upload is in."""
+    page.locator("input[type=file][accept*=jsonl]").set_input_files(str(EXAMPLE_DIR / "predictions.jsonl"))
+    page.get_by_label("built-in example").last.check()
+    outcome = page.get_by_text(re.compile("^Scored|^Upload a predictions file first"))
+    deadline = time.monotonic() + timeout_s
+    while True:
+        page.get_by_role("button", name="Check and score").click()
+        outcome.first.wait_for()
+        if outcome.first.inner_text().startswith("Scored"):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the upload never arrived in {timeout_s:.0f} s")
+        page.wait_for_timeout(500)

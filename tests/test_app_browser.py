@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
-from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, start_example_run
+from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, check_example_predictions, start_example_run
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -55,10 +54,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
 
         # Submit: upload the example's predictions and see the score.
         page.get_by_role("tab", name="Submit").click()
-        page.locator("input[type=file][accept*=jsonl]").set_input_files(str(EXAMPLE_DIR / "predictions.jsonl"))
-        page.get_by_label("built-in example").last.check()
-        page.get_by_role("button", name="Check and score").click()
-        page.get_by_text(re.compile("^Scored")).wait_for()
+        check_example_predictions(page)
         page.locator("text=61.7 >> visible=true").first.wait_for()  # the overall score in the report
 
         # Explore: the run's samples and one sample's evidence.

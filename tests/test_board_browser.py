@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import running_app, wait_for_status
-from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, start_example_run
+from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, check_example_predictions, start_example_run
 from tests.scripted_server import Fault, ScriptedServer, prompt_key
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -137,10 +136,7 @@ def check_the_overview_opens_a_table(page: Any) -> None:
 
 def submit_with_a_failed_add(page: Any, app: Any) -> None:
     open_tab(page, "Submit")
-    page.locator("input[type=file][accept*=jsonl]").set_input_files(str(EXAMPLE_DIR / "predictions.jsonl"))
-    page.get_by_label("built-in example").last.check()
-    page.get_by_role("button", name="Check and score").click()
-    page.get_by_text(re.compile("^Scored")).wait_for()
+    check_example_predictions(page)
     first_row(page.get_by_label("Report (official; strict summary included): as on the leaderboard")).wait_for()
     before = len(app.context.store.list_runs())
     page.get_by_role("button", name="Add to leaderboard").click()  # no model name yet

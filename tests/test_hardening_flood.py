@@ -32,7 +32,7 @@ from evaluators.service.board import MAX_BOARD_ROWS, board_rows
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status, write_predictions
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, check_example_predictions
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLES = 12
@@ -380,10 +380,7 @@ def test_every_csv_the_app_or_cli_writes_goes_through_the_one_writer():
 
 def add_in_the_page(page: Any, model: str) -> None:
     page.get_by_role("tab", name="Submit").click()
-    page.locator("input[type=file][accept*=jsonl]").set_input_files(str(EXAMPLE_DIR / "predictions.jsonl"))
-    page.get_by_label("built-in example").last.check()
-    page.get_by_role("button", name="Check and score").click()
-    page.get_by_text(re.compile("^Scored")).wait_for()
+    check_example_predictions(page)
     page.get_by_label("Model name").fill(model)
     page.get_by_role("button", name="Add to leaderboard").click()
 
