@@ -3,9 +3,12 @@ official BFCL wheel (downloaded once per session) and an isolated TOOLBOARD_HOME
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +18,15 @@ from evaluators.core.registry import get_benchmark
 from tests.acebench_fixtures import EXAMPLE_DIR
 
 PROJECT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Gradio keeps uploads in one folder per machine, at a path made of the file's content, and the app deletes
+    an upload once checked: test processes side by side (two workers) uploading the same file would delete each
+    other's. Each process (and the apps it starts) gets a folder of its own, before any test module imports Gradio."""
+    folder = tempfile.mkdtemp(prefix="toolboard-tests-gradio-")
+    os.environ["GRADIO_TEMP_DIR"] = folder
+    atexit.register(shutil.rmtree, folder, True)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
