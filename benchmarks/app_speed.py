@@ -164,8 +164,8 @@ def main() -> int:
             app.terminate()
             app.wait(10)
         from evaluators.engine.store import Store
+        from evaluators.service.board_queries import view_rows as view_table
         from ui.context import AppContext
-        from ui.leaderboard_tab import view_table
 
         context = AppContext(store=Store())
         server_times = []
