@@ -100,11 +100,7 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
 
     def jobs_api(owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
         """Your runs (every run on a private deployment), newest first, with live progress: {"headers", "data"}."""
-        try:
-            owner = owner_of(context, owner_token, request)
-        except ToolboardError as exc:
-            raise gr.Error(plain_error(exc)) from None
-        return table_json(jobs_table(context, owner))
+        return table_json(jobs_table(context, _caller(context, owner_token, request)))
 
     def job_detail_api(run_id: str, owner_token: str = "",
                        request: gr.Request = None) -> tuple[str, dict[str, Any] | None]:

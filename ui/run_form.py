@@ -32,7 +32,6 @@ DATA_DIR_CHOICE = "server data folder (TOOLBOARD_DATA_DIR)"
 LIMIT_LABEL = ("Limit per subset (empty = all): the first N items of each subset; multi-turn subsets keep N whole "
                "conversations, each counted as all its turns")
 TEMPERATURE_LABEL = "Temperature (empty = unset: the benchmark's own sampling, else 0)"
-DEFAULT_CONCURRENCY = 8
 LOCAL_DEMO = LOCAL_MODELS["smollm2"]
 ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
 # Flat form keys from before roles and options were declared: `<role>_base_url`, `<role>_model`,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.core.limits import MAX_ECHOED_CHARS
 from evaluators.core.value_size import expanded_size, leaf_size
 
 # Bracketed call text given to `ast.parse` (its tree costs ~500 bytes a character); the longest real
@@ -177,7 +178,6 @@ _CONVERSIONS: dict[int, Callable[[Any], Any]] = {-1: lambda v: v, ord("s"): str,
 _REPEATABLE = (str, bytes, list, tuple)
 _PERCENT_FORMAT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _DIGITS = re.compile(r"\d+")
-_MAX_ECHOED_CHARS = 80
 
 
 def _applied(operation: Callable[[], Any]) -> Any:
@@ -185,7 +185,7 @@ def _applied(operation: Callable[[], Any]) -> Any:
     try:
         return operation()
     except Exception as exc:  # noqa: BLE001 - any failure of the operation is a refusal
-        detail = str(exc)[:_MAX_ECHOED_CHARS]
+        detail = str(exc)[:MAX_ECHOED_CHARS]
         raise ArithmeticRefusedError(f"the operation failed ({type(exc).__name__}: {detail})") from None
 
 

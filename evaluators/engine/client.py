@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
 from evaluators.core.paths import toolboard_home
 from evaluators.core.secret_file import secret_file
 from evaluators.core.types import ChatRequest, ToolCall
@@ -137,7 +138,9 @@ class EventLog:
         (audio) is kept with its long texts shortened (_kept_body); response texts over MAX_EVENT_TEXT are cut."""
         requests: list[Any] = []
         for call in reversed(self.calls):
-            body, size = _kept_body(call.payload)
+            # A body kept as sent weighs its own bytes: when those do not fit, it is not parsed at all.
+            may_fit = len(call.payload) > MAX_EVENT_BODY_BYTES or len(call.payload) <= budget
+            body, size = _kept_body(call.payload) if may_fit else (None, len(call.payload))
             if size <= budget:
                 budget -= size
                 requests.append(body)
@@ -168,8 +171,8 @@ def _event(call: _Call, request: Any) -> dict[str, Any]:
     response = None
     if call.response is not None:
         text = call.response.get("text")
-        if isinstance(text, str) and len(text) > MAX_EVENT_TEXT:
-            text = text[:MAX_EVENT_TEXT] + f"… ({len(text):,} characters)"
+        if isinstance(text, str):
+            text = echoed(text, MAX_EVENT_TEXT)
         response = {"text": text, "tool_calls": call.response.get("tool_calls"), "usage": call.response.get("usage")}
     return {"role": call.role, "request": request, "response": response, "error": call.error,
             "latency": round(call.latency, 6), "cached": call.cached}

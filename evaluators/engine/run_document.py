@@ -47,6 +47,7 @@ JSON_COLUMNS: dict[str, tuple[str, ...]] = {
 SAMPLE_FIELDS = {"extra": "evidence", "gold": "gold", "request": "request", "events": "events"}
 # A sample_scores row's columns under their generic names (`correct` becomes the number `value`).
 SCORE_FIELDS = {"decoded": "answer", "detail": "explanation"}
+SCORE_COLUMNS = {name: column for column, name in SCORE_FIELDS.items()}
 # Columns every row has that a document holds once, at the sample or run level.
 ROW_KEYS = ("run_id", "sample_id", "subset")
 REQUIRED_RUN_FIELDS: dict[str, tuple[type, ...]] = {
@@ -132,7 +133,7 @@ def document_rows(document: Any) -> dict[str, list[dict[str, Any]]]:
 
 
 def _column_of(field: str) -> str:
-    return next((column for column, name in SCORE_FIELDS.items() if name == field), field)
+    return SCORE_COLUMNS.get(field, field)
 
 
 def _check_document(document: Any) -> None:
@@ -166,7 +167,7 @@ def _check_sample(where: str, sample: Any) -> None:
     prediction = sample.get("prediction")
     if prediction is not None:
         _check_fields(f"{where}.prediction", prediction, {"created_at": (int, float)}, JSON_COLUMNS["predictions"])
-    for name in ("evidence", "gold", "request", "events"):
+    for name in SAMPLE_FIELDS.values():
         if name not in sample:
             raise RunDocumentError(f"{where}: missing field {name!r}")
     if sample["evidence"] is not None and not isinstance(sample["evidence"], dict):

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
@@ -30,14 +29,15 @@ from evaluators.engine.quota import RUNS_PER_DAY_SETTING, UPLOADS_PER_DAY_SETTIN
 from evaluators.engine.store import Store, open_app_store
 from evaluators.publish.hub_sync import HubSync, from_env
 from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
+from evaluators.service import run_request
 from evaluators.service.board import board_rows
 from evaluators.service.ownership import Visitors
 from evaluators.service.redaction import server_path_redactor, shown_as_is
+from evaluators.service.run_request import BUILT_IN_EXAMPLE, LOCAL_FOLDER, local_folder
 from evaluators.service.submissions import DEFAULT_MAX_UPLOAD_BYTES
 
 log = logging.getLogger(__name__)
 
-BUILT_IN_EXAMPLE = "built-in example"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_ACTIVE_JOBS = 4
 PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR = 1
@@ -233,16 +233,9 @@ def services_from_env(store: Store | None = None) -> AppServices:
 
 
 def example_folder(benchmark_name: str, language: str | None = None) -> Path:
-    """The folder of a benchmark's built-in example (see registry.Example), in the example's language
-    only; a benchmark without one is a clear error."""
+    """The folder of a benchmark's built-in example, for a form's language choice (run_request.example_folder)."""
     benchmark = get_benchmark(benchmark_name)
-    example = benchmark.example
-    if example is None:
-        raise ToolboardError(f"{benchmark.title} has no built-in example: pick another data source")
-    if example.language is not None and resolve_language(benchmark, language or None) != example.language:
-        raise ToolboardError(f"the built-in example of {benchmark.title} is in {example.language}: "
-                             f"choose language {example.language}")
-    return example.folder
+    return run_request.example_folder(benchmark, resolve_language(benchmark, language or None))
 
 
 def resolve_data_dir(context: AppServices, source: str, folder: str, benchmark: str,
@@ -251,12 +244,8 @@ def resolve_data_dir(context: AppServices, source: str, folder: str, benchmark: 
     public deployment), or the default (TOOLBOARD_DATA_DIR, else the benchmark's download)."""
     if source == BUILT_IN_EXAMPLE:
         return str(example_folder(benchmark, language))
-    if source == "local folder":
-        if context.public:
-            raise ToolboardError("local data folders are not available on a public deployment")
-        if not (folder or "").strip():
-            raise ToolboardError("give the local data folder, or pick another data source")
-        return folder.strip()
+    if source == LOCAL_FOLDER:
+        return local_folder(folder, context.public)
     return context.default_data_dir
 
 

@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -276,7 +277,7 @@ def _number(raw: Mapping[str, Any], name: str, default: Any = None) -> Any:
             try:
                 value = float(value)
             except ValueError:
-                NUMBER_RULES[name].check(value)
+                pass  # refused below, with the setting's rule
     if value is None or value == "":
         return DEFAULTS.get(name) if default is None else default
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -317,17 +318,28 @@ def _data_dir(benchmark: Benchmark, language: str | None, raw: Mapping[str, Any]
     if source == DOWNLOAD:
         return policy.default_data_dir
     if source == BUILT_IN_EXAMPLE:
-        example = benchmark.example
-        if example is None:
-            raise ToolboardError(f"{benchmark.title} has no built-in example: pick another data source")
-        if example.language is not None and language != example.language:
-            raise ToolboardError(f"the built-in example of {benchmark.title} is in {example.language}: "
-                                 f"choose language {example.language}")
-        return str(example.folder)
+        return str(example_folder(benchmark, language))
     if source != LOCAL_FOLDER:
         raise ToolboardError(f"the data source must be one of {', '.join(DATA_SOURCES)}; got {echoed(source)!r}")
-    if policy.public:
+    return local_folder(folder, policy.public)
+
+
+def example_folder(benchmark: Benchmark, language: str | None) -> Path:
+    """The folder of a benchmark's built-in example (see registry.Example), in the example's language only
+    (`language` as resolved for the benchmark); a benchmark without one is a clear error."""
+    example = benchmark.example
+    if example is None:
+        raise ToolboardError(f"{benchmark.title} has no built-in example: pick another data source")
+    if example.language is not None and language != example.language:
+        raise ToolboardError(f"the built-in example of {benchmark.title} is in {example.language}: "
+                             f"choose language {example.language}")
+    return example.folder
+
+
+def local_folder(folder: str | None, public: bool) -> str:
+    """A local data folder a form named: never on a public deployment, never empty."""
+    if public:
         raise ToolboardError("local data folders are not available on a public deployment")
-    if not folder:
+    if not (folder or "").strip():
         raise ToolboardError("give the local data folder, or pick another data source")
-    return folder
+    return (folder or "").strip()

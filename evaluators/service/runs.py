@@ -59,11 +59,14 @@ def job_state(services: AppServices, run_id: str, owner: str | None = None) -> J
     outputs); a clear refusal otherwise."""
     run = find_run(services.store, run_id)
     check_may_see_job(services.public, run, owner)
-    return _state(services, run, services.store.run_totals(run_id), services.store.load_report(run_id), owner)
+    return _state(services, run, services.store.run_totals(run_id), services.store.load_report(run_id), owner,
+                  detail=True)
 
 
 def _state(services: AppServices, run: RunRow, totals: dict[str, int], report: dict[str, Any] | None,
-           owner: str | None) -> JobState:
+           owner: str | None, detail: bool = False) -> JobState:
+    """`detail`: with what the run sends and its live message (one run's detail), which the jobs table,
+    polled every second for every run, does not show."""
     jobs = services.jobs
     job = jobs.job(run.id)
     status = jobs.status_of(run.id, run.status)
@@ -71,9 +74,10 @@ def _state(services: AppServices, run: RunRow, totals: dict[str, int], report: d
     message = live_message or shown_message(run.status, status, run.message)
     return JobState(run=run, status=status, progress=dict(job.progress) if job is not None and job.progress else {},
                     active=job is not None and jobs.is_active(run.id), done=totals["done"], errors=totals["errors"],
-                    message=services.redact_paths(message), live_message=services.redact_paths(live_message),
+                    message=services.redact_paths(message),
+                    live_message=services.redact_paths(live_message) if detail else "",
                     report=report, owned=owns(services.public, run, owner),
-                    requests=services.redact_paths(describe_requests(run.config)))
+                    requests=services.redact_paths(describe_requests(run.config)) if detail else "")
 
 
 def live_status(services: AppServices, run_id: str) -> str:
