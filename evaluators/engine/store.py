@@ -269,7 +269,8 @@ def json_text(value: Any, default: Any = repr) -> str:
     return json.dumps(value, default=default) if LONE_SURROGATE.search(text) else text
 
 
-def _dumps(value: Any) -> str | None:
+def json_or_null(value: Any) -> str | None:
+    """`value` as JSON text for a column that may be NULL (None stays None)."""
     return None if value is None else json_text(value)
 
 
@@ -833,10 +834,10 @@ class Store:
         try:
             return (
                 run_id, prediction.sample_id, subset, prediction.output,
-                _dumps([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
+                json_or_null([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
                 prediction.error, prediction.latency,
                 token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens")), attempts, now,
-                _dumps(prediction.extra), *evidence,
+                json_or_null(prediction.extra), *evidence,
             )
         except (ValueError, TypeError, RecursionError) as problem:  # e.g. an integer too long to write
             return problem
@@ -1039,6 +1040,6 @@ class Store:
 
 def _safe_dumps(value: Any) -> str | None:
     try:
-        return _dumps(value)
+        return json_or_null(value)
     except (ValueError, TypeError, RecursionError):  # ints too long to print, tuple keys, nesting too deep
         return json.dumps(repr(type(value)))

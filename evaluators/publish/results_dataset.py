@@ -37,7 +37,7 @@ from evaluators.core.registry import MODES, Benchmark, benchmark_names, get_benc
 from evaluators.core.types import Prediction, SampleScore
 from evaluators.engine.redact import redact
 from evaluators.engine.run_document import export_run, import_run
-from evaluators.engine.store import RunRow, Store, StoredSample, json_text, storable_text
+from evaluators.engine.store import RunRow, Store, StoredSample, json_or_null, json_text, storable_text
 from evaluators.publish.board_table import N_SUFFIX, SOURCE_OF_RUN, board_rows, fraction_columns, published_table, run_ids_of
 
 if TYPE_CHECKING:
@@ -340,12 +340,12 @@ def _detail_record(run: RunRow, mode: str, sample_id: str, subset: str | None, s
         "run_id": run.id, "benchmark": run.benchmark, "model": public_text(run.model), "language": run.language,
         "sample_id": sample_id, "subset": subset, "mode": mode,
         "raw_output": prediction.output if prediction is not None else None,
-        "raw_tool_calls": _json([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
-        "decoded_calls": _json(score.decoded),
-        "gold": _json(stored.gold) if stored is not None and stored.gold_kept else None,
+        "raw_tool_calls": json_or_null([{"name": c.name, "arguments": c.arguments} for c in calls]) if calls is not None else None,
+        "decoded_calls": json_or_null(score.decoded),
+        "gold": json_or_null(stored.gold) if stored is not None and stored.gold_kept else None,
         "correct": score.correct, "rule": score.rule, "error_type": score.error_type,
         "error_detail": public_error(score.detail or None, run.config),
-        "sample_metrics": _json(score.metrics), "evidence": _json(_public_request(_evidence(prediction, score))),
+        "sample_metrics": json_or_null(score.metrics), "evidence": json_or_null(_public_request(_evidence(prediction, score))),
         "evidence_kinds": _evidence_kinds(run.benchmark),
         "request_error": public_error(prediction.error, run.config) if prediction is not None else None,
         "latency_s": prediction.latency if prediction is not None else None,
@@ -373,10 +373,6 @@ def _evidence_kinds(benchmark: str) -> str | None:
         return None
     return json_text({kind.key: {"title": kind.title, "render": kind.render, "source": kind.source}
                       for kind in kinds}) if kinds else None
-
-
-def _json(value: Any) -> str | None:
-    return None if value is None else json_text(value)
 
 
 def detail_batches(store: Store, run_ids: Iterable[str] | None = None,
