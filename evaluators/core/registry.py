@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -31,6 +31,12 @@ MODES = ("official", "strict")
 PACKAGES_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
 DECLARATION_MODULE = "benchmark"
 _Declared = TypeVar("_Declared", Role, Option)
+
+
+def readable(key: str) -> str:
+    """A key no title is declared for, as a person reads it: underscores as spaces, the first letter capital."""
+    text = key.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
 
 
 def subset_by_prefix(subsets: Sequence[str]) -> Callable[[str], str | None]:
@@ -102,6 +108,9 @@ class Benchmark:
     # The evidence kept with each verdict beyond the generic (output, calls, gold, request), as Explore shows
     # it; evidence a benchmark keeps but does not declare is still shown and exported, under its key.
     evidence: tuple[EvidenceKind, ...] = ()
+    # What a person reads for a subset, group or view key (`non_live_ast` -> "Non-live AST", `en` -> "English");
+    # a key not given is shown with its underscores as spaces (evaluators/core/display_names.py).
+    titles: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]
@@ -110,6 +119,19 @@ class Benchmark:
                                  f"got {', '.join(self.prompt_styles) or 'none'}")
         if self.overview is not None:
             self._check_overview(self.overview)
+        self._check_titles()
+
+    def _check_titles(self) -> None:
+        """Titles name known keys (a misspelt key would leave its subset untitled without a word)."""
+        layout = self.layout or plain_layout(self.subsets, self.metric_names)
+        known = {*self.subsets, *self.groups, *layout.views}
+        unknown = sorted(key for key in self.titles if key not in known)
+        if unknown:
+            raise ToolboardError(f"{self.name}: titles for {', '.join(unknown)}, which are not its subsets, groups or "
+                                 f"views ({', '.join(sorted(known))})")
+        empty = sorted(key for key, title in self.titles.items() if not str(title).strip())
+        if empty:
+            raise ToolboardError(f"{self.name}: empty titles for {', '.join(empty)}")
 
     def _check_overview(self, overview: Overview) -> None:
         """The overview reads a view and columns of the board, and averages its aggregate column with
@@ -140,12 +162,25 @@ class Benchmark:
                 return metric
         return Metric(name)
 
+    def subset_title(self, key: str) -> str:
+        """What a person reads for a subset, group or view: its declared title, else the key made readable."""
+        return self.titles.get(key) or readable(key)
+
+    def column_title(self, column: str) -> str:
+        """What a person reads for a board or report column: the metric's label, else as a subset title (the
+        board's detail columns are subsets)."""
+        for metric in (*self.summary_metrics, *self.metrics):
+            if metric.name == column and metric.label:
+                return metric.label
+        return self.subset_title(column)
+
     def board_layout(self) -> BoardLayout:
         """The declared table (or a plain per-subset one), with each column's direction and display name."""
         layout = self.layout or plain_layout(self.subsets, self.metric_names)
         declared = (*self.summary_metrics, *self.metrics)
+        shown = dict.fromkeys((*layout.columns, *layout.detail_columns, *layout.text_columns, *(m.name for m in declared)))
         return replace(layout, lower_is_better=frozenset(m.name for m in declared if not m.higher_is_better),
-                       labels={m.name: m.shown_as for m in declared})
+                       labels={column: self.column_title(column) for column in shown})
 
     def subset_of(self, sample_id: str) -> str | None:
         """The subset a sample id belongs to."""

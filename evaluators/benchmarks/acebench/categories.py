@@ -40,6 +40,38 @@ SUB_COLUMNS: dict[str, tuple[str, ...]] = {
     "pref": PREFERENCE,
 }
 
+# What a person reads for each category, group and view: the names the ACEBench paper (arXiv 2501.12851)
+# and the leaderboard site give them.
+TITLES: dict[str, str] = {
+    "normal_atom_bool": "Atom: Bool",
+    "normal_atom_enum": "Atom: Enum",
+    "normal_atom_number": "Atom: Number",
+    "normal_atom_list": "Atom: List",
+    "normal_atom_object_short": "Atom: Object (short)",
+    "normal_atom_object_deep": "Atom: Object (deep)",
+    "normal_single_turn_single_function": "Single-turn: single function",
+    "normal_single_turn_parallel_function": "Single-turn: parallel functions",
+    "normal_multi_turn_user_switch": "Multi-turn: user switch",
+    "normal_multi_turn_user_adjust": "Multi-turn: user adjust",
+    "normal_similar_api": "Similar API",
+    "normal_preference": "Preference",
+    "special_incomplete": "Special: incomplete",
+    "special_error_param": "Special: error parameter",
+    "special_irrelevant": "Special: irrelevant",
+    "agent_multi_turn": "Agent: multi-turn",
+    "agent_multi_step": "Agent: multi-step",
+    "normal": "Normal",
+    "special": "Special",
+    "agent": "Agent",
+    "atom": "Atom",
+    "single_turn": "Single-turn",
+    "multi_turn": "Multi-turn",
+    "all": "All categories",
+    "en": "English",
+    "zh": "Chinese",
+    "combined": "English + Chinese",
+}
+
 # Weights of the overall score in the official evaluation helper (they add up to 1.0001).
 OVERALL_WEIGHTS = {"normal": 0.578, "special": 0.2676, "agent": 0.1545}
 

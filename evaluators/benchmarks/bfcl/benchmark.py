@@ -27,6 +27,30 @@ GROUPS = {
     "all": CATEGORIES,
 }
 ALL_VIEW = "all"
+# What a person reads for each category, group and view: the official leaderboard's names.
+TITLES = {
+    "simple_python": "Simple (Python)",
+    "simple_java": "Simple (Java)",
+    "simple_javascript": "Simple (JavaScript)",
+    "multiple": "Multiple",
+    "parallel": "Parallel",
+    "parallel_multiple": "Parallel multiple",
+    "irrelevance": "Irrelevance",
+    "live_simple": "Live simple",
+    "live_multiple": "Live multiple",
+    "live_parallel": "Live parallel",
+    "live_parallel_multiple": "Live parallel multiple",
+    "live_irrelevance": "Live irrelevance",
+    "live_relevance": "Live relevance",
+    "non_live": "Non-live",
+    "live": "Live",
+    "ast": "AST categories",
+    "non_live_ast": "Non-live AST",
+    "live_ast": "Live AST",
+    "irrelevance_detection": "Irrelevance detection",
+    "relevance_detection": "Relevance detection",
+    ALL_VIEW: "All single-turn",
+}
 
 
 def run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -101,6 +125,7 @@ BENCHMARK = Benchmark(
     request_profile=request_profile,
     prompt_styles=(OFFICIAL_STYLE,),  # request_profile refuses any other style
     subset_of_id=category_of_id,
+    titles=TITLES,
     layout=BoardLayout(
         view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=CATEGORIES,
         run_values=run_values, published_values=published_values, sort_by="live_ast",

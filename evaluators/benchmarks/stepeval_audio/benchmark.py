@@ -19,6 +19,9 @@ METRICS = (
     Metric("type_accuracy", "Type acc.", "the right tool among triggered positives", share_of_items=False),
     Metric("param_accuracy", "Param acc.", "arguments judged reasonable (judge or exact match)", share_of_items=False),
 )
+# What a person reads for each tool and view.
+TITLES = {"timbre_rag": "Timbre (voice) search", "get_date_time": "Date and time", "get_weather": "Weather",
+          "web_search": "Web search", "macro": "Macro mean (4 tools)", "all": "All tools"}
 COUNT_METRICS = tuple(Metric(name, name, kind="count") for name in ("TP", "FN", "FP", "FP_any"))
 
 BENCHMARK = Benchmark(
@@ -63,6 +66,7 @@ BENCHMARK = Benchmark(
     evidence=(EvidenceKind("judge", "Judge", "json", description="the parameter judge's verdict on the call, and why"),
               EvidenceKind("modality", "Input modality", "text", description="user turns sent as text or audio")),
     layout=LAYOUT,
+    titles=TITLES,
     subset_of_id=tool_of_id,
     # Triggering is what the other benchmarks do not measure; precision, the table's ranking column,
     # enters the aggregate.

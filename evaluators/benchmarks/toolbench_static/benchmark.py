@@ -21,6 +21,9 @@ METRICS = (
     Metric("rouge_l", "Rouge-L", "Rouge-L of the final answer", share_of_items=False),
 )
 
+# What a person reads for each subset and view.
+TITLES = {"in_domain": "In-domain", "out_of_domain": "Out-of-domain", "all": "Both splits"}
+
 BENCHMARK = Benchmark(
     name="toolbench_static",
     title="ToolBench-Static",
@@ -54,6 +57,7 @@ BENCHMARK = Benchmark(
     report=summarize,
     build_request=build_request,
     solve=solve,
+    titles=TITLES,
     layout=BoardLayout(
         view_label="Subset", views=("in_domain", "out_of_domain", "all"),
         columns=("act_em", "plan_em", "f1", "hallu_rate", "rouge_l"), detail_columns=("easy_f1", "hard_f1"),
