@@ -24,7 +24,7 @@ from tests.stepeval_fixtures import write_stepeval
 from tests.toolbench_fixtures import write_toolbench
 from ui import charts
 from ui.context import AppContext
-from ui.jobs_panel import job_score, jobs_table
+from ui.jobs_panel import JOB_COLUMNS, job_detail, job_score, jobs_table, page_jobs_table
 from ui.report_view import SCORED_AT_THE_END, headline, report_view, score_text
 from ui.run_form import run_request
 from ui.submit_tab import check_file
@@ -38,13 +38,16 @@ def example_report() -> dict:
 
 def test_an_acebench_report_is_its_board_row_its_categories_and_a_summary():
     view = report_view(example_report())
-    assert list(view.views.columns) == ["Language", *layout_for("acebench").columns, "n"]
+    # Views, subsets and columns read as their declared titles, never as keys.
+    assert list(view.views.columns) == ["Language", "Atom", "Single", "Multi", "Similar API", "Preference", "Normal",
+                                        "Special", "Agent", "Overall", "n"]
     row = view.views.iloc[0]
-    assert row["Language"] == "en" and row["overall"] == "61.7" and row["n"] == "20"
+    assert row["Language"] == "English" and row["Overall"] == "61.7" and row["n"] == "20"
     # The categories are not views of the board: their own table, one row each, accuracy in %.
     assert view.subsets is not None and len(view.subsets) == 17
-    first = view.subsets.set_index("subset").loc["normal_single_turn_single_function"]
-    assert first["accuracy"] == "50.0" and first["n"] == "2"
+    first = view.subsets.set_index("Subset").loc["Single-turn: single function"]
+    assert first["Accuracy"] == "50.0" and first["n"] == "2"
+    assert not any("_" in str(name) for name in [*view.subsets["Subset"], *view.subsets.columns, *view.views.columns])
     assert "**Overall 61\\.7%**" in view.summary and "wrong\\_value 2" in view.summary
 
 
@@ -54,12 +57,12 @@ def test_a_toolbench_report_has_a_row_per_subset_and_the_details(tmp_path: Path)
     predictions = {s.id: Prediction(s.id, output=s.gold) for s in samples if s.subset == "in_domain"}
     report = benchmark.report(samples, score_all(benchmark, samples, predictions)).to_json()
     view = report_view(report)
-    assert list(view.views["Subset"]) == ["in_domain", "out_of_domain", "all"]
+    assert list(view.views["Subset"]) == ["In-domain", "Out-of-domain", "Both splits"]
     assert view.subsets is None  # the subsets are the views already
-    assert {"easy_f1", "hard_f1"} <= set(view.views.columns)
+    assert {"Easy F1", "Hard F1"} <= set(view.views.columns)
     by_view = view.views.set_index("Subset")
-    assert by_view.loc["in_domain", "act_em"] == "100.0" and by_view.loc["all", "n"] == "10"
-    assert headline(report) == ("act_em", 0.5) and score_text(report) == "act_em 50.0%"
+    assert by_view.loc["In-domain", "Act.EM"] == "100.0" and by_view.loc["Both splits", "n"] == "10"
+    assert headline(report) == ("act_em", 0.5) and score_text(report) == "Act.EM 50.0%"
 
 
 def test_a_stepeval_report_keeps_empty_columns_and_counts_as_counts(tmp_path: Path):
@@ -67,10 +70,10 @@ def test_a_stepeval_report_keeps_empty_columns_and_counts_as_counts(tmp_path: Pa
     samples = benchmark.load(write_stepeval(tmp_path / "se"))
     report = benchmark.report(samples, score_all(benchmark, samples, {})).to_json()
     view = report_view(report)
-    assert list(view.views["Tool"])[0] == "macro" and len(view.views) == 5
+    assert list(view.views["Tool"])[0] == "Macro mean (4 tools)" and len(view.views) == 5
     # Precision is undefined without calls: the column stays, empty, and the headline falls back to recall.
-    assert "precision" in view.views.columns and set(view.views["precision"]) == {""}
-    assert view.views.set_index("Tool").loc["web_search", "FN"] == "2"
+    assert "Precision" in view.views.columns and set(view.views["Precision"]) == {""}
+    assert view.views.set_index("Tool").loc["Web search", "FN"] == "2"
     assert headline(report) == ("recall", 0.0)
     assert "16 items had no prediction" in view.summary
 
@@ -84,7 +87,7 @@ def test_the_submit_check_returns_the_report_as_tables(tmp_path: Path):
         context.close()
     assert validation["ok"] and pending is not None and "Scored" in message
     view = report_view(report)
-    assert view.views.iloc[0]["overall"] == "61.7"
+    assert view.views.iloc[0]["Overall"] == "61.7"
     assert "Strict scoring:" in view.summary  # the strict summary the check adds
 
 
@@ -126,7 +129,7 @@ def test_the_jobs_table_shows_the_score_of_finished_runs_and_says_when_running_o
     table = jobs_table(context)
     finished = table.set_index("run_id").loc[run_id]
     # No overall for one category: the headline falls back to the one share the run has.
-    assert finished["score"] == "normal_atom_bool 100.0%"
+    assert finished["score"] == "Atom: Bool 100.0%"
     data = write_dataset(tmp_path / "slow", 20)
     with ScriptedServer(reply=correct_reply, latency=0.3) as server:
         form = {"base_url": server.base_url, "model": "slow-model", "benchmark": "acebench", "language": "en",
@@ -157,7 +160,7 @@ def test_a_running_score_is_the_share_correct_of_the_items_scored_so_far():
 def test_the_jobs_table_reads_every_report_in_one_query(runs, monkeypatch: pytest.MonkeyPatch):
     context, _, _ = runs
     monkeypatch.setattr(context.store, "load_report", lambda *a, **k: pytest.fail("one query per run"))
-    assert list(jobs_table(context)["score"]) == ["normal_atom_bool 100.0%"]
+    assert list(jobs_table(context)["score"]) == ["Atom: Bool 100.0%"]
 
 
 def test_accuracy_vs_cost_charts_a_run_without_overall_and_says_what_is_missing(runs):
@@ -167,8 +170,8 @@ def test_accuracy_vs_cost_charts_a_run_without_overall_and_says_what_is_missing(
     detailed = query_board(frame, layout, BoardQuery(view="en", details=True))
     figure = charts.accuracy_vs_cost(context.store, detailed, layout, "latency", "t")
     assert len(figure.data) == 1 and list(figure.data[0].y) == [100.0]
-    assert list(figure.data[0].customdata) == ["normal_atom_bool"]
-    assert figure.layout.yaxis.title.text == "normal_atom_bool (%)"
+    assert list(figure.data[0].customdata) == ["Atom: Bool"]
+    assert figure.layout.yaxis.title.text == "Atom: Bool (%)"
     tokens = charts.accuracy_vs_cost(context.store, detailed, layout, "tokens", "t")
     assert list(tokens.data[0].x) == [15.0]  # the scripted endpoint's usage
     # Without the detail columns the run has no value to plot: said so, never "no runs".
@@ -205,6 +208,30 @@ def test_legends_sit_under_the_plot(runs):
         assert figure.layout.legend.orientation == "h" and figure.layout.legend.y < 0
 
 
+def test_chart_axes_read_column_titles_not_keys(runs):
+    context, _, _ = runs
+    layout = layout_for("acebench")
+    rows = query_board(board_rows("acebench", context.store), layout, BoardQuery(view="en")).head(3)
+    bars = charts.subset_bars(rows, layout, "t")
+    assert {"Similar API", "Preference", "Overall"} <= set(bars.data[0].x)
+    assert not {"api", "pref"} & set(bars.data[0].x)
+    radar = charts.radar(rows, layout, "t")
+    assert "Similar API" in set(radar.data[0].theta) and "api" not in set(radar.data[0].theta)
+
+
+def test_the_page_jobs_table_reads_titles_and_short_headers(runs):
+    context, run_id, _ = runs
+    api = jobs_table(context)
+    assert list(api.columns) == list(JOB_COLUMNS) and api.iloc[0]["benchmark"] == "acebench"  # ids in the API
+    page = page_jobs_table(context)
+    assert all(" " not in header for header in page.columns)  # one word a header: it never needs to wrap
+    row = page.iloc[0]
+    assert (row["Run"], row["Benchmark"], row["Language"], row["Done"]) == (run_id, "ACEBench", "English", "6/6")
+    assert row["ETA"] == "" and row["Req/s"] == ""  # a finished run: blank, never NaN
+    detail, _ = job_detail(context, run_id)
+    assert "on **ACEBench** (English)" in detail and "- Atom: Bool: 6/6" in detail
+
+
 def test_a_report_json_survives_the_round_trip_through_the_store(runs):
     context, run_id, _ = runs
     stored = context.store.load_reports([run_id, "no-such-run"])
@@ -215,5 +242,5 @@ def test_a_report_json_survives_the_round_trip_through_the_store(runs):
 def test_an_odd_report_points_to_the_raw_json_instead_of_breaking_the_page():
     odd = {"benchmark": get_benchmark("toolbench_static").name, "subsets": {"in_domain": 5}, "summary": {"act_em": 0.5}}
     assert "see the raw JSON" in report_view(odd).summary
-    assert score_text(odd) == "act_em 50.0%"  # the jobs panel still reads the summary
+    assert score_text(odd) == "Act.EM 50.0%"  # the jobs panel still reads the summary
     assert report_view(None).summary == "" and score_text(None) == ""

@@ -10,7 +10,7 @@ import gradio as gr
 
 from evaluators.core.registry import all_benchmarks
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
-from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, overview_tab, submit_tab
+from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab, overview_tab, submit_tab
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY
@@ -122,7 +122,7 @@ def launch_options(context: AppContext) -> dict[str, object]:
     """What Gradio 6 takes at launch rather than in gr.Blocks (the page's CSS) and the app's limits; the
     tests launch with the same options."""
     max_mb = context.max_upload_bytes / 1024 / 1024
-    return {"css": CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
+    return {"css": CSS + jobs_panel.CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
 
 
 def launch(context: AppContext | None = None, **options) -> gr.Blocks:

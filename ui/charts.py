@@ -43,6 +43,12 @@ def _label(row: pd.Series) -> str:
     return html.escape(f"{row['model']}{suffix}")
 
 
+def column_title(layout: BoardLayout, column: str) -> str:
+    """What an axis or legend says for a column: its title as the benchmark declares it (the layout's labels
+    hold every column's, evaluators/core/display_names.py), escaped as plotly renders some HTML."""
+    return html.escape(layout.labels.get(column) or column.replace("_", " "))
+
+
 def _metric_columns(frame: pd.DataFrame, layout: BoardLayout) -> list[str]:
     return [c for c in layout.columns if c in frame.columns and pd.to_numeric(frame[c], errors="coerce").notna().any()]
 
@@ -56,9 +62,9 @@ def subset_bars(frame: pd.DataFrame, layout: BoardLayout, title: str) -> go.Figu
     figure = go.Figure()
     for _, row in rows.iterrows():
         values = [row[c] * 100 if pd.notna(row[c]) else None for c in columns]
-        figure.add_trace(go.Bar(name=_label(row), x=columns, y=values,
+        figure.add_trace(go.Bar(name=_label(row), x=[column_title(layout, c) for c in columns], y=values,
                                 hovertemplate="%{x}: %{y:.1f}%<extra>%{fullData.name}</extra>"))
-    lower = ", ".join(sorted(layout.lower_is_better & set(columns)))
+    lower = ", ".join(column_title(layout, c) for c in sorted(layout.lower_is_better & set(columns)))
     figure.update_layout(barmode="group", title=title + (f" ({lower}: lower is better)" if lower else ""),
                          yaxis_title="score (%)", height=480, legend={**LEGEND_BELOW, "title": {"text": "model", "side": "top"}},
                          margin=MARGINS)
@@ -73,7 +79,8 @@ def radar(frame: pd.DataFrame, layout: BoardLayout, title: str) -> go.Figure:
     figure = go.Figure()
     for _, row in rows.iterrows():
         values = [row[c] * 100 if pd.notna(row[c]) else 0 for c in columns]
-        figure.add_trace(go.Scatterpolar(r=[*values, values[0]], theta=[*columns, columns[0]], name=_label(row), fill="toself",
+        titles = [column_title(layout, c) for c in columns]
+        figure.add_trace(go.Scatterpolar(r=[*values, values[0]], theta=[*titles, titles[0]], name=_label(row), fill="toself",
                                          opacity=0.55))
     figure.update_layout(title=title, polar={"radialaxis": {"range": [0, 100], "ticksuffix": "%"}}, height=520,
                          legend=LEGEND_BELOW, margin=MARGINS)
@@ -125,10 +132,10 @@ def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cos
     x_title = "mean latency per sample (s)" if cost == "latency" else "mean tokens per sample (prompt + completion)"
     figure = go.Figure(go.Scatter(
         x=points[cost], y=points["score"], mode="markers+text", text=points["model"].map(html.escape),
-        customdata=points["column"].map(html.escape), textposition="top center",
+        customdata=points["column"].map(lambda c: column_title(layout, c)), textposition="top center",
         hovertemplate="%{text}<br>" + x_title + ": %{x:.2f}<br>%{customdata}: %{y:.1f}%<extra></extra>",
     ))
-    y_title = f"{columns[0]} (%)" if len(columns) == 1 else "score (%): each run's own column, see hover"
+    y_title = f"{column_title(layout, columns[0])} (%)" if len(columns) == 1 else "score (%): each run's own column, see hover"
     figure.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, height=420)
     return figure
 

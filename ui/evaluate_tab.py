@@ -25,7 +25,8 @@ from evaluators.service.runs import live_status
 from ui.api import declare_runs_api
 from ui.context import AppContext, as_markdown
 from ui.format import picked_value, user_error
-from ui.jobs_panel import act_on_page, detail_view, jobs_table, visitor_jobs
+from ui.jobs_panel import RUN_HEADER, act_on_page, detail_view, jobs_dataframe, visitor_jobs
+from ui.jobs_panel import page_jobs_table as jobs_table
 from ui.report_view import ReportPanel, build_report_panel
 from ui.run_form import (
     AUTO_PROMPT_STYLE,
@@ -256,7 +257,7 @@ class JobsPanel:
 def build_jobs_panel(context: AppContext) -> JobsPanel:
     gr.Markdown("### Jobs\nRuns keep going when you close the tab; they are listed here after a refresh.")
     # Built once for every visitor: on a public deployment it lists nobody's runs until the page loads.
-    jobs = gr.Dataframe(jobs_table(context), interactive=False, label="Jobs", max_height=320, wrap=True)
+    jobs = jobs_dataframe(context)
     with gr.Row():
         run_id = gr.Textbox(label="Run id", scale=3)
         cancel = gr.Button("Cancel", size="sm", scale=1)
@@ -284,7 +285,7 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
         return act_on_page(context, "share", chosen, "", token, request)
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
-        return picked_value(table, evt.index, "run_id")
+        return picked_value(table, evt.index, RUN_HEADER)
 
     def show_detail(chosen: str, token: Any, request: gr.Request | None) -> tuple[Any, ...]:
         """The chosen run's detail and report; the action message, about the run chosen before, is cleared."""

@@ -10,7 +10,9 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import get_benchmark
 from evaluators.engine.jobs import RUNNING_ELSEWHERE
 from evaluators.service.runs import act_on_run, job_state, visible_jobs
 from ui.context import AppContext, as_markdown, plain_error
@@ -20,6 +22,45 @@ from ui.visitor import owner_of
 
 JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "score", "done", "total", "errors", "req/s", "eta_s",
                "message")
+# The page's table (the API keeps JOB_COLUMNS): one short word per header, benchmark and language by their
+# titles, progress as done/total. Fixed widths (px) wide enough for each header on one line: with more
+# columns than fit, the table scrolls sideways instead of breaking its headers letter by letter.
+RUN_HEADER = "Run"
+PAGE_WIDTHS = {RUN_HEADER: 240, "Benchmark": 150, "Language": 100, "Model": 170, "Status": 100, "Score": 190,
+               "Done": 84, "Errors": 72, "Req/s": 72, "ETA": 72, "Message": 320}
+PAGE_CLASS = "jobs-table"
+# On a phone the columns a person follows a run by (model, status, score, progress); the others stay in the
+# row's detail below the table (clicking a row picks its run). Positions are 1-based, as CSS counts.
+# Each with its share of the screen's width (the header and the rows are two tables: the same shares keep
+# them aligned).
+PHONE_COLUMNS = {"Model": 28, "Status": 27, "Score": 24, "Done": 21}
+_HIDDEN_ON_PHONE = ", ".join(f":nth-child({position})" for position, header in enumerate(PAGE_WIDTHS, 1)
+                             if header not in PHONE_COLUMNS)
+_PHONE_WIDTHS = "\n".join(
+    f"  .{PAGE_CLASS} :is(tr, .virtual-row) > :nth-child({list(PAGE_WIDTHS).index(header) + 1}) {{ width: {share}% !important;\n    flex: 0 0 {share}% !important; }}"
+    for header, share in PHONE_COLUMNS.items())
+CSS = f"""
+/* Jobs: headers on one line (never broken inside a word); cells break between words only; run ids whole. */
+.{PAGE_CLASS} th, .{PAGE_CLASS} th * {{ white-space: nowrap !important; word-break: normal !important;
+  overflow-wrap: normal !important; hyphens: none; }}
+.{PAGE_CLASS} :is(td, .body-cell), .{PAGE_CLASS} :is(td, .body-cell) * {{ word-break: normal !important;
+  overflow-wrap: normal !important; }}
+.{PAGE_CLASS} :is(tr, .virtual-row) > :is(td, .body-cell):first-child * {{ white-space: nowrap !important; }}
+@media (max-width: 640px) {{
+  /* A phone: four columns that share the screen's width, small type, no column menus. */
+  .{PAGE_CLASS} :is(tr, .virtual-row) > :is({_HIDDEN_ON_PHONE}) {{ display: none !important; }}
+  .{PAGE_CLASS} :is(tr, .virtual-row) > * {{ min-width: 0 !important; max-width: none !important; box-sizing: border-box;
+    padding-left: 4px !important; padding-right: 4px !important; font-size: var(--text-sm) !important; }}
+{_PHONE_WIDTHS}
+  .{PAGE_CLASS} table {{ table-layout: fixed !important; width: 100% !important; min-width: 0 !important; }}
+  .{PAGE_CLASS} .cell-menu-button {{ display: none !important; }}
+  .{PAGE_CLASS} :is(th, td, .body-cell) * {{ font-size: 12px !important; }}
+  .{PAGE_CLASS} :is(th, td, .body-cell) .cell-wrap {{ padding-left: 2px !important; padding-right: 2px !important; }}
+  .{PAGE_CLASS} :is(td, .body-cell) * {{ white-space: normal !important; }}
+  .{PAGE_CLASS} :is(tr, .virtual-row) > :is(td, .body-cell):nth-child({list(PAGE_WIDTHS).index("Model") + 1}) * {{
+    overflow-wrap: anywhere !important; }}
+}}
+"""
 
 
 def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
@@ -38,6 +79,42 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
             "message": job.message,
         })
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
+
+
+def benchmark_title(name: str) -> str:
+    try:
+        return get_benchmark(name).title
+    except ToolboardError:
+        return name
+
+
+def as_page_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The API's jobs table as the page shows it: display names, short headers, figures as text (so an
+    empty one is blank, never "NaN")."""
+    rows = []
+    for job in table.to_dict("records"):
+        benchmark = str(job["benchmark"])
+        rows.append([job["run_id"], benchmark_title(benchmark),
+                     subset_title(benchmark, job["language"]) if job["language"] else "", job["model"], job["status"],
+                     job["score"], f"{job['done']}/{job['total']}", str(job["errors"]), _figure(job["req/s"], "{:.1f}"),
+                     _figure(job["eta_s"], "{:.0f} s"), job["message"]])
+    return pd.DataFrame(rows, columns=list(PAGE_WIDTHS))
+
+
+def _figure(value: Any, form: str) -> str:
+    return "" if value is None or pd.isna(value) else form.format(value)
+
+
+def page_jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
+    """`jobs_table` as the page shows it."""
+    return as_page_table(jobs_table(context, owner))
+
+
+def jobs_dataframe(context: AppContext) -> gr.Dataframe:
+    """The page's jobs table (built once for every visitor: on a public deployment it lists nobody's runs
+    until the page loads)."""
+    return gr.Dataframe(page_jobs_table(context), interactive=False, label="Jobs", max_height=320, wrap=True,
+                        column_widths=[f"{width}px" for width in PAGE_WIDTHS.values()], elem_classes=[PAGE_CLASS])
 
 
 def job_score(status: str, report: dict[str, Any] | None, live: dict[str, Any] | None = None) -> str:
@@ -67,15 +144,15 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
         return "Pick a run in the jobs table (or type its id).", None
     job = job_state(context, run_id, owner)
     run, status = job.run, job.status
-    lines = [f"**{markdown_text(run.model)}** on **{run.benchmark}**{' (' + run.language + ')' if run.language else ''}"
-             f" — {status}"]
+    language = f" ({markdown_text(subset_title(run.benchmark, run.language))})" if run.language else ""
+    lines = [f"**{markdown_text(run.model)}** on **{markdown_text(benchmark_title(run.benchmark))}**{language} — {status}"]
     if job.progress:
         progress = job.progress
         lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "
                      f"{progress['requests_per_s']:.1f} requests/s"
                      + (f", about {eta:.0f} s left" if (eta := time_left(status, progress)) else ""))
         for name, counts in progress["per_subset"].items():
-            lines.append(f"- {name}: {counts['done']}/{counts['total']}")
+            lines.append(f"- {markdown_text(subset_title(run.benchmark, name))}: {counts['done']}/{counts['total']}")
         lines.append("")  # ends the list: the next line is not part of its last item
     else:
         lines.append(f"{job.done}/{run.total} samples stored, {job.errors} request errors")
@@ -99,7 +176,8 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
 
 def act_as_visitor(context: AppContext, action: str, chosen: str, key: str, token: Any,
                    request: gr.Request | None) -> tuple[str, pd.DataFrame]:
-    """(plain-text message, the visitor's jobs table); the page shows the message through as_markdown."""
+    """(plain-text message, the visitor's jobs table as the API gives it); the page shows the message through
+    as_markdown."""
     owner = None
     try:
         owner = owner_of(context, token, request)
@@ -112,7 +190,7 @@ def act_as_visitor(context: AppContext, action: str, chosen: str, key: str, toke
 def act_on_page(context: AppContext, action: str, chosen: str, key: str, token: Any,
                 request: gr.Request | None) -> tuple[str, pd.DataFrame]:
     message, table = act_as_visitor(context, action, chosen, key, token, request)
-    return as_markdown(message), table
+    return as_markdown(message), as_page_table(table)
 
 
 def detail_view(context: AppContext, chosen: str, token: Any,
@@ -124,10 +202,11 @@ def detail_view(context: AppContext, chosen: str, token: Any,
 
 
 def visitor_jobs(context: AppContext) -> Callable[[Any, gr.Request], pd.DataFrame]:
+    """The page's refresh of the visitor's jobs table."""
     def refresh(token: Any, request: gr.Request) -> pd.DataFrame:
         try:
-            return jobs_table(context, owner_of(context, token, request))
+            return page_jobs_table(context, owner_of(context, token, request))
         except ToolboardError:
-            return jobs_table(context, None)
+            return page_jobs_table(context, None)
 
     return refresh

@@ -1,6 +1,7 @@
 """A finished report shown as the board shows it: a summary line, a table of the board's views (values
 in %, one decimal, with n), a per-subset table when the subsets are not the board's views, and the raw
-JSON behind a closed accordion. Everything comes from the benchmark's declarations."""
+JSON behind a closed accordion. Everything comes from the benchmark's declarations; views, subsets and
+columns read as their declared titles (evaluators/core/display_names.py), the keys stay in the raw JSON."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from evaluators.core.declarations import Metric
+from evaluators.core.display_names import column_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.service.board import column_n
@@ -22,7 +24,8 @@ NOTE = "Values in % (one decimal); counts as they are; n = items behind the row.
 SCORED_AT_THE_END = "scored at the end"
 # What the hidden tables hold until a report comes (a table with no column at all is not one to draw).
 EMPTY_VIEWS = pd.DataFrame(columns=["view", "n"])
-EMPTY_SUBSETS = pd.DataFrame(columns=["subset", "n"])
+EMPTY_SUBSETS = pd.DataFrame(columns=["Subset", "n"])
+SUBSET_HEADER = "Subset"
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,11 @@ def headline(report: Mapping[str, Any] | None) -> tuple[str, float | None]:
 
 
 def score_text(report: Mapping[str, Any] | None) -> str:
-    """The jobs table's score of a finished run: `overall 61.7%`; empty without a score."""
+    """The jobs table's score of a finished run: `Overall 61.7%` (the column's title); empty without a score."""
     column, value = headline(report)
-    return f"{column} {value * 100:.1f}%" if value is not None else ""
+    if value is None:
+        return ""
+    return f"{column_title(str((report or {}).get('benchmark') or ''), column)} {value * 100:.1f}%"
 
 
 def _views_table(benchmark: Benchmark, report: Mapping[str, Any], with_details: bool) -> pd.DataFrame:
@@ -103,13 +108,17 @@ def _views_table(benchmark: Benchmark, report: Mapping[str, Any], with_details: 
                if c in layout.columns or any(values.get(c) is not None for values in views.values())]
     rows = []
     for view, values in views.items():
-        row = {layout.view_label: view}
-        row.update({c: cell(values.get(c), benchmark.metric(c).kind if c not in layout.text_columns else "text")
-                    for c in columns})
+        row = [subset_title(benchmark.name, view)]
+        row += [cell(values.get(c), benchmark.metric(c).kind if c not in layout.text_columns else "text") for c in columns]
         n = column_n(dict(report), benchmark, view, layout.default_sort)
-        row["n"] = "" if n is None else str(n)
-        rows.append(row)
-    return pd.DataFrame(rows, columns=[layout.view_label, *columns, "n"])
+        rows.append([*row, "" if n is None else str(n)])
+    return pd.DataFrame(rows, columns=[layout.view_label, *_titles(benchmark, columns), "n"])
+
+
+def _titles(benchmark: Benchmark, columns: list[str]) -> list[str]:
+    """Headers as a person reads them; two columns with one title keep their keys apart."""
+    titles = [column_title(benchmark.name, c) for c in columns]
+    return [f"{title} ({c})" if titles.count(title) > 1 else title for title, c in zip(titles, columns)]
 
 
 def _subsets_table(benchmark: Benchmark, report: Mapping[str, Any]) -> pd.DataFrame:
@@ -117,9 +126,10 @@ def _subsets_table(benchmark: Benchmark, report: Mapping[str, Any]) -> pd.DataFr
     # Declared per-subset metrics only: reports may keep helper counts the board never shows.
     columns = [m.name for m in benchmark.metrics
                if any((s.get("metrics") or {}).get(m.name) is not None for s in subsets.values())]
-    rows = [{"subset": name, **{c: cell((s.get("metrics") or {}).get(c), benchmark.metric(c).kind) for c in columns},
-             "n": "" if s.get("n") is None else str(s["n"])} for name, s in subsets.items()]
-    return pd.DataFrame(rows, columns=["subset", *columns, "n"])
+    rows = [[subset_title(benchmark.name, name), *(cell((s.get("metrics") or {}).get(c), benchmark.metric(c).kind)
+                                                   for c in columns), "" if s.get("n") is None else str(s["n"])]
+            for name, s in subsets.items()]
+    return pd.DataFrame(rows, columns=[SUBSET_HEADER, *_titles(benchmark, columns), "n"])
 
 
 def _summary_line(benchmark: Benchmark, summary: Mapping[str, Any], column: str) -> str:
@@ -134,7 +144,7 @@ def _summary_line(benchmark: Benchmark, summary: Mapping[str, Any], column: str)
         if name not in benchmark.summary_names:
             if value is None:  # an undeclared label the report left empty (e.g. how parameters were judged)
                 continue
-            metric = Metric(name, kind="fraction" if is_number(value) else "text")
+            metric = Metric(name, column_title(benchmark.name, name), kind="fraction" if is_number(value) else "text")
         text = cell(value, metric.kind) or "—"
         unit = "%" if metric.kind == "fraction" and is_number(value) else ""
         part = f"{markdown_text(metric.shown_as)} {markdown_text(text)}{unit}"
