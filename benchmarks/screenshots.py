@@ -4,7 +4,8 @@ a person cannot read (tests/layout_checks.py): a figure broken over lines, a hea
 standing vertically, and on the phone a page that scrolls sideways.
 
 Starts `python app.py` as a new user would (fresh TOOLBOARD_HOME holding a few uploaded runs besides the
-published rows, a free port) and drives Debian's Chromium (/usr/bin/chromium) with playwright: each tab
+published rows, a free port), starts one small run of a built-in example against a scripted endpoint on
+127.0.0.1 (so the jobs panel has a row) and drives Debian's Chromium (/usr/bin/chromium) with playwright: each tab
 at each size, plus the leaderboard with its per-subset detail on. Prints each file written and each
 problem found; a problem, or a tab that cannot be reached (e.g. hidden in an overflow menu), makes the exit
 status 1.
@@ -84,6 +85,20 @@ def shoot_size(browser, url: str, size: str, out: Path, expected: list[str]) -> 
     return found, missing
 
 
+def start_example_run(url: str, endpoint: str) -> None:
+    """One run of the first built-in example through the app's API, for the jobs panel to show."""
+    from gradio_client import Client
+
+    from evaluators.core.registry import all_benchmarks
+
+    benchmark = next(b for b in all_benchmarks() if b.example is not None)
+    started = Client(url, verbose=False).predict(base_url=endpoint, model="screenshot-model", benchmark=benchmark.name,
+                                                 language=benchmark.example.language or "", data_source="built-in example",
+                                                 api_name="/start_run")
+    if not started.get("run_id"):
+        raise SystemExit(f"the example run was refused: {started.get('message')}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "toolboard-screenshots")
@@ -95,7 +110,12 @@ def main() -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     missing: list[str] = []
-    with app_speed.started_app(args.runs) as url, sync_playwright() as driver:
+    from tests.engine_fixtures import correct_reply
+    from tests.scripted_server import ScriptedServer
+
+    with app_speed.started_app(args.runs) as url, ScriptedServer(reply=correct_reply) as endpoint, \
+            sync_playwright() as driver:
+        start_example_run(url, endpoint.base_url)
         browser = driver.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         try:
             seen: list[str] = []

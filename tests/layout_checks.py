@@ -1,8 +1,8 @@
 """Layout checks run in a real browser page (playwright's `page.evaluate`): what a person cannot read.
 
 - a figure ("80.0", "80.0 ± 8.8", "+8.8/−13.0", "61.7%") laid out on more than one line;
-- a header (th, column header) broken inside a word, laid out one or two characters per line, or much
-  taller than wide;
+- a header (th, column header) broken inside a word (a break after a hyphen is between words), laid out
+  one to three characters per line, or much taller than wide;
 - on a phone, content wider than the screen that makes the whole page scroll sideways.
 
 Lines are measured, not guessed: the client rectangles of a Range over the element's text, grouped into
@@ -85,6 +85,8 @@ CHECKS_JS = r"""
     const inside = labelled ? ` in "${labelled.getAttribute('aria-label').slice(0, 40)}"` : '';
     return parts.join(' > ') + inside;
   };
+  // Words a header may break between: spaces, and after a hyphen ("StepEval-" / "Audio-Toolcall").
+  const wordsOf = (text) => text.split(/\s+|(?<=-)/).filter(Boolean).length;
   const textOf = (element) => (element.textContent || '').replace(/\s+/g, ' ').trim();
 
   // (a) figures broken over lines: the outermost element whose whole text is one figure.
@@ -111,7 +113,7 @@ CHECKS_JS = r"""
     if (!text) continue;
     const lines = lineBoxes(label);
     if (lines.length <= 1) continue;
-    const words = text.split(' ').length;
+    const words = wordsOf(text);
     const chars = text.replace(/\s/g, '').length;
     const width = Math.max(...lines.map(l => l.right)) - Math.min(...lines.map(l => l.left));
     const height = lines[lines.length - 1].bottom - lines[0].top;
@@ -153,6 +155,7 @@ CHECKS_JS = r"""
 # the code runs on, with its text, lines, words and box.
 HEADERS_JS = r"""
 (root) => {
+  const wordsOf = (text) => text.split(/\s+|(?<=-)/).filter(Boolean).length;
   const out = [];
   for (const header of root.querySelectorAll('th, [role=columnheader]')) {
     if (header.getClientRects().length === 0) continue;
@@ -172,7 +175,7 @@ HEADERS_JS = r"""
     for (const r of rects) if (!tops.some(t => Math.abs(t - r.top) < r.height / 2)) tops.push(r.top);
     const width = Math.max(...rects.map(r => r.right)) - Math.min(...rects.map(r => r.left));
     const height = Math.max(...rects.map(r => r.bottom)) - Math.min(...rects.map(r => r.top));
-    out.push({text, lines: tops.length, words: text.split(' ').length, width, height});
+    out.push({text, lines: tops.length, words: wordsOf(text), width, height});
   }
   return out;
 }
