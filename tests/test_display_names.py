@@ -9,7 +9,7 @@ import pytest
 
 from evaluators.core.display_names import column_title, subset_title
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import all_benchmarks, get_benchmark
+from evaluators.core.registry import all_benchmarks, get_benchmark, unique_titles
 
 
 def test_declared_titles_are_what_a_person_reads():
@@ -17,7 +17,7 @@ def test_declared_titles_are_what_a_person_reads():
     assert subset_title("bfcl", "irrelevance_detection") == "Irrelevance detection"
     assert subset_title("acebench", "en") == "English"
     assert subset_title("acebench", "zh") == "Chinese"
-    assert subset_title("acebench", "normal_similar_api") == "Similar API"
+    assert subset_title("acebench", "normal_similar_api") == "Normal: similar API"
     assert subset_title("toolbench_static", "out_of_domain") == "Out-of-domain"
 
 
@@ -66,3 +66,12 @@ def test_a_benchmark_declaring_no_titles_still_registers():
     bare = replace(bfcl, titles={})
     assert bare.subset_title("non_live_ast") == "Non live ast"
     assert bare.column_title("non_live_ast") == "Non-Live AST"  # its metric label still
+
+
+def test_a_table_never_shows_two_columns_under_one_header():
+    for benchmark in all_benchmarks():
+        layout = benchmark.board_layout()
+        headers = [layout.labels[c] for c in dict.fromkeys((*layout.columns, *layout.detail_columns, *layout.text_columns))]
+        assert len(headers) == len(set(headers)), (benchmark.name, headers)
+    assert unique_titles({"pref": "Preference", "normal_preference": "Preference", "atom": "Atom"}) == {
+        "pref": "Preference (pref)", "normal_preference": "Preference (normal_preference)", "atom": "Atom"}

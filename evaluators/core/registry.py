@@ -4,6 +4,7 @@ and the registry finds the packages by that file (no list to keep up to date).""
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,6 +38,13 @@ def readable(key: str) -> str:
     """A key no title is declared for, as a person reads it: underscores as spaces, the first letter capital."""
     text = key.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
+
+
+def unique_titles(titles: Mapping[str, str]) -> dict[str, str]:
+    """Titles by key, a title two keys share followed by its key: a table's headers must differ (a column
+    title may equal a subset's, e.g. a summary of one category)."""
+    counts = Counter(titles.values())
+    return {key: f"{title} ({key})" if counts[title] > 1 else title for key, title in titles.items()}
 
 
 def subset_by_prefix(subsets: Sequence[str]) -> Callable[[str], str | None]:
@@ -180,7 +188,7 @@ class Benchmark:
         declared = (*self.summary_metrics, *self.metrics)
         shown = dict.fromkeys((*layout.columns, *layout.detail_columns, *layout.text_columns, *(m.name for m in declared)))
         return replace(layout, lower_is_better=frozenset(m.name for m in declared if not m.higher_is_better),
-                       labels={column: self.column_title(column) for column in shown})
+                       labels=unique_titles({column: self.column_title(column) for column in shown}))
 
     def subset_of(self, sample_id: str) -> str | None:
         """The subset a sample id belongs to."""

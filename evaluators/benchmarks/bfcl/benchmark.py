@@ -35,7 +35,7 @@ TITLES = {
     "multiple": "Multiple",
     "parallel": "Parallel",
     "parallel_multiple": "Parallel multiple",
-    "irrelevance": "Irrelevance",
+    "irrelevance": "Non-live irrelevance",
     "live_simple": "Live simple",
     "live_multiple": "Live multiple",
     "live_parallel": "Live parallel",
