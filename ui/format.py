@@ -59,18 +59,23 @@ NEWEST_MARK = "★"
 BEST_STYLE = "font-weight: bold; background-color: rgba(34, 197, 94, 0.18)"
 
 
-def _percent_text(value: Any, low: Any, high: Any) -> str:
-    """`81.1 ± 1.2`: the value and half the width of its 95% interval, in points; where the interval is
-    lopsided (near 0 or 100, few items) each side apart: `100.0 +0.0/−27.8`, never a bound past 0 or 100.
-    No ± without an interval."""
+def interval_parts(value: Any, low: Any, high: Any) -> tuple[str, str]:
+    """(`81.1`, `± 1.2`): the value and half the width of its 95% interval, in points; where the interval is
+    lopsided (near 0 or 100, few items) each side apart: `+0.0/−27.8`, never a bound past 0 or 100. No
+    interval part without an interval; ("", "") without a value."""
     if value is None or pd.isna(value):
-        return ""
+        return "", ""
     if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return f"{value:.1f}"
+        return f"{value:.1f}", ""
     above, below = max(high - value, 0.0), max(value - low, 0.0)
     if abs(above - below) > 0.25 * max(above, below):
-        return f"{value:.1f} +{above:.1f}/−{below:.1f}"
-    return f"{value:.1f} ± {(high - low) / 2:.1f}"
+        return f"{value:.1f}", f"+{above:.1f}/−{below:.1f}"
+    return f"{value:.1f}", f"± {(high - low) / 2:.1f}"
+
+
+def _percent_text(value: Any, low: Any, high: Any) -> str:
+    """`81.1 ± 1.2` (interval_parts on one line): what the tests and the Dataframe views read."""
+    return " ".join(part for part in interval_parts(value, low, high) if part)
 
 
 def best_cells(frame: pd.DataFrame, layout: BoardLayout) -> dict[str, list[int]]:
