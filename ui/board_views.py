@@ -7,6 +7,7 @@ import inspect
 import re
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,7 +127,10 @@ def exporter(context: AppContext, kind: str) -> Callable[..., str]:
     """The handler of a download button: writes the view the controls give as a CSV or JSON file."""
     def write(*values: Any) -> str:
         """The current view as a file, in % like the table and the /leaderboard API."""
-        frame = state_percent(context, controls_state(values, facts_of(context)))
+        state = controls_state(values, facts_of(context))
+        if len(values) > 1 and not values[1]:  # an API caller's empty view: every view, as /leaderboard gives it
+            state = replace(state, view="")
+        frame = state_percent(context, state)
         folder = Path(tempfile.mkdtemp(prefix="toolboard-view-"))
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"leaderboard-{values[0]}-{values[1] or 'all'}")
         path = folder / f"{name}.{kind}"

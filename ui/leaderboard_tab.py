@@ -39,6 +39,7 @@ from ui.board_state import (
     TRUE_WORDS,
     BoardState,
     Facts,
+    bound_text,
     controls_state,
     default_state,
     hidden_choices,
@@ -196,6 +197,10 @@ def column_choices(benchmark: str) -> list[tuple[str, str]]:
     return [(column_title(benchmark, column), column) for column in layout_for(benchmark).columns]
 
 
+def bound_box(value: float | None) -> str:
+    return "" if value is None else bound_text(value)
+
+
 WEIGHT_CHOICES = [("any", "any"), ("open weights", "open"), ("closed", "closed")]
 
 
@@ -247,8 +252,11 @@ def build(context: AppContext) -> LeaderboardParts:
                 weights = gr.Radio(WEIGHT_CHOICES, value="any", label="Model weights", scale=1, min_width=200)
                 hide_flagged = gr.Checkbox(label="Hide flagged models", value=False, scale=1, min_width=140)
             with gr.Row():
-                min_params = gr.Number(None, label="Size from (B parameters)", minimum=0, scale=1, min_width=140)
-                max_params = gr.Number(None, label="Size up to (B parameters)", minimum=0, scale=1, min_width=140)
+                # Text boxes, not numbers: empty (no bound) is their default, for the page and the download API.
+                min_params = gr.Textbox("", label="Size from (B parameters)", placeholder="e.g. 7", scale=1,
+                                        min_width=140)
+                max_params = gr.Textbox("", label="Size up to (B parameters)", placeholder="e.g. 70", scale=1,
+                                        min_width=140)
                 organisations = gr.Dropdown(known["organisation"], value=[], multiselect=True, label="Organisation",
                                             info="empty: every organisation", scale=2, min_width=200,
                                             allow_custom_value=True)
@@ -300,7 +308,7 @@ def build(context: AppContext) -> LeaderboardParts:
                 gr.update(choices=column_choices(chosen.benchmark), value=list(chosen.columns)), chosen.details,
                 chosen.mode, chosen.sort_by, gr.update(choices=known["organisation"], value=list(chosen.organisations)),
                 chosen.weights, gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
-                chosen.min_params_b, chosen.max_params_b, chosen.hide_flagged]
+                bound_box(chosen.min_params_b), bound_box(chosen.max_params_b), chosen.hide_flagged]
 
     def drawn(chosen: BoardState, level: str, models: list[str] | None) -> tuple[Any, ...]:
         shown = drawn_view(context, chosen)
