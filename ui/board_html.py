@@ -37,7 +37,7 @@ APART_CAPTION = "Not ranked: partial, different requests, request errors, upload
 NO_DETAIL_FIGURES = ("Published rows have no per-subset figures: the published tables print only the headline "
                      "columns. Runs evaluated or uploaded here fill them.")
 # Columns after the figures, in this order (empty ones dropped); `source` carries another dataset's name.
-AFTER = ("organisation", "params_b", "licence", "open_weights", "request_mode", "link", UPDATED_COLUMN, "source",
+AFTER = ("flag", "organisation", "params_b", "licence", "open_weights", "request_mode", "link", UPDATED_COLUMN, "source",
          "request_errors", "run_id", "fingerprint", "details")
 
 

@@ -128,10 +128,10 @@ def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
              "counted in the benchmark's data for its view where the table gives them (`n_by_view`), else it has no "
              "interval.",
              "**Ranked**: the published rows and the evaluated runs that are the same experiment (the reference's "
-             "requests and sampling, text mode, every item); rows whose intervals overlap the first row of the rank "
-             "above share its rank; a rank is the row's place in its view by the sorted column (click a score's header to sort and rank by it), "
-             "so searching and the model filters hide rows without re-ranking them; the best value of each column is "
-             "highlighted. Every other row is in the "
+             "requests and sampling, text mode, every item). A row's **rank** is 1 + the number of ranked rows of its "
+             "view that are better beyond both 95% intervals in the sorted column (click a score's header to sort and "
+             "rank by it), so rows no other row clearly beats share a rank; searching and the model filters hide "
+             "rows without re-ranking them; the best value of each column is highlighted. Every other row is in the "
              "**Not ranked** table below, its reason in **why not ranked**. ★ marks the newest evaluated or "
              "uploaded run. The page's address keeps these choices: copy it to share this view."]
     links = [f"[{markdown_text(text)}]({url})" for text, url in
