@@ -358,8 +358,10 @@ def build(context: AppContext) -> LeaderboardParts:
     wire(mode.input, redraw("switch"))
     for control in (details, sources, columns, organisations, weights, request_modes, hide_flagged):
         wire(control.input, redraw("none"))
+    # A text box's `input` fires on keys only, not on a paste or an autofill (Gradio 6.31): its `change` does. The
+    # page sets these boxes only from a shared link's load, with the value that load already drew.
     for control in (search, min_params, max_params):
-        wire(control.input, redraw("none"))
+        wire(control.change, redraw("none"))
     wire(board.sort, redraw("none", sorted_by))
     for control in (chart_kind, chart_models):
         control.input(chart, chart_inputs, plot, js=chart_js, **REDRAW)
