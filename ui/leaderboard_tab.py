@@ -11,6 +11,7 @@ of the same page has overtaken with no update at all (Overtaken)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections import OrderedDict
@@ -55,6 +56,7 @@ from ui.format import markdown_text
 __all__ = ["MAX_SEARCH_CHARS", "TRUE_WORDS", "BoardState", "Facts", "controls_state", "default_state", "hidden_choices",
            "query_lists", "state_from_params", "state_query", "view_key"]
 
+log = logging.getLogger(__name__)
 # Read-only events of the board: run side by side (READ_EVENT), not listed in the API page; a burst of one
 # control's events (typing) runs its last only; no progress overlay flickering over the board.
 PRIVATE_READ = {**READ_EVENT, "api_visibility": "private"}
@@ -229,6 +231,16 @@ def _drawn_view(context: AppContext, state: BoardState) -> DrawnView:
                      chart_choices(frame))
 
 
+def warm_up(context: AppContext) -> None:
+    """Draw each other benchmark's first view; a failure here only leaves it to the first visitor who asks."""
+    for benchmark in all_benchmarks()[1:]:
+        try:
+            drawn_view(context, default_state(benchmark.name))
+        except Exception:  # noqa: BLE001 - the app closing under it (tests), a store being rebuilt
+            log.debug("board warm-up of %s skipped", benchmark.name, exc_info=True)
+            return
+
+
 def build(context: AppContext) -> LeaderboardParts:
     facts = facts_of(context)
     overtaken = Overtaken()
@@ -236,6 +248,8 @@ def build(context: AppContext) -> LeaderboardParts:
     known = facts(state.benchmark, state.mode)
     built_version = context.board_version()
     first = drawn_view(context, state)
+    # Each other benchmark's first view drawn in the background, so a visitor's first switch finds it ready.
+    threading.Thread(target=warm_up, args=(context,), name="board-warm-up", daemon=True).start()
     layout = layout_for(state.benchmark)
     with gr.Column(elem_classes="board"):
         with gr.Row(elem_classes="board-main"):
