@@ -356,7 +356,7 @@ def build(context: AppContext) -> LeaderboardParts:
         column = str((getattr(event, "_data", None) or {}).get("column") or "")
         return replace(chosen, sort_by=column) if column in layout_for(chosen.benchmark).columns else chosen
 
-    def chart(request: gr.Request, *values: Any) -> Any:
+    def draw_chart(request: gr.Request, *values: Any) -> Any:
         *controls, number, kind, models = values
         page = getattr(request, "session_hash", None) or ""
         sequence_number = overtaken.start("chart", page, number)
@@ -364,7 +364,7 @@ def build(context: AppContext) -> LeaderboardParts:
         return gr.update() if overtaken.overtaken("chart", page, sequence_number) else figure
 
     def wire(event: Callable[..., Any], handler: Callable[..., tuple[Any, ...]]) -> None:
-        event(handler, inputs, outputs, js=board_js, **REDRAW).then(chart, chart_inputs, plot, js=chart_js, **REDRAW)
+        event(handler, inputs, outputs, js=board_js, **REDRAW).then(draw_chart, chart_inputs, plot, js=chart_js, **REDRAW)
 
     # A single-choice dropdown dispatches `input` twice per pick (Gradio 6.31) but `select` once.
     wire(benchmark.select, redraw("switch", switched_benchmark))
@@ -378,7 +378,7 @@ def build(context: AppContext) -> LeaderboardParts:
         wire(control.change, redraw("none"))
     wire(board.sort, redraw("none", sorted_by))
     for control in (chart_kind, chart_models):
-        control.input(chart, chart_inputs, plot, js=chart_js, **REDRAW)
+        control.input(draw_chart, chart_inputs, plot, js=chart_js, **REDRAW)
     address.change(None, address, None, js=URL_JS, **PRIVATE_READ)
     # The file box shows once it holds a file (API callers get the plain path); any change of the view
     # empties and hides it again (each redraw), so it never offers the previous view's file.
@@ -415,7 +415,7 @@ def build(context: AppContext) -> LeaderboardParts:
         chosen = switched_benchmark(controls_state((name, *controls[1:]), facts), None)
         return drawn(chosen, "switch", models)
 
-    return LeaderboardParts(load, load_outputs, refresh, inputs, outputs, chart, chart_inputs, chart_js, plot,
+    return LeaderboardParts(load, load_outputs, refresh, inputs, outputs, draw_chart, chart_inputs, chart_js, plot,
                             open_benchmark)
 
 
