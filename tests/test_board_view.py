@@ -15,10 +15,10 @@ from evaluators.engine.store import Store
 from evaluators.service.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.app import CSS, launch_options
-from ui.board_html import board_html, model_href
+from ui.board_html import board_html, model_href, other_html
 from ui.board_views import percent_table
 from ui.context import AppContext
-from ui.format import as_percent, link_markdown
+from ui.format import as_percent
 from ui.leaderboard_tab import (
     BoardState,
     controls_state,
@@ -148,8 +148,10 @@ def test_per_subset_detail_drops_empty_columns_and_says_why():
 
 
 def test_links_must_be_plain_web_addresses():
-    assert link_markdown("https://example.org/a_(b)") == "[link](https://example.org/a_%28b%29)"
-    assert link_markdown("javascript:alert(1)") == "" and link_markdown("https://x.org/ onmouseover=1") == ""
+    link = other_html({"link": "https://example.org/a_(b)?x=1&y=2"}, "link")
+    assert link == ('<a href="https://example.org/a_(b)?x=1&amp;y=2" target="_blank" rel="noopener noreferrer">link</a>')
+    assert other_html({"link": "javascript:alert(1)"}, "link") == "javascript:alert(1)"  # text, not a link
+    assert "<a" not in other_html({"link": "https://x.org/ onmouseover=1"}, "link")
 
 
 def test_the_note_gives_the_scale_the_sources_and_the_date_and_strict_mode_says_why_it_is_empty():
