@@ -21,7 +21,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.goto(app.url, wait_until="load")  # the jobs timer keeps the network busy
 
         # Leaderboard: a published ACEBench row, then a server-side filter.
-        board = page.get_by_label("Leaderboard")
+        board = page.locator(".board-html")
         page.get_by_text("GPT-4o", exact=True).first.wait_for()
         page.get_by_label("Search models").fill("Kimi")
         page.wait_for_function("() => !document.body.innerText.includes('GPT-4o')")

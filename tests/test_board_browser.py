@@ -74,8 +74,15 @@ def refuse_a_dead_endpoint(page: Any, app: Any) -> None:
 
 
 def first_row(table: Any) -> Any:
-    """The first data row a visitor sees in a Dataframe (Gradio also renders hidden rows to measure them)."""
-    return table.locator(".virtual-row, tbody tr").filter(visible=True).first
+    """The first data row a visitor sees: of a Dataframe (Gradio also renders hidden rows to measure them), of the
+    board's table (a desktop) or its first card (a phone)."""
+    return table.locator(".virtual-row, tbody tr, .board-card").filter(visible=True).first
+
+
+def board_part(page: Any, part: str) -> Any:
+    """The board's ranked or apart part as this screen shows it: the table on a desktop, the cards on a phone."""
+    phone = page.viewport_size["width"] <= 640
+    return page.locator(f".board-{part}-cards" if phone else f".board-{part}").first
 
 
 def check_the_report_tables_on_evaluate(page: Any) -> None:
@@ -88,19 +95,24 @@ def check_the_report_tables_on_evaluate(page: Any) -> None:
 
 def check_the_board(page: Any, app: Any, run_id: str) -> None:
     page.goto(app.url, wait_until="load")
-    ranked = page.locator(".board-ranked")
+    phone = page.viewport_size["width"] <= 640
+    ranked = board_part(page, "ranked")
     first_row(ranked).wait_for()
-    # rank first, a best value highlighted per column
-    assert ranked.locator("th").first.inner_text().strip() == "#"
-    assert ranked.locator("[style*='background-color']").count() > 0
+    if not phone:  # rank first, a best value highlighted per column
+        assert ranked.locator("th").first.inner_text().strip() == "#"
+        assert ranked.locator("td.best").count() > 0
+    else:  # a card: its rank, its model, its figure
+        assert re.fullmatch(r"#\d+", first_row(ranked).locator(".card-rank").inner_text())
     # the partial run is apart, with its reason, its n and its interval; the newest run starred
-    apart = page.locator(".board-apart")
+    apart = board_part(page, "apart")
     apart.get_by_text("browser-model").filter(visible=True).first.wait_for()
+    if phone:
+        first_row(apart).locator("summary").click()  # the other figures behind a tap
     apart_text = apart.inner_text()
     assert "partial" in apart_text and "★" in apart_text
     assert re.search(r"\d ± \d|\d \+\d+\.\d/−\d", apart_text)  # its 95% interval (lopsided near 0 or 100)
     errors = app.context.store.run_totals(run_id)["errors"]
-    assert errors > 0 and f"{errors}.000000" not in apart_text and re.search(rf"\n{errors}\n", apart_text), \
+    assert errors > 0 and f"{errors}.000000" not in apart_text and re.search(rf"(^|\s){errors}(\s|$)", apart_text), \
         errors  # request errors as a whole count
     assert app.context.store.get_run(run_id).model == "browser-model"
 
@@ -123,7 +135,7 @@ def check_a_shared_url(page: Any, app: Any) -> None:
     page.wait_for_function("() => window.location.search === '?benchmark=toolbench_static&subset=out_of_domain&detail=1'")
     page.get_by_text("ToolBench-Static").first.wait_for()
     assert page.get_by_label("Per-subset detail").is_checked()
-    first_row(page.locator(".board-ranked")).wait_for()
+    first_row(board_part(page, "ranked")).wait_for()
 
 
 def check_the_overview_opens_a_table(page: Any) -> None:
@@ -173,7 +185,7 @@ def test_the_board_on_a_phone(tmp_path: Path):
         page.set_viewport_size(PHONE)
         page.goto(app.url, wait_until="load")
         # the first screen reaches ranked rows (model and main score)
-        row = first_row(page.locator(".board-ranked"))
+        row = first_row(board_part(page, "ranked"))
         row.wait_for()
         assert row.bounding_box()["y"] + row.bounding_box()["height"] < PHONE["height"]
         # every tab is reachable on the bar (none behind a "more" menu), and opens

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.core.display_names import subset_title
 from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchmark
 from evaluators.engine.store import Store
 from evaluators.service.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.app import CSS, launch_options
+from ui.board_html import board_html, model_href, other_html
 from ui.board_views import percent_table
 from ui.context import AppContext
-from ui.format import RIGHT, as_percent, board_table, link_markdown
+from ui.format import as_percent
 from ui.leaderboard_tab import (
     BoardState,
     controls_state,
@@ -51,10 +53,15 @@ def test_a_plain_visit_has_no_query_and_a_chosen_view_round_trips_through_the_ur
     layout = layout_for(name)
     chosen = BoardState(benchmark=name, view=layout.views[1], search="qwen 7b", sources=("published", "uploaded"),
                         columns=tuple(layout.columns[:2]), details=True, mode="strict", sort_by=layout.columns[1],
-                        organisations=("Org, with comma",), open_weights_only=True, request_modes=("native tools",))
+                        organisations=("Org, with comma",), weights="closed", request_modes=("native tools",),
+                        min_params_b=7.0, max_params_b=70.5, hide_flagged=True)
     query = state_query(chosen)
     assert f"{view_key(name)}={layout.views[1]}" in query and "view=" not in query  # Gradio's ?view=api stays free
     assert state_from_params(parsed(query), facts) == chosen
+    assert "pmin=7&pmax=70.5" in query and "weights=closed" in query and "noflag=1" in query
+    # the older links' open-weights key still opens the open models
+    assert state_from_params(parsed("open=1"), facts).weights == "open"
+    assert state_from_params(parsed("pmin=-3&pmax=nan&weights=some"), facts) == default_state()
 
 
 def test_invalid_url_values_are_ignored_and_keep_their_defaults():
@@ -92,37 +99,59 @@ def test_the_table_downloads_and_the_api_share_one_scale(tmp_path: Path):
     context.close()
 
 
-def test_the_page_table_has_short_headers_fixed_widths_and_right_aligned_numbers():
+def test_the_board_html_has_one_line_figures_sortable_headers_best_values_and_model_links():
     name = benchmark_names()[0]
     layout = layout_for(name)
-    frame = as_percent(query_board(board_rows(name, None), layout, BoardQuery(view=layout.views[0], details=True)), layout)
-    apart = frame["apart_reason"].fillna("") != ""
-    shown = board_table(frame[~apart], layout, None, ranked=True)
-    headers = list(shown.table.data.columns)
+    state = default_state(name)
+    frame = as_percent(query_board(board_rows(name, None), layout, BoardQuery(view=layout.views[0])), layout)
+    shown = board_html(frame, state, "q=x&y", ["a <b>line</b>"])
+    assert shown.startswith(f'<div class="board-html" data-board-state="q=x&amp;y" data-rows="{len(frame)}">')
     main = layout.labels.get(layout.default_sort, layout.default_sort)
-    assert headers[:4] == ["#", "★", "model", main]  # the main score right after the pinned model
-    assert all("_" not in header for header in headers)  # headers wrap between words, never inside one
-    assert len(shown.column_widths) == len(headers) and all(re.fullmatch(r"\d+px", w) for w in shown.column_widths)
-    styles = shown.table._compute().ctx  # (row, column) -> [(property, value)]
-    cell = dict(styles[(0, headers.index(main))])
-    assert cell.get("text-align") == "right" and "font-weight" in cell  # the best value of the column
-    assert dict(styles[(0, headers.index("model"))]).get("text-align") is None
-    assert re.fullmatch(r"\d+\.\d", str(shown.table.data[main].iloc[0]).split(" ±")[0])  # one decimal
-    assert RIGHT.startswith("text-align: right")
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", shown.split("</thead>")[0])
+    plain = [re.sub(r"<[^>]+>", "", header) for header in headers]
+    assert plain[:3] == ["#", "model", main + "▼"]  # the main score, sorted, right after the pinned model
+    assert f'data-sort="{layout.default_sort}"' in shown and 'aria-sort="descending"' in shown
+    # a figure: its value, then its interval in a quieter span; the best of a column marked
+    assert re.search(r'<td class="fig best"><span class="v">\d+\.\d</span>', shown)
+    assert re.search(r'<span class="v">\d+\.\d</span> <span class="ci">(± \d+\.\d|\+\d+\.\d/−\d+\.\d)</span>', shown)
+    assert "a &lt;b&gt;line&lt;/b&gt;" in shown  # every text escaped
+    first = str(frame["model"].iloc[0])
+    assert f'href="{model_href(first)}"' in shown and model_href("a b/c&d") == "?model=a%20b%2Fc%26d"
+    # the phone's cards: one per row, the sorted figure in front
+    assert shown.count('class="board-card"') == len(frame)
 
 
-def test_counts_are_whole_numbers_and_links_must_be_plain_web_addresses():
-    counted = next((b for b in all_benchmarks() if any(m.kind == "count" for m in b.summary_metrics + b.metrics)), None)
-    if counted is not None:
-        layout = layout_for(counted.name)
-        frame = as_percent(query_board(board_rows(counted.name, None), layout, BoardQuery(view=layout.views[0],
-                                                                                          details=True)), layout)
-        shown = board_table(frame, layout, None, ranked=False).table.data
-        counts = [layout.labels.get(m.name, m.name) for m in counted.metrics if m.kind == "count"]
-        for header in (c for c in counts if c in shown.columns):
-            assert all(re.fullmatch(r"\d*", str(v)) for v in shown[header])
-    assert link_markdown("https://example.org/a_(b)") == "[link](https://example.org/a_%28b%29)"
-    assert link_markdown("javascript:alert(1)") == "" and link_markdown("https://x.org/ onmouseover=1") == ""
+def test_a_model_name_is_escaped_everywhere_it_shows():
+    name = benchmark_names()[0]
+    layout = layout_for(name)
+    frame = as_percent(query_board(board_rows(name, None), layout, BoardQuery(view=layout.views[0])), layout)
+    frame.loc[0, "model"] = "<img src=x onerror=alert(1)> {{value}} ${1+1}"
+    shown = board_html(frame, default_state(name), "")
+    assert "<img" not in shown and "{{" not in shown and "${" not in shown
+    assert "&lt;img src=x onerror=alert(1)&gt;" in shown
+
+
+def test_per_subset_detail_drops_empty_columns_and_says_why():
+    name = benchmark_names()[0]
+    layout = layout_for(name)
+    if not layout.detail_columns:
+        pytest.skip("no per-subset columns")
+    frame = as_percent(query_board(board_rows(name, None), layout, BoardQuery(view=layout.views[0], details=True)),
+                       layout)
+    empty = [c for c in layout.detail_columns if c in frame.columns and frame[c].isna().all()]
+    shown = board_html(frame, BoardState(name, layout.views[0], columns=layout.columns, details=True,
+                                         sort_by=layout.default_sort), "detail=1")
+    for column in empty:
+        assert f'data-col="{column}"' not in shown
+    if empty:
+        assert "Published rows have no per-subset figures" in shown
+
+
+def test_links_must_be_plain_web_addresses():
+    link = other_html({"link": "https://example.org/a_(b)?x=1&y=2"}, "link")
+    assert link == ('<a href="https://example.org/a_(b)?x=1&amp;y=2" target="_blank" rel="noopener noreferrer">link</a>')
+    assert other_html({"link": "javascript:alert(1)"}, "link") == "javascript:alert(1)"  # text, not a link
+    assert "<a" not in other_html({"link": "https://x.org/ onmouseover=1"}, "link")
 
 
 def test_the_note_gives_the_scale_the_sources_and_the_date_and_strict_mode_says_why_it_is_empty():
@@ -159,7 +188,7 @@ def test_a_shared_link_restores_the_view_and_a_change_updates_the_address(tmp_pa
         page.goto(f"{app.url}?benchmark={name}&{view_key(name)}={view}&detail=1&mode=nonsense", wait_until="load")
         page.wait_for_function(f"() => window.location.search === '?benchmark={name}&{view_key(name)}={view}&detail=1'")
         assert page.get_by_label("Per-subset detail").is_checked()
-        assert page.get_by_label(layout.view_label, exact=True).first.input_value() == view
+        assert page.get_by_label(layout.view_label, exact=True).first.input_value() == subset_title(name, view)
         page.get_by_label("Search models").fill("zz-nobody")
         page.wait_for_function("() => window.location.search.includes('q=zz-nobody')")
         page.get_by_text("No rows match these filters.").wait_for()
@@ -168,7 +197,7 @@ def test_a_shared_link_restores_the_view_and_a_change_updates_the_address(tmp_pa
         assert not problems, "\n".join(problems)
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(app.url, wait_until="load")
-        first_row = page.locator(".board-ranked .virtual-row").first
+        first_row = page.locator(".board-ranked-cards .board-card").first
         first_row.wait_for()
         assert first_row.bounding_box()["y"] + first_row.bounding_box()["height"] < 844
         assert not page.get_by_role("button", name="More tabs").is_visible()

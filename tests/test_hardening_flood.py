@@ -300,19 +300,13 @@ def test_a_board_over_the_cap_sends_at_most_the_cap_ranked_rows_first_and_says_h
         assert len(cut) == 1 and len(cut[0]["model"]) == MAX_MODEL_NAME_CHARS and cut[0]["model"].endswith("…")
         assert len(cut[0]["details"]) <= MAX_NOTES_CHARS
         # The page's tables: each at most the cap, with the line saying how many more and how to narrow.
-        from ui.leaderboard_tab import controls_state, default_state, more_rows_line, shown_tables
+        from ui.leaderboard_tab import default_state, drawn_view
 
-        def facts(benchmark: str, mode: str) -> dict[str, list[str]]:
-            return {"organisation": [], "request_mode": []}
-
-        state = controls_state(default_state().controls(), facts)
-        shown_ranked, shown_apart, _ = shown_tables(app.context, state.controls(), facts)
-        assert (shown_apart.rows, shown_apart.more) == (MAX_BOARD_ROWS, extra)  # the en view: every upload
-        assert shown_ranked.more == 0 and shown_ranked.rows == int((whole[whole["view"] == "en"]["source"]
-                                                                     == "published").sum())
-        line = more_rows_line(shown_apart, "not-ranked rows", "acebench").replace("\\", "")
-        assert f"**{extra} more not-ranked rows are not shown** ({MAX_BOARD_ROWS} of {MAX_BOARD_ROWS + extra} are" in line
-        assert "filters (language, sources" in line and more_rows_line(shown_ranked, "ranked rows", "acebench") == ""
+        shown = drawn_view(app.context, default_state()).html
+        ranked_rows = int((whole[whole["view"] == "en"]["source"] == "published").sum())
+        assert f"Ranked · {ranked_rows} rows" in shown and f"· {MAX_BOARD_ROWS} rows" in shown  # the en view: every upload
+        assert f"{extra} more not-ranked rows are not shown ({MAX_BOARD_ROWS} of {MAX_BOARD_ROWS + extra} are" in shown
+        assert "filters (language, sources" in shown and "more ranked rows" not in shown
         # The downloads hold every row of the view.
         path = client.predict(*args, api_name="/download_csv")
         with open(path, encoding="utf-8", newline="") as handle:

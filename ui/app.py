@@ -19,19 +19,39 @@ TITLE = "Toolboard — how well do LLMs call tools?"
 CSS = """
 .turn { border-left: 3px solid #999; padding-left: .6em; margin: .4em 0; }
 .turn-agent { border-color: #3b82f6; } .turn-user { border-color: #10b981; } .turn-execution { border-color: #f59e0b; }
-/* Board headers wrap between words only; with more columns than fit, the table scrolls sideways. */
-.board-table th, .board-table th * { word-break: normal !important; overflow-wrap: normal !important; hyphens: none; }
-/* Pinned columns (rank, ★, model; the model in the table kept apart) stay while the rest scrolls; the
-   offsets are the fixed widths ui/format.py gives the rank and ★ columns. */
-.board-ranked :is(tr, .virtual-row) > :nth-child(-n+3), .board-apart :is(tr, .virtual-row) > :nth-child(1) {
-  position: sticky !important; z-index: 2; background: var(--background-fill-primary); }
-.board-ranked :is(tr, .virtual-row) > :nth-child(1), .board-apart :is(tr, .virtual-row) > :nth-child(1) { left: 0; }
-.board-ranked :is(tr, .virtual-row) > :nth-child(2) { left: 40px; }
-.board-ranked :is(tr, .virtual-row) > :nth-child(3) { left: 72px; }
-.board-ranked :is(tr, .virtual-row) > :nth-child(3), .board-apart :is(tr, .virtual-row) > :nth-child(1) {
-  box-shadow: 1px 0 0 var(--border-color-primary); }
+/* The board (ui/board_html.py): a compact table, one line per row; figures never break, their interval a quieter
+   second part; rank and model stay while the rest scrolls sideways inside the board. */
+.board-html { font-size: var(--text-md); }
+.board-scroll { overflow-x: auto; max-height: 620px; overflow-y: auto; margin: 4px 0 12px;
+  border: 1px solid var(--border-color-primary); border-radius: var(--radius-md); }
+.board-table { border-collapse: separate; border-spacing: 0; width: max-content; min-width: 100%; margin: 0 !important; }
+.board-table caption { caption-side: top; text-align: left; padding: 4px 8px; font-weight: 600; }
+.board-table th, .board-table td { padding: 3px 8px !important; border: none !important;
+  border-bottom: 1px solid var(--border-color-primary) !important; text-align: left; vertical-align: top;
+  background: var(--background-fill-primary); }
+.board-table thead th { position: sticky; top: 0; z-index: 3; vertical-align: bottom; font-weight: 600;
+  word-break: normal !important; overflow-wrap: normal !important; hyphens: none; background: var(--background-fill-secondary); }
+.board-table th button { all: unset; cursor: pointer; white-space: nowrap; }
+.board-table th button:hover, .board-table th button:focus-visible { text-decoration: underline; }
+.board-table th.sorted { color: var(--color-accent); }
+.board-table .arrow { font-size: .8em; margin-left: 2px; }
+.board-table td.fig, .board-table td.num, .board-table td.rank { white-space: nowrap; text-align: right;
+  font-variant-numeric: tabular-nums; }
+.board-table th.fig, .board-table th.num, .board-table th.rank { text-align: right; }
+.board-html .ci { font-size: .8em; color: var(--body-text-color-subdued); }
+.board-table td.best { background: rgba(34, 197, 94, 0.18); }
+.board-table td.best .v { font-weight: 700; }
+.board-table td.other { white-space: nowrap; max-width: 16em; overflow: hidden; text-overflow: ellipsis; }
+.board-table td.reason { min-width: 16em; max-width: 26em; white-space: normal; }
+.board-table td.model { white-space: nowrap; max-width: 22em; overflow: hidden; text-overflow: ellipsis; }
+.board-table .rank { position: sticky; left: 0; z-index: 2; width: 2.6em; min-width: 2.6em; }
+.board-ranked .model { position: sticky; left: 2.6em; z-index: 2; box-shadow: 1px 0 0 var(--border-color-primary); }
+.board-apart .model { position: sticky; left: 0; z-index: 2; box-shadow: 1px 0 0 var(--border-color-primary); }
+.board-table thead .rank, .board-table thead .model { z-index: 4; }
+.board-html .newest { color: #d97706; }
+.board-cards, .board-sortbar { display: none; }
+.board-line { font-weight: 600; margin: 4px 0; }
 .board-legend, .board-legend p { font-size: var(--text-sm); color: var(--body-text-color-subdued); }
-.board-status p { font-weight: 600; }
 /* Tabs that do not fit are not hidden behind a "more" button: they follow on the bar (wrapping). */
 .tab-wrapper { flex-wrap: wrap; height: auto !important; }
 .tab-wrapper .overflow-menu { display: contents; }
@@ -42,10 +62,30 @@ CSS = """
 @media (max-width: 640px) {
   /* A phone's first screen: the ranked rows; the other filters after them. */
   .board > * { order: 3; }
-  .board > .board-main, .board > .board-status, .board > .board-ranked { order: 1; }
+  .board > .board-main, .board > .board-view { order: 1; }
   .board > .board-filters { order: 2; }
   .tab-wrapper button { padding-left: 6px !important; padding-right: 6px !important; }
   h1 { font-size: 1.5rem !important; }
+  /* A phone: one card per row instead of the table (no pinned columns eating the width). */
+  .board-scroll { display: none; }
+  .board-cards, .board-sortbar { display: block; }
+  .board-sortbar button { margin: 2px; padding: 2px 8px; border: 1px solid var(--border-color-primary);
+    border-radius: 12px; font-size: var(--text-sm); }
+  .board-sortbar button.sorted { background: var(--color-accent-soft); font-weight: 600; }
+  .board-cards h4 { margin: 8px 0 4px; }
+  .board-cards ol { list-style: none; padding: 0; margin: 0; }
+  .board-card { border: 1px solid var(--border-color-primary); border-radius: var(--radius-md); padding: 6px 10px;
+    margin: 0 0 6px; }
+  .board-card .card-head { display: flex; gap: 8px; align-items: baseline; }
+  .board-card .card-rank { font-weight: 700; min-width: 2.2em; }
+  .board-card .card-model { font-weight: 600; overflow-wrap: anywhere; }
+  .board-card .card-main { white-space: nowrap; font-variant-numeric: tabular-nums; }
+  .board-card .card-label { color: var(--body-text-color-subdued); font-size: var(--text-sm); }
+  .board-card .card-reason { font-size: var(--text-sm); white-space: normal; }
+  .board-card dl { display: grid; grid-template-columns: auto 1fr; gap: 0 10px; margin: 4px 0; }
+  .board-card dt { color: var(--body-text-color-subdued); font-size: var(--text-sm); }
+  .board-card dd { margin: 0; white-space: nowrap; font-variant-numeric: tabular-nums; overflow: hidden;
+    text-overflow: ellipsis; }
 }
 """
 
@@ -88,9 +128,9 @@ def build_app(context: AppContext) -> gr.Blocks:
                 about = about_tab.build(context)
         # Every visit sees the current store (runs finished since the page was built, uploads added), in
         # the view the page's address names (a shared link).
-        demo.load(board.restore, None, board.restore_outputs, api_visibility="private", **READ_EVENT).then(
-            board.refresh, board.filters, board.table, **leaderboard_tab.TABLE_REDRAW).then(
-            board.chart, board.chart_inputs, board.plot, **leaderboard_tab.CHART_REDRAW)
+        # The board in the page was built at start-up: a plain visit to an unchanged board redraws nothing (one
+        # call); a shared link or a changed store is drawn, chart included, in that same call.
+        demo.load(board.load, None, board.load_outputs, api_visibility="private", show_progress="hidden", **READ_EVENT)
         demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
         # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.
         def reload_other_results() -> None:
@@ -100,11 +140,12 @@ def build_app(context: AppContext) -> gr.Blocks:
         # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
         for button, name in overview.open_buttons:
             button.click(lambda *values, name=name: (gr.Tabs(selected="leaderboard"), *board.open_benchmark(name, *values)),
-                         board.open_inputs, [tabs, *board.open_outputs], api_visibility="private")
+                         board.inputs, [tabs, *board.outputs], api_visibility="private", **READ_EVENT).then(
+                board.chart, board.chart_inputs, board.plot, js=board.chart_js, **leaderboard_tab.REDRAW)
         # Other results datasets (re)loaded from the About tab (private deployments): the board and the overview
         # redraw with their rows.
         if about.loaded is not None:
-            about.loaded.then(board.refresh, board.filters, board.table, **leaderboard_tab.TABLE_REDRAW).then(
+            about.loaded.then(board.refresh, board.inputs, board.outputs, **leaderboard_tab.REDRAW).then(
                 overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
         # Runs finished since the page loaded are listed as soon as the Explore tab is opened.
         explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",

@@ -6,7 +6,6 @@ import html
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -16,7 +15,6 @@ from evaluators.core.registry import all_benchmarks
 from evaluators.core.text import show
 from evaluators.service.board import (
     APART_COLUMN,
-    FACT_COLUMNS,
     HIGH_SUFFIX,
     INFO_COLUMNS,
     LOW_SUFFIX,
@@ -24,7 +22,6 @@ from evaluators.service.board import (
     NEWEST_COLUMN,
     ORIGIN_COLUMN,
     RANK_COLUMN,
-    UPDATED_COLUMN,
     BoardLayout,
 )
 from evaluators.service.redaction import shown_as_is
@@ -59,18 +56,23 @@ NEWEST_MARK = "★"
 BEST_STYLE = "font-weight: bold; background-color: rgba(34, 197, 94, 0.18)"
 
 
-def _percent_text(value: Any, low: Any, high: Any) -> str:
-    """`81.1 ± 1.2`: the value and half the width of its 95% interval, in points; where the interval is
-    lopsided (near 0 or 100, few items) each side apart: `100.0 +0.0/−27.8`, never a bound past 0 or 100.
-    No ± without an interval."""
+def interval_parts(value: Any, low: Any, high: Any) -> tuple[str, str]:
+    """(`81.1`, `± 1.2`): the value and half the width of its 95% interval, in points; where the interval is
+    lopsided (near 0 or 100, few items) each side apart: `+0.0/−27.8`, never a bound past 0 or 100. No
+    interval part without an interval; ("", "") without a value."""
     if value is None or pd.isna(value):
-        return ""
+        return "", ""
     if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return f"{value:.1f}"
+        return f"{value:.1f}", ""
     above, below = max(high - value, 0.0), max(value - low, 0.0)
     if abs(above - below) > 0.25 * max(above, below):
-        return f"{value:.1f} +{above:.1f}/−{below:.1f}"
-    return f"{value:.1f} ± {(high - low) / 2:.1f}"
+        return f"{value:.1f}", f"+{above:.1f}/−{below:.1f}"
+    return f"{value:.1f}", f"± {(high - low) / 2:.1f}"
+
+
+def _percent_text(value: Any, low: Any, high: Any) -> str:
+    """`81.1 ± 1.2` (interval_parts on one line): what the tests and the Dataframe views read."""
+    return " ".join(part for part in interval_parts(value, low, high) if part)
 
 
 def best_cells(frame: pd.DataFrame, layout: BoardLayout) -> dict[str, list[int]]:
@@ -142,108 +144,7 @@ def board_display(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None,
 COLUMN_LABELS = {RANK_COLUMN: "#", "params_b": "params (B)", "open_weights": "open weights", "request_mode": "mode",
                  APART_COLUMN: "why not ranked", "request_errors": "request errors", "run_id": "run id",
                  ORIGIN_COLUMN: "from dataset"}
-# Fixed widths (px): with more columns than fit, the table scrolls sideways instead of squeezing its
-# headers into one letter per line.
-WIDTHS = {RANK_COLUMN: 40, NEWEST_MARK: 32, "model": 160, "n": 64, APART_COLUMN: 260, "details": 280,
-          "fingerprint": 150, "run_id": 150, "link": 80, UPDATED_COLUMN: 110, ORIGIN_COLUMN: 180}
-METRIC_WIDTH, DETAIL_WIDTH, OTHER_WIDTH = 96, 124, 130
-CHAR_WIDTH = 9  # px per character of a bold monospace header
-RIGHT = "text-align: right; font-variant-numeric: tabular-nums"
-SAFE_URL = re.compile(r"^https?://[^\s<>\"'`]+$")
-
-
-def column_label(layout: BoardLayout, column: str) -> str:
-    """The short header of a board column: the metric's declared label, else its name with spaces (so
-    a header wraps between words, never inside one)."""
-    return layout.labels.get(column) or COLUMN_LABELS.get(column) or column.replace("_", " ")
-
-
-def link_markdown(url: Any) -> str:
-    """A row's link as a Markdown link, only for a plain http(s) URL (the text is ours, the URL is
-    checked: facts may come from files anyone can edit)."""
-    if not isinstance(url, str) or not SAFE_URL.match(url.strip()):
-        return ""
-    return "[link](" + url.strip().replace("(", "%28").replace(")", "%29") + ")"
-
-
-def _width(column: str, label: str, layout: BoardLayout, metrics: list[str]) -> int:
-    """A column's fixed width: its kind's, widened so the longest word of its header fits on one line."""
-    base = WIDTHS.get(column, DETAIL_WIDTH if column in layout.detail_columns else METRIC_WIDTH if column in metrics
-                      else OTHER_WIDTH)
-    return max(base, CHAR_WIDTH * max(len(word) for word in label.split() or [""]) + 24)
-
-
-def _count_text(value: Any) -> str:
-    """Counts as integers; a mean of counts (a combined view) with one decimal."""
-    if value is None or pd.isna(value):
-        return ""
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
-
-
-def _yes_no(value: Any) -> str:
-    return "" if value is None or pd.isna(value) else ("yes" if bool(value) else "no")
-
-
-@dataclass(frozen=True)
-class BoardTable:
-    """A board view as the page's Dataframe shows it: the styled table, its column types and widths,
-    and the legend of its short headers."""
-
-    table: Any  # a pandas Styler
-    datatype: list[str]
-    column_widths: list[str]
-    legend: str
-
-
-def board_table(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None, ranked: bool) -> BoardTable:
-    """board_display for the page: the main score right after the model (the first screen of a phone
-    shows it), short headers, numbers right-aligned with fixed decimals, facts shown plainly; a row of another
-    results dataset says so in its source (`uploaded · from org/a`)."""
-    shown = board_display(frame, layout, sort_by, ranked)
-    data = (shown if isinstance(shown, pd.DataFrame) else shown.data).drop(columns=["mode"], errors="ignore")
-    main = layout.default_sort
-    order = list(data.columns)
-    if main in order and "model" in order:  # after the model, or after the reason in the table kept apart
-        order.remove(main)
-        order.insert(order.index(APART_COLUMN if APART_COLUMN in order else "model") + 1, main)
-    data = data[order].copy()
-    metrics = [c for c in (*layout.columns, *layout.detail_columns) if c in data.columns]
-    original = frame.reset_index(drop=True)
-    for column in [c for c in metrics if c in not_fractions()]:  # from the numbers, not board_display's text
-        data[column] = [_count_text(v) for v in pd.to_numeric(original[column], errors="coerce")]
-    for column in ("params_b", "request_errors"):
-        if column in data.columns:
-            data[column] = [_count_text(pd.to_numeric(v, errors="coerce")) for v in data[column]]
-    if ORIGIN_COLUMN in data.columns:  # another results dataset's row: said in its source, seen without scrolling
-        if "source" in data.columns:
-            data["source"] = [f"{source} · from {origin}" if isinstance(origin, str) and origin else source
-                              for source, origin in zip(data["source"], data[ORIGIN_COLUMN])]
-            data = data.drop(columns=ORIGIN_COLUMN)
-    if "open_weights" in data.columns:
-        data["open_weights"] = [_yes_no(v) for v in data["open_weights"]]
-    if "link" in data.columns:
-        data["link"] = [link_markdown(v) for v in data["link"]]
-    data = data.astype(object).where(data.notna(), "")
-    # facts nobody recorded for any shown row would be empty columns
-    data = data.drop(columns=[c for c in (*FACT_COLUMNS, UPDATED_COLUMN) if c in data.columns
-                              and (data[c].astype(str).str.strip() == "").all()])
-    best = best_cells(frame.reset_index(drop=True), layout) if ranked else {}
-    styles = pd.DataFrame("", index=data.index, columns=data.columns)
-    for column in data.columns:
-        if column in {*metrics, "n", "params_b", RANK_COLUMN}:
-            styles[column] = RIGHT
-    for column, positions in best.items():
-        for position in positions:
-            cell = styles.columns.get_loc(column)
-            styles.iloc[position, cell] = "; ".join(s for s in (styles.iloc[position, cell], BEST_STYLE) if s)
-    labels = [column_label(layout, c) for c in data.columns]
-    widths = [f"{_width(c, label, layout, metrics)}px" for c, label in zip(data.columns, labels)]
-    datatype = ["markdown" if c == "link" else "str" for c in data.columns]
-    # the short headers that do not simply spell the column's name (the name downloads and the API use)
-    legend = ", ".join(f"{markdown_text(label)} = {markdown_text(c)}" for c, label in zip(data.columns, labels)
-                       if c in (*metrics, *FACT_COLUMNS) and label.lower() != c.replace("_", " ").lower())
-    styles.columns = data.columns = labels  # Gradio's headers are the frame's column names
-    return BoardTable(data.style.apply(lambda _: styles, axis=None), datatype, widths, legend)
+SAFE_URL = re.compile(r"^https?://[^\s<>\"'`]+$")  # a row's link is shown only when it is a plain web address
 
 
 def without_empty_info_columns(frame: pd.DataFrame) -> pd.DataFrame:

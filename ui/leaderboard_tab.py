@@ -1,43 +1,66 @@
-"""Leaderboard tab: published rows, runs evaluated here and uploads, filtered server-side; charts;
-CSV/JSON download of the current view; the view's state in the page URL."""
+"""Leaderboard tab: published rows, runs evaluated here and uploads, filtered, sorted and ranked server-side and
+drawn as HTML (ui/board_html.py: a table on a desktop, cards on a phone); charts of the models chosen; CSV/JSON
+download of the current view; the view's state in the page URL.
+
+One visitor action, one redraw: each control's own event (.input, .submit, a header's click; never .change, which
+programmatic updates fire too) runs ONE handler that returns every control's update, the board's HTML, the note and
+the address, then the chart follows (.then): two server calls. Events run side by side (no global queue line, so
+50 visitors wait on nobody); a later redraw is never overwritten by an earlier one because each event carries the
+page's own sequence number (a counter in the browser, BOARD_SEQ_JS) and the server answers a redraw that a newer one
+of the same page has overtaken with no update at all (Overtaken)."""
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlencode
 
 import gradio as gr
-from pandas.io.formats.style import Styler
 
-from evaluators.core.registry import MODES, all_benchmarks, benchmark_names, get_benchmark
+from evaluators.core.display_names import column_title, subset_title
+from evaluators.core.registry import MODES, all_benchmarks, get_benchmark
 from evaluators.service.board import (
     PAGE_NARROWING,
     SOURCES,
     board_updated,
     bounded,
-    fact_choices,
     layout_for,
     published_table,
 )
 from ui import charts
 from ui.api import declare_board_api, declare_download
-from ui.board_views import chart_figure, hashable, percent_table
+from ui.board_html import board_html
+from ui.board_state import (
+    CONTROL_NAMES,
+    MAX_SEARCH_CHARS,
+    TRUE_WORDS,
+    BoardState,
+    Facts,
+    bound_text,
+    controls_state,
+    default_state,
+    hidden_choices,
+    query_lists,
+    state_from_params,
+    state_query,
+    view_key,
+)
+from ui.board_views import chart_choices, charted, facts_of, state_chart, state_percent
 from ui.context import READ_EVENT, AppContext
-from ui.format import board_table, markdown_text
+from ui.format import markdown_text
 
-APART_LABEL = "Not ranked: partial, different requests, request errors, uploads of unknown provenance"
-MAX_SEARCH_CHARS = 200
-TRUE_WORDS = ("1", "true", "yes", "on")
-# Read-only events of the board: run side by side (READ_EVENT), not listed in the API page.
+__all__ = ["MAX_SEARCH_CHARS", "TRUE_WORDS", "BoardState", "Facts", "controls_state", "default_state", "hidden_choices",
+           "query_lists", "state_from_params", "state_query", "view_key"]
+
+log = logging.getLogger(__name__)
+# Read-only events of the board: run side by side (READ_EVENT), not listed in the API page; a burst of one
+# control's events (typing) runs its last only; no progress overlay flickering over the board.
 PRIVATE_READ = {**READ_EVENT, "api_visibility": "private"}
-# The page's redraws (the page load's and each control's) write the same tables and chart: taken one at a
-# time in the order they were asked, so an earlier redraw never lands over a later one (a search typed
-# while the page loads). Each serves a cached view, so the line moves fast.
-TABLE_REDRAW = {"concurrency_limit": 1, "concurrency_id": "board-table-redraw", "api_visibility": "private"}
-CHART_REDRAW = {"concurrency_limit": 1, "concurrency_id": "board-chart-redraw", "api_visibility": "private"}
+REDRAW = {**PRIVATE_READ, "trigger_mode": "always_last", "show_progress": "hidden"}
 # Writes the board's state (a query string the server built) into the address bar, without a reload;
 # inside a Hugging Face Space (an iframe) the Space page's address too, which it forwards to the app.
 URL_JS = """(query) => {
@@ -50,127 +73,46 @@ URL_JS = """(query) => {
   }
   return [];
 }"""
+# A header's (or a phone's sort button's) click asks the server to sort and rank by that column.
+SORT_JS = """
+element.addEventListener('click', (event) => {
+  const button = event.target.closest('[data-sort]');
+  if (!button || !element.contains(button)) return;
+  event.preventDefault();
+  trigger('sort', {column: button.dataset.sort});
+});
+"""
 
 
-@dataclass(frozen=True)
-class BoardState:
-    """Every choice of the board's controls, valid for its benchmark: what a URL restores."""
-
-    benchmark: str
-    view: str
-    search: str = ""
-    sources: tuple[str, ...] = SOURCES
-    columns: tuple[str, ...] = ()
-    details: bool = False
-    mode: str = "official"
-    sort_by: str = ""
-    organisations: tuple[str, ...] = ()
-    open_weights_only: bool = False
-    request_modes: tuple[str, ...] = ()
-
-    def controls(self) -> tuple[Any, ...]:
-        """The values of the page's filter controls, in their order."""
-        return (self.benchmark, self.view, self.search, list(self.sources), list(self.columns), self.details, self.mode,
-                self.sort_by, list(self.organisations), self.open_weights_only, list(self.request_modes))
+def sequence_js(counter: str, position: int) -> str:
+    """Numbers this page's redraws in the order the visitor asked for them: the input at `position` carries it."""
+    return (f"(...values) => {{ window.{counter} = (window.{counter} || 0) + 1; values[{position}] = window.{counter};"
+            " return values; }")
 
 
-def default_state(benchmark: str | None = None) -> BoardState:
-    """The board as a first visit shows it: the first benchmark (or `benchmark`) with its defaults."""
-    name = benchmark or benchmark_names()[0]
-    layout = layout_for(name)
-    return BoardState(benchmark=name, view=layout.views[0], columns=tuple(layout.columns), sort_by=layout.default_sort)
+class Overtaken:
+    """The newest redraw number each page (Gradio session) sent: a redraw that finishes after a newer one of the
+    same page started is answered with no update, so what the page shows is always its latest choice."""
 
+    MAX_PAGES = 10_000
 
-def view_key(benchmark: str) -> str:
-    """The URL key of the benchmark's view: its label (language, subset, tool), so a URL reads plainly."""
-    return re.sub(r"\W+", "_", layout_for(benchmark).view_label.lower()).strip("_") or "view"
+    def __init__(self) -> None:
+        self._newest: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._lock = threading.Lock()
 
+    def start(self, kind: str, page: str, number: Any) -> int:
+        sequence = int(number) if isinstance(number, int | float) else 0
+        with self._lock:
+            key = (kind, page)
+            self._newest[key] = max(self._newest.get(key, 0), sequence)
+            self._newest.move_to_end(key)
+            while len(self._newest) > self.MAX_PAGES:
+                self._newest.popitem(last=False)
+        return sequence
 
-Facts = Callable[[str, str], Mapping[str, list[str]]]
-
-
-def state_from_params(params: Mapping[str, list[str]], facts: Facts) -> BoardState:
-    """A board state from a URL's query (key -> its values): anything unknown or invalid is ignored and
-    keeps its default. `facts(benchmark, mode)` gives the organisations and request modes to accept."""
-    def first(key: str) -> str | None:
-        values = params.get(key) or []
-        return str(values[0]) if values else None
-
-    names = benchmark_names()
-    benchmark = first("benchmark") if first("benchmark") in names else names[0]
-    state, layout = default_state(benchmark), layout_for(benchmark)
-    view = first(view_key(benchmark))
-    mode = first("mode") if first("mode") in MODES else state.mode
-    changes: dict[str, Any] = {"mode": mode, "search": (first("q") or "")[:MAX_SEARCH_CHARS],
-                               "details": (first("detail") or "").lower() in TRUE_WORDS,
-                               "open_weights_only": (first("open") or "").lower() in TRUE_WORDS}
-    if view in layout.views:
-        changes["view"] = view
-    if "sources" in params:  # present and empty: no source chosen
-        changes["sources"] = tuple(dict.fromkeys(s for s in params["sources"] if s in SOURCES))
-    columns = tuple(dict.fromkeys(c for c in params.get("columns", []) if c in layout.columns))
-    if columns or params.get("columns") == [""]:
-        changes["columns"] = columns
-    if first("sort") in layout.columns:
-        changes["sort_by"] = first("sort")
-    known = facts(benchmark, mode)
-    changes["organisations"] = tuple(dict.fromkeys(o for o in params.get("org", []) if o in known.get("organisation", [])))
-    changes["request_modes"] = tuple(dict.fromkeys(r for r in params.get("req", []) if r in known.get("request_mode", [])))
-    return replace(state, **changes)
-
-
-def state_query(state: BoardState) -> str:
-    """The URL query of a board state: only what differs from the defaults, so a plain visit has none."""
-    default = default_state(state.benchmark)
-    pairs: list[tuple[str, str]] = []
-    if state.benchmark != benchmark_names()[0]:
-        pairs.append(("benchmark", state.benchmark))
-    if state.view != default.view:
-        pairs.append((view_key(state.benchmark), state.view))
-    if state.mode != default.mode:
-        pairs.append(("mode", state.mode))
-    if state.search:
-        pairs.append(("q", state.search))
-    if set(state.sources) != set(default.sources):
-        pairs += [("sources", s) for s in state.sources] or [("sources", "")]
-    if state.columns != default.columns:
-        pairs += [("columns", c) for c in state.columns] or [("columns", "")]
-    if state.details:
-        pairs.append(("detail", "1"))
-    if state.sort_by != default.sort_by:
-        pairs.append(("sort", state.sort_by))
-    pairs += [("org", o) for o in state.organisations]
-    if state.open_weights_only:
-        pairs.append(("open", "1"))
-    pairs += [("req", r) for r in state.request_modes]
-    return urlencode(pairs)
-
-
-def query_lists(query_params: Any) -> dict[str, list[str]]:
-    """A request's query parameters as key -> every value given (a key may repeat)."""
-    items = query_params.multi_items() if hasattr(query_params, "multi_items") else dict(query_params or {}).items()
-    found: dict[str, list[str]] = {}
-    for key, value in items:
-        found.setdefault(str(key), []).append(str(value))
-    return found
-
-
-def controls_state(values: tuple[Any, ...], facts: Facts) -> BoardState:
-    """The page's control values as a valid state: while the page switches benchmark a control may
-    still hold the previous benchmark's choice; it falls back to the default like an invalid URL."""
-    (benchmark, view, search, sources, columns, details, mode, sort_by, organisations, open_only, request_modes) = values
-    benchmark = benchmark or benchmark_names()[0]
-    params: dict[str, list[str]] = {"benchmark": [benchmark], "q": [search or ""], "mode": [mode or "official"],
-                                    "sources": list(SOURCES if sources is None else sources) or [""],
-                                    "detail": ["1" if details else ""], "open": ["1" if open_only else ""],
-                                    "org": list(organisations or []), "req": list(request_modes or [])}
-    if benchmark in benchmark_names():
-        params[view_key(benchmark)] = [view or ""]
-    if columns is not None:
-        params["columns"] = list(columns) or [""]
-    if sort_by:
-        params["sort"] = [sort_by]
-    return state_from_params(params, facts)
+    def overtaken(self, kind: str, page: str, sequence: int) -> bool:
+        with self._lock:
+            return self._newest.get((kind, page), 0) > sequence
 
 
 def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
@@ -188,8 +130,9 @@ def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
              "counted in the benchmark's data for its view where the table gives them (`n_by_view`), else it has no "
              "interval.",
              "**Ranked**: the published rows and the evaluated runs that are the same experiment (the reference's "
-             "requests and sampling, text mode, every item); rows whose intervals overlap the first row of the rank "
-             "above share its rank; a rank is the row's place in its view, so searching and the model filters hide "
+             "requests and sampling, text mode, every item). A row's **rank** is 1 + the number of ranked rows of its "
+             "view that are better beyond both 95% intervals in the sorted column (click a score's header to sort and "
+             "rank by it), so rows no other row clearly beats share a rank; searching and the model filters hide "
              "rows without re-ranking them; the best value of each column is highlighted. Every other row is in the "
              "**Not ranked** table below, its reason in **why not ranked**. ★ marks the newest evaluated or "
              "uploaded run. The page's address keeps these choices: copy it to share this view."]
@@ -211,14 +154,6 @@ def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
     return "\n\n".join(lines)  # paragraphs: a line after a caveat must not join its list item
 
 
-def hidden_choices(state: BoardState) -> bool:
-    """Whether a choice in the closed "more filters" section differs from the default (then it opens)."""
-    default = default_state(state.benchmark)
-    return (set(state.sources) != set(default.sources) or state.columns != default.columns
-            or state.sort_by != default.sort_by or bool(state.organisations) or bool(state.request_modes)
-            or state.open_weights_only)
-
-
 def empty_reason(mode: str, ranked: int, apart: int) -> str:
     """A line above the table when it has no rows: why (strict mode has no published rows)."""
     if ranked:
@@ -232,22 +167,23 @@ def empty_reason(mode: str, ranked: int, apart: int) -> str:
     return "No ranked rows in this view: the rows kept apart are below."
 
 
+
 @dataclass
 class LeaderboardParts:
-    """What the app wires to the page load: the URL's choices restored, then the tables and the chart."""
+    """What the app wires: the page load (restore), a redraw after the store changed (refresh), the switch to a
+    benchmark from another tab (open_benchmark), and the chart that follows each."""
 
-    filters: list[Any]
-    restore: Callable[..., tuple[Any, ...]]
-    restore_outputs: list[Any]
-    table: list[Any]  # the ranking, the rows kept apart, and what refresh updates with them
+    load: Callable[..., tuple[Any, ...]]
+    load_outputs: list[Any]
     refresh: Callable[..., tuple[Any, ...]]
-    chart_inputs: list[Any]
-    plot: gr.Plot
+    inputs: list[Any]
+    outputs: list[Any]
     chart: Callable[..., Any]
-    # (benchmark name, open_inputs' values) -> values of open_outputs: the board switched to that benchmark
+    chart_inputs: list[Any]
+    chart_js: str
+    plot: gr.Plot
+    # (benchmark name, *inputs' values) -> outputs' values: the board switched to that benchmark
     open_benchmark: Callable[..., tuple[Any, ...]]
-    open_inputs: list[Any]
-    open_outputs: list[Any]
 
 
 def benchmark_choices() -> list[tuple[str, str]]:
@@ -255,18 +191,71 @@ def benchmark_choices() -> list[tuple[str, str]]:
     return [(benchmark.title, benchmark.name) for benchmark in all_benchmarks()]
 
 
-def build(context: AppContext) -> LeaderboardParts:
-    def facts(benchmark: str, mode: str) -> dict[str, list[str]]:
-        return fact_choices(context.board_frame(benchmark, mode))
+def view_choices(benchmark: str) -> list[tuple[str, str]]:
+    return [(subset_title(benchmark, view), view) for view in layout_for(benchmark).views]
 
+
+def column_choices(benchmark: str) -> list[tuple[str, str]]:
+    return [(column_title(benchmark, column), column) for column in layout_for(benchmark).columns]
+
+
+def bound_box(value: float | None) -> str:
+    return "" if value is None else bound_text(value)
+
+
+WEIGHT_CHOICES = [("any", "any"), ("open weights", "open"), ("closed", "closed")]
+
+
+@dataclass(frozen=True)
+class DrawnView:
+    """One state's board as the page draws it, shared by every visitor asking it until the board changes."""
+
+    html: str
+    note: str
+    models: list[str]  # the view's rows as chart choices (ui.board_views.chart_key), in the table's order
+
+
+def drawn_view(context: AppContext, state: BoardState) -> DrawnView:
+    return context.board_view(("page-html", state), lambda: _drawn_view(context, state))
+
+
+def _drawn_view(context: AppContext, state: BoardState) -> DrawnView:
+    frame = state_percent(context, state)
+    apart = frame["apart_reason"].fillna("").astype(str) != ""
+    ranked_more, apart_more = bounded(frame[~apart])[1], bounded(frame[apart])[1]
+    lines = [empty_reason(state.mode, int((~apart).sum()), int(apart.sum())),
+             more_rows_line(int((~apart).sum()) - ranked_more, ranked_more, "ranked rows", state.benchmark),
+             more_rows_line(int(apart.sum()) - apart_more, apart_more, "not-ranked rows", state.benchmark)]
+    note = source_note(state.benchmark, state.mode, board_updated(context.board_frame(state.benchmark, state.mode)))
+    return DrawnView(board_html(frame, state, state_query(state), [line for line in lines if line]), note,
+                     chart_choices(frame))
+
+
+def warm_up(context: AppContext) -> None:
+    """Draw each other benchmark's first view; a failure here only leaves it to the first visitor who asks."""
+    for benchmark in all_benchmarks()[1:]:
+        try:
+            drawn_view(context, default_state(benchmark.name))
+        except Exception:  # noqa: BLE001 - the app closing under it (tests), a store being rebuilt
+            log.debug("board warm-up of %s skipped", benchmark.name, exc_info=True)
+            return
+
+
+def build(context: AppContext) -> LeaderboardParts:
+    facts = facts_of(context)
+    overtaken = Overtaken()
     state = default_state()
-    layout = layout_for(state.benchmark)
     known = facts(state.benchmark, state.mode)
+    built_version = context.board_version()
+    first = drawn_view(context, state)
+    # Each other benchmark's first view drawn in the background, so a visitor's first switch finds it ready.
+    threading.Thread(target=warm_up, args=(context,), name="board-warm-up", daemon=True).start()
+    layout = layout_for(state.benchmark)
     with gr.Column(elem_classes="board"):
         with gr.Row(elem_classes="board-main"):
             benchmark = gr.Dropdown(benchmark_choices(), value=state.benchmark, label="Benchmark", scale=2, min_width=150)
-            view = gr.Dropdown(list(layout.views), value=state.view, label=layout.view_label, scale=1,
-                               allow_custom_value=True, min_width=110)
+            view = gr.Dropdown(view_choices(state.benchmark), value=state.view, label=layout.view_label, scale=1,
+                               min_width=110, allow_custom_value=True)
             mode = gr.Radio(list(MODES), value=state.mode, label="Scoring mode", scale=1, min_width=170)
             details = gr.Checkbox(label="Per-subset detail", value=False, scale=1, min_width=140)
             search = gr.Textbox(label="Search models", placeholder="model name or notes…", scale=2, min_width=150)
@@ -274,33 +263,27 @@ def build(context: AppContext) -> LeaderboardParts:
         with gr.Accordion("More filters and columns", open=False, elem_classes="board-filters") as more:
             with gr.Row():
                 sources = gr.CheckboxGroup(list(SOURCES), value=list(SOURCES), label="Rows from", scale=2, min_width=220)
-                sort_by = gr.Dropdown(list(layout.columns), value=state.sort_by, label="Sort by", scale=1,
-                                      allow_custom_value=True, min_width=140)
-                open_only = gr.Checkbox(label="Open weights only", value=False, scale=1, min_width=140)
+                weights = gr.Radio(WEIGHT_CHOICES, value="any", label="Model weights", scale=1, min_width=200)
+                hide_flagged = gr.Checkbox(label="Hide flagged models", value=False, scale=1, min_width=140)
             with gr.Row():
+                # Text boxes, not numbers: empty (no bound) is their default, for the page and the download API.
+                min_params = gr.Textbox("", label="Size from (B parameters)", placeholder="e.g. 7", scale=1,
+                                        min_width=140)
+                max_params = gr.Textbox("", label="Size up to (B parameters)", placeholder="e.g. 70", scale=1,
+                                        min_width=140)
                 organisations = gr.Dropdown(known["organisation"], value=[], multiselect=True, label="Organisation",
-                                            info="empty: every organisation", scale=2, min_width=200)
+                                            info="empty: every organisation", scale=2, min_width=200,
+                                            allow_custom_value=True)
                 request_modes = gr.Dropdown(known["request_mode"], value=[], multiselect=True, label="Request mode",
-                                            info="empty: every mode", scale=1, min_width=160)
-            columns = gr.Dropdown(list(layout.columns), value=list(layout.columns), multiselect=True,
-                                  allow_custom_value=True, label="Columns")
-        status = gr.Markdown("", visible=False, elem_classes="board-status")
-        filters = [benchmark, view, search, sources, columns, details, mode, sort_by, organisations, open_only,
-                   request_modes]
-        first = shown_tables(context, state.controls(), facts)
-        table = gr.Dataframe(first[0].value, datatype=first[0].datatype, column_widths=first[0].column_widths,
-                             interactive=False, pinned_columns=3, buttons=["fullscreen", "copy"], max_height=560,
-                             wrap=True, label="Leaderboard", elem_classes=["board-table", "board-ranked"])
-        legend = gr.Markdown(first[2], elem_classes="board-legend")
-        # Over the rows kept apart when the view has more than one read sends (evaluators.service.board.MAX_BOARD_ROWS).
-        apart_more = gr.Markdown(more_rows_line(first[1], "not-ranked rows", state.benchmark), visible=first[1].more > 0,
-                                 elem_classes="board-legend")
-        apart_table = gr.Dataframe(first[1].value, datatype=first[1].datatype, column_widths=first[1].column_widths,
-                                   visible=first[1].rows > 0, interactive=False, pinned_columns=1,
-                                   buttons=["fullscreen", "copy"], max_height=400,
-                                   wrap=True, label=APART_LABEL, elem_classes=["board-table", "board-apart"])
-        note = gr.Markdown(source_note(state.benchmark, state.mode, board_updated(context.board_frame(state.benchmark,
-                                                                                                     state.mode))))
+                                            info="empty: every mode", scale=1, min_width=160,
+                                            allow_custom_value=True)
+            columns = gr.Dropdown(column_choices(state.benchmark), value=list(state.columns), multiselect=True,
+                                  label="Columns", allow_custom_value=True)
+        # The column the board is sorted and ranked by: set by a header's click (the URL's `sort`).
+        sort_by = gr.Textbox(state.sort_by, visible=False)
+        sequence = gr.Number(0, visible=False)
+        board = gr.HTML(first.html, js_on_load=SORT_JS, elem_classes="board-view", padding=False)
+        note = gr.Markdown(first.note)
         with gr.Row():
             csv_button = gr.Button("Download CSV", size="sm", scale=0, min_width=140)
             json_button = gr.Button("Download JSON", size="sm", scale=0, min_width=140)
@@ -310,138 +293,135 @@ def build(context: AppContext) -> LeaderboardParts:
         with gr.Accordion("Charts", open=True):
             with gr.Row():
                 chart_kind = gr.Dropdown(list(charts.CHARTS), value="subset bars", label="Chart", scale=1)
-                chart_rows = gr.Slider(1, charts.MAX_MODELS, value=5, step=1, label="Top rows of the view to chart",
-                                       scale=2)
-            plot = gr.Plot(label="Chart")
+                chart_models = gr.Dropdown(first.models, value=charted(first.models, None), multiselect=True,
+                                           label="Models to chart", info=f"up to {charts.MAX_MODELS}; default: "
+                                           "the first 5 rows", max_choices=charts.MAX_MODELS, scale=3,
+                                           allow_custom_value=True)
+            chart_sequence = gr.Number(0, visible=False)
+            plot = gr.Plot(state_chart(context, state, "subset bars", charted(first.models, None)), label="Chart")
 
-    def refresh(*values: Any) -> tuple[Any, ...]:
-        chosen = controls_state(values, facts)
-        ranked, apart, legend_text = shown_tables(context, chosen.controls(), facts)
-        reason = "\n\n".join(line for line in (empty_reason(chosen.mode, ranked.rows, apart.rows),
-                                                more_rows_line(ranked, "ranked rows", chosen.benchmark)) if line)
-        apart_line = more_rows_line(apart, "not-ranked rows", chosen.benchmark)
-        return (ranked.update(), apart.update(hide_empty=True), legend_text, gr.update(value=reason, visible=bool(reason)),
-                gr.update(value=None, visible=False), state_query(chosen),
-                gr.update(value=apart_line, visible=bool(apart_line)))
+    filters = [benchmark, view, search, sources, columns, details, mode, sort_by, organisations, weights,
+               request_modes, min_params, max_params, hide_flagged]
+    assert len(filters) == len(CONTROL_NAMES)
+    inputs = [*filters, sequence, chart_models]
+    outputs = [*filters, board, note, address, download, chart_models]
+    board_js = sequence_js("toolboardBoardSeq", len(filters))
+    chart_inputs = [*filters, chart_sequence, chart_kind, chart_models]
+    chart_js = sequence_js("toolboardChartSeq", len(filters))
 
-    def switch_benchmark(name: str, mode: str) -> tuple[Any, ...]:
-        chosen, known = default_state(name), facts(name, mode)
-        layout = layout_for(name)
-        return (gr.update(choices=list(layout.views), value=chosen.view, label=layout.view_label),
-                gr.update(choices=list(layout.columns), value=list(chosen.columns)),
-                gr.update(choices=list(layout.columns), value=chosen.sort_by),
-                gr.update(choices=known["organisation"], value=[]), gr.update(choices=known["request_mode"], value=[]),
-                source_note(name, mode, board_updated(context.board_frame(name, mode))))
+    def control_updates(chosen: BoardState, level: str) -> list[Any]:
+        """The controls' updates: "all" (a shared link), "switch" (a benchmark or mode picked: new choices; the
+        search box left as the visitor is typing it), "none" (only the hidden sort)."""
+        if level == "none":
+            return [*(gr.update() for _ in filters[:-7]), chosen.sort_by, *(gr.update() for _ in filters[-6:])]
+        known = facts(chosen.benchmark, chosen.mode)
+        chosen_layout = layout_for(chosen.benchmark)
+        return [chosen.benchmark,
+                gr.update(choices=view_choices(chosen.benchmark), value=chosen.view, label=chosen_layout.view_label),
+                chosen.search if level == "all" else gr.update(), list(chosen.sources),
+                gr.update(choices=column_choices(chosen.benchmark), value=list(chosen.columns)), chosen.details,
+                chosen.mode, chosen.sort_by, gr.update(choices=known["organisation"], value=list(chosen.organisations)),
+                chosen.weights, gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
+                bound_box(chosen.min_params_b), bound_box(chosen.max_params_b), chosen.hide_flagged]
 
-    def switch_mode(name: str, mode: str, chosen_orgs: list[str], chosen_modes: list[str]) -> tuple[Any, ...]:
-        known = facts(name, mode)
-        return (gr.update(choices=known["organisation"], value=[o for o in chosen_orgs or [] if o in known["organisation"]]),
-                gr.update(choices=known["request_mode"],
-                          value=[r for r in chosen_modes or [] if r in known["request_mode"]]),
-                source_note(name, mode, board_updated(context.board_frame(name, mode))))
+    def drawn(chosen: BoardState, level: str, models: list[str] | None) -> tuple[Any, ...]:
+        shown = drawn_view(context, chosen)
+        return (*control_updates(chosen, level), shown.html, shown.note, state_query(chosen),
+                gr.update(value=None, visible=False),
+                gr.update(choices=shown.models, value=charted(shown.models, models)))
 
-    def restore(request: gr.Request) -> tuple[Any, ...]:
-        """The controls as the page URL's query gives them (a shared link), every invalid value ignored."""
-        chosen = state_from_params(query_lists(getattr(request, "query_params", None) or {}), facts)
-        note_now = source_note(chosen.benchmark, chosen.mode, board_updated(context.board_frame(chosen.benchmark,
-                                                                                                chosen.mode)))
-        if chosen == default_state():
-            # A plain visit: the controls stay as built (the visitor may already be typing in them).
-            return (*(gr.update() for _ in filters), note_now, gr.update())
-        layout, known = layout_for(chosen.benchmark), facts(chosen.benchmark, chosen.mode)
-        return (chosen.benchmark, gr.update(choices=list(layout.views), value=chosen.view, label=layout.view_label),
-                chosen.search, list(chosen.sources), gr.update(choices=list(layout.columns), value=list(chosen.columns)),
-                chosen.details, chosen.mode, gr.update(choices=list(layout.columns), value=chosen.sort_by),
-                gr.update(choices=known["organisation"], value=list(chosen.organisations)), chosen.open_weights_only,
-                gr.update(choices=known["request_mode"], value=list(chosen.request_modes)), note_now,
-                gr.update(open=hidden_choices(chosen)))
+    def nothing(count: int) -> tuple[Any, ...]:
+        return tuple(gr.update() for _ in range(count))
 
-    def draw_chart(*values: Any) -> Any:
-        return chart_figure(context, *values)
+    def redraw(level: str, change: Callable[[BoardState, Any], BoardState] | None = None) -> Callable[..., tuple[Any, ...]]:
+        """A control's event handler: the state its values give (changed by `change`), drawn in one answer."""
+        # Gradio passes the request and event data by their annotations, placed before the control values.
+        def handler(request: gr.Request, event: gr.EventData, *values: Any) -> tuple[Any, ...]:
+            *controls, number, models = values
+            page = getattr(request, "session_hash", None) or ""
+            sequence_number = overtaken.start("board", page, number)
+            chosen = controls_state(tuple(controls), facts)
+            if change is not None:
+                chosen = change(chosen, event)
+            answer = drawn(chosen, level, models)
+            return nothing(len(outputs)) if overtaken.overtaken("board", page, sequence_number) else answer
+        return handler
 
-    outputs = [table, apart_table, legend, status, download, address, apart_more]
-    chart_inputs = [*filters, chart_kind, chart_rows]
-    # A benchmark chosen by the visitor brings its own views, columns, sort and facts; those controls'
-    # own changes redraw. Set by a shared URL (restore), the choices come with the values instead.
-    benchmark.input(switch_benchmark, [benchmark, mode], [view, columns, sort_by, organisations, request_modes, note],
-                    **PRIVATE_READ)
-    mode.input(switch_mode, [benchmark, mode, organisations, request_modes], [organisations, request_modes, note],
-               **PRIVATE_READ)
-    for control in filters:
-        control.change(refresh, filters, outputs, trigger_mode="always_last", **TABLE_REDRAW)
-        control.change(draw_chart, chart_inputs, plot, trigger_mode="always_last", **CHART_REDRAW)
-    for control in (chart_kind, chart_rows):
-        control.change(draw_chart, chart_inputs, plot, trigger_mode="always_last", **CHART_REDRAW)
+    def switched_benchmark(chosen: BoardState, _event: Any) -> BoardState:
+        fresh = default_state(chosen.benchmark)
+        return replace(chosen, view=fresh.view, columns=fresh.columns, sort_by=fresh.sort_by, organisations=(),
+                       request_modes=())
+
+    def sorted_by(chosen: BoardState, event: Any) -> BoardState:
+        column = str((getattr(event, "_data", None) or {}).get("column") or "")
+        return replace(chosen, sort_by=column) if column in layout_for(chosen.benchmark).columns else chosen
+
+    def draw_chart(request: gr.Request, *values: Any) -> Any:
+        *controls, number, kind, models = values
+        page = getattr(request, "session_hash", None) or ""
+        sequence_number = overtaken.start("chart", page, number)
+        figure = state_chart(context, controls_state(tuple(controls), facts), kind, list(models or []))
+        return gr.update() if overtaken.overtaken("chart", page, sequence_number) else figure
+
+    def wire(event: Callable[..., Any], handler: Callable[..., tuple[Any, ...]]) -> None:
+        event(handler, inputs, outputs, js=board_js, **REDRAW).then(draw_chart, chart_inputs, plot, js=chart_js, **REDRAW)
+
+    # A single-choice dropdown dispatches `input` twice per pick (Gradio 6.31) but `select` once.
+    wire(benchmark.select, redraw("switch", switched_benchmark))
+    wire(view.select, redraw("none"))
+    wire(mode.input, redraw("switch"))
+    for control in (details, sources, columns, organisations, weights, request_modes, hide_flagged):
+        wire(control.input, redraw("none"))
+    # A text box's `input` fires on keys only, not on a paste or an autofill (Gradio 6.31): its `change` does. The
+    # page sets these boxes only from a shared link's load, with the value that load already drew.
+    for control in (search, min_params, max_params):
+        wire(control.change, redraw("none"))
+    wire(board.sort, redraw("none", sorted_by))
+    for control in (chart_kind, chart_models):
+        control.input(draw_chart, chart_inputs, plot, js=chart_js, **REDRAW)
     address.change(None, address, None, js=URL_JS, **PRIVATE_READ)
     # The file box shows once it holds a file (API callers get the plain path); any change of the view
-    # empties and hides it again (refresh), so it never offers the previous view's file.
+    # empties and hides it again (each redraw), so it never offers the previous view's file.
     for button, kind in ((csv_button, "csv"), (json_button, "json")):
         declare_download(context, kind, button, filters, download).then(
             lambda: gr.update(visible=True), None, download, **PRIVATE_READ)
 
     declare_board_api(context)
-    restore_outputs = [*filters, note, more]
+    load_outputs = [*outputs, more, plot]
 
-    def open_benchmark(name: str, mode: str) -> tuple[Any, ...]:
-        """Another page's link to a benchmark's table: the benchmark with its own views, columns, sort and facts
-        (what a visitor's own pick brings); its change then redraws."""
-        return (name, *switch_benchmark(name, mode))
+    def load(request: gr.Request) -> tuple[Any, ...]:
+        """The page's load: the board as the page's URL gives it (a shared link), every invalid value ignored. A
+        plain visit to an unchanged board keeps what the page was built with (no redraw at all)."""
+        chosen = state_from_params(query_lists(getattr(request, "query_params", None) or {}), facts)
+        if chosen == default_state() and context.board_version() == built_version:
+            return nothing(len(load_outputs))
+        page = getattr(request, "session_hash", None) or ""
+        models = charted(drawn_view(context, chosen).models, None)
+        answer = (*drawn(chosen, "all" if chosen != default_state() else "none", None),
+                  gr.update(open=hidden_choices(chosen)) if chosen != default_state() else gr.update(),
+                  state_chart(context, chosen, "subset bars", models))
+        # A visitor's own choice made while the page loaded wins over the load's.
+        return nothing(len(load_outputs)) if overtaken.overtaken("board", page, 0) else answer
 
-    return LeaderboardParts(filters, restore, restore_outputs, outputs, refresh, chart_inputs, plot, draw_chart,
-                            open_benchmark, [mode], [benchmark, view, columns, sort_by, organisations, request_modes, note])
+    def refresh(*values: Any) -> tuple[Any, ...]:
+        """The board redrawn as the controls stand (the store changed: other results loaded)."""
+        *controls, _number, models = values
+        return drawn(controls_state(tuple(controls), facts), "none", models)
 
+    def open_benchmark(name: str, *values: Any) -> tuple[Any, ...]:
+        """Another tab's link to a benchmark's table: the benchmark with its own views, columns, sort and facts
+        (what a visitor's own pick brings)."""
+        *controls, _number, models = values
+        chosen = switched_benchmark(controls_state((name, *controls[1:]), facts), None)
+        return drawn(chosen, "switch", models)
 
-@dataclass(frozen=True)
-class ShownTable:
-    """One of the page's two tables, ready for its Dataframe: at most MAX_BOARD_ROWS of the view's rows."""
-
-    value: Any
-    datatype: list[str]
-    column_widths: list[str]
-    rows: int
-    more: int = 0  # the view's rows of this table left out (evaluators.service.board.bounded)
-
-    def update(self, hide_empty: bool = False) -> Any:
-        return gr.update(value=self.value, datatype=self.datatype, column_widths=self.column_widths,
-                         visible=not hide_empty or self.rows > 0)
-
-
-def shown_tables(context: AppContext, controls: tuple[Any, ...], facts: Facts) -> tuple[ShownTable, ShownTable, str]:
-    """The ranked table, the rows kept apart, and the legend of the short headers, for valid controls; shared
-    by every visitor asking the same view until the board changes."""
-    ranked, apart, legend = context.board_view(("page", *hashable(controls)), lambda: _shown_tables(context, controls,
-                                                                                                      facts))
-    return own_styler(ranked), own_styler(apart), legend
+    return LeaderboardParts(load, load_outputs, refresh, inputs, outputs, draw_chart, chart_inputs, chart_js, plot,
+                            open_benchmark)
 
 
-def own_styler(table: ShownTable) -> ShownTable:
-    """A shared table with a Styler of its own: Gradio renders a Styler by recomputing its styles in place,
-    which two visitors must not do on one object at once."""
-    if isinstance(table.value, Styler):
-        return replace(table, value=table.value.data.style.use(table.value.export()))
-    return table
-
-
-def _shown_tables(context: AppContext, controls: tuple[Any, ...], facts: Facts) -> tuple[ShownTable, ShownTable, str]:
-    chosen = controls_state(controls, facts)
-    layout = layout_for(chosen.benchmark)
-    (benchmark, view, search, sources, columns, details, mode, sort_by, organisations, open_only,
-     request_modes) = chosen.controls()
-    frame = percent_table(context, benchmark, view, search, sources, columns, details, mode, sort_by, organisations,
-                          open_only, request_modes)
-    apart = frame["apart_reason"].fillna("").astype(str) != ""
-    (ranked_rows, ranked_more), (apart_rows, apart_more) = bounded(frame[~apart]), bounded(frame[apart])
-    ranked = board_table(ranked_rows, layout, sort_by, ranked=True)
-    others = board_table(apart_rows, layout, sort_by, ranked=False)
-    legend = f"Headers: {ranked.legend}." if ranked.legend else ""
-    return (ShownTable(ranked.table, ranked.datatype, ranked.column_widths, len(ranked_rows), ranked_more),
-            ShownTable(others.table, others.datatype, others.column_widths, len(apart_rows), apart_more), legend)
-
-
-def more_rows_line(table: ShownTable, what: str, benchmark: str) -> str:
-    """The line over a table holding only part of the view's rows (Markdown; empty when it holds them all)."""
-    if not table.more:
+def more_rows_line(shown: int, more: int, what: str, benchmark: str) -> str:
+    """The line over a table holding only part of the view's rows (plain text; empty when it holds them all)."""
+    if not more:
         return ""
     narrow = PAGE_NARROWING.format(view=layout_for(benchmark).view_label.lower())
-    return (f"**{table.more:,} more {what} are not shown** ({table.rows:,} of {table.rows + table.more:,} are, in the "
-            f"table's order). {markdown_text(narrow)}")
+    return f"{more:,} more {what} are not shown ({shown:,} of {shown + more:,} are, in the table's order). {narrow}"

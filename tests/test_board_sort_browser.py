@@ -1,0 +1,121 @@
+"""Issue 29's board in a real headless Chromium: a click on a score's header sorts AND re-ranks by that column
+(the rank column is then the rank by the column shown as sorted, as the /leaderboard_ranked API gives it); each
+model name links to its page; a visitor action costs at most three server calls; a phone shows cards."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from evaluators.core.registry import benchmark_names
+from evaluators.service.board import layout_for
+from tests.app_fixtures import running_app, table_rows
+from tests.browser_fixtures import CHROMIUM, browser_page
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason="headless browser test needs Debian's chromium at /usr/bin/chromium")
+
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+CHECKED_ROWS = 25
+MAX_CALLS = 3  # per visitor action (issue 29: never more than 3 server calls)
+
+
+def ranked_api(url: str, benchmark: str, sort_by: str) -> list[dict[str, Any]]:
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    return table_rows(client.predict(benchmark, "", "", None, None, False, "official", sort_by,
+                                     api_name="/leaderboard_ranked"))
+
+
+def board_calls(url: str) -> set[int]:
+    """The app's events that redraw the board or its chart (each numbers its redraws in the page: toolboard*Seq)."""
+    import httpx
+
+    config = httpx.get(url.rstrip("/") + "/config", timeout=30).json()
+    return {dependency["id"] for dependency in config["dependencies"] if "toolboard" in (dependency.get("js") or "")}
+
+
+def busiest_board() -> tuple[str, str]:
+    """The benchmark whose single view has the most published rows (the one ranks matter most on), and a score
+    column of it other than the default sort."""
+    from evaluators.service.board import board_rows
+
+    def ranked_rows(name: str) -> int:
+        rows = board_rows(name, None)
+        return int((rows["view"] == layout_for(name).views[0]).sum())
+
+    name = max(benchmark_names(), key=ranked_rows)
+    layout = layout_for(name)
+    other = next(c for c in layout.columns if c != layout.default_sort)
+    return name, other
+
+
+def shown_ranks(page: Any) -> list[str]:
+    """The first cell (the rank) of each data row of the ranked table the page shows."""
+    rows = page.locator(".board-ranked tbody tr, .board-ranked .virtual-row").filter(visible=True)
+    return [row.locator(":scope > *").first.inner_text().strip() for row in rows.all()[:CHECKED_ROWS]]
+
+
+def test_a_header_click_sorts_and_reranks_by_that_column(tmp_path: Path):
+    name, column = busiest_board()
+    label = layout_for(name).labels.get(column) or column
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size(DESKTOP)
+        page.goto(f"{app.url}?benchmark={name}", wait_until="load")
+        page.locator(".board-ranked").first.wait_for()
+        page.wait_for_timeout(1000)  # the page's load settles
+        calls: list[int] = []
+        ours = board_calls(app.url)
+        page.on("request", lambda request: calls.append(json.loads(request.post_data or "{}").get("fn_index"))
+                if request.method == "POST" and "queue/join" in request.url else None)
+        header = page.locator(".board-ranked th").filter(has_text=label).filter(visible=True).first
+        expected = ranked_api(app.url, name, column)[:CHECKED_ROWS]
+        want = [str(row["rank"]) for row in expected]
+        (header.locator("button[data-sort]") if header.locator("button[data-sort]").count() else header).click()
+        deadline = time.monotonic() + 20
+        while (ranks := shown_ranks(page)) != want:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"ranks shown after sorting by {column}: {ranks}; the ranking by {column}: {want}")
+            page.wait_for_timeout(250)
+        page.wait_for_function(f"() => window.location.search.includes('sort={column}')")
+        assert [int(r) for r in ranks] == sorted(int(r) for r in ranks)
+        models = page.locator(".board-ranked tbody td.model a").all_inner_texts()[:CHECKED_ROWS]
+        assert models == [row["model"] for row in expected]
+        assert page.locator(".board-ranked th.sorted").inner_text().startswith(label)
+        # the sort and the chart after it: at most MAX_CALLS server calls
+        page.wait_for_timeout(1500)
+        assert 0 < len([c for c in calls if c in ours]) <= MAX_CALLS, calls
+        # each model's name opens its page
+        first = expected[0]["model"]
+        href = page.locator(".board-ranked tbody td.model a").first.get_attribute("href")
+        assert href == f"?model={quote(first, safe='')}"
+    assert not [p for p in problems if "Connection errored out" not in p and "AbortError" not in p], problems
+
+
+def test_a_phone_shows_one_card_per_row_and_its_sort_buttons_rerank(tmp_path: Path):
+    name, column = busiest_board()
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size(PHONE)
+        page.goto(f"{app.url}?benchmark={name}", wait_until="load")
+        card = page.locator(".board-ranked-cards .board-card").first
+        card.wait_for()
+        assert not page.locator(".board-ranked").first.is_visible()  # no squeezed table on a phone
+        box = card.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+        assert re.match(r"#\d+", card.locator(".card-rank").inner_text())
+        assert card.locator(".card-main .v").inner_text()
+        page.locator(f".board-sortbar button[data-sort='{column}']").click()
+        page.wait_for_function(f"() => window.location.search.includes('sort={column}')", timeout=20_000)
+        expected = ranked_api(app.url, name, column)[:5]
+        cards = page.locator(".board-ranked-cards .board-card")
+        assert [cards.nth(i).locator(".card-model a").inner_text() for i in range(5)] == [r["model"] for r in expected]
+        assert [cards.nth(i).locator(".card-rank").inner_text() for i in range(5)] == [f"#{r['rank']}" for r in expected]
+    assert not [p for p in problems if "Connection errored out" not in p and "AbortError" not in p], problems

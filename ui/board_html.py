@@ -1,0 +1,262 @@
+"""The board as the page draws it: server-rendered HTML of one view (ui.board_views.state_percent), every text
+escaped. On a desktop a compact table, one line per row: a figure never breaks, its interval a quieter second
+part; the rank and model columns stay while the rest scrolls sideways; a score's header sorts and re-ranks by
+it. On a phone (CSS in ui/app.py) one card per row: rank, model, the sorted figure with its interval, the reason
+a row is not ranked, and the other figures behind a tap. Each model name links to its page (?model=NAME)."""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import pandas as pd
+
+from evaluators.core.display_names import column_title
+from evaluators.service.board import (
+    APART_COLUMN,
+    HIGH_SUFFIX,
+    LOW_SUFFIX,
+    N_SUFFIX,
+    NEWEST_COLUMN,
+    ORIGIN_COLUMN,
+    RANK_COLUMN,
+    UPDATED_COLUMN,
+    BoardLayout,
+    bounded,
+    layout_for,
+)
+from ui.board_state import BoardState
+from ui.format import COLUMN_LABELS, NEWEST_MARK, SAFE_URL, best_cells, interval_parts, not_fractions
+
+RANKED_CAPTION = "Ranked"
+APART_CAPTION = "Not ranked: partial, different requests, request errors, uploads of unknown provenance"
+NO_DETAIL_FIGURES = ("Published rows have no per-subset figures: the published tables print only the headline "
+                     "columns. Runs evaluated or uploaded here fill them.")
+# Columns after the figures, in this order (empty ones dropped); `source` carries another dataset's name.
+AFTER = ("flag", "organisation", "params_b", "licence", "open_weights", "request_mode", "link", UPDATED_COLUMN, "source",
+         "request_errors", "run_id", "fingerprint", "details")
+
+
+def text(value: Any) -> str:
+    """Any value as escaped HTML text; braces and `$` too, so no template syntax survives in a model's name."""
+    if value is None or (not isinstance(value, str | list | tuple | dict) and pd.isna(value)):
+        return ""
+    return html.escape(str(value)).replace("{", "&#123;").replace("}", "&#125;").replace("$", "&#36;")
+
+
+def model_href(name: str) -> str:
+    """The model page's deep link (the contract with the model page: ?model=<quoted name>)."""
+    return "?model=" + quote(str(name), safe="")
+
+
+def blank(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or str(value).strip() == ""
+
+
+def number(value: Any) -> float:
+    """A cell as a float (NaN when blank or not a number): cheaper than pandas per cell."""
+    try:
+        return float(value) if value is not None and value is not pd.NA else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The columns one table shows: its figure columns (the sorted one's id), the rest after them."""
+
+    figures: list[str]
+    sorted_by: str | None
+    after: list[str]
+
+
+def shown_columns(frame: pd.DataFrame, layout: BoardLayout, state: BoardState) -> Shown:
+    """The figure columns with a value in some row (the headline first), and the other columns with one."""
+    metrics = set(layout.columns) | set(layout.detail_columns)
+    figures = [c for c in frame.columns if c in metrics]
+    if layout.default_sort in figures:
+        figures.remove(layout.default_sort)
+        figures.insert(0, layout.default_sort)
+    chosen = state.sort_by if state.sort_by in figures else layout.default_sort if layout.default_sort in figures else None
+    figures = [c for c in figures if not frame[c].map(blank).all()] if len(frame) else figures
+    after = [c for c in AFTER if c in frame.columns and len(frame) and not frame[c].map(blank).all()]
+    return Shown(figures, chosen, after)
+
+
+@functools.lru_cache(maxsize=4096)
+def label_of(benchmark: str, column: str, is_metric: bool) -> str:
+    return column_title(benchmark, column) if is_metric else COLUMN_LABELS.get(column) or column.replace("_", " ")
+
+
+def label(layout: BoardLayout, benchmark: str, column: str) -> str:
+    """A column's header: a metric's display name (evaluators.core.display_names), else the board's short name."""
+    return label_of(benchmark, column, column in layout.labels or column in (*layout.columns, *layout.detail_columns))
+
+
+def count_text(value: Any) -> str:
+    """Counts as integers; a mean of counts (a combined view) with one decimal."""
+    found = number(value)
+    if math.isnan(found):
+        return ""
+    return f"{found:.0f}" if found.is_integer() else f"{found:.1f}"
+
+
+def figure_html(row: Row, column: str, plain: frozenset[str]) -> str:
+    """A figure: its value, then its interval in a quieter span (never broken over lines: CSS nowrap)."""
+    if column in plain:
+        return f'<span class="v">{text(count_text(row.get(column)))}</span>'
+    value, interval = interval_parts(number(row.get(column)), number(row.get(column + LOW_SUFFIX)),
+                                     number(row.get(column + HIGH_SUFFIX)))
+    if not value:
+        return ""
+    return f'<span class="v">{value}</span>' + (f' <span class="ci">{text(interval)}</span>' if interval else "")
+
+
+def other_html(row: Row, column: str) -> str:
+    """A fact or run detail: web links as links (only plain http(s) addresses), counts whole, the rest as text."""
+    value = row.get(column)
+    if blank(value):
+        return ""
+    if column in ("link", "details") and isinstance(value, str) and SAFE_URL.match(value.strip()):
+        shown = "link" if column == "link" else "source"
+        return f'<a href="{text(value.strip())}" target="_blank" rel="noopener noreferrer">{shown}</a>'
+    if column in ("params_b", "request_errors"):
+        return text(count_text(value))
+    if column == "open_weights":
+        return "yes" if bool(value) else "no"
+    if column == "source":
+        origin = row.get(ORIGIN_COLUMN)
+        return text(f"{value} · from {origin}" if isinstance(origin, str) and origin else value)
+    if column == UPDATED_COLUMN:
+        return text(str(value)[:10])
+    return text(value)
+
+
+def model_cell(row: Row) -> str:
+    name = str(row.get("model") or "")
+    newest = bool(row.get(NEWEST_COLUMN)) if not blank(row.get(NEWEST_COLUMN)) else False
+    star = f' <span class="newest" title="newest evaluated or uploaded run">{NEWEST_MARK}</span>' if newest else ""
+    return f'<a href="{text(model_href(name))}" title="{text(name)}: every benchmark">{text(name)}</a>{star}'
+
+
+def rank_text(row: Row) -> str:
+    value = number(row.get(RANK_COLUMN))
+    return "" if math.isnan(value) else str(int(value))
+
+
+def header_html(layout: BoardLayout, state: BoardState, shown: Shown, ranked: bool) -> str:
+    cells = ['<th class="rank" title="rank by the sorted column">#</th>'] if ranked else []
+    cells.append('<th class="model">model</th>')
+    if not ranked:
+        cells.append('<th class="reason">why not ranked</th>')
+    for column in shown.figures:
+        name = text(label(layout, state.benchmark, column))
+        if column in layout.columns:  # the columns a state may sort by (and a URL keep)
+            is_sorted = column == shown.sorted_by
+            arrow = ("▲" if column in layout.lower_is_better else "▼") if is_sorted else ""
+            sort = ("ascending" if column in layout.lower_is_better else "descending") if is_sorted else "none"
+            cells.append(f'<th class="fig sortable{" sorted" if is_sorted else ""}" data-col="{text(column)}" '
+                         f'aria-sort="{sort}"><button type="button" data-sort="{text(column)}" '
+                         f'title="Sort and rank by {name}">{name}<span class="arrow">{arrow}</span></button></th>')
+        else:
+            cells.append(f'<th class="fig" data-col="{text(column)}">{name}</th>')
+    cells.append('<th class="num" title="items behind the sorted column">n</th>')
+    cells += [f'<th class="other" data-col="{text(c)}">{text(label(layout, state.benchmark, c))}</th>'
+              for c in shown.after]
+    return "<thead><tr>" + "".join(cells) + "</tr></thead>"
+
+
+def rows_html(frame: pd.DataFrame, layout: BoardLayout, shown: Shown, ranked: bool) -> str:
+    plain = not_fractions()
+    best = best_cells(frame, layout) if ranked else {}
+    sort_n = (shown.sorted_by or layout.default_sort) + N_SUFFIX
+    lines = []
+    for position, row in enumerate(frame.to_dict("records")):
+        cells = [f'<td class="rank">{rank_text(row)}</td>'] if ranked else []
+        cells.append(f'<td class="model">{model_cell(row)}</td>')
+        if not ranked:
+            cells.append(f'<td class="reason">{text(row.get(APART_COLUMN))}</td>')
+        for column in shown.figures:
+            mark = " best" if position in best.get(column, []) else ""
+            cells.append(f'<td class="fig{mark}">{figure_html(row, column, plain)}</td>')
+        cells.append(f'<td class="num">{text(count_text(row.get(sort_n)))}</td>')
+        for column in shown.after:
+            value = row.get(column)
+            tip = f' title="{text(value)}"' if isinstance(value, str) and len(value) > 24 else ""
+            cells.append(f'<td class="other"{tip}>{other_html(row, column)}</td>')
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    return "<tbody>" + "".join(lines) + "</tbody>"
+
+
+def table_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown: Shown, ranked: bool) -> str:
+    kind = "board-ranked" if ranked else "board-apart"
+    caption = RANKED_CAPTION if ranked else APART_CAPTION
+    return (f'<div class="board-scroll {kind}" tabindex="0"><table class="board-table">'
+            f'<caption>{text(caption)} · {len(frame):,} rows</caption>'
+            f'{header_html(layout, state, shown, ranked)}{rows_html(frame, layout, shown, ranked)}</table></div>')
+
+
+def cards_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown: Shown, ranked: bool) -> str:
+    """A phone's rows: one card each, the sorted figure in front, the others behind a tap."""
+    plain = not_fractions()
+    main = shown.sorted_by or (shown.figures[0] if shown.figures else None)
+    cards = []
+    for row in frame.to_dict("records"):
+        rank = f'<span class="card-rank">#{rank_text(row)}</span>' if ranked and rank_text(row) else ""
+        head = f'<div class="card-head">{rank}<span class="card-model">{model_cell(row)}</span></div>'
+        figure = ""
+        if main:
+            figure = (f'<div class="card-main"><span class="card-label">{text(label(layout, state.benchmark, main))}'
+                      f'</span> {figure_html(row, main, plain) or "—"}</div>')
+        reason = "" if ranked else f'<div class="card-reason">Not ranked: {text(row.get(APART_COLUMN))}</div>'
+        facts = [(label(layout, state.benchmark, c), figure_html(row, c, plain)) for c in shown.figures if c != main]
+        facts += [(label(layout, state.benchmark, c), other_html(row, c)) for c in shown.after]
+        items = "".join(f"<dt>{text(name)}</dt><dd>{value}</dd>" for name, value in facts if value)
+        more = f'<details><summary>More figures</summary><dl>{items}</dl></details>' if items else ""
+        cards.append(f'<li class="board-card">{head}{figure}{reason}{more}</li>')
+    kind = "board-ranked-cards" if ranked else "board-apart-cards"
+    caption = RANKED_CAPTION if ranked else APART_CAPTION
+    return f'<section class="board-cards {kind}"><h4>{text(caption)}</h4><ol>{"".join(cards)}</ol></section>'
+
+
+def sort_bar(layout: BoardLayout, state: BoardState, shown: Shown) -> str:
+    """On a phone (no headers): the columns to sort and rank by, as buttons."""
+    buttons = "".join(
+        f'<button type="button" data-sort="{text(c)}" class="{"sorted" if c == shown.sorted_by else ""}">'
+        f'{text(label(layout, state.benchmark, c))}</button>' for c in shown.figures if c in layout.columns)
+    return f'<div class="board-sortbar">Sort and rank by: {buttons}</div>' if buttons else ""
+
+
+def board_html(frame: pd.DataFrame, state: BoardState, query: str, lines: list[str] | None = None) -> str:
+    """The board of a view in % (`frame`: the ranked rows, then the rows kept apart) as the page draws it; `query`
+    is the state's URL query (the root's data-board-state, the contract with the browser benchmark); `lines`:
+    plain-text notes above the table (why it is empty, rows left out)."""
+    layout = layout_for(state.benchmark)
+    apart = frame[APART_COLUMN].fillna("").astype(str) != "" if APART_COLUMN in frame.columns else pd.Series(
+        [False] * len(frame), index=frame.index, dtype=bool)
+    (ranked, _), (others, _) = bounded(frame[~apart]), bounded(frame[apart])
+    notes = [*(lines or [])]
+    published = frame[frame["source"] == "published"] if "source" in frame.columns else frame.iloc[:0]
+    details = [c for c in layout.detail_columns if c in published.columns]
+    if state.details and len(published) and details and all(published[c].map(blank).all() for c in details):
+        notes.append(NO_DETAIL_FIGURES)
+    parts = [f'<div class="board-html" data-board-state="{text(query)}" data-rows="{len(ranked) + len(others)}">']
+    parts += [f'<p class="board-line">{text(line)}</p>' for line in notes]
+    shown_ranked, shown_others = shown_columns(ranked, layout, state), shown_columns(others, layout, state)
+    parts.append(sort_bar(layout, state, shown_ranked if len(ranked) else shown_others))
+    if len(ranked):
+        parts += [table_html(ranked, layout, state, shown_ranked, True), cards_html(ranked, layout, state, shown_ranked, True)]
+    if len(others):
+        parts += [table_html(others, layout, state, shown_others, False),
+                  cards_html(others, layout, state, shown_others, False)]
+    parts.append('<p class="board-legend">Click a score\'s header to sort by it: the rank (#) is then the rank by that '
+                 'column. <span class="ci">± x.x</span> is half the 95% interval; a model\'s name opens its page.</p>')
+    parts.append("</div>")
+    return "".join(parts)
