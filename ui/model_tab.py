@@ -241,7 +241,7 @@ def build(context: AppContext) -> ModelTab:
     runs = gr.HTML(css_template=CSS, js_on_load=None)
     gr.Markdown("### Compare models")
     with gr.Row():
-        chosen = gr.Dropdown(names, value=[], multiselect=True, max_choices=model_page.MAX_COMPARED,
+        chosen = gr.Dropdown(names, value=[], multiselect=True, max_choices=model_page.MAX_COMPARED, allow_custom_value=True,
                              label=f"Models ({model_page.MIN_COMPARED} to {model_page.MAX_COMPARED})", scale=3)
         benchmark = gr.Dropdown(benchmarks, value=benchmarks[0][1], label="Benchmark", scale=1)
         view = gr.Dropdown(first_views, value=first_view, label="View", scale=1)
@@ -259,9 +259,10 @@ def build(context: AppContext) -> ModelTab:
         except Exception as exc:  # noqa: BLE001 - the visitor reads why
             return (f"<p>⚠️ {html.escape(context.redact_paths(str(exc)))}</p>", gr.update(visible=False), "", gr.update())
         drawn = bool(found["found"] and found["benchmarks"])
+        # The comparison offers every model of the boards now (runs finished since the page was built too).
+        offered = gr.update(choices=model_page.board_models(context), value=[found["model"]]) if found["found"] else gr.update()
         return (page_html(found), gr.update(value=figures_chart(found), visible=drawn),
-                runs_html(found["runs"]) if found["found"] else "",
-                [found["model"]] if found["found"] else gr.update())
+                runs_html(found["runs"]) if found["found"] else "", offered)
 
     page_outputs = [page, chart, runs, chosen]
 
@@ -272,8 +273,9 @@ def build(context: AppContext) -> ModelTab:
         if not name:
             return (gr.update(), *(gr.update() for _ in (picker, *page_outputs)))
         shown = show(name)
-        chosen = shown[-1]
-        return (gr.Tabs(selected=TAB_ID), chosen[0] if isinstance(chosen, list) else name, *shown)
+        found = shown[-1].get("value") if isinstance(shown[-1], dict) else None
+        return (gr.Tabs(selected=TAB_ID), gr.update(choices=model_page.board_models(context),
+                                                    value=found[0] if found else name), *shown)
 
     def views_of(name: str) -> Any:
         choices, default = model_page.benchmark_views(name)

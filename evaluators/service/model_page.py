@@ -119,12 +119,13 @@ def board_models(services: AppServices) -> list[str]:
 
 
 def suggestions(services: AppServices, name: str, limit: int = MAX_SUGGESTIONS) -> list[str]:
-    """Names of the boards close to `name`: those containing it, then those spelled alike."""
+    """Names of the boards close to `name` (case aside): those spelled alike, then those containing it."""
     names = board_models(services)
+    by_lower = {known.lower(): known for known in names}
     needle = name.strip().lower()
+    alike = [by_lower[known] for known in difflib.get_close_matches(needle, list(by_lower), n=limit, cutoff=0.6)]
     containing = [known for known in names if needle and needle in known.lower()]
-    alike = difflib.get_close_matches(name.strip(), names, n=limit, cutoff=0.5)
-    return list(dict.fromkeys([*containing, *alike]))[:limit]
+    return list(dict.fromkeys([*alike, *containing]))[:limit]
 
 
 def _facts(name: str) -> dict[str, Any] | None:
