@@ -240,11 +240,11 @@ def build(context: AppContext) -> ModelTab:
     chart = gr.Plot(label="Figures with their 95% intervals", visible=False)
     runs = gr.HTML(css_template=CSS, js_on_load=None)
     gr.Markdown("### Compare models")
+    chosen = gr.Dropdown(names, value=[], multiselect=True, max_choices=model_page.MAX_COMPARED, allow_custom_value=True,
+                         label=f"Models ({model_page.MIN_COMPARED} to {model_page.MAX_COMPARED})")
     with gr.Row():
-        chosen = gr.Dropdown(names, value=[], multiselect=True, max_choices=model_page.MAX_COMPARED, allow_custom_value=True,
-                             label=f"Models ({model_page.MIN_COMPARED} to {model_page.MAX_COMPARED})", scale=3)
-        benchmark = gr.Dropdown(benchmarks, value=benchmarks[0][1], label="Benchmark", scale=1)
-        view = gr.Dropdown(first_views, value=first_view, label="View", scale=1)
+        benchmark = gr.Dropdown(benchmarks, value=benchmarks[0][1], label="Benchmark")
+        view = gr.Dropdown(first_views, value=first_view, label="View")
     compare = gr.Button("Compare", size="sm")
     compare_note = gr.Markdown()
     compare_chart = gr.Plot(label="Per-column figures with their 95% intervals", visible=False)
