@@ -22,6 +22,7 @@ from tests.app_fixtures import SECRET_KEY, RunningApp, form, running_app, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.context import AppContext
 from ui.model_tab import comparison_chart, comparison_html, figures_chart, model_link, page_html, runs_html
+from ui.overview_tab import overview_frame
 
 HOSTILE = "<img src=x onerror=alert(1)>-model"
 # A model of the published tables, with facts, and one without facts or published rows.
@@ -225,6 +226,14 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
         page.get_by_role("button", name="Compare", exact=True).click()
         page.locator(".model-page", has_text="Each model by one row of the view").first.wait_for()
         page.screenshot(path=str(tmp_path / "model-compare-390.png"), full_page=True)
+
+        # A model name clicked in the Overview opens its page.
+        top = str(overview_frame(app.context)["model"].iloc[0])
+        page.get_by_role("tab", name="Overview", exact=True).click()
+        grid = page.get_by_role("grid", name="Overview across benchmarks")
+        grid.get_by_text(top, exact=True).filter(visible=True).first.click()
+        wait_for_heading(page, top)
+        assert page.get_by_role("tab", name="Model", exact=True).get_attribute("aria-selected") == "true"
     # Going to another address while the page's other loads are under way aborts their connections: not a fault.
     faults = [problem for problem in problems if "AbortError" not in problem and "Connection errored out" not in problem]
     assert not faults, "\n".join(faults)

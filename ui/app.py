@@ -96,6 +96,9 @@ def build_app(context: AppContext) -> gr.Blocks:
         demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
         # A model's page by address (?model=NAME, the board's links): its tab selected and filled in one call.
         demo.load(model.open_from_url, None, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
+        # A model name clicked in the Overview opens its page.
+        overview.table[0].select(model.open_picked, overview.table[0], [tabs, *model.url_outputs],
+                                 api_visibility="private", **READ_EVENT)
         # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.
         def reload_other_results() -> None:
             context.refresh_other_results()

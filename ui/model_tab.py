@@ -12,14 +12,17 @@ from typing import Any
 from urllib.parse import quote
 
 import gradio as gr
+import pandas as pd
 import plotly.graph_objects as go
 
 from evaluators.core.registry import all_benchmarks
 from evaluators.service import model_page
 from ui.api import declare_model_api
 from ui.context import READ_EVENT, AppContext
-from ui.format import user_error
+from ui.format import picked_value, user_error
 
+# The column of a table (the Overview's) whose names open a model's page when clicked.
+MODEL_COLUMN = "model"
 # Tab id (the deep link selects it) and the address's parameter naming the model.
 TAB_ID = "model"
 URL_PARAMETER = "model"
@@ -224,10 +227,12 @@ def comparison_html(compared: dict[str, Any]) -> str:
 
 @dataclass
 class ModelTab:
-    """What the app wires: `open_from_url` (page load: the tab and the page the address names) and its outputs
-    after the tabs (`url_outputs`)."""
+    """What the app wires: `open_from_url` (page load: the tab and the page the address names), `open_picked` (a
+    click on a model name in a table, e.g. the Overview's: its page), both with outputs the tabs then
+    `url_outputs`."""
 
     open_from_url: Callable[..., tuple[Any, ...]]
+    open_picked: Callable[..., tuple[Any, ...]]
     url_outputs: list[Any]
 
 
@@ -266,16 +271,30 @@ def build(context: AppContext) -> ModelTab:
 
     page_outputs = [page, chart, runs, chosen]
 
-    def open_from_url(request: gr.Request) -> tuple[Any, ...]:
-        """On page load: with `?model=NAME` in the address, the Model tab selected and filled; else nothing changes."""
-        params = getattr(request, "query_params", None) or {}
-        name = str(params.get(URL_PARAMETER) or "").strip()
-        if not name:
-            return (gr.update(), *(gr.update() for _ in (picker, *page_outputs)))
+    def unchanged() -> tuple[Any, ...]:
+        return (gr.update(), *(gr.update() for _ in (picker, *page_outputs)))
+
+    def opened(name: str) -> tuple[Any, ...]:
+        """The Model tab selected, showing `name`."""
         shown = show(name)
         found = shown[-1].get("value") if isinstance(shown[-1], dict) else None
         return (gr.Tabs(selected=TAB_ID), gr.update(choices=model_page.board_models(context),
                                                     value=found[0] if found else name), *shown)
+
+    def open_from_url(request: gr.Request) -> tuple[Any, ...]:
+        """On page load: with `?model=NAME` in the address, the Model tab selected and filled; else nothing changes."""
+        params = getattr(request, "query_params", None) or {}
+        name = str(params.get(URL_PARAMETER) or "").strip()
+        return opened(name) if name else unchanged()
+
+    def open_picked(evt: gr.SelectData, table: pd.DataFrame) -> tuple[Any, ...]:
+        """A click on a table's model name opens that model's page; a click elsewhere in the table changes nothing."""
+        index = evt.index if isinstance(evt.index, list | tuple) else [evt.index, None]
+        columns = [str(column) for column in table.columns] if isinstance(table, pd.DataFrame) else []
+        if MODEL_COLUMN not in columns or len(index) < 2 or index[1] != columns.index(MODEL_COLUMN):
+            return unchanged()
+        name = picked_value(table, index, MODEL_COLUMN)
+        return opened(name) if name else unchanged()
 
     def views_of(name: str) -> Any:
         choices, default = model_page.benchmark_views(name)
@@ -297,4 +316,4 @@ def build(context: AppContext) -> ModelTab:
     benchmark.input(views_of, benchmark, view, api_visibility="private", **READ_EVENT)
     compare.click(compared, [chosen, benchmark, view], [compare_note, compare_chart, compare_detail],
                   api_visibility="private", **READ_EVENT)
-    return ModelTab(open_from_url=open_from_url, url_outputs=[picker, *page_outputs])
+    return ModelTab(open_from_url=open_from_url, open_picked=open_picked, url_outputs=[picker, *page_outputs])
