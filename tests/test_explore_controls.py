@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from gradio_client import Client
 
+from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import Store
-from evaluators.service.explore import ALL, compare_runs, filter_choices, kept_choice, sample_table
+from evaluators.service.explore import ALL, COMPARE_COLUMNS, compare_runs, filter_choices, kept_choice, run_label, sample_table
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, upload, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.context import AppContext
-from ui.explore_tab import compared_runs, filters_view, flipped_detail_html
+from ui.explore_tab import compare_view, compared_pair, filters_view, flipped_detail_html
 
 HOSTILE = "<b>bold</b><script>alert(1)</script>[]"
 
@@ -104,17 +106,47 @@ def test_a_flipped_sample_shows_its_escaped_evidence_in_both_runs(store: Store, 
     second = upload(store, "Second model", hostile_predictions(tmp_path))
     table = compare_runs(store, first, second)
     assert "normal_atom_bool_0" in set(table["sample_id"])
-    assert compared_runs(table) == (first, second)
     context = AppContext(store=store)
     try:
-        shown = flipped_detail_html(context, *compared_runs(table), "normal_atom_bool_0", "official")
+        shown = flipped_detail_html(context, first, second, "normal_atom_bool_0", "official")
     finally:
         context.close()
     assert f"First run <code>{first}</code>" in shown and f"Second run <code>{second}</code>" in shown
     assert shown.count("Gold answer") == 2 and shown.count("Raw output") == 2
     assert "<script>" not in shown and "&lt;script&gt;alert(1)&lt;/script&gt;" in shown
     assert "Click a flipped sample" in flipped_detail_html(context, first, second, "", "official")
-    assert compared_runs(table.iloc[:, :3]) == (None, None)
+
+
+def test_a_run_compared_with_itself_is_refused_and_the_runs_columns_are_named_by_model_id_and_day(store: Store,
+                                                                                                   tmp_path: Path):
+    first = upload(store, "First <model>")
+    second = upload(store, "Second model", hostile_predictions(tmp_path))
+    with pytest.raises(ToolboardError, match="choose two different runs"):
+        compare_runs(store, first, first)
+    context = AppContext(store=store)
+    try:
+        table, note = compare_view(context, first, second, "official")
+        labels = [run_label(store.get_run(run_id)) for run_id in (first, second)]
+        assert list(table.columns) == ["sample_id", "subset", "change", *labels] and "samples flipped" in note
+        assert labels[0].startswith("First <model> · " + first.rsplit("-", 1)[-1] + " · 20")
+        assert compared_pair(first, second, note) == [first, second]
+        refused, why = compare_view(context, first, first, "official")
+        assert list(refused.columns) == list(COMPARE_COLUMNS) and refused.empty
+        assert "choose two different runs" in why and compared_pair(first, first, why) == []
+        refused, why = compare_view(context, first, "no-such-run", "official")
+        assert refused.empty and "no run" in why
+    finally:
+        context.close()
+
+
+def test_runs_of_other_items_are_refused_naming_the_benchmark_by_its_title(store: Store):
+    english = upload(store, "English model")
+    chinese = upload(store, "Chinese model")
+    with sqlite3.connect(store.path) as db:  # as if scored on the Chinese items
+        db.execute("UPDATE runs SET language = 'zh' WHERE id = ?", (chinese,))
+    with pytest.raises(ToolboardError, match="not on the same benchmark and language") as refused:
+        compare_runs(store, english, chinese)
+    assert "ACEBench en" in str(refused.value) and "ACEBench zh" in str(refused.value)
 
 
 # ---- the real app through gradio_client ---------------------------------------------------------
@@ -193,4 +225,48 @@ def test_a_run_added_after_the_page_loaded_is_offered_filtered_and_compared_in_a
         page.get_by_text(re.compile(f"^First run {first}")).wait_for()
         html = page.content()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert not problems, "\n".join(problems)
+
+
+def grid_headers(page, name: str) -> list[str]:
+    """The header texts of a visible Dataframe (its grid's column headers)."""
+    grid = page.get_by_role("grid", name=name)
+    return [text.strip() for text in grid.get_by_role("columnheader").filter(visible=True).all_inner_texts()
+            if text.strip()]
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_a_refused_compare_clears_the_previous_comparison_and_says_why_in_a_browser(tmp_path: Path):
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        first = upload(app.context.store, "First model")
+        second = upload(app.context.store, "Second model", hostile_predictions(tmp_path))
+        page.goto(app.url, wait_until="load")
+        page.get_by_role("tab", name="Explore").click()
+        page.get_by_text("20 samples", exact=True).wait_for()
+        page.get_by_label("First run").click()
+        page.get_by_role("option", name=re.compile("First model")).click()
+        page.get_by_label("Second run").click()
+        page.get_by_role("option", name=re.compile("Second model")).click()
+        page.get_by_role("button", name="Compare").click()
+        page.get_by_text(re.compile("samples flipped")).wait_for()
+        flipped = page.get_by_role("grid", name="Flipped samples")
+        flipped.get_by_text("normal_atom_bool_0").filter(visible=True).first.wait_for()
+        headers = grid_headers(page, "Flipped samples")
+        # The runs' columns are named by their model, short id and day, not by an index or a bare id.
+        assert any(header.startswith("First model · " + first.rsplit("-", 1)[-1]) for header in headers), headers
+        assert any(header.startswith("Second model · " + second.rsplit("-", 1)[-1]) for header in headers), headers
+
+        # The same run twice: refused, the reason said, the previous comparison gone.
+        page.get_by_label("Second run").click()
+        page.get_by_role("option", name=re.compile("First model")).click()
+        page.get_by_role("button", name="Compare").click()
+        page.get_by_text(re.compile("choose two different runs")).wait_for()
+        deadline = time.monotonic() + 30
+        while flipped.get_by_text("normal_atom_bool_0").filter(visible=True).count():
+            if time.monotonic() > deadline:
+                raise AssertionError("the previous comparison's rows are still shown after a refused compare")
+            page.wait_for_timeout(100)
+        headers = grid_headers(page, "Flipped samples")
+        assert not {"1", "2", "3"} & set(headers), headers
+        assert not page.get_by_text(re.compile("samples flipped")).count()
     assert not problems, "\n".join(problems)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks
+from evaluators.service import model_page
 from evaluators.service.app_services import load_other_results_report
 from evaluators.service.overview import aggregate_rule
 from evaluators.service.submissions import Submission
@@ -276,6 +277,42 @@ def declare_explore_api(context: AppContext, views: ExploreViews) -> None:
     gr.api(compare_api, api_name="compare", **READ_EVENT)
     gr.api(compare_sample_api, api_name="compare_sample", **READ_EVENT)
     gr.api(runs_api, api_name="explore_runs", **READ_EVENT)
+
+
+# ---- the model page: one model across the benchmarks, models compared ----------------------------------------------
+
+def declare_model_api(context: AppContext) -> None:
+    """model, model_names and compare_models (evaluators/service/model_page.py)."""
+
+    def model_api(name: str) -> dict[str, Any]:
+        """One model across every benchmark (any spelling the boards or the facts table know): {"query", "found",
+        "model", "key", "facts", "benchmarks": [{"benchmark", "title", "view_label", "headline", "headline_title",
+        "rows": [{"view", "view_title", "source", "model", "run_ids", "ranked", "apart_reason", "updated",
+        "figures": [{"column", "title", "value", "low", "high", "n", "lower_is_better"}]}]}], "runs", "suggestions"};
+        values are fractions, low/high their 95% Wilson interval; runs without endpoints or keys. Not found:
+        found false and similar names in suggestions."""
+        try:
+            return model_page.model_page(context, name)
+        except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
+
+    def model_names_api() -> list[str]:
+        """Every model of the boards and of the facts table, one name per model, sorted."""
+        return model_page.board_models(context)
+
+    def compare_models_api(models: list[str], benchmark: str, view: str = "") -> dict[str, Any]:
+        """Two to six models on one benchmark's view (empty: its overview view), each by one row (published and
+        ranked first): {"benchmark", "title", "view", "view_title", "view_label", "columns", "models": [{"name",
+        "model", "source", "run_ids", "apart_reason", "figures", "latency_mean_s", "latency_p95_s", "cost"}],
+        "missing", "cost_note"}; values are fractions, latency in seconds of the runs evaluated here."""
+        try:
+            return model_page.compare_models(context, models, benchmark, view or None)
+        except Exception as exc:  # noqa: BLE001
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
+
+    gr.api(model_api, api_name="model", **READ_EVENT)
+    gr.api(model_names_api, api_name="model_names", **READ_EVENT)
+    gr.api(compare_models_api, api_name="compare_models", **READ_EVENT)
 
 
 # ---- Submit: check an upload, add it ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import gradio as gr
 
 from evaluators.core.registry import all_benchmarks
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
-from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab, overview_tab, submit_tab
+from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab, model_tab, overview_tab, submit_tab
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY
@@ -118,6 +118,8 @@ def build_app(context: AppContext) -> gr.Blocks:
                 board = leaderboard_tab.build(context)
             with gr.Tab("Overview", id="overview"):
                 overview = overview_tab.build(context)
+            with gr.Tab("Model", id=model_tab.TAB_ID):
+                model = model_tab.build(context)
             with gr.Tab("Evaluate"):
                 jobs = evaluate_tab.build(context, visitor)
             with gr.Tab("Submit"):
@@ -132,6 +134,11 @@ def build_app(context: AppContext) -> gr.Blocks:
         # call); a shared link or a changed store is drawn, chart included, in that same call.
         demo.load(board.load, None, board.load_outputs, api_visibility="private", show_progress="hidden", **READ_EVENT)
         demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
+        # A model's page by address (?model=NAME, the board's links): its tab selected and filled in one call.
+        demo.load(model.open_from_url, None, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
+        # A model name clicked in the Overview opens its page.
+        overview.table[0].select(model.open_picked, overview.table[0], [tabs, *model.url_outputs],
+                                 api_visibility="private", **READ_EVENT)
         # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.
         def reload_other_results() -> None:
             context.refresh_other_results()

@@ -18,7 +18,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
 from evaluators.core.registry import MODES
 from evaluators.service import explore_queries
-from evaluators.service.explore import ALL, SAMPLE_COLUMNS, VERDICTS, kept_choice
+from evaluators.service.explore import ALL, COMPARE_COLUMNS, SAMPLE_COLUMNS, VERDICTS, kept_choice
 from evaluators.service.redaction import shown_as_is
 from ui.api import ExploreViews, declare_explore_api
 from ui.context import READ_EVENT, AppContext
@@ -186,21 +186,21 @@ def flipped_detail_html(context: AppContext, run_a: str | None, run_b: str | Non
 
 def compare_view(context: AppContext, run_a: str | None, run_b: str | None, mode: str,
                  owner: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The flipped samples of two runs and their note; a refused comparison is an empty table (its columns
+    named) and the reason, never the previous comparison."""
     if not run_a or not run_b:
-        return pd.DataFrame(), "Pick two runs."
+        return pd.DataFrame(columns=list(COMPARE_COLUMNS)), "Pick two runs."
     try:
         frame = explore_queries.flipped_samples(context, run_a, run_b, mode or "official", owner)
     except Exception as exc:  # noqa: BLE001
-        return pd.DataFrame(), user_error(exc, context.redact_paths)
+        return pd.DataFrame(columns=list(COMPARE_COLUMNS)), user_error(exc, context.redact_paths)
     fixed = int((frame["change"] == "fixed").sum()) if len(frame) else 0
     return frame, f"{len(frame)} samples flipped: {fixed} fixed, {len(frame) - fixed} broken (second run against first)."
 
 
-def compared_runs(table: pd.DataFrame) -> tuple[str | None, str | None]:
-    """The two runs a flipped-samples table was made from: its last two columns are named after them (so
-    a click shows the runs compared, even if the run pickers changed since)."""
-    columns = [str(column) for column in table.columns] if isinstance(table, pd.DataFrame) else []
-    return (columns[3], columns[4]) if len(columns) == 5 else (None, None)
+def compared_pair(run_a: str | None, run_b: str | None, note: str) -> list[str]:
+    """The two runs a comparison was made of (what a click on a flipped sample opens), none when it was refused."""
+    return [run_a, run_b] if run_a and run_b and "samples flipped" in note else []
 
 
 def visitor_or_none(context: AppContext, token: Any, request: gr.Request | None) -> str | None:
@@ -276,9 +276,11 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         run_b = gr.Dropdown(choices, label="Second run", allow_custom_value=True)
         compare = gr.Button("Compare", size="sm")
     flipped_note = gr.Markdown()
-    flipped = gr.Dataframe(pd.DataFrame(columns=["sample_id", "subset", "change"]), interactive=False, max_height=360,
+    flipped = gr.Dataframe(pd.DataFrame(columns=list(COMPARE_COLUMNS)), interactive=False, max_height=360,
                            label="Flipped samples")
     flipped_detail = gr.HTML()
+    # The runs the table shows (the pickers may change after): [first, second], or [] when none is shown.
+    compared = gr.State([])
 
     def owner_or_none(token: Any, request: gr.Request | None) -> str | None:
         return visitor_or_none(context, token, request)
@@ -331,15 +333,23 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, "sample_id")
 
-    def pick_flipped(evt: gr.SelectData, table: pd.DataFrame, mode: str, token: Any, request: gr.Request) -> str:
-        first, second = compared_runs(table)
+    def pick_flipped(evt: gr.SelectData, table: pd.DataFrame, pair: list[str], mode: str, token: Any,
+                     request: gr.Request) -> str:
+        first, second = pair if len(pair) == 2 else (None, None)
         return show_flipped_sample(first, second, picked_value(table, evt.index, "sample_id"), mode, token, request)
+
+    def compare_runs_shown(first: str | None, second: str | None, mode: str, token: Any,
+                           request: gr.Request) -> tuple[pd.DataFrame, str, list[str], str]:
+        """The comparison, the runs it is of, and the evidence pane emptied (it showed the previous comparison)."""
+        frame, note = show_flipped(first, second, mode, token, request)
+        return frame, note, compared_pair(first, second, note), flipped_detail_html(context, None, None, None, mode)
 
     samples.select(pick, [samples], [sample_id], api_visibility="private", **READ_EVENT)
     sample_id.change(show_sample, [run, sample_id, mode, visitor], detail, api_visibility="private", **READ_EVENT)
-    compare.click(show_flipped, [run_a, run_b, mode, visitor], [flipped, flipped_note], api_visibility="private",
-                  **READ_EVENT)
-    flipped.select(pick_flipped, [flipped, mode, visitor], flipped_detail, api_visibility="private", **READ_EVENT)
+    compare.click(compare_runs_shown, [run_a, run_b, mode, visitor], [flipped, flipped_note, compared, flipped_detail],
+                  api_visibility="private", **READ_EVENT)
+    flipped.select(pick_flipped, [flipped, compared, mode, visitor], flipped_detail, api_visibility="private",
+                   **READ_EVENT)
 
     def fresh_choices(token: Any, request: gr.Request) -> list[tuple[str, str]]:
         return run_choices(context, owner_or_none(token, request))

@@ -9,17 +9,20 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import asdict, is_dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 
 from evaluators.core.errors import ToolboardError
-from evaluators.core.limits import echoed
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text, echoed
 from evaluators.core.registry import MODES, get_benchmark
 from evaluators.core.types import Prediction, Sample, SampleScore
 from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import RunRow, Store
 
+# The flipped-samples table before any comparison (and after a refused one): its runs' columns named by role.
+COMPARE_COLUMNS = ("sample_id", "subset", "change", "first run", "second run")
 SAMPLE_COLUMNS = ("sample_id", "subset", "verdict", "error_type", "rule", "latency_s", "request_error")
 VERDICTS = ("right", "wrong", "request error")
 ALL = "all"  # a filter's choice that keeps every sample (as does an empty value, for API callers)
@@ -209,15 +212,26 @@ def sample_evidence(benchmark_name: str, prediction: Prediction | None, score: S
     return found
 
 
+def run_label(run: RunRow) -> str:
+    """How a person tells a run apart where it names a column: its model, the short end of its id (unique among
+    runs started the same second) and the day it finished (or was created)."""
+    day = datetime.fromtimestamp(run.finished_at or run.created_at, UTC).date().isoformat()
+    return f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} · {run.id.rsplit('-', 1)[-1]} · {day}"
+
+
 def compare_runs(store: Store, run_a: str, run_b: str, mode: str = "official") -> pd.DataFrame:
-    """Samples whose verdict differs between two runs of the same benchmark (and language)."""
+    """Samples whose verdict differs between two different runs of the same benchmark (and language); one column
+    per run named by its id (the page names them by run_label)."""
     checked_mode(mode)
+    if run_a == run_b:
+        raise ToolboardError(f"both pickers hold run {echoed(run_a)}: choose two different runs to compare")
     first, second = store.get_run(run_a), store.get_run(run_b)
     if first.benchmark != second.benchmark or first.language != second.language:
-        raise ToolboardError(
-            f"runs {run_a} ({first.benchmark} {first.language or ''}) and {run_b} ({second.benchmark} "
-            f"{second.language or ''}) are not on the same benchmark and language"
-        )
+        def named(run: RunRow) -> str:
+            return f"{run.id} ({get_benchmark(run.benchmark).title}{' ' + run.language if run.language else ''})"
+
+        raise ToolboardError(f"runs {named(first)} and {named(second)} are not on the same benchmark and language: "
+                             "only runs of the same items can be compared")
     verdicts_a = {s.sample_id: s for s in store.load_scores(run_a, mode)}
     failed_a = store.prediction_states(run_a)
     failed_b = store.prediction_states(run_b)

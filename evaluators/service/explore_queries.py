@@ -9,7 +9,7 @@ import pandas as pd
 
 from evaluators.engine.store import RunRow
 from evaluators.service.app_services import AppServices
-from evaluators.service.explore import compare_runs, filter_choices, sample_detail, sample_table
+from evaluators.service.explore import compare_runs, filter_choices, run_label, sample_detail, sample_table
 from evaluators.service.ownership import check_may_see_outputs, find_run, may_see_outputs
 from evaluators.service.redaction import redacted
 
@@ -52,7 +52,12 @@ def sample(services: AppServices, run_id: str, sample_id: str, mode: str, owner:
 
 
 def flipped_samples(services: AppServices, run_a: str, run_b: str, mode: str, owner: str | None) -> pd.DataFrame:
-    """Samples whose verdict differs between two runs `owner` may see."""
+    """Samples whose verdict differs between two runs `owner` may see; each run's column named by its model,
+    short id and day (explore.run_label), "first: " and "second: " before them when the two read the same."""
     check_outputs_visible(services, run_a, owner)
     check_outputs_visible(services, run_b, owner)
-    return compare_runs(services.store, run_a, run_b, mode)
+    frame = compare_runs(services.store, run_a, run_b, mode)
+    labels = [run_label(services.store.get_run(run_id)) for run_id in (run_a, run_b)]
+    if labels[0] == labels[1]:
+        labels = [f"first: {labels[0]}", f"second: {labels[1]}"]
+    return frame.set_axis([*frame.columns[:3], *labels], axis=1)

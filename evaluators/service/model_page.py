@@ -1,0 +1,291 @@
+"""One model across every benchmark (the Model page and its API): the figures the boards hold for it (published,
+evaluated here, uploaded; each with its 95% interval), its facts (leaderboard_data/models.json) and its runs on
+this deployment (public fields only: no endpoint, key, owner or configuration); and two to six models compared on
+one benchmark's view, with the latency of the runs behind their rows.
+
+Everything is read from the cached boards (AppServices.board_frame) and the store: nothing is rebuilt here. Model
+text is returned as data; the front doors escape it."""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from evaluators.core.display_names import column_title, subset_title
+from evaluators.core.errors import ToolboardError
+from evaluators.core.leaderboard import load_model_facts
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text, echoed
+from evaluators.core.registry import all_benchmarks, get_benchmark
+from evaluators.engine.store import RunRow
+from evaluators.service.app_services import AppServices
+from evaluators.service.board import (
+    APART_COLUMN,
+    HIGH_SUFFIX,
+    LOW_SUFFIX,
+    N_SUFFIX,
+    SOURCE_OF_RUN,
+    SOURCES,
+    UPDATED_COLUMN,
+    is_missing,
+    layout_for,
+    model_facts,
+    model_key,
+    run_ids_of,
+)
+
+# The page's figures come from each benchmark's official board (the published tables are official figures).
+PAGE_MODE = "official"
+MIN_COMPARED, MAX_COMPARED = 2, 6
+# Names offered when a model is not found.
+MAX_SUGGESTIONS = 8
+# The runs listed on a model's page, newest first.
+MAX_LISTED_RUNS = 50
+# Which row stands for a model in a comparison: a ranked row first (published, then evaluated here), then any row
+# evaluated here, then an upload.
+SOURCE_PREFERENCE = {("published", True): 0, ("evaluated", True): 1, ("evaluated", False): 2,
+                     ("uploaded", True): 3, ("uploaded", False): 3, ("published", False): 4}
+COST_NOTE = "Cost per run is not computed on this deployment yet (no price table): only latency is shown."
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One column of one board row of the model: a share (fraction) and its 95% interval where known."""
+
+    column: str
+    title: str
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int | None
+    lower_is_better: bool
+
+
+def _number(value: Any) -> float | None:
+    if is_missing(value):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _count(value: Any) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)
+
+
+def _day(timestamp: float | None) -> str | None:
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC).date().isoformat()
+
+
+def _figures(row: pd.Series, benchmark: str, columns: tuple[str, ...], lower: frozenset[str]) -> list[dict[str, Any]]:
+    figures = []
+    for column in columns:
+        value = _number(row.get(column))
+        if value is None:
+            continue
+        figures.append(Figure(column, column_title(benchmark, column), value, _number(row.get(column + LOW_SUFFIX)),
+                              _number(row.get(column + HIGH_SUFFIX)), _count(row.get(column + N_SUFFIX)),
+                              column in lower).__dict__)
+    return figures
+
+
+def _model_rows(services: AppServices, benchmark: str, key: str, mode: str = PAGE_MODE) -> pd.DataFrame:
+    """The rows of a benchmark's (cached) board whose model is `key`."""
+    frame = services.board_frame(benchmark, mode)
+    if frame.empty:
+        return frame
+    keys = services.board_view(("model_keys", benchmark, mode), lambda: frame["model"].astype(str).map(model_key))
+    return frame[keys == key]
+
+
+def board_models(services: AppServices) -> list[str]:
+    """Every model of the boards and of the facts table, one name per model (the facts' name when it has one, else
+    the first spelling a board shows), sorted case-insensitively; kept until a board changes."""
+    def build() -> list[str]:
+        names: dict[str, str] = {facts.name: facts.name for facts in load_model_facts()}
+        for benchmark in all_benchmarks():
+            for name in services.board_frame(benchmark.name, PAGE_MODE)["model"].astype(str):
+                names.setdefault(model_key(name), name)
+        return sorted(names.values(), key=str.lower)
+
+    return services.board_view(("model_names",), build)
+
+
+def suggestions(services: AppServices, name: str, limit: int = MAX_SUGGESTIONS) -> list[str]:
+    """Names of the boards close to `name` (case aside): those spelled alike, then those containing it."""
+    names = board_models(services)
+    by_lower = {known.lower(): known for known in names}
+    needle = name.strip().lower()
+    alike = [by_lower[known] for known in difflib.get_close_matches(needle, list(by_lower), n=limit, cutoff=0.6)]
+    containing = [known for known in names if needle and needle in known.lower()]
+    return list(dict.fromkeys([*alike, *containing]))[:limit]
+
+
+def _facts(name: str) -> dict[str, Any] | None:
+    facts = model_facts(name)
+    if facts is None:
+        return None
+    return {"name": facts.name, "organisation": facts.organisation, "params_b": facts.params_b,
+            "licence": facts.licence, "open_weights": facts.open_weights, "link": facts.link, "source": facts.source}
+
+
+def _benchmark_part(services: AppServices, benchmark_name: str, key: str) -> dict[str, Any] | None:
+    rows = _model_rows(services, benchmark_name, key)
+    if rows.empty:
+        return None
+    benchmark, layout = get_benchmark(benchmark_name), layout_for(benchmark_name)
+    order = {view: index for index, view in enumerate(layout.views)}
+    sources = {source: index for index, source in enumerate(SOURCES)}
+    found = []
+    for _, row in rows.iterrows():
+        apart = "" if is_missing(row.get(APART_COLUMN)) else str(row.get(APART_COLUMN))
+        found.append({
+            "view": str(row["view"]), "view_title": subset_title(benchmark_name, str(row["view"])),
+            "source": str(row["source"]), "model": str(row["model"]), "run_ids": run_ids_of(row.to_dict()),
+            "ranked": not apart, "apart_reason": apart,
+            "updated": None if is_missing(row.get(UPDATED_COLUMN)) else str(row.get(UPDATED_COLUMN)),
+            "figures": _figures(row, benchmark_name, layout.columns, layout.lower_is_better),
+        })
+    found.sort(key=lambda part: (order.get(part["view"], len(order)), sources.get(part["source"], len(sources)),
+                                 not part["ranked"]))
+    return {"benchmark": benchmark_name, "title": benchmark.title, "view_label": layout.view_label,
+            "headline": layout.default_sort, "headline_title": column_title(benchmark_name, layout.default_sort),
+            "rows": found}
+
+
+def _public_run(run: RunRow, totals: dict[str, Any]) -> dict[str, Any]:
+    """What anyone may read of a run: never its endpoint, key, owner, configuration or message."""
+    done = int(totals.get("done") or 0)
+    latency = _number(totals.get("latency"))
+    return {"run_id": run.id, "benchmark": run.benchmark, "benchmark_title": get_benchmark(run.benchmark).title,
+            "language": run.language, "source": SOURCE_OF_RUN.get(run.source, run.source), "status": run.status,
+            "model": cut_text(run.model, MAX_MODEL_NAME_CHARS), "created": _day(run.created_at),
+            "finished": _day(run.finished_at), "items": run.total, "done": done,
+            "request_errors": int(totals.get("errors") or 0) if run.source == "endpoint" else None,
+            "latency_mean_s": round(latency / done, 3) if run.source == "endpoint" and done and latency else None,
+            "tokens": int((totals.get("prompt_tokens") or 0) + (totals.get("completion_tokens") or 0)) or None}
+
+
+def model_runs(services: AppServices, key: str, limit: int = MAX_LISTED_RUNS) -> list[dict[str, Any]]:
+    """The model's runs on this deployment (every status), newest first, public fields only."""
+    runs = [run for run in services.store.list_runs() if model_key(run.model) == key][:limit]
+    totals = services.store.all_run_totals([run.id for run in runs]) if runs else {}
+    return [_public_run(run, totals.get(run.id, {})) for run in runs]
+
+
+def model_page(services: AppServices, name: str) -> dict[str, Any]:
+    """Everything the Model page shows of `name` (any spelling the boards or the facts table know):
+    {"query", "found", "model", "key", "facts", "benchmarks": [{"benchmark", "title", "view_label", "headline",
+    "headline_title", "rows": [{"view", "view_title", "source", "model", "run_ids", "ranked", "apart_reason",
+    "updated", "figures": [{"column", "title", "value", "low", "high", "n", "lower_is_better"}]}]}], "runs",
+    "suggestions"}. Values are fractions. Not found: found False, and names alike in `suggestions`."""
+    query = str(name or "").strip()
+    if not query:
+        return {"query": "", "found": False, "model": "", "key": "", "facts": None, "benchmarks": [], "runs": [],
+                "suggestions": []}
+    if len(query) > MAX_MODEL_NAME_CHARS:
+        raise ToolboardError(f"a model name is at most {MAX_MODEL_NAME_CHARS} characters: {echoed(query)!r}")
+    key = model_key(query)
+    benchmarks = services.board_view(("model_page", key), lambda: [
+        part for benchmark in all_benchmarks() if (part := _benchmark_part(services, benchmark.name, key))])
+    facts = _facts(query)
+    runs = model_runs(services, key)
+    found = bool(benchmarks or facts or runs)
+    shown = facts["name"] if facts else next((row["model"] for part in benchmarks for row in part["rows"]),
+                                             runs[0]["model"] if runs else query)
+    return {"query": query, "found": found, "model": shown, "key": key, "facts": facts, "benchmarks": benchmarks,
+            "runs": runs, "suggestions": [] if found else suggestions(services, query)}
+
+
+# ---- two to six models compared on one benchmark's view ---------------------------------------------------------
+
+
+def _p95(values: list[float]) -> float | None:
+    """The 95th percentile (nearest rank) of some latencies."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def run_latency(services: AppServices, run_ids: list[str]) -> dict[str, float | None]:
+    """Mean and 95th percentile latency (seconds) of the requests of some runs evaluated here, failed ones included."""
+    latencies = [prediction.latency for run_id in run_ids
+                 for prediction in services.store.load_predictions(run_id).values() if prediction.latency is not None]
+    if not latencies:
+        return {"latency_mean_s": None, "latency_p95_s": None}
+    return {"latency_mean_s": round(sum(latencies) / len(latencies), 3), "latency_p95_s": round(_p95(latencies) or 0, 3)}
+
+
+def _chosen_row(rows: pd.DataFrame) -> pd.Series | None:
+    """The row that stands for a model in a comparison (SOURCE_PREFERENCE; the board's order within a source)."""
+    if rows.empty:
+        return None
+    ranked = rows[APART_COLUMN].map(lambda value: is_missing(value) or str(value) == "")
+    preference = [SOURCE_PREFERENCE.get((str(source), bool(is_ranked)), 5)
+                  for source, is_ranked in zip(rows["source"], ranked)]
+    return rows.iloc[min(range(len(rows)), key=lambda index: preference[index])]
+
+
+def checked_models(names: list[str] | None) -> list[str]:
+    """Two to six distinct model names (spellings of the same model count once), else a clear error."""
+    chosen = list(dict.fromkeys(str(name).strip() for name in names or [] if str(name or "").strip()))
+    distinct = list({model_key(name): name for name in reversed(chosen)}.values())[::-1]
+    if not MIN_COMPARED <= len(distinct) <= MAX_COMPARED:
+        raise ToolboardError(f"choose {MIN_COMPARED} to {MAX_COMPARED} different models to compare "
+                             f"({len(distinct)} chosen)")
+    too_long = [name for name in distinct if len(name) > MAX_MODEL_NAME_CHARS]
+    if too_long:
+        raise ToolboardError(f"a model name is at most {MAX_MODEL_NAME_CHARS} characters: {echoed(too_long[0])!r}")
+    return distinct
+
+
+def compare_models(services: AppServices, names: list[str] | None, benchmark: str, view: str | None = None) -> dict[str, Any]:
+    """Two to six models on one benchmark's view (default: the benchmark's overview view, else its first), each
+    by one row (published and ranked first: SOURCE_PREFERENCE): {"benchmark", "title", "view", "view_title",
+    "view_label", "columns": [{"column", "title", "lower_is_better"}], "models": [{"name", "model", "source",
+    "run_ids", "apart_reason", "figures", "latency_mean_s", "latency_p95_s", "cost": None}], "missing": [names
+    without a row in the view], "cost_note"}. Values are fractions; latency of the runs behind a row evaluated here
+    (published rows and uploads have none)."""
+    chosen = checked_models(names)
+    spec = get_benchmark(benchmark)
+    layout = spec.board_layout()
+    default_view = spec.overview.view if spec.overview is not None else layout.views[0]
+    view = view or default_view
+    if view not in layout.views:
+        raise ToolboardError(f"{spec.title} has no {layout.view_label.lower()} {echoed(view)!r}: choose one of "
+                             + ", ".join(layout.views))
+    models, missing = [], []
+    for name in chosen:
+        rows = _model_rows(services, benchmark, model_key(name))
+        row = _chosen_row(rows[rows["view"] == view]) if not rows.empty else None
+        if row is None:
+            missing.append(name)
+            continue
+        run_ids = run_ids_of(row.to_dict())
+        evaluated = str(row["source"]) == "evaluated"
+        latency = run_latency(services, run_ids) if evaluated else {"latency_mean_s": None, "latency_p95_s": None}
+        apart = "" if is_missing(row.get(APART_COLUMN)) else str(row.get(APART_COLUMN))
+        models.append({"name": name, "model": str(row["model"]), "source": str(row["source"]), "run_ids": run_ids,
+                       "apart_reason": apart, "figures": _figures(row, benchmark, layout.columns, layout.lower_is_better),
+                       **latency, "cost": None})
+    return {"benchmark": benchmark, "title": spec.title, "view": view, "view_title": subset_title(benchmark, view),
+            "view_label": layout.view_label,
+            "columns": [{"column": c, "title": column_title(benchmark, c), "lower_is_better": c in layout.lower_is_better}
+                        for c in layout.columns],
+            "models": models, "missing": missing, "cost_note": COST_NOTE}
+
+
+def benchmark_views(benchmark: str) -> tuple[list[tuple[str, str]], str]:
+    """A benchmark's views as (display name, id) pairs and the one a comparison opens on."""
+    spec = get_benchmark(benchmark)
+    layout = spec.board_layout()
+    default_view = spec.overview.view if spec.overview is not None else layout.views[0]
+    return [(subset_title(benchmark, view), view) for view in layout.views], default_view
