@@ -78,8 +78,8 @@ def test_a_model_without_a_price_gets_a_blank_cost_with_the_reason(tmp_path: Pat
     frame, evaluated = _evaluated(store)
     row = evaluated.iloc[0]
     assert row[COST_COLUMN] is None and row[LATENCY_MEAN_COLUMN] >= SERVER_LATENCY
-    assert row[COST_NOTE_COLUMN] == "no cost: no listed price for scripted-model"
-    assert blank_cost_reasons(frame[COST_NOTE_COLUMN]) == ["no cost: no listed price for scripted-model"]
+    assert row[COST_NOTE_COLUMN] == "no cost: no listed price for this model"
+    assert blank_cost_reasons(frame[COST_NOTE_COLUMN]) == ["no cost: no listed price for this model"]
     assert "models without a listed price" in COST_LEGEND
 
 

@@ -367,8 +367,8 @@ def board_columns(benchmark: Benchmark, layout: BoardLayout, others: bool = Fals
     """The columns of board_rows, in order (with `origin` after the info columns when `others` is True)."""
     interval_columns = [c + suffix for c in fraction_columns(benchmark, layout) for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     return [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
-            *FACT_COLUMNS, UPDATED_COLUMN, *INFO_COLUMNS, *COST_COLUMNS, *([ORIGIN_COLUMN] if others else []),
-            NEWEST_COLUMN,
+            *FACT_COLUMNS, UPDATED_COLUMN, *INFO_COLUMNS, *([ORIGIN_COLUMN] if others else []), NEWEST_COLUMN,
+            *COST_COLUMNS,
             *interval_columns]
 
 

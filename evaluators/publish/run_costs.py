@@ -185,7 +185,7 @@ def cost_values(model: str, figures: UsageFigures, folder: Path = LEADERBOARD_DI
         notes.append("no latency: every answer came from the cache")
     price = price_of(model, folder)
     if price is None or not price.known:
-        notes.append(f"no cost: no listed price for {model}")
+        notes.append("no cost: no listed price for this model")
     elif not figures.reported_tokens:
         notes.append("no cost: the endpoint reported no token usage")
     else:
