@@ -10,7 +10,7 @@ import gradio as gr
 
 from evaluators.core.registry import all_benchmarks
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
-from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, overview_tab, submit_tab
+from ui import about_tab, evaluate_tab, explore_tab, leaderboard_tab, overview_tab, queue_tab, submit_tab
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY
@@ -84,6 +84,8 @@ def build_app(context: AppContext) -> gr.Blocks:
                 submit_tab.build(context)
             with gr.Tab("Explore") as explore_tab_item:
                 explore = explore_tab.build(context, visitor)
+            with gr.Tab("Queue", id="queue") as queue_tab_item:
+                queue = queue_tab.build(context)
             with gr.Tab("About"):
                 about = about_tab.build(context)
         # Every visit sees the current store (runs finished since the page was built, uploads added), in
@@ -91,7 +93,9 @@ def build_app(context: AppContext) -> gr.Blocks:
         demo.load(board.restore, None, board.restore_outputs, api_visibility="private", **READ_EVENT).then(
             board.refresh, board.filters, board.table, **leaderboard_tab.TABLE_REDRAW).then(
             board.chart, board.chart_inputs, board.plot, **leaderboard_tab.CHART_REDRAW)
-        demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
+        demo.load(overview.refresh, overview.inputs, overview.table, api_visibility="private", **READ_EVENT)
+        # The queue is read when its tab is opened (and by its button), not polled.
+        queue_tab_item.select(queue.refresh, None, queue.cards, api_visibility="private", **READ_EVENT)
         # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.
         def reload_other_results() -> None:
             context.refresh_other_results()
@@ -105,7 +109,7 @@ def build_app(context: AppContext) -> gr.Blocks:
         # redraw with their rows.
         if about.loaded is not None:
             about.loaded.then(board.refresh, board.filters, board.table, **leaderboard_tab.TABLE_REDRAW).then(
-                overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
+                overview.refresh, overview.inputs, overview.table, api_visibility="private", **READ_EVENT)
         # Runs finished since the page loaded are listed as soon as the Explore tab is opened.
         explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",
                                 **READ_EVENT)
@@ -122,7 +126,7 @@ def launch_options(context: AppContext) -> dict[str, object]:
     """What Gradio 6 takes at launch rather than in gr.Blocks (the page's CSS) and the app's limits; the
     tests launch with the same options."""
     max_mb = context.max_upload_bytes / 1024 / 1024
-    return {"css": CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
+    return {"css": CSS + overview_tab.CSS + queue_tab.CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
 
 
 def launch(context: AppContext | None = None, **options) -> gr.Blocks:

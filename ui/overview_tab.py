@@ -42,18 +42,21 @@ CSS = """
 .overview-html table { border-collapse: collapse; width: 100%; font-size: var(--text-md); }
 .overview-html th, .overview-html td { padding: 4px 8px; border-bottom: 1px solid var(--border-color-primary);
   text-align: right; vertical-align: top; }
-.overview-html th { word-break: normal; overflow-wrap: normal; font-weight: 600; }
+.overview-html th { word-break: normal; overflow-wrap: normal; font-weight: 700; }
 .overview-html .ov-model, .overview-html th.ov-model { text-align: left; }
 .overview-html .ov-num { white-space: nowrap; font-variant-numeric: tabular-nums; }
 .overview-html .ov-blank { color: var(--body-text-color-subdued); }
-.overview-html .ov-lacks { display: block; font-size: var(--text-sm); color: var(--body-text-color-subdued); }
+.overview-html .ov-model { min-width: 200px; }
+/* What a model lacks: the coverage cell's tooltip on a desktop (rows stay one line), under the name on a phone. */
+.overview-html .ov-lacks { display: none; font-size: var(--text-sm); font-weight: 400; color: var(--body-text-color-subdued); }
 @media (max-width: 640px) {
   .overview-html thead { display: none; }
   .overview-html table, .overview-html tbody, .overview-html tr, .overview-html td { display: block; width: auto; }
   .overview-html tr { border: 1px solid var(--border-color-primary); border-radius: 8px; margin: 0 0 8px; padding: 6px 8px; }
   .overview-html td { border: none; padding: 1px 0; text-align: left; }
   .overview-html td[data-label]::before { content: attr(data-label) ": "; color: var(--body-text-color-subdued); }
-  .overview-html td.ov-model { font-size: var(--text-lg); font-weight: 600; }
+  .overview-html td.ov-model { font-size: var(--text-lg); font-weight: 700; }
+  .overview-html .ov-lacks { display: block; }
   .overview-html td.ov-model::before { content: none; }
   .overview-html td.ov-blank { display: none; }
 }
@@ -106,8 +109,9 @@ def _figure_cell(value: Any, label: str, source: str = "") -> str:
 
 
 def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> str:
-    """The page's table: rank, model (a link to its page), coverage, mean, then each benchmark's figures (in %,
-    one decimal; each with its source as a tooltip); what a model lacks under its name."""
+    """The page's table: rank, model (a link to its page), coverage (what the model lacks as its tooltip), mean,
+    then each benchmark's figures (in %, one decimal; each with its source as a tooltip); on a phone, what a model
+    lacks is written under its name."""
     parts = headlines() if parts is None else parts
     figure_columns = [(h, column) for h in parts for column in h.columns]
     head = ['<th class="ov-num">#</th>', '<th class="ov-model">Model</th>', '<th>Coverage</th>', '<th>Mean %</th>',
@@ -120,7 +124,9 @@ def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> s
             f'<td class="ov-num" data-label="Rank">{"" if rank is None or pd.isna(rank) else int(rank)}</td>',
             f'<td class="ov-model">{model_link(str(record[MODEL_COLUMN]))}'
             + (f'<span class="ov-lacks">lacks {html.escape(lacks)}</span>' if lacks else "") + "</td>",
-            f'<td class="ov-num" data-label="Coverage">{html.escape(str(record[COVERAGE_COLUMN]))}</td>',
+            '<td class="ov-num" data-label="Coverage"'
+            + (f' title="lacks {html.escape(lacks, quote=True)}"' if lacks else "")
+            + f">{html.escape(str(record[COVERAGE_COLUMN]))}</td>",
             _figure_cell(record[AGGREGATE_COLUMN], "Mean %"),
             *[_figure_cell(record[column], f"{column} %", str(record.get(h.source_column) or ""))
               for h, column in figure_columns],
@@ -134,7 +140,8 @@ def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> s
 def overview_note() -> str:
     """What the page states above the table: how models are ranked, and the view each benchmark's figures come from."""
     lines = ["**How models are ranked.** " + aggregate_rule(), "",
-             "Values in %. Hover a figure for where it comes from; a model's name opens its page. "
+             "Values in %. Hover a figure for where it comes from, a coverage for what the model lacks; a model's "
+             "name opens its page. "
              "Each benchmark's figures come from one view of its table:"]
     for h in headlines():
         view = f"{h.benchmark.board_layout().view_label.lower()} `{h.overview.view}`"
