@@ -10,6 +10,7 @@ import dataclasses
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import gradio as gr
 import pandas as pd
@@ -33,7 +34,8 @@ from evaluators.service.overview import (
     headlines,
     overview_rows,
 )
-from tests.app_fixtures import table_rows, upload
+from tests.app_fixtures import running_app, table_rows, upload
+from tests.browser_fixtures import browser_page
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab
 from ui.context import AppContext
@@ -272,3 +274,33 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
     assert gpt4o[ACE] == 81.1 and gpt4o[TOOLBENCH] is None and gpt4o["aggregate"] == 81.1
     assert gpt4o["coverage"] == "1 of 4" and gpt4o["benchmarks"] == 1 and gpt4o["rank"] > 5
     assert rows[model_key("Step-Audio 2")]["StepEval-Audio-Toolcall · source"].startswith("published (modality audio")
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (390, 844)])
+def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_its_page(tmp_path: Path,
+                                                                                        size: tuple[int, int]):
+    """A fresh store: the page lists every published model, ranked, each name a link to its page; the
+    minimum-coverage control cuts the list to the models with more benchmarks; a phone reads one card per model
+    without scrolling sideways."""
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.goto(app.url)
+        # on a phone the tabs past the bar's width are buttons of its overflow list (Gradio keeps a visually hidden
+        # copy of the bar to measure it: only the shown buttons count)
+        page.locator(".tab-wrapper > :not(.visually-hidden) button:visible", has_text="Overview").first.click()
+        table = page.locator(".overview-html")
+        table.locator("tbody tr").nth(3).wait_for()
+        assert int(table.get_attribute("data-rows")) > 50
+        first = table.locator("tbody tr").first
+        link = first.locator("a")
+        assert link.get_attribute("href") == f"?model={quote(link.inner_text().strip())}"
+        assert "2 of 4" in first.inner_text()
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {size[0]}px"
+        if size[0] < 640:  # a card per model: the rank, the name and the figures it has, one under the other
+            box = first.bounding_box()
+            assert box["width"] <= size[0] and box["height"] > 3 * first.locator("td").first.bounding_box()["height"]
+        page.get_by_label("2 of 4+").check()
+        page.wait_for_function("document.querySelector('.overview-html').dataset.rows === '5'")
+        page.screenshot(path=f"/tmp/cost-overview-test-{size[0]}.png")
+    assert not [p for p in problems if "favicon" not in p], problems

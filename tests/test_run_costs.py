@@ -21,6 +21,7 @@ from evaluators.publish.run_costs import (
     LATENCY_P95_COLUMN,
     UsageFigures,
     blank_cost_reasons,
+    cost_legend,
     cost_values,
     percentile,
     price_of,
@@ -81,6 +82,7 @@ def test_a_model_without_a_price_gets_a_blank_cost_with_the_reason(tmp_path: Pat
     assert row[COST_NOTE_COLUMN] == "no cost: no listed price for this model"
     assert blank_cost_reasons(frame[COST_NOTE_COLUMN]) == ["no cost: no listed price for this model"]
     assert "models without a listed price" in COST_LEGEND
+    assert cost_legend(frame[COST_NOTE_COLUMN]).endswith(" Blank here: no cost: no listed price for this model.")
 
 
 def test_failed_requests_and_uploads_count_for_nothing(tmp_path: Path):

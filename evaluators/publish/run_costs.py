@@ -234,3 +234,10 @@ def blank_cost_reasons(notes: Iterable[Any]) -> list[str]:
                 if part.startswith(("no cost:", "no latency:")):
                     reasons.setdefault(part, None)
     return list(reasons)
+
+
+def cost_legend(notes: Iterable[Any]) -> str:
+    """The board's legend of the cost and latency columns, given the `cost_note` column of the rows shown: how the
+    figures are made, and why some evaluated rows shown have none ("Blank here: no cost: no listed price…")."""
+    reasons = blank_cost_reasons(notes)
+    return COST_LEGEND + (" Blank here: " + "; ".join(reasons) + "." if reasons else "")
