@@ -51,6 +51,7 @@ CSS = """
 .overview-html .ov-lacks { display: none; font-size: var(--text-sm); font-weight: 400; color: var(--body-text-color-subdued); }
 @media (max-width: 640px) {
   .overview-html thead { display: none; }
+  .overview-html table { border: none !important; }
   .overview-html table, .overview-html tbody, .overview-html tr, .overview-html td { display: block; width: auto; }
   .overview-html tr { border: 1px solid var(--border-color-primary); border-radius: 8px; margin: 0 0 8px; padding: 6px 8px; }
   .overview-html td { border: none; padding: 1px 0; text-align: left; }
