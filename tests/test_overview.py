@@ -1,7 +1,8 @@
 """The overview across benchmarks: one row per model with each benchmark's declared headline figures,
-ranked by the mean of one column per benchmark over the models that have every one; the others listed
-unranked with what they lack; partial runs and uploads never feed it. From the real published tables,
-from synthetic boards, from a real store, and through the /overview API of a launched page."""
+ranked over what each model has: more benchmarks (coverage) first, then the mean of one column per benchmark
+over those it has; partial runs and uploads never feed it. From the real published tables (a fresh store: no
+model is in every table, and the page still ranks them), from synthetic boards, from a real store, and through
+the /overview API of a launched page."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import dataclasses
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import gradio as gr
 import pandas as pd
@@ -22,8 +24,18 @@ from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchm
 from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
 from evaluators.service.board import APART_COLUMN, board_rows, model_key
-from evaluators.service.overview import AGGREGATE_COLUMN, LACKS_COLUMN, aggregate_rule, headlines, overview_rows
-from tests.app_fixtures import table_rows, upload
+from evaluators.service.overview import (
+    AGGREGATE_COLUMN,
+    COVERAGE_COLUMN,
+    COVERED_COLUMN,
+    LACKS_COLUMN,
+    aggregate_rule,
+    at_least,
+    headlines,
+    overview_rows,
+)
+from tests.app_fixtures import running_app, table_rows, upload
+from tests.browser_fixtures import browser_page
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab
 from ui.context import AppContext
@@ -59,13 +71,24 @@ def _published_models(name: str) -> set[str]:
     return set(frame.loc[frame["view"] == get_benchmark(name).overview.view, "model"])
 
 
-def test_the_published_tables_share_no_model_so_nobody_is_ranked_yet():
+def test_with_the_published_tables_alone_every_model_is_ranked_over_what_it_has():
     frame = overview_rows({name: board_rows(name, None) for name in benchmark_names()})
     keys = {name: {model_key(m) for m in _published_models(name)} for name in benchmark_names()}
     # What is true of the shipped tables: no model is in every table (the alias table decides who is the same).
     assert not set.intersection(*keys.values())
-    assert frame["rank"].isna().all() and frame[AGGREGATE_COLUMN].isna().all()
-    assert len(frame) == len(set.union(*keys.values()))
+    # ... and still the overview has a rank and a mean for every model, with its coverage
+    assert len(frame) == len(set.union(*keys.values())) > 50
+    assert frame["rank"].notna().all() and frame[AGGREGATE_COLUMN].notna().all()
+    assert set(frame[COVERAGE_COLUMN]) == {"1 of 4", "2 of 4"}
+    # more coverage first (then the mean, best first); the ranks follow that order
+    covered = list(frame[COVERED_COLUMN])
+    assert covered == sorted(covered, reverse=True) and covered[0] == 2 and list(frame["rank"]) == sorted(frame["rank"])
+    for count in (1, 2):
+        means = list(frame.loc[frame[COVERED_COLUMN] == count, AGGREGATE_COLUMN])
+        assert means == sorted(means, reverse=True)
+    assert frame["rank"].iloc[0] == 1 and frame.loc[frame[COVERED_COLUMN] == 1, "rank"].min() == 6
+    # the minimum-coverage control keeps the head of the list, with its ranks
+    assert list(at_least(frame, 2)["rank"]) == list(frame["rank"][:5]) and at_least(frame, 3).empty
     # a model in several tables (per the alias table) is one row with each figure, lacking only the others
     tables_of = {k: sum(k in found for found in keys.values()) for k in set.union(*keys.values())}
     lacking = {model_key(m): lacks.count(", ") + 1 for m, lacks in zip(frame["model"], frame[LACKS_COLUMN])}
@@ -78,6 +101,7 @@ def test_the_published_tables_share_no_model_so_nobody_is_ranked_yet():
     # figures of the declared views: ACEBench's English table, ToolBench's in-domain split, StepEval's tool mean
     gpt4o = rows.loc[model_key("GPT-4o")]
     assert gpt4o[ACE] == pytest.approx(0.811) and gpt4o["ACEBench · source"] == "published"
+    assert gpt4o[AGGREGATE_COLUMN] == pytest.approx(0.811) and gpt4o[COVERAGE_COLUMN] == "1 of 4"
     assert gpt4o[LACKS_COLUMN] == "BFCL v4 (single-turn), StepEval-Audio-Toolcall, ToolBench-Static"
     published = json.loads((LEADERBOARD_DIR / "toolbench_static.json").read_text(encoding="utf-8"))["rows"]
     gpt4 = next(r for r in published if r["model"] == "GPT-4 (0-shot)" and r["subset"] == "in_domain")
@@ -111,7 +135,8 @@ def test_a_model_with_bfcl_and_another_published_table_is_ranked():
     alone, the models in both are ranked by the mean of ACEBench's overall and BFCL's Live AST."""
     benchmarks = [get_benchmark("acebench"), get_benchmark("bfcl")]
     frame = overview_rows({b.name: board_rows(b.name, None) for b in benchmarks}, benchmarks)
-    ranked = frame[frame["rank"].notna()]
+    ranked = frame[frame[COVERAGE_COLUMN] == "2 of 2"]
+    assert list(frame["rank"][:4]) == [1, 2, 3, 4] and list(ranked.index) == [0, 1, 2, 3]
     assert set(ranked["model"].map(model_key)) == {"Hammer2.1-3B", "Hammer2.1-7B", "Kimi-K2-Instruct",
                                                    "Llama-3.2-3B-Instruct"}
     hammer = ranked.set_index(ranked["model"].map(model_key)).loc["Hammer2.1-7B"]
@@ -130,7 +155,7 @@ def _board(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{**base, **row} for row in rows])
 
 
-def test_models_with_every_column_are_ranked_by_the_mean_the_others_follow_with_what_they_lack():
+def test_models_with_more_benchmarks_come_first_each_ranked_by_the_mean_of_what_it_has():
     frames = {
         "acebench": _board("acebench", [
             {"model": "Full-A", "overall": 0.8}, {"model": "full-b", "overall": 0.5}, {"model": "Lacks-Tool", "overall": 0.9},
@@ -160,14 +185,15 @@ def test_models_with_every_column_are_ranked_by_the_mean_the_others_follow_with_
     assert list(frame["model"]) == ["Full-A", "full-b", "Lacks-Tool"]
     assert rows.loc["Full-A", AGGREGATE_COLUMN] == pytest.approx((0.8 + 0.6 + 0.4) / 3)
     assert rows.loc["full-b", AGGREGATE_COLUMN] == pytest.approx((0.5 + 0.7 + 0.3) / 3)
-    assert list(frame["rank"][:2]) == [1, 2] and pd.isna(frame["rank"][2])
+    # Lacks-Tool has the best mean, over two benchmarks of three: it comes after the models with all three
+    assert list(frame["rank"]) == [1, 2, 3] and list(frame[COVERAGE_COLUMN]) == ["3 of 3", "3 of 3", "2 of 3"]
     # ToolBench's two figures are shown, but only act_em weighs
     assert rows.loc["full-b", "ToolBench-Static · F1"] == pytest.approx(0.2)
     assert rows.loc["Full-A", "ACEBench · source"] == "published"
     assert rows.loc["Full-A", "StepEval-Audio-Toolcall · source"] == "evaluated run r2 (modality text, as openai/full-a)"
     assert rows.loc["full-b", "StepEval-Audio-Toolcall · source"] == "published (modality audio, as FULL B)"
     lacks = rows.loc["Lacks-Tool"]
-    assert pd.isna(lacks[AGGREGATE_COLUMN]) and lacks[LACKS_COLUMN] == "ToolBench-Static"
+    assert lacks[AGGREGATE_COLUMN] == pytest.approx((0.9 + 0.99) / 2) and lacks[LACKS_COLUMN] == "ToolBench-Static"
     assert pd.isna(lacks[TOOLBENCH]) and lacks["ToolBench-Static · source"] == ""
     assert rows.loc["Full-A", LACKS_COLUMN] == ""
 
@@ -216,16 +242,25 @@ def test_from_a_real_store_comparable_runs_count_and_partial_runs_and_uploads_do
 def test_the_overview_page_and_its_api(tmp_path: Path):
     store = Store(tmp_path / "app.sqlite")
     _endpoint_run(store, "GPT-4o", 0.5)
+    _endpoint_run(store, 'x<b>"bold"</b> & y', 0.7)  # a name typed by a visitor
     context = AppContext(store=store)
     with gr.Blocks() as demo:
         parts = overview_tab.build(context)
     assert [name for _, name in parts.open_buttons] == benchmark_names()
     assert [button.value for button, _ in parts.open_buttons] == [f"Open {b.title} table" for b in all_benchmarks()]
-    shown, nobody = parts.refresh()
-    assert "No model has a figure on every benchmark yet" in nobody
-    gpt = shown[shown["model"].map(model_key) == model_key("GPT-4o")].iloc[0]
-    assert gpt[ACE] == "81.1" and gpt["rank"] == "" and gpt[TOOLBENCH] == ""
-    assert "only models with that column in every benchmark" in overview_tab.overview_note().replace("Only", "only")
+    assert [choice[1] for choice in parts.inputs[0].choices] == [1, 2, 3, 4] and parts.inputs[0].value == 1
+    page, note = parts.refresh(1)
+    assert "No model has a figure on every benchmark yet" in note and "the most any has is 2 of 4" in note
+    # each model's name links to its page; figures in %, one decimal; what it lacks under its name
+    row = next(r for r in page.split("<tr>") if 'href="?model=GPT-4o"' in r)
+    assert ">GPT-4o</a>" in row and ">81.1<" in row and ">1 of 4<" in row and "lacks BFCL v4 (single-turn)" in row
+    assert 'href="?model=x%3Cb%3E%22bold%22%3C/b%3E%20%26%20y"' in page
+    assert ">x&lt;b&gt;&quot;bold&quot;&lt;/b&gt; &amp; y</a>" in page and "<b>" not in page
+    models = page.count("<tr>") - 1  # the header's row
+    assert f'data-rows="{models}"' in page and models > 50
+    fewer, _ = parts.refresh(2)
+    assert 'data-rows="5"' in fewer and "GPT-4o" not in fewer
+    assert "ranked by coverage first" in overview_tab.overview_note()
     demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
         result = Client(demo.local_url, verbose=False).predict(api_name="/overview")
@@ -234,7 +269,38 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
         context.close()
     assert result["aggregate"] == aggregate_rule()
     rows = {model_key(row["model"]): row for row in table_rows(result)}
-    assert result["headers"][:3] == ["rank", "model", "aggregate"]
+    assert result["headers"][:4] == ["rank", "model", "coverage", "aggregate"]
     gpt4o = rows[model_key("GPT-4o")]
-    assert gpt4o[ACE] == 81.1 and gpt4o[TOOLBENCH] is None and gpt4o["rank"] is None
+    assert gpt4o[ACE] == 81.1 and gpt4o[TOOLBENCH] is None and gpt4o["aggregate"] == 81.1
+    assert gpt4o["coverage"] == "1 of 4" and gpt4o["benchmarks"] == 1 and gpt4o["rank"] > 5
     assert rows[model_key("Step-Audio 2")]["StepEval-Audio-Toolcall · source"].startswith("published (modality audio")
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (390, 844)])
+def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_its_page(tmp_path: Path,
+                                                                                        size: tuple[int, int]):
+    """A fresh store: the page lists every published model, ranked, each name a link to its page; the
+    minimum-coverage control cuts the list to the models with more benchmarks; a phone reads one card per model
+    without scrolling sideways."""
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.goto(app.url)
+        # on a phone the tabs past the bar's width are buttons of its overflow list (Gradio keeps a visually hidden
+        # copy of the bar to measure it: only the shown buttons count)
+        page.locator(".tab-wrapper > :not(.visually-hidden) button:visible", has_text="Overview").first.click()
+        table = page.locator(".overview-html")
+        table.locator("tbody tr").nth(3).wait_for()
+        assert int(table.get_attribute("data-rows")) > 50
+        first = table.locator("tbody tr").first
+        link = first.locator("a")
+        assert link.get_attribute("href") == f"?model={quote(link.inner_text().strip())}"
+        assert "2 of 4" in first.inner_text()
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {size[0]}px"
+        if size[0] < 640:  # a card per model: the rank, the name and the figures it has, one under the other
+            box = first.bounding_box()
+            assert box["width"] <= size[0] and box["height"] > 3 * first.locator("td").first.bounding_box()["height"]
+        page.get_by_label("2 of 4+").check()
+        page.wait_for_function("document.querySelector('.overview-html').dataset.rows === '5'")
+        page.screenshot(path=f"/tmp/cost-overview-test-{size[0]}.png")
+    assert not [p for p in problems if "favicon" not in p], problems

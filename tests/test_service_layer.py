@@ -181,5 +181,5 @@ def test_every_api_name_the_app_exposes_is_declared_in_ui_api(public: AppService
     assert exposed, "the app exposes an API"
     undeclared = {name for name in exposed if not any(re.fullmatch(pattern, name) for pattern in patterns)}
     assert undeclared == set()
-    # The public deployment has no load_results; the rest of the 22 typed endpoints and the 4 event APIs are there.
-    assert len(exposed) == 25 and "load_results" not in exposed
+    # The public deployment has no load_results; the rest of the typed endpoints and the 4 event APIs are there.
+    assert len(exposed) == 26 and "load_results" not in exposed and "run_queue" in exposed

@@ -195,9 +195,9 @@ def declare_overview_api(context: AppContext, overview_in_percent: Callable[[], 
     """overview: the table across benchmarks that the Overview tab shows, in %."""
 
     def overview_api() -> dict[str, Any]:
-        """The overview (values in %): {"headers", "data", "aggregate"}; one row per model, the ranked models
-        first with `rank` and `aggregate`, the others with the benchmarks they lack; `<title> · source` says
-        where each benchmark's figures come from."""
+        """The overview (values in %): {"headers", "data", "aggregate"}; one row per model, every one ranked:
+        more benchmarks first (`coverage` "2 of 4", `benchmarks` 2), then `aggregate`, the mean of those it has;
+        `lacks` names the others; `<title> · source` says where each benchmark's figures come from."""
         try:
             frame = overview_in_percent()
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
@@ -205,6 +205,17 @@ def declare_overview_api(context: AppContext, overview_in_percent: Callable[[], 
         return table_json(frame, aggregate=aggregate_rule())
 
     gr.api(overview_api, api_name="overview", **READ_EVENT)
+
+
+def declare_queue_api(context: AppContext, queue: Callable[[], dict[str, Any]]) -> None:
+    """run_queue: every run evaluated on this deployment, as the Queue tab shows it (no owner, endpoint, key or notes)."""
+
+    def run_queue_api() -> dict[str, Any]:
+        """The queue: {"runs": [{"benchmark", "language", "model", "status", "stage", "done", "total", "created",
+        "started", "finished"}], "counts": {"pending", "running", "finished"}}; pending and running runs first."""
+        return queue()
+
+    gr.api(run_queue_api, api_name="run_queue", **READ_EVENT)
 
 
 def declare_other_results_api(context: AppContext) -> None:

@@ -10,7 +10,7 @@ import gradio as gr
 
 from evaluators.core.registry import all_benchmarks
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
-from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab, model_tab, overview_tab, submit_tab
+from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab, model_tab, overview_tab, queue_tab, submit_tab
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY
@@ -89,6 +89,9 @@ CSS = """
 }
 """
 
+# The styles of the tabs that draw their own HTML (the overview's table and cards, the queue's cards).
+CSS += overview_tab.CSS + queue_tab.CSS
+
 
 def keep_or_make_token(token: object) -> str:
     """The browser's visitor token: the one it keeps, else a new one (first visit, or storage cleared)."""
@@ -126,6 +129,8 @@ def build_app(context: AppContext) -> gr.Blocks:
                 submit_tab.build(context)
             with gr.Tab("Explore") as explore_tab_item:
                 explore = explore_tab.build(context, visitor)
+            with gr.Tab("Queue", id="queue") as queue_tab_item:
+                queue = queue_tab.build(context)
             with gr.Tab("About"):
                 about = about_tab.build(context)
         # Every visit sees the current store (runs finished since the page was built, uploads added), in
@@ -133,12 +138,12 @@ def build_app(context: AppContext) -> gr.Blocks:
         # The board in the page was built at start-up: a plain visit to an unchanged board redraws nothing (one
         # call); a shared link or a changed store is drawn, chart included, in that same call.
         demo.load(board.load, None, board.load_outputs, api_visibility="private", show_progress="hidden", **READ_EVENT)
-        demo.load(overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
-        # A model's page by address (?model=NAME, the board's links): its tab selected and filled in one call.
+        demo.load(overview.refresh, overview.inputs, overview.table, api_visibility="private", **READ_EVENT)
+        # A model's page by address (?model=NAME, the board's and the overview's links): its tab selected and filled
+        # in one call.
         demo.load(model.open_from_url, None, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
-        # A model name clicked in the Overview opens its page.
-        overview.table[0].select(model.open_picked, overview.table[0], [tabs, *model.url_outputs],
-                                 api_visibility="private", **READ_EVENT)
+        # The queue is read when its tab is opened (and by its button), not polled.
+        queue_tab_item.select(queue.refresh, None, queue.cards, api_visibility="private", **READ_EVENT)
         # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.
         def reload_other_results() -> None:
             context.refresh_other_results()
@@ -153,7 +158,7 @@ def build_app(context: AppContext) -> gr.Blocks:
         # redraw with their rows.
         if about.loaded is not None:
             about.loaded.then(board.refresh, board.inputs, board.outputs, **leaderboard_tab.REDRAW).then(
-                overview.refresh, None, overview.table, api_visibility="private", **READ_EVENT)
+                overview.refresh, overview.inputs, overview.table, api_visibility="private", **READ_EVENT)
         # Runs finished since the page loaded are listed as soon as the Explore tab is opened.
         explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",
                                 **READ_EVENT)

@@ -897,6 +897,18 @@ class Store:
         rows = self._query("SELECT sample_id, error IS NOT NULL FROM predictions WHERE run_id = ?", (run_id,))
         return {sample_id: bool(is_error) for sample_id, is_error in rows}
 
+    def sample_usage(self, run_ids: list[str]) -> dict[str, list[tuple[float | None, int | None, int | None, bool]]]:
+        """Each asked run's predictions as (latency, prompt_tokens, completion_tokens, failed), in one query: what
+        a run's cost and latency figures are computed from (NULL tokens: the endpoint reported no usage)."""
+        found: dict[str, list[tuple[float | None, int | None, int | None, bool]]] = {run_id: [] for run_id in run_ids}
+        if not run_ids:
+            return found
+        rows = self._query("SELECT run_id, latency, prompt_tokens, completion_tokens, error IS NOT NULL FROM predictions"
+                           f" WHERE run_id IN ({', '.join('?' * len(run_ids))})", tuple(run_ids))
+        for run_id, latency, prompt_tokens, completion_tokens, failed in rows:
+            found[run_id].append((latency, prompt_tokens, completion_tokens, bool(failed)))
+        return found
+
     def run_totals(self, run_id: str) -> dict[str, Any]:
         return self.all_run_totals([run_id])[run_id]
 

@@ -29,6 +29,7 @@ from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_te
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
+from evaluators.publish.run_costs import COST_COLUMNS, add_run_costs
 
 SOURCES = ("published", "evaluated", "uploaded")
 SOURCE_OF_RUN = {"endpoint": "evaluated", "upload": "uploaded"}
@@ -367,6 +368,7 @@ def board_columns(benchmark: Benchmark, layout: BoardLayout, others: bool = Fals
     interval_columns = [c + suffix for c in fraction_columns(benchmark, layout) for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     return [*IDENTITY_COLUMNS, APART_COLUMN, "view", *layout.columns, *layout.detail_columns, *layout.text_columns,
             *FACT_COLUMNS, UPDATED_COLUMN, *INFO_COLUMNS, *([ORIGIN_COLUMN] if others else []), NEWEST_COLUMN,
+            *COST_COLUMNS,
             *interval_columns]
 
 
@@ -412,6 +414,7 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
         for row in rows:
             row[ORIGIN_COLUMN] = None
         rows += _others_rows(others, store)
+    _add_cost_columns(rows, store)
     fractions, item_shares = fraction_columns(spec, layout), item_share_columns(spec, layout)
     for row in rows:
         _cut_texts(row)
@@ -434,9 +437,15 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
         whole = int if column.endswith(N_SUFFIX) else float
         frame[column] = pd.Series([None if v is None or pd.isna(v) else whole(v) for v in frame[column]],
                                   index=frame.index, dtype=object)
-    for column in (*FACT_COLUMNS, UPDATED_COLUMN):  # None, never NaN, where a fact is not known
+    for column in (*FACT_COLUMNS, UPDATED_COLUMN, *COST_COLUMNS):  # None, never NaN, where not known
         frame[column] = pd.Series([None if is_missing(v) else v for v in frame[column]], index=frame.index, dtype=object)
     return frame
+
+
+def _add_cost_columns(rows: list[dict[str, Any]], store: Store | None) -> None:
+    """$ per 1,000 items and latency (mean, p95) of the evaluated rows (evaluators/publish/run_costs.py): computed
+    here, once per board frame, from every evaluated run's predictions in one query; None on other rows."""
+    add_run_costs(rows, store, run_ids_of)
 
 
 def _cut_texts(row: dict[str, Any]) -> None:

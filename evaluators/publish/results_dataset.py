@@ -78,6 +78,11 @@ CONTENTS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("created", "string", "when the run was created (ISO 8601, UTC); null for published rows"),
     ("updated", "string", "the date the row's numbers were produced (ISO date, UTC): the published table's date, "
                           "the run's end"),
+    ("usd_per_1k_items", "float64", "an evaluated run's cost in USD per 1,000 items: its reported tokens x the model's "
+                                    "list price (leaderboard_data/prices.json); null when not known"),
+    ("latency_mean_s", "float64", "an evaluated run's mean seconds per item (answers from the cache left out)"),
+    ("latency_p95_s", "float64", "an evaluated run's 95th percentile of seconds per item (nearest rank)"),
+    ("cost_note", "string", "the price the cost was computed with, or why the cost or latency is null"),
 )
 # (name, Arrow type, what it holds) of the `details` columns, in order.
 DETAILS_COLUMNS: tuple[tuple[str, str, str], ...] = (

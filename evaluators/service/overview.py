@@ -1,6 +1,7 @@
 """One view across benchmarks: a row per model with each benchmark's headline figures side by side (as
-its package declares them, `Benchmark.overview`), ranked by one stated aggregate over the models that
-have every benchmark's figure. Pure data (pandas), fractions; the app only shows it."""
+its package declares them, `Benchmark.overview`), ranked over what each model has: the models with more
+benchmarks first (coverage), then by the mean of the benchmarks they have. So the page ranks models from the
+published tables alone, before anyone runs anything here. Pure data (pandas), fractions; the app only shows it."""
 
 from __future__ import annotations
 
@@ -12,18 +13,23 @@ import pandas as pd
 
 from evaluators.core.declarations import Overview
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
-from evaluators.service.board import APART_COLUMN, ORIGIN_COLUMN, RANK_COLUMN, model_facts, model_key, ranks
+from evaluators.service.board import APART_COLUMN, ORIGIN_COLUMN, RANK_COLUMN, model_facts, model_key
 
 MODEL_COLUMN = "model"
 AGGREGATE_COLUMN = "aggregate"
 # The benchmarks a model has no ranked figure in (empty on ranked rows).
 LACKS_COLUMN = "lacks"
 SOURCE_SUFFIX = " · source"
-AGGREGATE_RULE = ("Aggregate = the plain mean, over the benchmarks, of one column per benchmark ({columns}), "
-                  "as shares; each benchmark weighs the same whatever the number of its columns. Only models with "
-                  "that column in every benchmark get an aggregate and a rank; the others follow, unranked, with "
-                  "what they lack. Each figure is the model's best ranked row of the benchmark's view (a published "
-                  "row or a comparable evaluated run; never a partial run or an upload).")
+# How many of the benchmarks a model has a figure in, e.g. "3 of 4" (COVERED_COLUMN: the number alone).
+COVERAGE_COLUMN = "coverage"
+COVERED_COLUMN = "benchmarks"
+AGGREGATE_RULE = ("Mean = the plain mean of one column per benchmark ({columns}), as shares, over the benchmarks a "
+                  "model has a figure in; each benchmark weighs the same whatever the number of its columns. Models "
+                  "are ranked by coverage first (a model with more benchmarks comes before one with fewer: a mean over "
+                  "fewer benchmarks is not comparable with it), then by that mean; equal coverage and mean share a "
+                  "rank. Compare means only between models of the same coverage, and read which benchmarks they "
+                  "cover. Each figure is the model's best ranked row of the benchmark's view (a published row or a "
+                  "comparable evaluated run; never a partial run or an upload).")
 
 
 @dataclass(frozen=True)
@@ -104,17 +110,19 @@ def _source(row: pd.Series, benchmark: Benchmark, shown_name: str) -> str:
 
 
 def overview_columns(benchmarks: Sequence[Benchmark] | None = None) -> list[str]:
-    """The overview's columns: rank, model, aggregate, every headline figure, what a model lacks, the sources."""
+    """The overview's columns: rank, model, coverage, the mean, every headline figure, what a model lacks, the
+    number of benchmarks it has, the sources."""
     parts = headlines(benchmarks)
-    return [RANK_COLUMN, MODEL_COLUMN, AGGREGATE_COLUMN, *[c for h in parts for c in h.columns], LACKS_COLUMN,
-            *[h.source_column for h in parts]]
+    return [RANK_COLUMN, MODEL_COLUMN, COVERAGE_COLUMN, AGGREGATE_COLUMN, *[c for h in parts for c in h.columns],
+            LACKS_COLUMN, COVERED_COLUMN, *[h.source_column for h in parts]]
 
 
 def overview_rows(board_frames: Mapping[str, pd.DataFrame], benchmarks: Sequence[Benchmark] | None = None) -> pd.DataFrame:
     """One row per model (matched across tables by evaluators.service.board.model_key) from each benchmark's board
     frame (board_rows, official mode), keyed by benchmark name: its headline figures (fractions) and their
-    sources; `aggregate` (AGGREGATE_RULE) and `rank` only for models with every benchmark's aggregate
-    column, ranked first by it; the other models follow, unranked, with the benchmarks they lack.
+    sources; `coverage` ("3 of 4") and `benchmarks` (3): how many benchmarks' aggregate column it has; `aggregate`:
+    the mean of those (AGGREGATE_RULE); the benchmarks it lacks. Every model with a figure is ranked: more coverage
+    first, then the higher mean; equal coverage and mean share a rank.
     `benchmarks`: the declarations of the frames' benchmarks (by default looked up by name)."""
     chosen = list(benchmarks) if benchmarks is not None else [get_benchmark(name) for name in board_frames]
     parts = headlines([b for b in chosen if b.name in board_frames])
@@ -137,19 +145,36 @@ def overview_rows(board_frames: Mapping[str, pd.DataFrame], benchmarks: Sequence
                 lacking.append(h.benchmark.title)
             else:
                 aggregates.append(value)
-        record[AGGREGATE_COLUMN] = sum(aggregates) / len(aggregates) if parts and not lacking else None
+        record[AGGREGATE_COLUMN] = sum(aggregates) / len(aggregates) if aggregates else None
+        record[COVERED_COLUMN] = len(aggregates)
+        record[COVERAGE_COLUMN] = f"{len(aggregates)} of {len(parts)}"
         record[LACKS_COLUMN] = ", ".join(lacking)
         records.append(record)
     frame = pd.DataFrame(records, columns=overview_columns([h.benchmark for h in parts])).drop(columns=RANK_COLUMN)
-    complete = frame[AGGREGATE_COLUMN].notna()
-    # The ranked models by aggregate; then the others, those lacking fewer benchmarks first.
-    lacking = frame[LACKS_COLUMN].map(lambda text: len(text.split(", ")) if text else 0)
-    frame = frame.assign(_complete=complete, _lacking=lacking, _name=frame[MODEL_COLUMN].str.lower())
-    frame = frame.sort_values(["_complete", AGGREGATE_COLUMN, "_lacking", "_name"], ascending=[False, False, True, True],
-                              na_position="last", kind="stable")
-    frame = frame.drop(columns=["_complete", "_lacking", "_name"]).reset_index(drop=True)
-    ranked = int(complete.sum())
-    # Equal aggregates share a rank (the mean has no interval to tie by).
-    found = ranks([float(v) for v in frame[AGGREGATE_COLUMN][:ranked]], [None] * ranked, [None] * ranked)
-    frame.insert(0, RANK_COLUMN, pd.array(found + [None] * (len(frame) - ranked), dtype="Int64"))
+    frame[COVERED_COLUMN] = frame[COVERED_COLUMN].astype(int)
+    frame = frame.assign(_name=frame[MODEL_COLUMN].str.lower())
+    frame = frame.sort_values([COVERED_COLUMN, AGGREGATE_COLUMN, "_name"], ascending=[False, False, True],
+                              na_position="last", kind="stable").drop(columns="_name").reset_index(drop=True)
+    frame.insert(0, RANK_COLUMN, pd.array(coverage_ranks(list(frame[COVERED_COLUMN]), list(frame[AGGREGATE_COLUMN])),
+                                          dtype="Int64"))
     return frame
+
+
+def coverage_ranks(covered: list[int], means: list[float | None]) -> list[int | None]:
+    """Ranks of rows sorted by coverage then mean (best first): a row takes its 1-based position unless it has the
+    same coverage and mean as the row above, when it shares that row's rank; no mean, no rank."""
+    result: list[int | None] = []
+    for position, (count, mean) in enumerate(zip(covered, means), 1):
+        if mean is None or pd.isna(mean):
+            result.append(None)
+        elif result and result[-1] is not None and (count, mean) == (covered[position - 2], means[position - 2]):
+            result.append(result[-1])
+        else:
+            result.append(position)
+    return result
+
+
+def at_least(frame: pd.DataFrame, minimum: int) -> pd.DataFrame:
+    """The overview's models with at least `minimum` benchmarks (a shorter list, the same ranks: models with more
+    coverage come first, so only the tail is cut)."""
+    return frame[frame[COVERED_COLUMN] >= minimum].reset_index(drop=True)

@@ -1,5 +1,6 @@
 """Runs evaluated here, as a front door acts on them: the jobs a visitor may see and their live state, one
-run's detail, and what its owner may do (cancel, resume, re-send the failed requests, share the outputs).
+run's detail, what its owner may do (cancel, resume, re-send the failed requests, share the outputs), and the
+public queue every visitor sees (what runs, never whose, where or with what key).
 Starting a run goes through the run request (evaluators/service/run_request.py)."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import get_benchmark
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
 from evaluators.engine.jobs import shown_message
 from evaluators.engine.settings import describe_requests
@@ -121,3 +123,58 @@ def share_outputs(services: AppServices, run: RunRow) -> str:
     services.store.set_shared(run.id, True)
     services.after_run(run.id)  # the hub copy says shared too, so a restarted Space keeps it shared
     return f"The outputs of {run.id} are now shown to every visitor in the Explore tab."
+
+
+# ---- the public queue: every run evaluated here, for anyone -----------------------------------------------------
+
+# A queue entry's statuses, as the queue groups them.
+PENDING_STATUSES = ("created", "queued")
+RUNNING_STATUSES = ("running", "running elsewhere", "cancelling")
+# At most this many finished runs are listed (the newest): the queue is about what is going on.
+MAX_FINISHED_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    """One run evaluated on this deployment as anyone may see it: what was asked and how far it is, never who
+    asked, the endpoint, its key, the notes or the outputs (a public deployment's visitors read every entry)."""
+
+    benchmark: str  # the benchmark's display title
+    language: str | None  # the view the run covers, when the benchmark has languages
+    model: str  # as the run names it (server paths taken out on a public deployment)
+    status: str  # the live status (jobs manager)
+    done: int  # items answered or failed so far
+    total: int  # items the run asks
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+
+    @property
+    def stage(self) -> str:
+        """"pending", "running" or "finished" (failed, cancelled and interrupted runs count as finished)."""
+        if self.status in PENDING_STATUSES:
+            return "pending"
+        return "running" if self.status in RUNNING_STATUSES else "finished"
+
+
+def public_queue(services: AppServices) -> list[QueueEntry]:
+    """Every run evaluated here (not uploads): pending and running ones first, oldest first (the order they are
+    served in), then at most MAX_FINISHED_SHOWN finished ones, newest first. The same for every visitor, and on
+    a public deployment model names pass the server-path redaction like every text a visitor reads."""
+    runs = [run for run in services.store.list_runs() if run.source == "endpoint"]
+    totals = services.store.all_run_totals([run.id for run in runs])
+    redact = services.redact_paths if services.public else (lambda text: text)
+    entries = [QueueEntry(benchmark=_benchmark_title(run.benchmark), language=run.language,
+                          model=redact(run.model), status=services.jobs.status_of(run.id, run.status),
+                          done=int(totals[run.id]["done"]), total=int(run.total), created_at=run.created_at,
+                          started_at=run.started_at, finished_at=run.finished_at) for run in runs]
+    waiting = sorted((e for e in entries if e.stage != "finished"), key=lambda e: (e.stage != "running", e.created_at))
+    finished = [e for e in entries if e.stage == "finished"][:MAX_FINISHED_SHOWN]  # list_runs: newest first
+    return waiting + finished
+
+
+def _benchmark_title(name: str) -> str:
+    try:
+        return get_benchmark(name).title
+    except ToolboardError:
+        return name  # a run of a benchmark this deployment no longer registers
