@@ -5,10 +5,13 @@ table's names are offered here too: the front doors ask the service, not the pub
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
@@ -72,27 +75,32 @@ class BoardQuery:
     request_modes: tuple[str, ...] | None = None
 
 
-def ranks(values: list[float | None], lows: list[float | None], highs: list[float | None]) -> list[int | None]:
-    """Ranks of rows already sorted best first (standard competition ranking with interval ties): a row
-    takes its 1-based position, unless its 95% interval overlaps the interval of the first row of the
-    rank group directly above it, when it shares that group's rank (comparing with the group's first
-    row, not with the row above, keeps overlaps from chaining down the table). A row without an
-    interval counts as the single point of its value, so it ties only on overlap or an equal value.
-    Rows without a value get no rank."""
-    result: list[int | None] = []
-    leader: tuple[float, float] | None = None
-    leader_rank = 0
-    for position, (value, low, high) in enumerate(zip(values, lows, highs), 1):
-        if not isinstance(value, int | float) or math.isnan(value):
-            result.append(None)
-            continue
-        interval = (low, high) if isinstance(low, int | float) and isinstance(high, int | float) else (value, value)
-        if leader is not None and interval[0] <= leader[1] and leader[0] <= interval[1]:
-            result.append(leader_rank)
-        else:
-            leader, leader_rank = interval, position
-            result.append(position)
-    return result
+def ranks(values: list[float | None], lows: list[float | None], highs: list[float | None],
+          lower_is_better: bool = False) -> list[int | None]:
+    """Ranks with intervals, as the public boards that rank with intervals do (LMArena): a row's rank is
+    1 + the number of rows that are better beyond both intervals, i.e. whose 95% low bound is above this
+    row's high bound (lower_is_better: whose high bound is below this row's low bound). Rows whose
+    intervals overlap are not told apart, so several rows may share a rank and the next rank is not always
+    taken. A row without an interval counts as the single point of its value; rows without a value get no
+    rank and count for no one. The rows may come in any order; O(n log n) (sorted bounds, bisected)."""
+    def number(value: float | None) -> float | None:
+        return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
+
+    bounds: list[tuple[float, float] | None] = []
+    for value, low, high in zip(values, lows, highs):
+        point, low, high = number(value), number(low), number(high)
+        if point is None:
+            bounds.append(None)
+        elif low is None or high is None:
+            bounds.append((point, point))
+        else:  # the value itself always lies in its own interval (a rounded published figure may not)
+            bounds.append((min(low, high, point), max(low, high, point)))
+    known = [b for b in bounds if b is not None]
+    if lower_is_better:
+        sorted_highs = sorted(high for _, high in known)
+        return [None if b is None else 1 + bisect.bisect_left(sorted_highs, b[0]) for b in bounds]
+    sorted_lows = sorted(low for low, _ in known)
+    return [None if b is None else 1 + len(sorted_lows) - bisect.bisect_right(sorted_lows, b[1]) for b in bounds]
 
 
 def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> pd.DataFrame:
@@ -130,30 +138,38 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
 
 
 def _ranked_in_order(rows: pd.DataFrame, layout: BoardLayout, query: BoardQuery, sort_by: str | None) -> pd.DataFrame:
-    """The rows sorted (ranked rows first; by view first when every view is shown) with their rank within
-    their view."""
-    apart = rows[APART_COLUMN].fillna("").astype(str) != ""
-    keys, ascending = ["_apart"], [True]
-    if not query.view:
-        keys, ascending = [*keys, "view"], [*ascending, True]
-    if sort_by:
-        descending = query.descending if query.descending is not None else sort_by not in layout.lower_is_better
-        keys, ascending = [*keys, sort_by], [*ascending, not descending]
-    rows = rows.assign(_apart=apart).sort_values(keys, ascending=ascending, na_position="last",
-                                                 kind="stable").drop(columns="_apart").reset_index(drop=True)
-    rank: list[int | None] = [None] * len(rows)
-    ranked = (rows[APART_COLUMN].fillna("").astype(str) == "").to_numpy()
-    if sort_by and ranked.any():
-        for _, part in rows[ranked].groupby("view", sort=False):
-            def numbers(column: str, part: pd.DataFrame = part) -> list[float | None]:
-                if column not in part.columns:
-                    return [None] * len(part)
-                return [None if pd.isna(v) else float(v) for v in pd.to_numeric(part[column], errors="coerce")]
+    """The rows in order, each ranked row with its rank within its view by the sort column: the ranked rows first
+    (by view first when every view is shown), by rank, then by the sort column; the rows kept apart after them,
+    by the sort column. A row with a wide interval may rank above rows of higher value (none is clearly better
+    than it): going by rank keeps the rank column from going back on itself."""
+    rows = rows.reset_index(drop=True)
+    apart = (rows[APART_COLUMN].fillna("").astype(str) != "").to_numpy()
+    by_view = [] if query.view else ["view"]
+    rank = pd.array([None] * len(rows), dtype="Int64")
+    if not sort_by:
+        return rows.assign(_apart=apart, **{RANK_COLUMN: rank}).sort_values(
+            ["_apart", *by_view], kind="stable").drop(columns="_apart").reset_index(drop=True)
+    # "Better" is the column's own direction, whichever way the rows are shown: the other way lists the same
+    # ranks from the bottom.
+    lower_is_better = sort_by in layout.lower_is_better
+    descending = query.descending if query.descending is not None else not lower_is_better
+    columns = [_numbers(rows, sort_by + suffix) for suffix in ("", LOW_SUFFIX, HIGH_SUFFIX)]
+    views = rows["view"].to_numpy()
+    for view in dict.fromkeys(views[~apart]):
+        where = (views == view) & ~apart
+        found = ranks(*(column[where].tolist() for column in columns), lower_is_better=lower_is_better)
+        rank[where.nonzero()[0]] = pd.array(found, dtype="Int64")
+    best_first = descending != lower_is_better
+    return rows.assign(_apart=apart, **{RANK_COLUMN: rank}).sort_values(
+        ["_apart", *by_view, RANK_COLUMN, sort_by], ascending=[True, *(True for _ in by_view), best_first, not descending],
+        na_position="last", kind="stable").drop(columns="_apart").reset_index(drop=True)
 
-            found = ranks(numbers(sort_by), numbers(sort_by + LOW_SUFFIX), numbers(sort_by + HIGH_SUFFIX))
-            for index, value in zip(part.index, found):
-                rank[index] = value
-    return rows.assign(**{RANK_COLUMN: pd.array(rank, dtype="Int64")})
+
+def _numbers(rows: pd.DataFrame, column: str) -> Any:
+    """A column as floats (NaN where empty or not a number; all NaN when the board has no such column)."""
+    if column not in rows.columns:
+        return np.full(len(rows), np.nan)
+    return pd.to_numeric(rows[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def _facts_filtered(rows: pd.DataFrame, query: BoardQuery) -> pd.DataFrame:
