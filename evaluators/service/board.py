@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
+from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS
 from evaluators.publish.board_table import (
     APART_COLUMN,
     FACT_COLUMNS,
+    FLAG_COLUMN,
     HIGH_SUFFIX,
     IDENTITY_COLUMNS,
     INFO_COLUMNS,
@@ -48,6 +50,8 @@ from evaluators.publish.board_table import (
 # The ranked position (ranked rows only).
 RANK_COLUMN = "rank"
 PARTS = ("all", "ranked", "apart")
+# The weights filter: every row, or the rows whose model's weights are known to be published (open) or not (closed).
+WEIGHTS = ("any", "open", "closed")
 # At most this many rows per table in one read of the board (each of the page's two tables, /leaderboard,
 # /leaderboard_ranked, /leaderboard_apart), however many the store holds: the ranked rows first, then each part
 # in the table's order (the sort column), so what is left out is what would be read last; a line says how many
@@ -71,8 +75,41 @@ class BoardQuery:
     part: str = "all"
     # Model facts: None = every row; a row whose fact is unknown is dropped by a filter that names values.
     organisations: tuple[str, ...] | None = None
-    open_weights_only: bool = False
+    open_weights_only: bool = False  # the same as weights="open" (kept for the callers that name it)
     request_modes: tuple[str, ...] | None = None
+    # Size in billions of parameters (params_b), bounds included; with either bound, a row of unknown size is dropped.
+    min_params_b: float | None = None
+    max_params_b: float | None = None
+    weights: str = "any"  # one of WEIGHTS: "open" or "closed" keep the rows whose model is known to be so
+    hide_flagged: bool = False  # drop the flagged rows (FLAG_COLUMN)
+
+    def __post_init__(self) -> None:
+        check_filters(self.min_params_b, self.max_params_b, self.weights, self.open_weights_only)
+
+    @property
+    def chosen_weights(self) -> str:
+        return "open" if self.open_weights_only else self.weights
+
+
+def check_filters(min_params_b: Any = None, max_params_b: Any = None, weights: Any = "any",
+                  open_weights_only: Any = False) -> None:
+    """Refuse, saying why, a size bound that is not a number of billions of at least 0, bounds the wrong way round,
+    a weights choice not in WEIGHTS, or open_weights_only with weights "closed"."""
+    for name, bound in (("min_params_b", min_params_b), ("max_params_b", max_params_b)):
+        if bound is None:
+            continue
+        if isinstance(bound, bool) or not isinstance(bound, int | float) or math.isnan(bound) or math.isinf(bound):
+            raise ToolboardError(f"{name} must be a number of billions of parameters (or empty for no bound), got {bound!r}")
+        if bound < 0:
+            raise ToolboardError(f"{name} must be 0 or more billions of parameters, got {bound:g}")
+    if min_params_b is not None and max_params_b is not None and min_params_b > max_params_b:
+        raise ToolboardError(f"min_params_b ({min_params_b:g}) is above max_params_b ({max_params_b:g}): no size is in "
+                             "that range")
+    if weights not in WEIGHTS:
+        raise ToolboardError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
+    if open_weights_only and weights == "closed":
+        raise ToolboardError("open_weights_only asks for open models and weights for closed ones: choose one "
+                             "(weights alone is enough)")
 
 
 def ranks(values: list[float | None], lows: list[float | None], highs: list[float | None],
@@ -174,15 +211,24 @@ def _numbers(rows: pd.DataFrame, column: str) -> Any:
 
 def _facts_filtered(rows: pd.DataFrame, query: BoardQuery) -> pd.DataFrame:
     """The rows whose model facts match the query (after ranking: a filter hides rows, never re-ranks)."""
+    keep = np.ones(len(rows), dtype=bool)
     if query.organisations is not None and "organisation" in rows.columns:
-        rows = rows[rows["organisation"].isin(query.organisations)]
-    if query.open_weights_only and "open_weights" in rows.columns:
-        # a Series, not a list: an empty list would select no columns instead of no rows
-        rows = rows[pd.Series([not is_missing(value) and bool(value) for value in rows["open_weights"]],
-                              index=rows.index, dtype=bool)]
+        keep &= rows["organisation"].isin(query.organisations).to_numpy()
+    weights = query.chosen_weights
+    if weights != "any" and "open_weights" in rows.columns:
+        wanted = weights == "open"  # an unknown (None) is neither
+        keep &= np.array([not is_missing(value) and bool(value) == wanted for value in rows["open_weights"]], dtype=bool)
     if query.request_modes is not None and "request_mode" in rows.columns:
-        rows = rows[rows["request_mode"].isin(query.request_modes)]
-    return rows
+        keep &= rows["request_mode"].isin(query.request_modes).to_numpy()
+    if query.min_params_b is not None or query.max_params_b is not None:
+        size = _numbers(rows, "params_b")  # NaN where unknown: no comparison keeps it
+        if query.min_params_b is not None:
+            keep &= size >= query.min_params_b
+        if query.max_params_b is not None:
+            keep &= size <= query.max_params_b
+    if query.hide_flagged and FLAG_COLUMN in rows.columns:
+        keep &= np.array([is_missing(value) or not str(value).strip() for value in rows[FLAG_COLUMN]], dtype=bool)
+    return rows if keep.all() else rows[keep]
 
 
 def bounded(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, int]:
@@ -196,9 +242,10 @@ def bounded(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame
 # How a reader of a bounded table sees the rows left out: on the page, and through the API.
 # ({view}: the layout's view label, e.g. language).
 PAGE_NARROWING = ("Search for a model or notes, or narrow the view with the filters ({view}, sources, organisation, "
-                  "request mode, open weights) to see them; the CSV and JSON downloads hold every row.")
-API_NARROWING = ("Narrow with search, view, sources, organisations, request_modes or open_weights_only to see them; "
-                 "/download_csv and /download_json return every row.")
+                  "request mode, size, open or closed weights, hide flagged) to see them; the CSV and JSON downloads "
+                  "hold every row.")
+API_NARROWING = ("Narrow with search, view, sources, organisations, request_modes, min_params_b, max_params_b, weights "
+                 "or hide_flagged to see them; /download_csv and /download_json return every row.")
 
 
 def more_rows_note(shown: int, more: int, what: str = "rows", narrow: str = API_NARROWING) -> str:
@@ -220,6 +267,7 @@ __all__ = [
     "BoardLayout",
     "BoardQuery",
     "FACT_COLUMNS",
+    "FLAG_COLUMN",
     "HIGH_SUFFIX",
     "IDENTITY_COLUMNS",
     "INFO_COLUMNS",
@@ -234,11 +282,13 @@ __all__ = [
     "SOURCES",
     "SOURCE_OF_RUN",
     "UPDATED_COLUMN",
+    "WEIGHTS",
     "as_json_records",
     "board_columns",
     "board_rows",
     "board_updated",
     "bounded",
+    "check_filters",
     "column_n",
     "fact_choices",
     "fraction_columns",
