@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,91 +145,127 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     """Filter, choose columns, sort and rank, server-side. The ranking (published rows and comparable
     runs) comes first, ranked by the sort column (by default the layout's) within each view; the rows kept
     apart follow (or alone, with part="apart"), without a rank. A rank is the row's place among the ranked
-    rows of its view from the chosen sources: searching and the model filters hide rows, never re-rank."""
-    rows = frame
-    if query.view:
-        rows = rows[rows["view"] == query.view]
-    rows = rows[rows["source"].isin(query.sources)]
+    rows of its view from the chosen sources: searching and the model filters hide rows, never re-rank.
+    This runs on every switch, sort and search of every visitor: the few columns it reads are read once as
+    arrays, the rows are chosen and ordered as positions, and only the rows and columns shown are copied."""
+    board = _Columns(frame)
     metrics = [c for c in (query.columns if query.columns is not None else layout.columns) if c in frame.columns]
     if query.details:
         metrics += [c for c in layout.detail_columns if c not in metrics]
     sort_by = query.sort_by if query.sort_by in metrics else (layout.default_sort if layout.default_sort in metrics else None)
-    rows = _ranked_in_order(rows, layout, query, sort_by)
-    if query.search.strip():
-        # No name on the board is longer than a model name may be: a longer search would only cost its scan.
-        needle = query.search.strip().lower()[:MAX_MODEL_NAME_CHARS]
-        rows = rows[rows["model"].str.lower().str.contains(needle, regex=False)
-                    | rows["details"].fillna("").astype(str).str.lower().str.contains(needle, regex=False)]
-    rows = _facts_filtered(rows, query)
-    apart = rows[APART_COLUMN].fillna("").astype(str) != ""
+    chosen = board.member("source", query.sources)
+    if query.view:
+        chosen &= board.views == query.view
+    rank = np.full(len(frame), np.nan)
+    keys: list[Any] = []  # np.lexsort's keys, the least significant first
+    if sort_by:
+        # "Better" is the column's own direction, whichever way the rows are shown: the other way lists the
+        # same ranks from the bottom.
+        lower_is_better = sort_by in layout.lower_is_better
+        descending = query.descending if query.descending is not None else not lower_is_better
+        value, low, high = (board.numbers(sort_by + suffix) for suffix in ("", LOW_SUFFIX, HIGH_SUFFIX))
+        ranked = chosen & ~board.apart
+        for view in dict.fromkeys(board.views[ranked]):
+            where = ranked & (board.views == view)
+            found = ranks(value[where].tolist(), low[where].tolist(), high[where].tolist(), lower_is_better=lower_is_better)
+            rank[where] = [np.nan if r is None else r for r in found]
+        # The ranked rows by rank, then by the column: a row with a wide interval may rank above rows of higher
+        # value (none is clearly better than it); going by rank keeps the rank column from going back on itself.
+        best_first = descending != lower_is_better
+        keys = [_nan_last(-value if descending else value), _nan_last(rank if best_first else -rank)]
+    if not query.view:
+        keys.append(board.view_order)
+    keys.append(board.apart)
+    keep = chosen & board.searched(query.search) & _facts_kept(board, query)
     if query.part == "ranked":
-        rows = rows[~apart]
+        keep &= ~board.apart
     elif query.part == "apart":
-        rows = rows[apart]
-    rows = rows.reset_index(drop=True)
+        keep &= board.apart
+    order = np.lexsort([np.arange(len(frame)), *keys])
+    positions = order[keep[order]]
     intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, UPDATED_COLUMN,
              *INFO_COLUMNS, ORIGIN_COLUMN, RANK_COLUMN, NEWEST_COLUMN, *intervals]
     if not query.view:
         shown.insert(2, "view")
-    return rows[[c for c in shown if c in rows.columns]]
+    shown = [c for c in shown if c in frame.columns or c == RANK_COLUMN]
+    taken = [c for c in shown if c != RANK_COLUMN]
+    rows = frame.iloc[positions, [frame.columns.get_loc(c) for c in taken]].reset_index(drop=True)
+    rows.insert(shown.index(RANK_COLUMN), RANK_COLUMN,
+                pd.array([None if np.isnan(r) else int(r) for r in rank[positions]], dtype="Int64"))
+    return rows
 
 
-def _ranked_in_order(rows: pd.DataFrame, layout: BoardLayout, query: BoardQuery, sort_by: str | None) -> pd.DataFrame:
-    """The rows in order, each ranked row with its rank within its view by the sort column: the ranked rows first
-    (by view first when every view is shown), by rank, then by the sort column; the rows kept apart after them,
-    by the sort column. A row with a wide interval may rank above rows of higher value (none is clearly better
-    than it): going by rank keeps the rank column from going back on itself."""
-    rows = rows.reset_index(drop=True)
-    apart = (rows[APART_COLUMN].fillna("").astype(str) != "").to_numpy()
-    by_view = [] if query.view else ["view"]
-    rank = pd.array([None] * len(rows), dtype="Int64")
-    if not sort_by:
-        return rows.assign(_apart=apart, **{RANK_COLUMN: rank}).sort_values(
-            ["_apart", *by_view], kind="stable").drop(columns="_apart").reset_index(drop=True)
-    # "Better" is the column's own direction, whichever way the rows are shown: the other way lists the same
-    # ranks from the bottom.
-    lower_is_better = sort_by in layout.lower_is_better
-    descending = query.descending if query.descending is not None else not lower_is_better
-    columns = [_numbers(rows, sort_by + suffix) for suffix in ("", LOW_SUFFIX, HIGH_SUFFIX)]
-    views = rows["view"].to_numpy()
-    for view in dict.fromkeys(views[~apart]):
-        where = (views == view) & ~apart
-        found = ranks(*(column[where].tolist() for column in columns), lower_is_better=lower_is_better)
-        rank[where.nonzero()[0]] = pd.array(found, dtype="Int64")
-    best_first = descending != lower_is_better
-    return rows.assign(_apart=apart, **{RANK_COLUMN: rank}).sort_values(
-        ["_apart", *by_view, RANK_COLUMN, sort_by], ascending=[True, *(True for _ in by_view), best_first, not descending],
-        na_position="last", kind="stable").drop(columns="_apart").reset_index(drop=True)
+class _Columns:
+    """The columns of a board frame that a query reads, as arrays (the frame is read, never changed)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.views = self.column("view")
+        self.apart = _texts_given(self.column(APART_COLUMN))
+        # each row's view by its place in the sorted views: the rows of every view come view by view
+        self.view_order = np.unique(self.views.astype(str), return_inverse=True)[1] if len(frame) else np.zeros(0, int)
+
+    def column(self, name: str) -> Any:
+        """The column's values (None where the frame has no such column)."""
+        if name not in self.frame.columns:
+            return np.full(len(self.frame), None, dtype=object)
+        return self.frame[name].to_numpy(dtype=object)
+
+    def numbers(self, name: str) -> Any:
+        """The column as floats (NaN where empty or not a number, or where the frame has no such column)."""
+        if name not in self.frame.columns:
+            return np.full(len(self.frame), np.nan)
+        return pd.to_numeric(self.frame[name], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+    def member(self, name: str, wanted: Iterable[Any]) -> Any:
+        """Whether each row's value of the column is one of `wanted`."""
+        chosen = set(wanted)
+        return np.fromiter((value in chosen for value in self.column(name)), dtype=bool, count=len(self.frame))
+
+    def searched(self, search: str) -> Any:
+        """The rows whose model or details hold the search, ignoring case (every row for an empty search)."""
+        # No name on the board is longer than a model name may be: a longer search would only cost its scan.
+        needle = search.strip().lower()[:MAX_MODEL_NAME_CHARS]
+        if not needle:
+            return np.ones(len(self.frame), dtype=bool)
+        return np.fromiter((needle in str(model).lower() or (not is_missing(details) and needle in str(details).lower())
+                            for model, details in zip(self.column("model"), self.column("details"))),
+                           dtype=bool, count=len(self.frame))
 
 
-def _numbers(rows: pd.DataFrame, column: str) -> Any:
-    """A column as floats (NaN where empty or not a number; all NaN when the board has no such column)."""
-    if column not in rows.columns:
-        return np.full(len(rows), np.nan)
-    return pd.to_numeric(rows[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+def _texts_given(values: Any) -> Any:
+    """Whether each value is a non-empty text (not None, NaN or blank)."""
+    return np.fromiter((not is_missing(value) and str(value).strip() != "" for value in values), dtype=bool,
+                       count=len(values))
 
 
-def _facts_filtered(rows: pd.DataFrame, query: BoardQuery) -> pd.DataFrame:
-    """The rows whose model facts match the query (after ranking: a filter hides rows, never re-ranks)."""
-    keep = np.ones(len(rows), dtype=bool)
-    if query.organisations is not None and "organisation" in rows.columns:
-        keep &= rows["organisation"].isin(query.organisations).to_numpy()
+def _nan_last(keys: Any) -> Any:
+    """Sort keys with NaN (no value, no rank) after every number."""
+    return np.where(np.isnan(keys), np.inf, keys)
+
+
+def _facts_kept(board: _Columns, query: BoardQuery) -> Any:
+    """The rows whose model facts match the query (applied after ranking: a filter hides rows, never re-ranks)."""
+    keep = np.ones(len(board.frame), dtype=bool)
+    if query.organisations is not None and "organisation" in board.frame.columns:
+        keep &= board.member("organisation", query.organisations)
     weights = query.chosen_weights
-    if weights != "any" and "open_weights" in rows.columns:
+    if weights != "any" and "open_weights" in board.frame.columns:
         wanted = weights == "open"  # an unknown (None) is neither
-        keep &= np.array([not is_missing(value) and bool(value) == wanted for value in rows["open_weights"]], dtype=bool)
-    if query.request_modes is not None and "request_mode" in rows.columns:
-        keep &= rows["request_mode"].isin(query.request_modes).to_numpy()
+        keep &= np.fromiter((not is_missing(value) and bool(value) == wanted for value in board.column("open_weights")),
+                            dtype=bool, count=len(keep))
+    if query.request_modes is not None and "request_mode" in board.frame.columns:
+        keep &= board.member("request_mode", query.request_modes)
     if query.min_params_b is not None or query.max_params_b is not None:
-        size = _numbers(rows, "params_b")  # NaN where unknown: no comparison keeps it
+        size = board.numbers("params_b")  # NaN where unknown: no comparison keeps it
         if query.min_params_b is not None:
             keep &= size >= query.min_params_b
         if query.max_params_b is not None:
             keep &= size <= query.max_params_b
-    if query.hide_flagged and FLAG_COLUMN in rows.columns:
-        keep &= np.array([is_missing(value) or not str(value).strip() for value in rows[FLAG_COLUMN]], dtype=bool)
-    return rows if keep.all() else rows[keep]
+    if query.hide_flagged and FLAG_COLUMN in board.frame.columns:
+        keep &= ~_texts_given(board.column(FLAG_COLUMN))
+    return keep
 
 
 def bounded(frame: pd.DataFrame, limit: int | None = None) -> tuple[pd.DataFrame, int]:
