@@ -61,10 +61,14 @@ def test_only_comparable_runs_rank_with_the_published_rows(tmp_path: Path):
     assert reasons["uploaded-one"].startswith("uploaded:")
     ranked = shown[shown[APART_COLUMN].fillna("") == ""]
     assert set(ranked["source"]) == {"published", "evaluated"} and "same-experiment" in set(ranked["model"])
-    # the ranking comes first, sorted by overall; the rows kept apart follow it, even with higher scores
+    # the ranking comes first, by rank, then by overall; the rows kept apart follow it, even with higher scores
     assert list(shown["model"][:len(ranked)]) == list(ranked["model"])
-    assert list(ranked["overall"].dropna()) == sorted(ranked["overall"].dropna(), reverse=True)
-    assert ranked["model"].iloc[-1] == "same-experiment"
+    order = [(int(rank), -value) for rank, value in zip(ranked[RANK_COLUMN], ranked["overall"])]
+    assert order == sorted(order)
+    # the run scored on one item has an interval so wide that no published row is clearly better: it ranks
+    # near the top although its value is the lowest
+    run = ranked[ranked["model"] == "same-experiment"].iloc[0]
+    assert run["overall"] == min(ranked["overall"]) and int(run[RANK_COLUMN]) <= 2
 
 
 def test_the_combined_view_keeps_the_reasons_of_its_parts(tmp_path: Path):
@@ -105,13 +109,13 @@ def test_wilson_interval_matches_known_values():
     assert wilson_interval(0.5, 0) is None and wilson_interval(0.5, None) is None and wilson_interval(None, 10) is None
 
 
-def test_ranks_tie_where_intervals_overlap_the_first_row_of_the_rank_above():
+def test_a_rank_is_one_plus_the_rows_better_beyond_both_intervals():
     values = [0.9, 0.84, 0.79, 0.5, 0.5, 0.3, None]
     lows = [0.85, 0.80, 0.75, None, None, 0.2, None]
     highs = [0.95, 0.88, 0.83, None, None, 0.4, None]
-    # 0.84 overlaps 0.9 (rank 1); 0.79 overlaps 0.84 but not 0.9, the first of rank 1: no chaining;
-    # two equal values without intervals tie; no value, no rank
-    assert ranks(values, lows, highs) == [1, 1, 3, 4, 4, 6, None]
+    # 0.84 overlaps 0.9: nobody is clearly above either; 0.79 overlaps 0.84 but 0.9 is clearly above it;
+    # two equal values without intervals tie, below the three; no value, no rank
+    assert ranks(values, lows, highs) == [1, 1, 2, 4, 4, 6, None]
 
 
 def test_the_ranking_and_the_rows_kept_apart_are_separate_tables(tmp_path: Path):

@@ -11,12 +11,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evaluators.core.errors import DataError
+from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.leaderboard import LEADERBOARD_DIR, MODELS_FILE, load_model_facts, load_published
 from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
 from evaluators.service.board import (
     FACT_COLUMNS,
+    FLAG_COLUMN,
     INFO_COLUMNS,
     RANK_COLUMN,
     UPDATED_COLUMN,
@@ -151,6 +152,82 @@ def test_filters_on_organisation_open_weights_and_request_mode(frame: pd.DataFra
     both = shown(organisations=("Alibaba", "Meta"), open_weights_only=True, request_modes=("prompt",))
     assert set(both["organisation"]) == {"Alibaba", "Meta"} and set(both["source"]) == {"published"}
     _ranks_are_sane(both, everything)
+
+
+def test_open_weights_only_is_weights_open_and_closed_keeps_the_known_closed_models(frame: pd.DataFrame):
+    layout = layout_for("acebench")
+
+    def shown(**filters: Any) -> pd.DataFrame:
+        return query_board(frame, layout, BoardQuery(view="en", **filters))
+
+    everything = shown()
+    assert list(shown(weights="open")["model"]) == list(shown(open_weights_only=True)["model"])
+    assert list(shown(weights="open", open_weights_only=True)["model"]) == list(shown(weights="open")["model"])
+    closed = shown(weights="closed")
+    assert set(closed["open_weights"]) == {False} and {"GPT-4o", "openai/gpt-4o-mini"} <= set(closed["model"])
+    assert "my-own-finetune" not in set(closed["model"])  # unknown weights: neither open nor closed
+    _ranks_are_sane(closed, everything)
+    assert list(shown(weights="any")["model"]) == list(everything["model"])
+
+
+def test_a_size_range_keeps_the_rows_of_known_size_within_its_bounds(frame: pd.DataFrame):
+    layout = layout_for("acebench")
+
+    def shown(**filters: Any) -> pd.DataFrame:
+        return query_board(frame, layout, BoardQuery(view="en", **filters))
+
+    everything = shown()
+    small = shown(max_params_b=8)
+    assert small["params_b"].map(lambda size: size is not None and size <= 8).all()
+    assert {"Qwen2.5-7B-Instruct", "Watt-Tool-8B"} <= set(small["model"])  # 7.61 and 8: bounds included
+    assert "GPT-4o" not in set(small["model"]) and "my-own-finetune" not in set(small["model"])  # size unknown
+    _ranks_are_sane(small, everything)
+    middle = shown(min_params_b=8, max_params_b=72.7)
+    assert set(middle["params_b"]) >= {8.0, 72.7} and middle["params_b"].map(lambda size: 8 <= size <= 72.7).all()
+    big = shown(min_params_b=100)
+    assert big["params_b"].map(lambda size: size >= 100).all() and "DeepSeekV3" in set(big["model"])
+    assert shown(min_params_b=0)["params_b"].notna().all()  # a bound drops the rows of unknown size
+    assert shown(min_params_b=5000).empty
+
+
+@pytest.mark.parametrize(("filters", "expected"), [
+    ({"min_params_b": 9, "max_params_b": 3}, "min_params_b (9) is above max_params_b (3)"),
+    ({"min_params_b": -1}, "min_params_b must be 0 or more billions of parameters, got -1"),
+    ({"max_params_b": "7B"}, "max_params_b must be a number of billions of parameters (or empty for no bound), got '7B'"),
+    ({"max_params_b": float("nan")}, "max_params_b must be a number"),
+    ({"min_params_b": True}, "min_params_b must be a number"),
+    ({"weights": "free"}, "weights must be one of any, open, closed, got 'free'"),
+    ({"weights": "closed", "open_weights_only": True}, "open_weights_only asks for open models and weights for closed"),
+])
+def test_a_bad_filter_is_refused_with_its_reason(filters: dict[str, Any], expected: str):
+    with pytest.raises(ToolboardError) as error:
+        BoardQuery(**filters)
+    assert expected in str(error.value)
+
+
+def test_flagged_rows_are_those_whose_facts_say_why_and_hiding_them_never_re_ranks():
+    facts = {model.name: model for model in load_model_facts()}
+    flagged = {name for name, model in facts.items() if model.flag}
+    assert flagged and all(facts[name].source.startswith("https://") for name in flagged)
+    assert "mLlama-3.1-8B-Instruct" in flagged and "Llama-3.1-8B-Instruct" not in flagged
+    layout = layout_for("acebench")
+    frame = board_rows("acebench", None)
+    everything = query_board(frame, layout, BoardQuery(view="en"))
+    mllama = everything[everything["model"] == "mLlama-3.1-8B-Instruct"].iloc[0]
+    assert mllama[FLAG_COLUMN].startswith("which model this row measured is not known")
+    assert everything[FLAG_COLUMN].map(lambda flag: flag is None).sum() == len(everything) - 1
+    clean = query_board(frame, layout, BoardQuery(view="en", hide_flagged=True))
+    assert set(everything["model"]) - set(clean["model"]) == {"mLlama-3.1-8B-Instruct"}
+    _ranks_are_sane(clean, everything)
+
+
+def test_a_flag_in_the_facts_table_must_be_text(tmp_path: Path):
+    entry = {"name": "Model B", "aliases": [], "organisation": "Org", "params_b": None, "licence": None,
+             "open_weights": None, "link": None, "source": "https://example.org/b", "flag": True}
+    with pytest.raises(DataError, match="field 'flag' must be a string"):
+        load_model_facts(_bad_table(tmp_path, entry))
+    entry["flag"] = "which checkpoint is not said"
+    assert load_model_facts(_bad_table(tmp_path / "good", entry))[1].flag == "which checkpoint is not said"
 
 
 def test_fact_choices_and_the_boards_last_update(frame: pd.DataFrame):

@@ -124,9 +124,11 @@ def declare_board_api(context: AppContext) -> None:
     independent of what the page shows."""
     def part_api(benchmark: str, view: str, search: str, sources: list[str] | None, columns: list[str] | None,
                  details: bool, mode: str, sort_by: str, part: str, organisations: list[str] | None,
-                 open_weights_only: bool, request_modes: list[str] | None) -> dict[str, Any]:
+                 open_weights_only: bool, request_modes: list[str] | None, min_params_b: float | None,
+                 max_params_b: float | None, weights: str, hide_flagged: bool) -> dict[str, Any]:
+        # in view_rows' order after `part`: percent_table passes them on as they come
         values = (benchmark, view, search, sources, columns, details, mode, sort_by, organisations, open_weights_only,
-                  request_modes)
+                  request_modes, min_params_b, max_params_b, weights, hide_flagged)
         try:
             # Most visitors ask the same few views: each is built once per change of the board.
             return context.board_view(("api", part, *hashable(values)), lambda: bounded_json(
@@ -137,34 +139,48 @@ def declare_board_api(context: AppContext) -> None:
     def leaderboard_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                         columns: list[str] | None = None, details: bool = False, mode: str = "official",
                         sort_by: str = "", organisations: list[str] | None = None, open_weights_only: bool = False,
-                        request_modes: list[str] | None = None) -> dict[str, Any]:
+                        request_modes: list[str] | None = None, min_params_b: float | None = None,
+                        max_params_b: float | None = None, weights: str = "any",
+                        hide_flagged: bool = False) -> dict[str, Any]:
         """The leaderboard's current view (values in %): {"headers", "data", "total_rows", "more_rows", "note"};
         the ranked rows (with `rank`) first, then the rows kept apart (with `apart_reason`); at most 200 rows
         (more_rows: how many more the view has, note: how to narrow it; the downloads hold every row); `newest`
         marks the newest evaluated or uploaded run; `<column>_n`, `_low`, `_high`: n and 95% Wilson interval (in
         %) of each share column; the model facts (organisation, params_b, licence, open_weights, request_mode,
-        link) and `updated` (ISO date) per row. organisations / request_modes: keep only these (empty: all);
-        open_weights_only: open models only."""
+        link, flag) and `updated` (ISO date) per row.
+        rank: by the sort column (sort_by, default the benchmark's), within the view: 1 + the number of ranked rows
+        whose 95% interval lies wholly above this row's (for a lower-is-better column, wholly below); a row without
+        an interval counts as the point of its value. Rows that no other row clearly beats share a rank, the next
+        rank skips; ranked rows come by rank, then by the sort column. Filters and search hide rows, never re-rank.
+        organisations / request_modes: keep only these (empty: all); min_params_b / max_params_b: a size range in
+        billions of parameters, bounds included (a model of unknown size is left out when either is given);
+        weights: "any", "open" or "closed" (a model whose weights are not known is left out by either);
+        open_weights_only: the same as weights "open"; hide_flagged: leave out the rows whose `flag` says why their
+        figures cannot be tied to one released model. A bad filter is refused with its reason."""
         return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "all", organisations,
-                        open_weights_only, request_modes)
+                        open_weights_only, request_modes, min_params_b, max_params_b, weights, hide_flagged)
 
     def leaderboard_ranked_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                                columns: list[str] | None = None, details: bool = False, mode: str = "official",
                                sort_by: str = "", organisations: list[str] | None = None,
-                               open_weights_only: bool = False, request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The ranked table only: published rows and comparable runs, with `rank` (values in %); at most 200 rows,
-        as /leaderboard."""
+                               open_weights_only: bool = False, request_modes: list[str] | None = None,
+                               min_params_b: float | None = None, max_params_b: float | None = None,
+                               weights: str = "any", hide_flagged: bool = False) -> dict[str, Any]:
+        """The ranked table only: published rows and comparable runs, with `rank` (values in %); at most 200 rows;
+        ranks and filters as /leaderboard."""
         return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "ranked", organisations,
-                        open_weights_only, request_modes)
+                        open_weights_only, request_modes, min_params_b, max_params_b, weights, hide_flagged)
 
     def leaderboard_apart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                               columns: list[str] | None = None, details: bool = False, mode: str = "official",
                               sort_by: str = "", organisations: list[str] | None = None,
-                              open_weights_only: bool = False, request_modes: list[str] | None = None) -> dict[str, Any]:
-        """The rows kept out of the ranking, each with its `apart_reason` (values in %); at most 200 rows, as
+                              open_weights_only: bool = False, request_modes: list[str] | None = None,
+                              min_params_b: float | None = None, max_params_b: float | None = None,
+                              weights: str = "any", hide_flagged: bool = False) -> dict[str, Any]:
+        """The rows kept out of the ranking, each with its `apart_reason` (values in %); at most 200 rows; filters as
         /leaderboard."""
         return part_api(benchmark, view, search, sources, columns, details, mode, sort_by, "apart", organisations,
-                        open_weights_only, request_modes)
+                        open_weights_only, request_modes, min_params_b, max_params_b, weights, hide_flagged)
 
     def chart_api(benchmark: str, view: str = "", search: str = "", sources: list[str] | None = None,
                   columns: list[str] | None = None, mode: str = "official", kind: str = "subset bars",

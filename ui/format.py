@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evaluators.core.limits import message_of
@@ -46,9 +47,17 @@ def as_percent(frame: pd.DataFrame, layout: BoardLayout) -> pd.DataFrame:
     shown = frame.copy()
     plain = not_fractions()
     fractions = [c for c in (*layout.columns, *layout.detail_columns) if c not in plain]
-    for column in shown.columns:
-        if column in fractions or any(column == c + suffix for c in fractions for suffix in (LOW_SUFFIX, HIGH_SUFFIX)):
+    converted = {*fractions, *(c + suffix for c in fractions for suffix in (LOW_SUFFIX, HIGH_SUFFIX))}
+    columns = [c for c in shown.columns if c in converted]
+    if not columns:
+        return shown
+    try:  # every switch of every visitor comes here: one block of numbers, not a column at a time
+        block = shown[columns].to_numpy(dtype=float, na_value=np.nan)
+    except (TypeError, ValueError):  # a cell that is not a number: each column coerced on its own
+        for column in columns:
             shown[column] = in_percent_points(shown[column])
+        return shown
+    shown[columns] = np.round(block * 100, 1)
     return shown
 
 

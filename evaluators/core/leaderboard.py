@@ -62,7 +62,8 @@ FACT_FIELDS: dict[str, tuple[type, ...]] = {
     "licence": (str, type(None)), "open_weights": (bool, type(None)), "link": (str, type(None)), "source": (str,),
 }
 # snapshots: dated versions that share the facts but are different models to compare (gpt-4o-2024-08-06)
-OPTIONAL_FACT_FIELDS: dict[str, tuple[type, ...]] = {"notes": (str,), "snapshots": (list,)}
+# flag: why the figures of this model's rows cannot be tied to one released model (the board's "flagged" rows)
+OPTIONAL_FACT_FIELDS: dict[str, tuple[type, ...]] = {"notes": (str,), "snapshots": (list,), "flag": (str,)}
 # Prefixes that name where a model is served or published, not a different model: "openai/gpt-4o",
 # "Qwen/Qwen2.5-7B-Instruct". Any other "org/" may be someone's fine-tune of the model, so it stays.
 PROVIDER_PREFIXES = re.compile(
@@ -86,6 +87,7 @@ class ModelFacts:
     link: str | None
     source: str
     snapshots: tuple[str, ...] = ()  # dated versions: the same facts, each its own model on the boards
+    flag: str | None = None  # why its figures cannot be tied to one released model (the entry's source says so)
 
 
 def load_model_facts(folder: Path = LEADERBOARD_DIR) -> tuple[ModelFacts, ...]:
@@ -138,7 +140,8 @@ def _model_facts(entry: Any, index: int, path: Path) -> ModelFacts:
     return ModelFacts(name=entry["name"], aliases=tuple(entry["aliases"]), organisation=entry["organisation"],
                       params_b=None if entry["params_b"] is None else float(entry["params_b"]),
                       licence=entry["licence"], open_weights=entry["open_weights"], link=entry["link"],
-                      source=entry["source"], snapshots=tuple(entry.get("snapshots", [])))
+                      source=entry["source"], snapshots=tuple(entry.get("snapshots", [])),
+                      flag=entry.get("flag") or None)
 
 
 def normalised_model_name(name: str) -> str:

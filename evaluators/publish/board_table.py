@@ -39,7 +39,11 @@ APART_COLUMN = "apart_reason"
 INFO_COLUMNS = ("request_errors", "mode", "run_id", "fingerprint", "details")
 # What is known of each row's model (leaderboard_data/models.json, applied by model_key) and how its
 # requests were made ("prompt" or "native tools"); None where not known.
-FACT_COLUMNS = ("organisation", "params_b", "licence", "open_weights", "request_mode", "link")
+FACT_COLUMNS = ("organisation", "params_b", "licence", "open_weights", "request_mode", "link", "flag")
+# A flagged row (as the Open LLM Leaderboard flags models): its model's facts entry says why its figures cannot be
+# tied to one released model (which model or checkpoint was measured is not said, or its weights were not
+# released); the reason is the row's `flag`, None on every other row. The board's hide_flagged filter hides them.
+FLAG_COLUMN = "flag"
 # The date (ISO, UTC) a row's numbers were produced: the published table's date, the run's end.
 UPDATED_COLUMN = "updated"
 # A run's configured request mode, as the board names it.
@@ -136,7 +140,7 @@ def _fact_values(name: str) -> dict[str, Any]:
     if facts is None:
         return {}
     return {"organisation": facts.organisation, "params_b": facts.params_b, "licence": facts.licence,
-            "open_weights": facts.open_weights, "link": facts.link}
+            "open_weights": facts.open_weights, "link": facts.link, FLAG_COLUMN: facts.flag}
 
 
 def _iso_day(timestamp: float | None) -> str | None:
@@ -397,7 +401,8 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
     """Every row of the benchmark's table in every view, one column per metric (fractions); beside each
     fraction column its n and 95% Wilson interval (`<column>_n`, `_low`, `_high`; empty when n is not
     known); `newest` marks the rows of the newest evaluated or uploaded run; FACT_COLUMNS and `updated`
-    hold the model's facts, the request mode and the date of the row's numbers (None where not known).
+    hold the model's facts (with its `flag`, FLAG_COLUMN), the request mode and the date of the row's numbers (None
+    where not known).
 
     `others`: rows of other results datasets for this benchmark and mode (OtherResults.rows_for, already
     filtered and labelled with their `origin`). They are appended after this store's rows; their model facts,

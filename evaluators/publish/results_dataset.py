@@ -70,6 +70,8 @@ CONTENTS_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("licence", "string", "the model's licence"),
     ("open_weights", "bool", "whether the model's weights are published"),
     ("link", "string", "the model's page"),
+    ("flag", "string", "why the row's figures cannot be tied to one released model (leaderboard_data/models.json); "
+                       "null when the row is not flagged"),
     ("request_errors", "int64", "failed requests of an evaluated run (scored as failures; can be re-sent)"),
     ("run_id", "string", "the run behind the row (`a + b` for a view averaging two runs); empty for published rows"),
     ("fingerprint", "string", "the run's settings fingerprint: equal fingerprints, same experiment"),
