@@ -124,15 +124,6 @@ def test_the_models_of_the_boards_are_offered_once_each_and_kept_until_a_board_c
     assert "Brand-new model" in model_page.board_models(services)
 
 
-def test_latency_p95_is_the_nearest_rank_percentile():
-    assert model_page._p95([float(v) for v in range(1, 101)]) == 95.0
-    assert model_page._p95([2.0]) == 2.0 and model_page._p95([]) is None
-
-
-# ---- the real app through gradio_client -----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
     with running_app(tmp_path_factory.mktemp("model_app")) as running:
         yield running

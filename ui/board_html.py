@@ -18,7 +18,11 @@ import pandas as pd
 from evaluators.core.display_names import column_title
 from evaluators.service.board import (
     APART_COLUMN,
+    COST_COLUMN,
+    COST_NOTE_COLUMN,
     HIGH_SUFFIX,
+    LATENCY_MEAN_COLUMN,
+    LATENCY_P95_COLUMN,
     LOW_SUFFIX,
     N_SUFFIX,
     NEWEST_COLUMN,
@@ -27,6 +31,7 @@ from evaluators.service.board import (
     UPDATED_COLUMN,
     BoardLayout,
     bounded,
+    cost_legend,
     layout_for,
 )
 from ui.board_state import BoardState
@@ -37,7 +42,8 @@ APART_CAPTION = "Not ranked: partial, different requests, request errors, upload
 NO_DETAIL_FIGURES = ("Published rows have no per-subset figures: the published tables print only the headline "
                      "columns. Runs evaluated or uploaded here fill them.")
 # Columns after the figures, in this order (empty ones dropped); `source` carries another dataset's name.
-AFTER = ("flag", "organisation", "params_b", "licence", "open_weights", "request_mode", "link", UPDATED_COLUMN, "source",
+AFTER = ("flag", COST_COLUMN, LATENCY_MEAN_COLUMN, LATENCY_P95_COLUMN, "organisation", "params_b", "licence",
+         "open_weights", "request_mode", "link", UPDATED_COLUMN, "source",
          "request_errors", "run_id", "fingerprint", "details")
 
 
@@ -136,6 +142,12 @@ def other_html(row: Row, column: str) -> str:
         return text(f"{value} · from {origin}" if isinstance(origin, str) and origin else value)
     if column == UPDATED_COLUMN:
         return text(str(value)[:10])
+    if column == COST_COLUMN:
+        note = row.get(COST_NOTE_COLUMN)
+        tip = f' title="{text(note)}"' if isinstance(note, str) and note else ""
+        return f"<span{tip}>{text(f'{float(value):.3g}')}</span>"
+    if column in (LATENCY_MEAN_COLUMN, LATENCY_P95_COLUMN):
+        return text(f"{float(value):.2f}")
     return text(value)
 
 
@@ -258,5 +270,7 @@ def board_html(frame: pd.DataFrame, state: BoardState, query: str, lines: list[s
                   cards_html(others, layout, state, shown_others, False)]
     parts.append('<p class="board-legend">Click a score\'s header to sort by it: the rank (#) is then the rank by that '
                  'column. <span class="ci">± x.x</span> is half the 95% interval; a model\'s name opens its page.</p>')
+    if any(COST_COLUMN in shown.after for shown in (shown_ranked, shown_others)):
+        parts.append(f'<p class="board-legend">{text(cost_legend(frame.get(COST_NOTE_COLUMN, pd.Series(dtype=object))))}</p>')
     parts.append("</div>")
     return "".join(parts)

@@ -16,8 +16,11 @@ from evaluators.core.registry import all_benchmarks
 from evaluators.core.text import show
 from evaluators.service.board import (
     APART_COLUMN,
+    COST_COLUMN,
     HIGH_SUFFIX,
     INFO_COLUMNS,
+    LATENCY_MEAN_COLUMN,
+    LATENCY_P95_COLUMN,
     LOW_SUFFIX,
     N_SUFFIX,
     NEWEST_COLUMN,
@@ -152,7 +155,8 @@ def board_display(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None,
 # Headers of the page's board that are not metric labels (the metric labels come from the declarations).
 COLUMN_LABELS = {RANK_COLUMN: "#", "params_b": "params (B)", "open_weights": "open weights", "request_mode": "mode",
                  APART_COLUMN: "why not ranked", "request_errors": "request errors", "run_id": "run id",
-                 ORIGIN_COLUMN: "from dataset"}
+                 ORIGIN_COLUMN: "from dataset", COST_COLUMN: "$/1k items", LATENCY_MEAN_COLUMN: "latency (s)",
+                 LATENCY_P95_COLUMN: "p95 latency (s)"}
 SAFE_URL = re.compile(r"^https?://[^\s<>\"'`]+$")  # a row's link is shown only when it is a plain web address
 
 

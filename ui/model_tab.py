@@ -211,6 +211,8 @@ def comparison_html(compared: dict[str, Any]) -> str:
     for model in compared["models"]:
         latency = ("no runs evaluated here behind this row" if model["latency_mean_s"] is None else
                    f"latency mean {model['latency_mean_s']:.2f} s, p95 {model['latency_p95_s']:.2f} s")
+        if model.get("cost") is not None:
+            latency += f"; ${model['cost']:.3g} per 1,000 items"
         runs = ", ".join(model["run_ids"])
         cards.append(f"<div class='model-card'><h4>{html.escape(model['model'])}</h4>"
                      f"<div class='model-head'>{html.escape(model['source'])}"

@@ -47,6 +47,14 @@ from evaluators.publish.board_table import (
     run_ids_of,
     wilson_interval,
 )
+from evaluators.publish.run_costs import (
+    COST_COLUMN,
+    COST_COLUMNS,
+    COST_NOTE_COLUMN,
+    LATENCY_MEAN_COLUMN,
+    LATENCY_P95_COLUMN,
+    cost_legend,
+)
 
 # The ranked position (ranked rows only).
 RANK_COLUMN = "rank"
@@ -184,8 +192,8 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     order = np.lexsort([np.arange(len(frame)), *keys])
     positions = order[keep[order]]
     intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
-    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, UPDATED_COLUMN,
-             *INFO_COLUMNS, ORIGIN_COLUMN, RANK_COLUMN, NEWEST_COLUMN, *intervals]
+    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, *COST_COLUMNS,
+             UPDATED_COLUMN, *INFO_COLUMNS, ORIGIN_COLUMN, RANK_COLUMN, NEWEST_COLUMN, *intervals]
     if not query.view:
         shown.insert(2, "view")
     shown = [c for c in shown if c in frame.columns or c == RANK_COLUMN]
@@ -300,6 +308,12 @@ def as_json_records(frame: pd.DataFrame) -> str:
 # The service's board: its queries, and the table's names the front doors read.
 __all__ = [
     "APART_COLUMN",
+    "COST_COLUMN",
+    "COST_COLUMNS",
+    "COST_NOTE_COLUMN",
+    "LATENCY_MEAN_COLUMN",
+    "LATENCY_P95_COLUMN",
+    "cost_legend",
     "API_NARROWING",
     "BoardLayout",
     "BoardQuery",

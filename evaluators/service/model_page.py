@@ -25,12 +25,17 @@ from evaluators.engine.store import RunRow
 from evaluators.service.app_services import AppServices
 from evaluators.service.board import (
     APART_COLUMN,
+    COST_COLUMN,
+    COST_NOTE_COLUMN,
     HIGH_SUFFIX,
+    LATENCY_MEAN_COLUMN,
+    LATENCY_P95_COLUMN,
     LOW_SUFFIX,
     N_SUFFIX,
     SOURCE_OF_RUN,
     SOURCES,
     UPDATED_COLUMN,
+    cost_legend,
     is_missing,
     layout_for,
     model_facts,
@@ -49,7 +54,6 @@ MAX_LISTED_RUNS = 50
 # evaluated here, then an upload.
 SOURCE_PREFERENCE = {("published", True): 0, ("evaluated", True): 1, ("evaluated", False): 2,
                      ("uploaded", True): 3, ("uploaded", False): 3, ("published", False): 4}
-COST_NOTE = "Cost per run is not computed on this deployment yet (no price table): only latency is shown."
 
 
 @dataclass(frozen=True)
@@ -207,21 +211,9 @@ def model_page(services: AppServices, name: str) -> dict[str, Any]:
 # ---- two to six models compared on one benchmark's view ---------------------------------------------------------
 
 
-def _p95(values: list[float]) -> float | None:
-    """The 95th percentile (nearest rank) of some latencies."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
-def run_latency(services: AppServices, run_ids: list[str]) -> dict[str, float | None]:
-    """Mean and 95th percentile latency (seconds) of the requests of some runs evaluated here, failed ones included."""
-    latencies = [prediction.latency for run_id in run_ids
-                 for prediction in services.store.load_predictions(run_id).values() if prediction.latency is not None]
-    if not latencies:
-        return {"latency_mean_s": None, "latency_p95_s": None}
-    return {"latency_mean_s": round(sum(latencies) / len(latencies), 3), "latency_p95_s": round(_p95(latencies) or 0, 3)}
+def _figure_of(row: pd.Series, column: str) -> float | None:
+    value = row.get(column)
+    return None if is_missing(value) else round(float(value), 4)
 
 
 def _chosen_row(rows: pd.DataFrame) -> pd.Series | None:
@@ -251,8 +243,9 @@ def compare_models(services: AppServices, names: list[str] | None, benchmark: st
     """Two to six models on one benchmark's view (default: the benchmark's overview view, else its first), each
     by one row (published and ranked first: SOURCE_PREFERENCE): {"benchmark", "title", "view", "view_title",
     "view_label", "columns": [{"column", "title", "lower_is_better"}], "models": [{"name", "model", "source",
-    "run_ids", "apart_reason", "figures", "latency_mean_s", "latency_p95_s", "cost": None}], "missing": [names
-    without a row in the view], "cost_note"}. Values are fractions; latency of the runs behind a row evaluated here
+    "run_ids", "apart_reason", "figures", "latency_mean_s", "latency_p95_s", "cost", "cost_note"}], "missing": [names
+    without a row in the view], "cost_note"}. Values are fractions; cost (USD per 1,000 items) and latency (seconds
+    per item, mean and p95) are the board's columns of the runs behind a row evaluated here
     (published rows and uploads have none)."""
     chosen = checked_models(names)
     spec = get_benchmark(benchmark)
@@ -270,17 +263,18 @@ def compare_models(services: AppServices, names: list[str] | None, benchmark: st
             missing.append(name)
             continue
         run_ids = run_ids_of(row.to_dict())
-        evaluated = str(row["source"]) == "evaluated"
-        latency = run_latency(services, run_ids) if evaluated else {"latency_mean_s": None, "latency_p95_s": None}
         apart = "" if is_missing(row.get(APART_COLUMN)) else str(row.get(APART_COLUMN))
         models.append({"name": name, "model": str(row["model"]), "source": str(row["source"]), "run_ids": run_ids,
                        "apart_reason": apart, "figures": _figures(row, benchmark, layout.columns, layout.lower_is_better),
-                       **latency, "cost": None})
+                       "latency_mean_s": _figure_of(row, LATENCY_MEAN_COLUMN),
+                       "latency_p95_s": _figure_of(row, LATENCY_P95_COLUMN), "cost": _figure_of(row, COST_COLUMN),
+                       "cost_note": "" if is_missing(row.get(COST_NOTE_COLUMN)) else str(row.get(COST_NOTE_COLUMN))})
     return {"benchmark": benchmark, "title": spec.title, "view": view, "view_title": subset_title(benchmark, view),
             "view_label": layout.view_label,
             "columns": [{"column": c, "title": column_title(benchmark, c), "lower_is_better": c in layout.lower_is_better}
                         for c in layout.columns],
-            "models": models, "missing": missing, "cost_note": COST_NOTE}
+            "models": models, "missing": missing,
+            "cost_note": cost_legend(model.get("cost_note") for model in models)}
 
 
 def benchmark_views(benchmark: str) -> tuple[list[tuple[str, str]], str]:
