@@ -105,7 +105,7 @@ def test_models_compared_are_two_to_six_distinct_ones_each_by_one_row_of_the_vie
     assert [(m["model"], m["source"]) for m in compared["models"]] == [(PUBLISHED, "published"),
                                                                       ("Qwen2.5-72B-Instruct", "published")]
     assert all(m["latency_mean_s"] is None and m["cost"] is None for m in compared["models"])
-    assert "Cost" in compared["cost_note"]
+    assert "$/1k items" in compared["cost_note"]
     with pytest.raises(ToolboardError, match="2 to 6 different models"):
         model_page.compare_models(services, ["gpt-4o", "GPT-4o"], "acebench")  # one model, two spellings
     with pytest.raises(ToolboardError, match="2 to 6"):
@@ -124,6 +124,10 @@ def test_the_models_of_the_boards_are_offered_once_each_and_kept_until_a_board_c
     assert "Brand-new model" in model_page.board_models(services)
 
 
+# ---- the real app through gradio_client -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
     with running_app(tmp_path_factory.mktemp("model_app")) as running:
         yield running
