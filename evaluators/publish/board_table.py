@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -226,8 +227,9 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
 
 def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
     rows = []
-    finished, repeats = _distinct_runs([run for run in store.list_runs()
-                                        if run.benchmark == benchmark.name and run.status == "finished"])
+    # Runs on the built-in example never join: a few items shipped to try the app measure no model.
+    finished, repeats = _distinct_runs([run for run in store.list_runs() if run.benchmark == benchmark.name
+                                        and run.status == "finished" and not on_example_data(run.config, benchmark)])
     all_totals = store.all_run_totals([run.id for run in finished if run.source == "endpoint"])
     for run in finished:
         report = store.load_report(run.id, mode)
@@ -247,6 +249,16 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
                          "request_mode": _run_request_mode(run), UPDATED_COLUMN: _iso_day(run.finished_at),
                          NEWEST_COLUMN: run.id == finished[0].id, **values, **counts})
     return rows
+
+
+def on_example_data(config: Mapping[str, Any], benchmark: Benchmark) -> bool:
+    """Whether a run (evaluated or uploaded; `config` its RunConfig as stored) read the benchmark's built-in
+    example: that folder, here or in another install of this package (a run pulled from the hub)."""
+    folder, example = config.get("data_dir"), benchmark.example
+    if not folder or example is None:
+        return False
+    given = Path(str(folder))
+    return given.resolve() == example.folder.resolve() or given.parts[-4:] == example.folder.parts[-4:]
 
 
 def _distinct_runs(runs: list[RunRow]) -> tuple[list[RunRow], dict[str, int]]:
