@@ -12,6 +12,7 @@ import pandas as pd
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.jobs import RUNNING_ELSEWHERE
+from evaluators.publish.board_table import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.runs import act_on_run, job_state, visible_jobs
 from ui.context import AppContext, as_markdown, plain_error
 from ui.format import markdown_text, user_error
@@ -35,7 +36,8 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
             "done": live.get("done", job.done), "total": run.total, "errors": live.get("errors", job.errors),
             "req/s": round(live["requests_per_s"], 1) if live else None,
             "eta_s": round(eta, 1) if eta is not None else None,
-            "message": job.message,
+            "message": f"{EXAMPLE_DATA_LABEL} (not on the board) · {job.message}" if run_on_example_data(run)
+            else job.message,
         })
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
 
@@ -69,6 +71,8 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
     run, status = job.run, job.status
     lines = [f"**{markdown_text(run.model)}** on **{run.benchmark}**{' (' + run.language + ')' if run.language else ''}"
              f" — {status}"]
+    if run_on_example_data(run):
+        lines.append(f"Scored on {EXAMPLE_DATA_LABEL} (the built-in example's few items): not on the leaderboard.")
     if job.progress:
         progress = job.progress
         lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "

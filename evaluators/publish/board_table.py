@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
-from evaluators.core.errors import DataError
+from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text
 from evaluators.core.registry import Benchmark, get_benchmark
@@ -259,6 +259,18 @@ def on_example_data(config: Mapping[str, Any], benchmark: Benchmark) -> bool:
         return False
     given = Path(str(folder))
     return given.resolve() == example.folder.resolve() or given.parts[-4:] == example.folder.parts[-4:]
+
+
+def run_on_example_data(run: RunRow) -> bool:
+    """Whether a stored run read its benchmark's built-in example (False for a benchmark no longer registered)."""
+    try:
+        return on_example_data(run.config, get_benchmark(run.benchmark))
+    except ToolboardError:
+        return False
+
+
+# Beside a run wherever its owner sees it (Explore, the jobs panel) when it read the built-in example.
+EXAMPLE_DATA_LABEL = "example data"
 
 
 def _distinct_runs(runs: list[RunRow]) -> tuple[list[RunRow], dict[str, int]]:
