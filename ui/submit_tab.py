@@ -209,7 +209,7 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
         "and scored first; nothing is stored until you add it." + quota_line(context)
     )
     with gr.Row():
-        upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath")
+        upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath", elem_id="submit-file")
         with gr.Column():
             names = benchmark_names()
             languages = language_choices(names[0])
@@ -226,7 +226,7 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
     # Messages are plain text for API callers (these hidden boxes are what the API returns) and escaped
     # Markdown on the page.
     message_text = gr.Textbox(visible=False)
-    message = gr.Markdown()
+    message = gr.Markdown(elem_id="submit-message")
     # The scored upload as the board shows it; the validation and the raw report stay one click away.
     report = build_report_panel("Report (official; strict summary included)")
     with gr.Accordion("Validation (JSON)", open=False):
@@ -243,7 +243,7 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
         notes = gr.Textbox(label="Notes (settings, prompt, date…)", scale=3, info=f"at most {MAX_NOTES_CHARS:,} characters")
         add_button = gr.Button("Add to leaderboard", scale=1)
     added_text = gr.Textbox(visible=False)
-    added = gr.Markdown()
+    added = gr.Markdown(elem_id="submit-added")
     # The API's /add_upload: the same Add, by an API caller who names itself with owner_token (else its session).
     api_owner_token = gr.Textbox(visible=False, value="", label="owner_token")
     api_add = gr.Button(visible=False)
