@@ -31,7 +31,7 @@ from evaluators.service.app_services import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_
 from evaluators.service.board import MAX_BOARD_ROWS, board_rows
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
-from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status, write_predictions
+from tests.app_fixtures import RunningApp, items_copy, running_app, table_rows, wait_for_status, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page, check_example_predictions
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -257,8 +257,9 @@ def _example_rows() -> list[dict[str, Any]]:
 
 
 def flood(store: Store, count: int, prefix: str = "flood") -> list[str]:
-    """`count` uploads of the built-in example under distinct names (one not-ranked row each in the en view)."""
-    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+    """`count` uploads of the example's predictions on a copy of its items under distinct names (one not-ranked row
+    each in the en view)."""
+    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=items_copy(store))
     return [store_submission(store, submission, f"{prefix}-{index:04d}", "flood notes") for index in range(count)]
 
 
