@@ -63,9 +63,12 @@ def start(client: Client, app: RunningApp, model: str, **extra: Any) -> dict[str
                           api_name="/start_run", **extra)
 
 
-def check_example(client: Client) -> dict[str, Any]:
+def check_example(client: Client, folder: Path | None = None) -> dict[str, Any]:
+    """Check the example's predictions on the built-in example, or on `folder` (a row scored on the built-in example
+    never joins the board)."""
+    source, given = ("local folder", str(folder)) if folder is not None else ("built-in example", "")
     validation, _, message = client.predict(handle_file(str(EXAMPLE_DIR / "predictions.jsonl")), "acebench", "en",
-                                            "built-in example", "", api_name="/check_upload")
+                                            source, given, api_name="/check_upload")
     assert validation and validation["ok"], message
     return validation
 
@@ -330,10 +333,11 @@ HOSTILE_NOTES = "+cmd|' /C calc'!A0"
 def test_csv_download_neutralises_formula_cells_while_json_stays_exact(tmp_path: Path):
     with running_app(tmp_path / "app") as app:
         client = Client(app.url, verbose=False)
-        check_example(client)
+        items = items_copy(app.context.store)
+        check_example(client, items)
         assert "Added as run" in add(client, HOSTILE_NAME, HOSTILE_NOTES)
         for name, notes in (("@SUM(1+1)*cmd", "-2+3"), ("-1 model", "@notes"), ("plain-model", "a = 1 + 1")):
-            check_example(client)
+            check_example(client, items)
             assert "Added as run" in add(client, name, notes)
         args = ("acebench", "en", "", ALL_SOURCES, ["normal", "overall"], False, "official", "overall")
         with open(client.predict(*args, api_name="/download_csv"), encoding="utf-8", newline="") as handle:

@@ -110,10 +110,10 @@ def example_scored(report: dict[str, Any], counts: str) -> str:
     """The message for a file scored against the built-in example: its score, and plainly that it stays off the
     board."""
     score = score_text(report)
-    return (f"Scored on the built-in example data{': ' + score if score else ''} ({counts}) "
-            "This result is not on the leaderboard: rows scored on example data (a few items to try the app) never "
-            "join it. Pick another Data choice and check again to score it on the benchmark's data; added as it is, "
-            "it is kept for you in the Explore tab, labelled example data.")
+    return (f"Scored on the built-in example data{': ' + score if score else ''} ({counts})\n\n"
+            "⚠️ Not on the leaderboard: results on example data (a few items to try the app) never join it. "
+            "To be listed, choose another Data choice and check again. Added as it is, it is kept for you in the "
+            "Explore tab, labelled example data.")
 
 
 def not_scored(reason: str, errors: list[str], total: int) -> str:
@@ -168,7 +168,7 @@ def add_pending(context: AppContext, submission: Submission | None, model: str,
         keep = submission if submission is not None and submission.ok and submission.reports else None
         return without_upload_paths(plain_error(exc, context.redact_paths)), keep
     if submission.on_example_data:
-        return (f"Added as run {run_id}, scored on example data: it is not on the leaderboard; it is in the Explore "
+        return (f"Added as run {run_id}: scored on example data, so it is not on the leaderboard; it is in the Explore "
                 "tab, labelled example data.", None)
     return f"Added as run {run_id}: it is on the leaderboard (source: uploaded) and in the Explore tab.", None
 
@@ -206,7 +206,8 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
         "Upload predictions as JSON Lines (`{\"id\": ..., \"output\": ...}` or `tool_calls`), a JSON array, or a zip of "
         "the benchmark's official result files (see its entry in About). "
         f"Limit: {context.max_upload_bytes / 1024 / 1024:.3g} MB. The file is checked "
-        "and scored first; nothing is stored until you add it." + quota_line(context)
+        "and scored first; nothing is stored until you add it. Change the Data choice and check again without a new "
+        "upload; a file scored on the built-in example data is never on the leaderboard." + quota_line(context)
     )
     with gr.Row():
         upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath", elem_id="submit-file")
