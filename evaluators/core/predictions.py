@@ -312,7 +312,7 @@ def match_rows(
                 summary.other_subsets += 1
             else:
                 summary.unknown.append(sample_id)
-                summary.errors.append(f"{where}: unknown id {sample_id!r}")
+                summary.errors.append(f"{where}: unknown id {sample_id!r}: no item of the data being scored has it")
             continue
         try:
             predictions[sample_id] = to_prediction(row, sample)
