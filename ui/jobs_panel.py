@@ -71,8 +71,8 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
     run, status = job.run, job.status
     lines = [f"**{markdown_text(run.model)}** on **{run.benchmark}**{' (' + run.language + ')' if run.language else ''}"
              f" — {status}"]
-    if run_on_example_data(run):
-        lines.append(f"Scored on {EXAMPLE_DATA_LABEL} (the built-in example's few items): not on the leaderboard.")
+    if run_on_example_data(run):  # the built-in example's few items measure no model
+        lines[0] += f" · {EXAMPLE_DATA_LABEL}: not on the leaderboard"
     if job.progress:
         progress = job.progress
         lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "
