@@ -110,7 +110,7 @@ def example_scored(report: dict[str, Any], counts: str) -> str:
     """The message for a file scored against the built-in example: its score, and plainly that it stays off the
     board."""
     score = score_text(report)
-    return (f"Scored on the built-in example data{': ' + score if score else ''} ({counts})\n\n"
+    return (f"Scored on the built-in example data{': ' + score if score else ''} ({counts.rstrip('.')}).\n\n"
             "⚠️ Not on the leaderboard: results on example data (a few items to try the app) never join it. "
             "To be listed, choose another Data choice and check again. Added as it is, it is kept for you in the "
             "Explore tab, labelled example data.")
