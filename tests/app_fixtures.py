@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,10 +82,20 @@ def write_predictions(path: Path, rows: list[dict[str, Any]] | list[str]) -> Pat
     return path
 
 
-def upload(store: Store, model: str, predictions: Path = EXAMPLE_DIR / "predictions.jsonl", data: Path = EXAMPLE_DIR,
+def upload(store: Store, model: str, predictions: Path = EXAMPLE_DIR / "predictions.jsonl", data: Path | None = None,
            language: str = "en") -> str:
-    submission = check_submission(predictions, "acebench", language=language, data_dir=data)
+    """An upload stored as a board row: by default the example's predictions scored on a copy of its items in a
+    folder beside the store (rows scored on the built-in example itself never join the board)."""
+    submission = check_submission(predictions, "acebench", language=language, data_dir=data or items_copy(store))
     return store_submission(store, submission, model)
+
+
+def items_copy(store: Store) -> Path:
+    """The built-in example's items copied to a data folder of the store's own (made once)."""
+    folder = store.path.parent / "acebench-items"
+    if not folder.exists():
+        shutil.copytree(EXAMPLE_DIR, folder)
+    return folder
 
 
 __all__ = ["SECRET_KEY", "RunningApp", "correct_reply", "form", "running_app", "table_rows", "upload", "wait_for_status",

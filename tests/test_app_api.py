@@ -11,7 +11,16 @@ import pytest
 from gradio_client import Client, handle_file
 
 from tests.acebench_fixtures import EXAMPLE_DIR
-from tests.app_fixtures import SECRET_KEY, RunningApp, form, running_app, table_rows, wait_for_status, write_predictions
+from tests.app_fixtures import (
+    SECRET_KEY,
+    RunningApp,
+    form,
+    items_copy,
+    running_app,
+    table_rows,
+    wait_for_status,
+    write_predictions,
+)
 
 LEADERBOARD_ALL = ["published", "evaluated", "uploaded"]
 
@@ -145,8 +154,9 @@ def test_cancel_resume_and_rerun_errors_from_the_jobs_panel(app: RunningApp, cli
 
 def test_submit_checks_scores_and_adds_an_upload(app: RunningApp, client: Client):
     predictions = EXAMPLE_DIR / "predictions.jsonl"
-    validation, report, message = client.predict(handle_file(str(predictions)), "acebench", "en", "built-in example", "",
-                                                 api_name="/check_upload")
+    # the example's items from a folder of one's own (scored on the built-in example, a row never joins the board)
+    validation, report, message = client.predict(handle_file(str(predictions)), "acebench", "en", "local folder",
+                                                 str(items_copy(app.context.store)), api_name="/check_upload")
     assert validation["ok"] and validation["matched"] == validation["lines_read"] and validation["missing"] == 0
     assert report["summary"]["overall"] == 0.617 and "strict_summary" in report
     before = len(app.context.store.list_runs())

@@ -334,19 +334,22 @@ def test_model_names_are_shown_as_text_in_the_jobs_panel(tmp_path: Path):
     assert "\\!\\[x\\]" in text and "\\<img" in text
 
 
-def test_every_unreadable_json_line_is_listed_up_to_the_cap_by_the_files_own_name(tmp_path: Path):
+def test_every_problem_of_a_file_is_listed_in_one_pass_up_to_the_cap_by_the_files_own_name(tmp_path: Path):
     from evaluators.core.predictions import MAX_LISTED_ERRORS
-    from evaluators.service.submissions import UnreadableLines
 
     folder = tmp_path / "gradio" / "0123abcd"
     folder.mkdir(parents=True)
     bad = write_predictions(folder / "preds.jsonl", [{"id": "normal_atom_bool_0", "output": "[]"}]
-                            + ["{broken"] * (MAX_LISTED_ERRORS + 2))
-    with pytest.raises(UnreadableLines) as caught:
-        check_submission(bad, "acebench", language="en", data_dir=EXAMPLE_DIR)
-    assert caught.value.total == MAX_LISTED_ERRORS + 2 and len(caught.value.errors) == MAX_LISTED_ERRORS
-    assert caught.value.errors[0].startswith("preds.jsonl, line 2:") and "line 3" in caught.value.errors[1]
-    assert str(folder) not in str(caught.value) and "and 2 more" in str(caught.value)
+                            + ["{broken"] * (MAX_LISTED_ERRORS + 2) + [{"id": "normal_atom_enum_0"}])
+    checked = check_submission(bad, "acebench", language="en", data_dir=EXAMPLE_DIR)
+    validation = checked.validation()
+    assert not checked.ok and validation["problems"] == MAX_LISTED_ERRORS + 3
+    assert len(validation["first_errors"]) == MAX_LISTED_ERRORS
+    assert validation["first_errors"][0].startswith("preds.jsonl, line 2: invalid JSON")
+    assert "line 3" in validation["first_errors"][1]
+    # the missing field of the last line is counted with the unreadable lines before it, not hidden by them
+    assert checked.summary.errors[-1].startswith(f"preds.jsonl, line {MAX_LISTED_ERRORS + 4}: needs 'output'")
+    assert str(folder) not in str(validation)
 
 
 def test_a_failed_add_keeps_the_checked_submission_and_messages_show_no_upload_folder(tmp_path: Path):

@@ -31,7 +31,7 @@ from evaluators.service.app_services import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_
 from evaluators.service.board import MAX_BOARD_ROWS, board_rows
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
-from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status, write_predictions
+from tests.app_fixtures import RunningApp, items_copy, running_app, table_rows, wait_for_status, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page, check_example_predictions
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -63,9 +63,12 @@ def start(client: Client, app: RunningApp, model: str, **extra: Any) -> dict[str
                           api_name="/start_run", **extra)
 
 
-def check_example(client: Client) -> dict[str, Any]:
+def check_example(client: Client, folder: Path | None = None) -> dict[str, Any]:
+    """Check the example's predictions on the built-in example, or on `folder` (a row scored on the built-in example
+    never joins the board)."""
+    source, given = ("local folder", str(folder)) if folder is not None else ("built-in example", "")
     validation, _, message = client.predict(handle_file(str(EXAMPLE_DIR / "predictions.jsonl")), "acebench", "en",
-                                            "built-in example", "", api_name="/check_upload")
+                                            source, given, api_name="/check_upload")
     assert validation and validation["ok"], message
     return validation
 
@@ -257,8 +260,9 @@ def _example_rows() -> list[dict[str, Any]]:
 
 
 def flood(store: Store, count: int, prefix: str = "flood") -> list[str]:
-    """`count` uploads of the built-in example under distinct names (one not-ranked row each in the en view)."""
-    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+    """`count` uploads of the example's predictions on a copy of its items under distinct names (one not-ranked row
+    each in the en view)."""
+    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=items_copy(store))
     return [store_submission(store, submission, f"{prefix}-{index:04d}", "flood notes") for index in range(count)]
 
 
@@ -323,10 +327,11 @@ HOSTILE_NOTES = "+cmd|' /C calc'!A0"
 def test_csv_download_neutralises_formula_cells_while_json_stays_exact(tmp_path: Path):
     with running_app(tmp_path / "app") as app:
         client = Client(app.url, verbose=False)
-        check_example(client)
+        items = items_copy(app.context.store)
+        check_example(client, items)
         assert "Added as run" in add(client, HOSTILE_NAME, HOSTILE_NOTES)
         for name, notes in (("@SUM(1+1)*cmd", "-2+3"), ("-1 model", "@notes"), ("plain-model", "a = 1 + 1")):
-            check_example(client)
+            check_example(client, items)
             assert "Added as run" in add(client, name, notes)
         args = ("acebench", "en", "", ALL_SOURCES, ["normal", "overall"], False, "official", "overall")
         with open(client.predict(*args, api_name="/download_csv"), encoding="utf-8", newline="") as handle:

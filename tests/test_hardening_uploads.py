@@ -16,7 +16,7 @@ import pytest
 from gradio.utils import get_upload_folder
 
 from evaluators.core import archive
-from evaluators.core.errors import DataError, PredictionsError
+from evaluators.core.errors import DataError, PredictionsError, ToolboardError
 from evaluators.core.predictions import read_rows
 from evaluators.engine.store import Store
 from evaluators.service.submissions import check_submission, store_submission
@@ -235,32 +235,56 @@ def test_check_messages_name_the_file_by_its_base_name_only(tmp_path: Path):
     assert submission.summary.errors[0].startswith("predictions.jsonl, line 2: duplicate id")
     assert str(tmp_path) not in json.dumps(submission.validation())
     broken = write_predictions(folder / "broken.jsonl", ['{"id": "normal_atom_bool_0"', "{}"])
-    with pytest.raises(PredictionsError) as raised:
-        check_submission(broken, "acebench", language="en", data_dir=EXAMPLE_DIR)
-    assert str(raised.value).startswith("broken.jsonl, line 1: invalid JSON") and raised.value.path == "broken.jsonl"
-    assert str(tmp_path) not in str(raised.value)
+    checked = check_submission(broken, "acebench", language="en", data_dir=EXAMPLE_DIR)
+    assert not checked.ok and checked.summary.errors[0].startswith("broken.jsonl, line 1: invalid JSON")
+    assert checked.summary.errors[1] == "broken.jsonl, line 2: field 'id' must be a non-empty string"
+    assert str(tmp_path) not in json.dumps(checked.validation())
+    huge = folder / "huge.jsonl"
+    huge.write_bytes(b"x" * 2000)
+    with pytest.raises(ToolboardError) as raised:
+        check_submission(huge, "acebench", language="en", data_dir=EXAMPLE_DIR, max_bytes=1000)
+    assert str(raised.value).startswith("huge.jsonl is 0.0 MB") and str(tmp_path) not in str(raised.value)
 
 
-def test_an_upload_is_deleted_once_checked_and_a_callers_own_file_is_kept(tmp_path: Path):
+def test_an_upload_is_deleted_once_read_and_what_was_read_is_checked_again_with_other_data(tmp_path: Path):
     from evaluators.engine.store import Store
+    from evaluators.service.uploads import HeldUploads
     from ui.context import AppContext
-    from ui.submit_tab import add_to_board, check_file
+    from ui.submit_tab import NOT_HELD, add_to_board, check_file
 
     uploads = Path(get_upload_folder()) / "toolboard-test-upload"
     uploads.mkdir(parents=True, exist_ok=True)
     good = uploads / "good.jsonl"
     good.write_bytes((EXAMPLE_DIR / "predictions.jsonl").read_bytes())
     context = AppContext(store=Store(tmp_path / "t.db"))
+    data = tmp_path / "data"
+    data.mkdir()
+    held_uploads = HeldUploads()
     try:
-        validation, report, pending, message = check_file(context, str(good), "acebench", "en", "built-in example", "")
-        assert validation["ok"] and pending is not None
+        validation, report, pending, message, held = check_file(context, str(good), "acebench", "en", "built-in example",
+                                                                "", None, held_uploads)
+        assert validation["ok"] and pending is not None and held is not None and len(held_uploads) == 1
         assert not good.exists() and not uploads.exists()  # gone, folder too, before anything is added
+        # Another Data choice, the same file box: what was read is checked again, no new upload needed.
+        _, _, again, message, held_again = check_file(context, str(good), "acebench", "en", "local folder", str(data),
+                                                      held, held_uploads)
+        assert again is None and held_again == held and "upload the file again" not in message
+        assert "data" in message.lower()  # the empty folder is what is wrong, not the upload
+        validation, _, again, message, held_again = check_file(context, str(good), "acebench", "en", "built-in example",
+                                                               "", held, held_uploads)
+        assert validation["ok"] and again is not None and held_again == held
         assert "Added as run" in add_to_board(context, pending, "Deleted upload model", "")
-        _, _, again, message = check_file(context, str(good), "acebench", "en", "built-in example", "")
-        assert again is None and "upload the file again" in message
+        # A file box the server no longer holds (another session's, or let go): said so, nothing held.
+        _, _, none, message, gone = check_file(context, str(good), "acebench", "en", "built-in example", "", None,
+                                               held_uploads)
+        assert none is None and gone is None and message == NOT_HELD
+        held_uploads.drop(held.key)
+        _, _, none, message, gone = check_file(context, str(good), "acebench", "en", "built-in example", "", held,
+                                               held_uploads)
+        assert none is None and gone is None and message == NOT_HELD
         uploads.mkdir()
         bad = write_predictions(uploads / "bad.jsonl", ["{oops"])
-        _, _, pending, message = check_file(context, str(bad), "acebench", "en", "built-in example", "")
+        _, _, pending, message, _ = check_file(context, str(bad), "acebench", "en", "built-in example", "")
         assert pending is None and "bad" in message and "line 1" in message
         assert str(uploads).replace("_", "\\_") not in message and "toolboard" not in message
         assert str(uploads) not in message and "bad.jsonl, line 1" in message  # plain text: the API gets it as it is
@@ -270,6 +294,25 @@ def test_an_upload_is_deleted_once_checked_and_a_callers_own_file_is_kept(tmp_pa
         assert own.exists()  # not in the upload folder: never deleted
     finally:
         context.close()
+
+
+def test_held_uploads_are_bounded_in_number_bytes_and_time(tmp_path: Path):
+    from evaluators.service.submissions import read_upload
+    from evaluators.service.uploads import HeldUploads
+
+    now = [0.0]
+    read = read_upload(EXAMPLE_DIR / "predictions.jsonl")
+    assert read.held_bytes > 0
+    held = HeldUploads(max_bytes=read.held_bytes * 2, max_uploads=3, seconds=60, clock=lambda: now[0])
+    keys = [held.hold(read) for _ in range(3)]
+    assert len(held) == 2 and held.get(keys[0]) is None  # over the bytes: the least recently used went first
+    assert held.get(keys[1]) is read and held.held_bytes() <= read.held_bytes * 2
+    now[0] = 59
+    assert held.get(keys[2]) is read  # used: its time renewed
+    now[0] = 100
+    assert held.get(keys[1]) is None and held.get(keys[2]) is read  # keys[1] unused for 100 s: let go
+    held.drop(keys[2])
+    assert len(held) == 0 and held.get(None) is None
 
 
 def test_the_real_app_deletes_uploads_and_shows_no_server_path(tmp_path: Path):

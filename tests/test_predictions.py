@@ -119,3 +119,27 @@ def test_unicode_line_separators_inside_strings_are_not_line_breaks(samples, tmp
     path.write_text("\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\r\n", encoding="utf-8")
     predictions = read_predictions(path, samples)
     assert predictions["normal_atom_bool_0"].output == "[f()]\u2028\u0085" and predictions["normal_atom_enum_0"].source_line == 2
+
+
+def test_an_invalid_json_line_does_not_hide_the_other_problems_of_the_file(samples, tmp_path: Path):
+    from evaluators.core.predictions import parse_predictions
+
+    latin = '{"id": "normal_atom_bool_1", "output": "caf\xe9"}'
+    path = _write(tmp_path, [{"id": "normal_atom_bool_0", "output": "[f()]"}, "{oops", {"output": "[f()]"},
+                             {"id": "normal_atom_enum_0", "output": 3}, {"id": "normal_atom_bool_0", "output": "[g()]"}])
+    path.write_bytes(path.read_bytes() + latin.encode("latin-1") + b"\n")
+    for source in (path, parse_predictions(path)):
+        predictions, summary = match_predictions(source, samples)
+        assert summary.lines_read == 6 and list(predictions) == ["normal_atom_bool_0"]
+        assert [error.split(": ", 1)[0].rsplit("/", 1)[-1] for error in summary.errors] == [
+            f"pred.jsonl, line {n}" for n in (2, 3, 4, 5, 6)]
+        assert "invalid JSON" in summary.errors[0] and "field 'id' must be a non-empty string" in summary.errors[1]
+        assert "field 'output' must be a string" in summary.errors[2] and "duplicate id" in summary.errors[3]
+        assert "not valid UTF-8" in summary.errors[4]
+    with pytest.raises(PredictionsError) as raised:  # the command line lists them all too
+        read_predictions(path, samples)
+    assert "5 problem(s)" in str(raised.value) and "line 2: invalid JSON" in str(raised.value)
+    assert "line 3: field 'id'" in str(raised.value)
+    parsed = parse_predictions(path)
+    assert parsed.name == "pred.jsonl" and parsed.parsed_bytes > 0
+    assert all(row.where == "pred.jsonl" for row in parsed.rows) and str(tmp_path) not in repr(parsed.rows)

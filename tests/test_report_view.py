@@ -81,7 +81,7 @@ def test_a_stepeval_report_keeps_empty_columns_and_counts_as_counts(tmp_path: Pa
 def test_the_submit_check_returns_the_report_as_tables(tmp_path: Path):
     context = AppContext(store=Store(tmp_path / "t.db"))
     try:
-        validation, report, pending, message = check_file(context, str(EXAMPLE_DIR / "predictions.jsonl"), "acebench",
+        validation, report, pending, message, _ = check_file(context, str(EXAMPLE_DIR / "predictions.jsonl"), "acebench",
                                                           "en", "built-in example", "")
     finally:
         context.close()

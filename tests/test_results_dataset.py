@@ -30,6 +30,7 @@ from evaluators.publish.results_dataset import ResultsDatasetError, contents_row
 from evaluators.service.board import board_rows
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
+from tests.app_fixtures import items_copy
 
 datasets = pytest.importorskip("datasets", reason="the `datasets` package is not installed (pip install -r requirements.txt)")
 pa = pytest.importorskip("pyarrow", reason="pyarrow (installed with `datasets`) is not installed")
@@ -48,8 +49,8 @@ VLLM_MODEL_NAME = f"{LOCAL_MODEL_FOLDER}/Qwen2.5-7B-Instruct"  # vLLM names a mo
 
 
 def upload(store: Store, model: str) -> str:
-    """A stored run from the built-in ACEBench example (as tests/app_fixtures.py `upload`, without the app)."""
-    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+    """A stored run of the ACEBench example's predictions on a copy of its items (as tests/app_fixtures.py `upload`)."""
+    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=items_copy(store))
     return store_submission(store, submission, model)
 
 

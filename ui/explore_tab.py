@@ -18,6 +18,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
 from evaluators.core.registry import MODES
 from evaluators.service import explore_queries
+from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, SAMPLE_COLUMNS, VERDICTS, kept_choice
 from evaluators.service.redaction import shown_as_is
 from ui.api import ExploreViews, declare_explore_api
@@ -29,7 +30,8 @@ from ui.visitor import owner_of
 def run_choices(context: AppContext, owner: str | None = None) -> list[tuple[str, str]]:
     """Finished runs whose outputs the visitor may see."""
     return [(f"{run.id} · {run.benchmark}{' ' + run.language if run.language else ''} · "
-             f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} ({run.source})", run.id)
+             f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} ({run.source}"
+             f"{', ' + EXAMPLE_DATA_LABEL if run_on_example_data(run) else ''})", run.id)
             for run in explore_queries.visible_runs(context, owner)]
 
 

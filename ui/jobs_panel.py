@@ -14,6 +14,7 @@ from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.jobs import RUNNING_ELSEWHERE
+from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.runs import act_on_run, job_state, visible_jobs
 from ui.context import AppContext, as_markdown, plain_error
 from ui.format import markdown_text, user_error
@@ -76,7 +77,8 @@ def jobs_table(context: AppContext, owner: str | None = None) -> pd.DataFrame:
             "done": live.get("done", job.done), "total": run.total, "errors": live.get("errors", job.errors),
             "req/s": round(live["requests_per_s"], 1) if live else None,
             "eta_s": round(eta, 1) if eta is not None else None,
-            "message": job.message,
+            "message": f"{EXAMPLE_DATA_LABEL} (not on the board) · {job.message}" if run_on_example_data(run)
+            else job.message,
         })
     return pd.DataFrame(rows, columns=list(JOB_COLUMNS))
 
@@ -146,6 +148,8 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
     run, status = job.run, job.status
     language = f" ({markdown_text(subset_title(run.benchmark, run.language))})" if run.language else ""
     lines = [f"**{markdown_text(run.model)}** on **{markdown_text(benchmark_title(run.benchmark))}**{language} — {status}"]
+    if run_on_example_data(run):  # the built-in example's few items measure no model
+        lines[0] += f" · {EXAMPLE_DATA_LABEL}: not on the leaderboard"
     if job.progress:
         progress = job.progress
         lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from evaluators.core.predictions import MatchSummary
+from evaluators.core.predictions import MatchSummary, ParsedPredictions
 from evaluators.core.types import ChatRequest, Prediction, Report, RequestProfile, Sample, SampleScore
 
 
@@ -29,10 +29,11 @@ class ReadPredictions(Protocol):
 
 
 class MatchPredictions(Protocol):
-    """match_predictions(path, samples) -> (predictions, summary): the upload check, errors collected
-    in the summary instead of raised."""
+    """match_predictions(path or a file parsed before, samples) -> (predictions, summary): the upload check,
+    every problem of the file (unreadable lines too) collected in the summary instead of raised."""
 
-    def __call__(self, path: Path, samples: list[Sample], /) -> tuple[dict[str, Prediction], MatchSummary]: ...
+    def __call__(self, source: Path | ParsedPredictions, samples: list[Sample], /
+                 ) -> tuple[dict[str, Prediction], MatchSummary]: ...
 
 
 class ScoreSample(Protocol):

@@ -16,16 +16,35 @@ from evaluators.core.errors import PredictionsError
 from evaluators.core.jsonl import decode_utf8, parse_json
 from evaluators.core.types import Prediction, Sample, ToolCall
 
-MAX_LISTED_ERRORS = 10
+# The problems of a file listed to its sender (all are counted): enough to fix a file in one pass.
+MAX_LISTED_ERRORS = 50
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A line that is not valid UTF-8 JSON: its problem, kept among the rows so that matching reports it beside
+    every other problem of the file, in one pass."""
+
+    problem: str
 
 
 @dataclass(frozen=True)
 class Row:
-    """One prediction record and where it was read from."""
+    """One prediction record (or an Unreadable line) and where it was read from."""
 
     where: str
     line: int
     data: Any
+
+
+@dataclass(frozen=True)
+class ParsedPredictions:
+    """A predictions file read once: its rows (unreadable lines among them) named by the file's base name, and
+    roughly the memory they hold; matched again against other samples without the file."""
+
+    name: str
+    rows: tuple[Row, ...]
+    parsed_bytes: int
 
 
 @dataclass
@@ -86,6 +105,10 @@ class _RowBudget:
         self.left = MAX_ROWS
         self.bytes_left = MAX_PARSED_BYTES
 
+    @property
+    def used_bytes(self) -> int:
+        return MAX_PARSED_BYTES - self.bytes_left
+
     def take(self, values: list[Any], where: str, line: int) -> None:
         self.left -= len(values)
         if self.left < 0:
@@ -118,9 +141,10 @@ def _lines(stream: IO[bytes], where: str) -> Iterator[tuple[int, bytes]]:
         yield number, raw.removesuffix(b"\n").removesuffix(b"\r")
 
 
-def _rows_from_stream(stream: IO[bytes], where: str, rows: _RowBudget) -> list[Row]:
+def _rows_from_stream(stream: IO[bytes], where: str, rows: _RowBudget, keep_unreadable: bool = False) -> list[Row]:
     """JSON Lines, or a JSON array when the first non-blank line starts with `[`; read line by line
-    so no more than one line (or one array file) is held whole."""
+    so no more than one line (or one array file) is held whole. `keep_unreadable`: a line that is not
+    UTF-8 JSON becomes an Unreadable row (counted as a row) instead of stopping the read."""
     found: list[Row] = []
     for number, raw in _lines(stream, where):
         if not raw.strip():
@@ -128,7 +152,12 @@ def _rows_from_stream(stream: IO[bytes], where: str, rows: _RowBudget) -> list[R
         if not found and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["):
             return _rows_from_array(raw + b"\n" + _read_rest(stream, where, len(raw)), where, number, rows)
         rows.check_room(raw, where, number)
-        value = parse_json(decode_utf8(raw, where, PredictionsError, number), where, number, PredictionsError)
+        try:
+            value = parse_json(decode_utf8(raw, where, PredictionsError, number), where, number, PredictionsError)
+        except PredictionsError as exc:
+            if not keep_unreadable:
+                raise
+            value = Unreadable(str(exc))
         rows.take([value], where, number)
         found.append(Row(where, number, value))
     return found
@@ -151,15 +180,15 @@ def _rows_from_array(raw: bytes, where: str, first_line: int, rows: _RowBudget) 
     return [Row(where, index + 1, item) for index, item in enumerate(items)]
 
 
-def _rows_of_file(path: Path, budget: ByteBudget, rows: _RowBudget) -> list[Row]:
+def _rows_of_file(path: Path, budget: ByteBudget, rows: _RowBudget, keep_unreadable: bool = False) -> list[Row]:
     size = path.stat().st_size
     if size > budget.left:
         raise PredictionsError(f"the file is {size / MB:.3g} MB; at most {MAX_UNPACKED_BYTES / MB:.3g} MB is read", path)
     with path.open("rb") as handle:
-        return _rows_from_stream(io.BufferedReader(CountedReader(handle, path, budget)), str(path), rows)
+        return _rows_from_stream(io.BufferedReader(CountedReader(handle, path, budget)), str(path), rows, keep_unreadable)
 
 
-def _rows_of_zip(path: Path, budget: ByteBudget, rows: _RowBudget) -> list[Row]:
+def _rows_of_zip(path: Path, budget: ByteBudget, rows: _RowBudget, keep_unreadable: bool = False) -> list[Row]:
     try:
         bundle = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError):
@@ -175,34 +204,56 @@ def _rows_of_zip(path: Path, budget: ByteBudget, rows: _RowBudget) -> list[Row]:
             where = f"{path}:{info.filename}"
             try:
                 with open_member(bundle, info, where, budget) as stream:
-                    found.extend(_rows_from_stream(stream, where, rows))
+                    found.extend(_rows_from_stream(stream, where, rows, keep_unreadable))
             except ZIP_READ_ERRORS as exc:  # a bad CRC-32, a truncated or corrupt member
                 raise PredictionsError(f"the zip is damaged ({exc})", where) from None
     return found
 
 
-def read_rows(path: str | Path) -> list[Row]:
-    """Rows of a .jsonl/.json file, of every *.json/*.jsonl file in a folder, or in a .zip.
+def read_rows(source: str | Path | ParsedPredictions, keep_unreadable: bool = False) -> list[Row]:
+    """Rows of a .jsonl/.json file, of every *.json/*.jsonl file in a folder, or in a .zip (or those of a
+    file parsed before, Unreadable rows among them: a benchmark's own matcher gets an upload as it was parsed).
 
     Everything read from one input shares one budget of bytes (counted as they are unpacked) and
-    rows; an input that yields no row at all is an error, not a score of zero."""
+    rows; an input that yields no row at all is an error, not a score of zero. `keep_unreadable`: a
+    JSON Lines line that is not UTF-8 JSON is an Unreadable row (else the first one raises)."""
+    if isinstance(source, ParsedPredictions):
+        return list(source.rows)
+    return _read(Path(source), keep_unreadable)[0]
+
+
+def parse_predictions(path: str | Path) -> ParsedPredictions:
+    """The file read once for matching (unreadable lines kept as Unreadable rows), every row and problem
+    naming it by its base name (no server folder is kept); the limits of read_rows apply."""
     path = Path(path)
+    found, rows = _read(path, keep_unreadable=True)
+    folder = str(path.parent) + "/" if path.parent != Path(".") else ""
+
+    def shown(where: str) -> str:
+        return where.removeprefix(folder)
+
+    kept = tuple(Row(shown(row.where), row.line, Unreadable(row.data.problem.replace(folder, "", 1))
+                     if isinstance(row.data, Unreadable) else row.data) for row in found)
+    return ParsedPredictions(path.name, kept, rows.used_bytes)
+
+
+def _read(path: Path, keep_unreadable: bool) -> tuple[list[Row], _RowBudget]:
     budget = ByteBudget(MAX_UNPACKED_BYTES, PredictionsError)
     rows = _RowBudget()
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
         if not files:
             raise PredictionsError("no .json or .jsonl files in this folder", path)
-        found = [row for file in files for row in _rows_of_file(file, budget, rows)]
+        found = [row for file in files for row in _rows_of_file(file, budget, rows, keep_unreadable)]
     elif not path.is_file():
         raise PredictionsError("file not found", path)
     elif zipfile.is_zipfile(path):
-        found = _rows_of_zip(path, budget, rows)
+        found = _rows_of_zip(path, budget, rows, keep_unreadable)
     else:
-        found = _rows_of_file(path, budget, rows)
+        found = _rows_of_file(path, budget, rows, keep_unreadable)
     if not found:
         raise PredictionsError("no prediction was read (the input is empty, holds only blank lines, or is [])", path)
-    return found
+    return found, rows
 
 
 def parse_tool_calls(value: Any, row: Row) -> list[ToolCall]:
@@ -239,6 +290,9 @@ def match_rows(
     first_seen: dict[str, Row] = {}
     for row in rows:
         where = f"{row.where}, line {row.line}"
+        if isinstance(row.data, Unreadable):
+            summary.errors.append(row.data.problem)
+            continue
         if not isinstance(row.data, dict):
             summary.errors.append(f"{where}: expected a JSON object, got {type(row.data).__name__}")
             continue
@@ -258,7 +312,7 @@ def match_rows(
                 summary.other_subsets += 1
             else:
                 summary.unknown.append(sample_id)
-                summary.errors.append(f"{where}: unknown id {sample_id!r}")
+                summary.errors.append(f"{where}: unknown id {sample_id!r}: no item of the data being scored has it")
             continue
         try:
             predictions[sample_id] = to_prediction(row, sample)
@@ -303,15 +357,17 @@ class PredictionReader:
     subset_of_id: Callable[[str], str | None]
     to_prediction: Callable[[Row, Sample], Prediction] = text_prediction
 
-    def match(self, path: str | Path, samples: list[Sample]) -> tuple[dict[str, Prediction], MatchSummary]:
-        """Predictions keyed by sample id, with every problem collected (the upload check)."""
+    def match(self, source: str | Path | ParsedPredictions,
+              samples: list[Sample]) -> tuple[dict[str, Prediction], MatchSummary]:
+        """Predictions keyed by sample id, with every problem of the file collected in one pass, unreadable lines
+        among them (the upload check); `source` a file (read here) or one read before (parse_predictions)."""
         loaded = {sample.subset for sample in samples}
 
         def belongs_to_another_subset(sample_id: str) -> bool:
             subset = self.subset_of_id(sample_id)
             return subset is not None and subset not in loaded
 
-        return match_rows(read_rows(path), samples, belongs_to_another_subset, self.to_prediction)
+        return match_rows(read_rows(source, keep_unreadable=True), samples, belongs_to_another_subset, self.to_prediction)
 
     def read(self, path: str | Path, samples: list[Sample]) -> dict[str, Prediction]:
         """Predictions keyed by sample id; raises PredictionsError listing every bad line."""

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
-from evaluators.core.errors import DataError
+from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text
 from evaluators.core.registry import Benchmark, get_benchmark
@@ -231,8 +232,9 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
 
 def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str) -> list[dict[str, Any]]:
     rows = []
-    finished, repeats = _distinct_runs([run for run in store.list_runs()
-                                        if run.benchmark == benchmark.name and run.status == "finished"])
+    # Runs on the built-in example never join: a few items shipped to try the app measure no model.
+    finished, repeats = _distinct_runs([run for run in store.list_runs() if run.benchmark == benchmark.name
+                                        and run.status == "finished" and not on_example_data(run.config, benchmark)])
     all_totals = store.all_run_totals([run.id for run in finished if run.source == "endpoint"])
     for run in finished:
         report = store.load_report(run.id, mode)
@@ -252,6 +254,28 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
                          "request_mode": _run_request_mode(run), UPDATED_COLUMN: _iso_day(run.finished_at),
                          NEWEST_COLUMN: run.id == finished[0].id, **values, **counts})
     return rows
+
+
+def on_example_data(config: Mapping[str, Any], benchmark: Benchmark) -> bool:
+    """Whether a run (evaluated or uploaded; `config` its RunConfig as stored) read the benchmark's built-in
+    example: that folder, here or in another install of this package (a run pulled from the hub)."""
+    folder, example = config.get("data_dir"), benchmark.example
+    if not folder or example is None:
+        return False
+    given = Path(str(folder))
+    return given.resolve() == example.folder.resolve() or given.parts[-4:] == example.folder.parts[-4:]
+
+
+def run_on_example_data(run: RunRow) -> bool:
+    """Whether a stored run read its benchmark's built-in example (False for a benchmark no longer registered)."""
+    try:
+        return on_example_data(run.config, get_benchmark(run.benchmark))
+    except ToolboardError:
+        return False
+
+
+# Beside a run wherever its owner sees it (Explore, the jobs panel) when it read the built-in example.
+EXAMPLE_DATA_LABEL = "example data"
 
 
 def _distinct_runs(runs: list[RunRow]) -> tuple[list[RunRow], dict[str, int]]:

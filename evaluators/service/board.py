@@ -20,6 +20,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS
 from evaluators.publish.board_table import (
     APART_COLUMN,
+    EXAMPLE_DATA_LABEL,
     FACT_COLUMNS,
     FLAG_COLUMN,
     HIGH_SUFFIX,
@@ -45,6 +46,7 @@ from evaluators.publish.board_table import (
     model_key,
     published_table,
     run_ids_of,
+    run_on_example_data,
     wilson_interval,
 )
 from evaluators.publish.run_costs import (
@@ -307,6 +309,8 @@ def as_json_records(frame: pd.DataFrame) -> str:
 
 # The service's board: its queries, and the table's names the front doors read.
 __all__ = [
+    "EXAMPLE_DATA_LABEL",
+    "run_on_example_data",
     "APART_COLUMN",
     "COST_COLUMN",
     "COST_COLUMNS",

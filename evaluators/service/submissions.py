@@ -6,14 +6,12 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evaluators import __version__
-from evaluators.core.errors import DataError, PredictionsError, ToolboardError
-from evaluators.core.jsonl import decode_utf8, parse_json
+from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.limits import (
     MAX_FILE_NAME_CHARS,
     MAX_MODEL_NAME_CHARS,
@@ -21,7 +19,7 @@ from evaluators.core.limits import (
     TextTooLongError,
     check_text_length,
 )
-from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, read_rows
+from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, ParsedPredictions, parse_predictions
 from evaluators.core.registry import MODES, Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
@@ -29,6 +27,7 @@ from evaluators.engine.quota import Admission
 from evaluators.engine.scoring import score_and_report
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
+from evaluators.publish.board_table import on_example_data
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 UPLOAD_BASE_URL = "upload"
@@ -43,7 +42,7 @@ class Submission:
 
     benchmark: Benchmark
     language: str | None
-    path: Path
+    file_name: str
     data_dir: str | None
     digest: str
     samples: list[Sample]
@@ -56,6 +55,11 @@ class Submission:
     @property
     def ok(self) -> bool:
         return not self.summary.errors and bool(self.predictions)
+
+    @property
+    def on_example_data(self) -> bool:
+        """Scored against the benchmark's built-in example: stored, it stays off the board (board_table)."""
+        return on_example_data({"data_dir": self.data_dir}, self.benchmark)
 
     def validation(self) -> dict[str, Any]:
         """What the file held, measured against the benchmark: shown before anything is scored."""
@@ -73,6 +77,7 @@ class Submission:
             "benchmark": self.benchmark.name,
             "language": self.language,
             "subsets": self.subsets,
+            "example_data": self.on_example_data,
         }
 
 
@@ -84,6 +89,34 @@ def check_upload_size(path: Path, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> 
         raise ToolboardError(f"{path.name} is empty")
 
 
+@dataclass(frozen=True)
+class ReadUpload:
+    """A predictions file as read once for checking: its base name, its digest and its parsed rows (unreadable
+    lines among them). Kept instead of the file, so it can be checked again against other data."""
+
+    name: str
+    digest: str
+    parsed: ParsedPredictions
+
+    @property
+    def held_bytes(self) -> int:
+        """Roughly the memory its parsed rows take."""
+        return self.parsed.parsed_bytes
+
+
+def read_upload(path: str | Path, max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES) -> ReadUpload:
+    """The file read once (its name's length and its size checked first); a file that cannot be read as a whole
+    (too large, empty, a damaged zip, an invalid JSON array file…) is a ToolboardError naming it by its base
+    name. Lines that are not JSON are kept as problems, reported with the file's others when it is matched."""
+    path = Path(path)
+    try:
+        checked_text(path.name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
+        check_upload_size(path, max_bytes)
+        return ReadUpload(path.name, _digest(path), parse_predictions(path))
+    except ToolboardError as exc:
+        raise without_folder_in(exc, path) from None
+
+
 def check_submission(
     path: str | Path,
     benchmark_name: str,
@@ -93,59 +126,42 @@ def check_submission(
     data_dir: str | Path | None = None,
     max_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
 ) -> Submission:
-    """Read and match the file. Without chosen subsets, the subsets the file covers are scored,
-    so a file with only some categories is not charged for the rest.
+    """Read, match and (when clean) score the file: read_upload, then check_read.
 
     Every message names the file by its base name only (an upload lives in a server folder no
     visitor should see), and the Submission keeps all it needs, so the file can be deleted after."""
-    path = Path(path)
-    try:
-        submission = _check(path, benchmark_name, language, subsets, data_dir, max_bytes)
-    except ToolboardError as exc:
-        exc.args = tuple(without_folder(arg, path) if isinstance(arg, str) else arg for arg in exc.args)
-        if isinstance(exc, DataError) and exc.path:
-            exc.path = without_folder(exc.path, path)
-        if isinstance(exc, PredictionsError) and exc.line is not None:
-            listed, total = unreadable_lines(path)
-            if total > 1:
-                raise UnreadableLines(listed, total, path) from None
-        raise
-    submission.summary.errors = [without_folder(error, path) for error in submission.summary.errors]
+    return check_read(read_upload(path, max_bytes), benchmark_name, language=language, subsets=subsets, data_dir=data_dir)
+
+
+def check_read(upload: ReadUpload, benchmark_name: str, *, language: str | None = None, subsets: list[str] | None = None,
+               data_dir: str | Path | None = None) -> Submission:
+    """Match a file read before against the benchmark's samples (from `data_dir`), every problem of the file
+    collected in one pass, and score it when it is clean. Without chosen subsets, the subsets the file covers
+    are scored, so a file with only some categories is not charged for the rest."""
+    benchmark = get_benchmark(benchmark_name)
+    if benchmark.match_predictions is None:
+        raise ToolboardError(f"{benchmark.name} does not accept uploaded predictions")
+    language = resolve_language(benchmark, language)
+    chosen = benchmark.expand_subsets(subsets or None)
+    if not subsets:
+        chosen = subsets_in_file(upload, benchmark, chosen)
+    # No subset covered (a file whose every line has a problem): no data to load, every problem still reported.
+    samples = benchmark.load(data_dir, language=language, subsets=chosen) if chosen else []
+    predictions, summary = benchmark.match_predictions(upload.parsed, samples)
+    submission = Submission(benchmark, language, upload.name, str(data_dir) if data_dir else None, upload.digest,
+                            samples, predictions, summary, chosen)
+    if submission.ok:
+        for mode, result in score_and_report(benchmark, samples, predictions, language=language, subsets=chosen).items():
+            submission.scores[mode], submission.reports[mode] = result.scores, result.report
     return submission
 
 
-class UnreadableLines(PredictionsError):
-    """Lines of a JSON Lines file that are not valid JSON: every one, up to MAX_LISTED_ERRORS listed
-    (`errors`), and how many there are (`total`); each names the file by its base name."""
-
-    def __init__(self, errors: list[str], total: int, path: Path):
-        self.errors, self.total = errors, total
-        more = f"\n  … and {total - len(errors)} more" if total > len(errors) else ""
-        super().__init__(f"{total} lines are not valid JSON:\n  " + "\n  ".join(errors) + more)
-        self.path = path.name
-
-
-def unreadable_lines(path: Path, limit: int = MAX_LISTED_ERRORS) -> tuple[list[str], int]:
-    """(the first `limit` errors, how many lines in all) of the lines of a JSON Lines file that are not
-    valid UTF-8 JSON; ([], 0) for a zip, a folder or a JSON array file (read as one value)."""
-    if not path.is_file() or zipfile.is_zipfile(path):
-        return [], 0
-    errors: list[str] = []
-    total = 0
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            raw = raw.removesuffix(b"\n").removesuffix(b"\r")
-            if not raw.strip():
-                continue
-            if number == 1 and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["):
-                return [], 0
-            try:
-                parse_json(decode_utf8(raw, path.name, PredictionsError, number), path.name, number, PredictionsError)
-            except PredictionsError as exc:
-                total += 1
-                if len(errors) < limit:
-                    errors.append(str(exc))
-    return errors, total
+def without_folder_in(exc: ToolboardError, path: Path) -> ToolboardError:
+    """`exc` with `path`'s folder left out of its message (and of a DataError's path)."""
+    exc.args = tuple(without_folder(arg, path) if isinstance(arg, str) else arg for arg in exc.args)
+    if isinstance(exc, DataError) and exc.path:
+        exc.path = without_folder(exc.path, path)
+    return exc
 
 
 def without_folder(text: str, path: Path) -> str:
@@ -163,35 +179,19 @@ def checked_text(value: str, field: str, limit: int, fix: str) -> str:
         raise TextTooLongError(f"{exc}: {fix} (nothing was stored)") from None
 
 
-def _check(path: Path, benchmark_name: str, language: str | None, subsets: list[str] | None,
-           data_dir: str | Path | None, max_bytes: int) -> Submission:
-    checked_text(path.name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
-    check_upload_size(path, max_bytes)
-    benchmark = get_benchmark(benchmark_name)
-    if benchmark.match_predictions is None:
-        raise ToolboardError(f"{benchmark.name} does not accept uploaded predictions")
-    language = resolve_language(benchmark, language)
-    chosen = benchmark.expand_subsets(subsets or None)
-    if not subsets:
-        chosen = subsets_in_file(path, benchmark, chosen)
-    samples = benchmark.load(data_dir, language=language, subsets=chosen)
-    predictions, summary = benchmark.match_predictions(path, samples)
-    submission = Submission(benchmark, language, path, str(data_dir) if data_dir else None, _digest(path), samples,
-                            predictions, summary, chosen)
-    if submission.ok:
-        for mode, result in score_and_report(benchmark, samples, predictions, language=language, subsets=chosen).items():
-            submission.scores[mode], submission.reports[mode] = result.scores, result.report
-    return submission
-
-
-def subsets_in_file(path: Path, benchmark: Benchmark, subsets: list[str]) -> list[str]:
-    """The subsets the file's ids belong to (the benchmark says which subset an id is of)."""
-    ids = {row.data["id"] for row in read_rows(path) if isinstance(row.data, dict) and isinstance(row.data.get("id"), str)}
+def subsets_in_file(upload: ReadUpload, benchmark: Benchmark, subsets: list[str]) -> list[str]:
+    """The subsets the file's ids belong to (the benchmark says which subset an id is of); none when no line has
+    an id, so its lines' problems are reported, but a file of well-formed lines none of which is of the benchmark
+    is refused as such."""
+    with_ids = [row.data for row in upload.parsed.rows if isinstance(row.data, dict) and isinstance(row.data.get("id"), str)]
+    ids = {data["id"] for data in with_ids}
     found = {benchmark.subset_of(sample_id) for sample_id in ids}
     covered = [name for name in subsets if name in found]
+    if not covered and len(with_ids) < len(upload.parsed.rows):
+        return []
     if not covered:
         shown = ", ".join(sorted(ids)[:3]) or "none"
-        raise ToolboardError(f"no id in {path.name} belongs to this benchmark's subsets (first ids: {shown})")
+        raise ToolboardError(f"no id in {upload.name} belongs to this benchmark's subsets (first ids: {shown})")
     return covered
 
 
@@ -208,7 +208,7 @@ def store_submission(store: Store, submission: Submission, model: str, notes: st
         raise ToolboardError("give the model a name before adding it to the leaderboard")
     checked_text(model, "the model name", MAX_MODEL_NAME_CHARS, "shorten it and add the file again")
     checked_text(notes, "the notes field", MAX_NOTES_CHARS, "shorten it and add the file again")
-    checked_text(submission.path.name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
+    checked_text(submission.file_name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
     if not submission.ok or not submission.reports:
         raise ToolboardError("this file has problems; fix them and upload it again (nothing was stored)")
     with _ADDING:
@@ -259,7 +259,7 @@ def _store_upload(store: Store, submission: Submission, run_id: str, config: Run
                                       for p in submission.predictions.values() if p.sample_id in by_id])
         for mode in MODES:
             store.save_scores(run_id, mode, submission.scores[mode], submission.reports[mode])
-        store.set_status(run_id, "finished", f"uploaded {submission.path.name}: {submission.summary.matched} predictions")
+        store.set_status(run_id, "finished", f"uploaded {submission.file_name}: {submission.summary.matched} predictions")
     except BaseException:
         store.delete_run(run_id)  # all or nothing: a half-stored upload would show a wrong row
         raise
