@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
 from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, check_example_predictions, start_example_run
+from tests.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -73,3 +75,43 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
     assert SECRET_KEY not in html
     assert SECRET_KEY.encode() not in app.db_path.read_bytes()
     assert not problems, "\n".join(problems)
+
+
+def _refusal_on_page(page: Any, base_url: str) -> Any:
+    """Start a run of the built-in example to `base_url` from the Evaluate form; the refusal's Markdown block."""
+    page.get_by_label("Endpoint base URL").fill(base_url)
+    page.get_by_label("Model", exact=True).fill("some_model")
+    page.get_by_label("built-in example").first.check()
+    page.get_by_role("button", name="Start evaluation").click()
+    refusal = page.locator(".prose", has_text=re.compile("nothing was started|expected an http")).first
+    refusal.wait_for()
+    return refusal
+
+
+def _links(block: Any) -> list[str]:
+    return block.locator("a").evaluate_all("links => links.map(link => link.getAttribute('href'))")
+
+
+def test_a_refusal_reads_as_written_and_links_nowhere_wrong(tmp_path: Path):
+    """Refusals show their text exactly as written (no Markdown escapes) and a URL in them is plain text or
+    a link to that very URL: a dead port, then a base URL the form refuses with an example URL."""
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        with ScriptedServer() as dead:
+            dead_url = dead.base_url  # closed on leaving: nothing listens there any more
+        port = dead_url.split(":")[2].split("/")[0]
+        page.goto(app.url)
+        page.get_by_role("tab", name="Evaluate").click()
+        refusal = _refusal_on_page(page, dead_url)
+        shown = refusal.inner_text()
+        assert "\\" not in shown and f"connection refused by 127.0.0.1:{port}" in shown, shown
+        assert _links(refusal) == []
+
+        _refusal_on_page(page, "ftp://h.example/v1")
+        refusal = page.locator(".prose", has_text="has scheme 'ftp'").first
+        refusal.wait_for()
+        shown = refusal.inner_text()
+        assert "\\" not in shown, shown
+        assert "expected an http:// or https:// URL such as https://api.example.com/v1" in shown, shown
+        assert all(href == "https://api.example.com/v1" for href in _links(refusal)), _links(refusal)
+        assert app.context.store.list_runs() == []
+        assert not problems, problems
