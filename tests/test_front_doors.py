@@ -23,7 +23,7 @@ from evaluators.publish.board_table import apart_reason
 from tests.app_fixtures import RunningApp, form, running_app, table_rows, wait_for_status
 from tests.browser_fixtures import browser_page
 from tests.scripted_server import ScriptedServer
-from ui.run_form import TEMPERATURE_LABEL, start_job
+from ui.run_form import LIMIT_LABEL, TEMPERATURE_LABEL, start_job
 
 PROJECT = Path(__file__).parents[1]
 OFFICIAL_PROMPTS = PROJECT.parent / "shared" / "data" / "acebench" / "model_inference"
@@ -265,4 +265,27 @@ def test_the_browser_form_refuses_a_model_the_endpoint_does_not_list(tmp_path: P
         shown = outcome.inner_text()
         assert shown.startswith(_unlisted_refusal(listing.base_url)), shown
         assert app.context.store.list_runs() == [] and listing.requests == 0
+        assert not problems, problems
+
+
+# ---- before Start, the form says whether the run would be ranked ------------------------------------
+
+def test_the_form_says_before_start_whether_the_run_would_be_ranked(tmp_path: Path):
+    """The line above Start reads the settings by the board's own rule, live: the defaults rank; a
+    temperature of 0 is the run's own sampling; a limit makes it partial; back to the defaults, it ranks."""
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.goto(app.url)
+        page.get_by_role("tab", name="Evaluate").click()
+        line = page.locator("#rank-forecast")
+        line.get_by_text(re.compile("^Ranked beside the published rows: the official experiment")).wait_for()
+        temperature = page.get_by_label(TEMPERATURE_LABEL)
+        temperature.fill("0")
+        line.get_by_text(re.compile(r"^Not ranked .*own sampling \(temperature 0\.0\)\.$")).wait_for()
+        temperature.fill("")
+        line.get_by_text(re.compile("^Ranked beside")).wait_for()
+        page.get_by_label(LIMIT_LABEL).fill("5")
+        line.get_by_text(re.compile(r"^Not ranked .*partial: 5 per subset\.$")).wait_for()
+        page.get_by_role("radio", name="tools").check()
+        line.get_by_text(re.compile(r"^Not ranked .*native tools; .*partial: 5 per subset\.$")).wait_for()
+        assert app.context.store.list_runs() == []  # nothing was started or looked up
         assert not problems, problems

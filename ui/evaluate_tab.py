@@ -41,6 +41,7 @@ from ui.run_form import (
     demo_preset,
     language_choices,
     local_model_note,
+    rank_line,
     start_job,
     subset_choices,
 )
@@ -323,8 +324,27 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
 
 # ---- the tab ------------------------------------------------------------------------------------
 
+# The fields whose change can change whether the run would be ranked (the endpoint's boxes cannot).
+RANKING_FIELDS = ("endpoint_kind", "language", "subsets", "data_source", "data_folder", "limit", "request_mode",
+                  "prompt_style", "temperature")
+
+
+def wire_rank_line(context: AppContext, form: EvaluateForm, line: gr.Markdown, after_switch: Any) -> None:
+    """The line before Start, redrawn on each change of a field that can change it (and once the benchmark's
+    switch has set its fields): settings only, no endpoint call, so not queued behind runs."""
+
+    def redraw(values: dict[Any, Any]) -> str:
+        return as_markdown(rank_line(context, form.read(values)))
+
+    inputs = set(form.inputs())
+    triggers = [form.fields[name].change for name in RANKING_FIELDS] + [option.radio.change for option in form.options]
+    gr.on(triggers, redraw, inputs, [line], trigger_mode="always_last", queue=False, show_progress="hidden",
+          api_visibility="private")
+    after_switch.then(redraw, inputs, [line], queue=False, show_progress="hidden", api_visibility="private")
+
+
 def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor: gr.BrowserState,
-              start: gr.Button, demo: gr.Button, start_message: gr.Markdown) -> None:
+              start: gr.Button, demo: gr.Button, start_message: gr.Markdown, rank: gr.Markdown) -> None:
     """Start (from the form or the demo preset), the local model's note, and the benchmark switch."""
     preset = demo_preset()
     preset_fields = [name for name in FIELDS if preset and name in preset]
@@ -358,9 +378,10 @@ def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor
     demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields], api_visibility="private").then(
         start_from_form, start_inputs, start_outputs, api_visibility="private")
     start.click(start_from_form, start_inputs, start_outputs, api_visibility="private")
-    form.fields["benchmark"].change(form.switch, [form.fields["benchmark"], form.fields["language"]],
-                                    form.switch_outputs(), api_visibility="private")
+    switched = form.fields["benchmark"].change(form.switch, [form.fields["benchmark"], form.fields["language"]],
+                                               form.switch_outputs(), api_visibility="private")
     wire_data_choice(context, form.fields, form.data_note)
+    wire_rank_line(context, form, rank, switched)
 
 
 def wire_data_choice(context: AppContext, fields: dict[str, Any], data_note: gr.Markdown) -> None:
@@ -391,6 +412,9 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     shown = all_benchmarks()[0]
     form = build_form(context, shown)
     preset = demo_preset()
+    # Whether the run the form holds would be ranked, for the form as it is first shown, then live.
+    rank = gr.Markdown(as_markdown(rank_line(context, form.read({c: c.value for c in form.inputs()}))),
+                       elem_id="rank-forecast")
     with gr.Row():
         start = gr.Button("Start evaluation", variant="primary")
         example_of = get_benchmark(preset["benchmark"]).title if preset else ""
@@ -398,7 +422,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
                          visible=preset is not None)
     start_message = gr.Markdown()
     panel = build_jobs_panel(context)
-    wire_form(context, form, panel, visitor, start, demo, start_message)
+    wire_form(context, form, panel, visitor, start, demo, start_message, rank)
     wire_jobs_panel(context, panel, visitor, form.api_key)
     declare_runs_api(context, start_job)
     return {"jobs": panel.jobs, "refresh_jobs": visitor_jobs(context)}
