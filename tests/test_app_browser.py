@@ -115,3 +115,31 @@ def test_a_refusal_reads_as_written_and_links_nowhere_wrong(tmp_path: Path):
         assert all(href == "https://api.example.com/v1" for href in _links(refusal)), _links(refusal)
         assert app.context.store.list_runs() == []
         assert not problems, problems
+
+
+def _demo_offers(url: str) -> tuple[int, int, str]:
+    """(Demo buttons shown, local model choices shown, the Evaluate tab's text) of the page at `url`."""
+    with browser_page() as (page, problems):
+        page.goto(url)
+        page.get_by_role("tab", name="Evaluate").click()
+        page.get_by_role("button", name="Start evaluation").wait_for()
+        demo = page.get_by_role("button", name=re.compile("^Demo: ")).filter(visible=True).count()
+        local = page.get_by_role("radio", name=re.compile("^Local demo model")).filter(visible=True).count()
+        text = page.locator("body").inner_text()
+        assert not problems, problems
+    return demo, local, text
+
+
+def test_the_demo_is_offered_only_where_the_local_model_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Here the local model is installed: the Demo button and the choice are there. Where it is not (its
+    installation check, asked when the app is built, says so), neither is, and no pip command is shown."""
+    with running_app(tmp_path / "installed") as app:
+        demo, local, _ = _demo_offers(app.url)
+    assert (demo, local) == (1, 1)
+    import ui.run_form
+
+    monkeypatch.setattr(ui.run_form, "installed_problem", lambda *_: "llama-cpp-python is not installed; pip install …")
+    with running_app(tmp_path / "missing", public=True) as app:
+        demo, local, text = _demo_offers(app.url)
+    assert (demo, local) == (0, 0)
+    assert "pip" not in text and "llama" not in text.lower(), text

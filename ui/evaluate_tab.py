@@ -39,8 +39,10 @@ from ui.run_form import (
     data_source_choices,
     data_source_value,
     demo_preset,
+    endpoint_kinds,
     language_choices,
     local_model_note,
+    local_model_works,
     rank_line,
     start_job,
     subset_choices,
@@ -189,12 +191,14 @@ def offers_prompt_styles(benchmark: Benchmark) -> bool:
     return benchmark.request_profile is not None and len(benchmark.prompt_styles) > 1
 
 
-def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
-    """The form's controls, laid out for the benchmark `shown` first."""
+def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> EvaluateForm:
+    """The form's controls, laid out for the benchmark `shown` first; the local model offered only where it
+    works (`local_works`): elsewhere there is nothing to choose, so no choice is shown."""
     languages = language_choices(shown.name)
     with gr.Row():
         with gr.Column(scale=3):
-            endpoint_kind = gr.Radio(list(ENDPOINT_KINDS), value=ENDPOINT_KINDS[0], label="Model to evaluate")
+            endpoint_kind = gr.Radio(endpoint_kinds(local_works), value=ENDPOINT_KINDS[0], label="Model to evaluate",
+                                     visible=local_works)
             local_note = gr.Markdown()
             base_url = gr.Textbox(label="Endpoint base URL", placeholder="http://127.0.0.1:8000/v1")
             api_key = gr.Textbox(label="API key (used for this run only; never stored or shown again)", type="password",
@@ -410,8 +414,9 @@ def wire_data_choice(context: AppContext, fields: dict[str, Any], data_note: gr.
 def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     """The tab; `visitor` holds the page's visitor token (see ui/app.py)."""
     shown = all_benchmarks()[0]
-    form = build_form(context, shown)
-    preset = demo_preset()
+    local_works = local_model_works()
+    form = build_form(context, shown, local_works)
+    preset = demo_preset() if local_works else None
     # Whether the run the form holds would be ranked, for the form as it is first shown, then live.
     rank = gr.Markdown(as_markdown(rank_line(context, form.read({c: c.value for c in form.inputs()}))),
                        elem_id="rank-forecast")

@@ -110,6 +110,17 @@ def demo_preset() -> dict[str, Any] | None:
             "temperature": "", "prompt_style": AUTO_PROMPT_STYLE}
 
 
+def local_model_works() -> bool:
+    """Whether the built-in local model can run on this machine (installed, its model file there): the form
+    offers it, and its Demo button, only then. Asked once, when the app is built."""
+    return installed_problem() is None
+
+
+def endpoint_kinds(local_works: bool) -> list[str]:
+    """What the form's "Model to evaluate" offers: an endpoint, and the local model where it works."""
+    return list(ENDPOINT_KINDS) if local_works else [ENDPOINT_KINDS[0]]
+
+
 def local_model_note(kind: str) -> str:
     if kind != LOCAL_DEMO.title:
         return ""
