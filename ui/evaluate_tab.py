@@ -328,23 +328,31 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
 
 # ---- the tab ------------------------------------------------------------------------------------
 
-# The fields whose change can change whether the run would be ranked (the endpoint's boxes cannot).
-RANKING_FIELDS = ("endpoint_kind", "language", "subsets", "data_source", "data_folder", "limit", "request_mode",
-                  "prompt_style", "temperature")
+# The fields a visitor changes that can change whether the run would be ranked (the endpoint's boxes cannot; the
+# local model's choice sets other fields, and is followed up once they are set).
+RANKING_FIELDS = ("language", "subsets", "data_source", "data_folder", "limit", "request_mode", "prompt_style",
+                  "temperature")
 
 
-def wire_rank_line(context: AppContext, form: EvaluateForm, line: gr.Markdown, after_switch: Any) -> None:
-    """The line before Start, redrawn on each change of a field that can change it (and once the benchmark's
-    switch has set its fields): settings only, no endpoint call, so not queued behind runs."""
+def wire_rank_line(context: AppContext, form: EvaluateForm, line: gr.Markdown, after: list[Any]) -> None:
+    """The line before Start, redrawn on each change a visitor makes to a field that can change it, and after
+    each event in `after` (those that set several fields: the benchmark switch, the local model's settings,
+    the demo): one event each, reading the settings only (no endpoint call), so not queued behind runs.
+    A choice is followed on the visitor's pick only (`.input`): an event that sets several fields is followed
+    once it has set them all, never read half-way (a Data choice whose options changed before its value would
+    be refused)."""
 
     def redraw(values: dict[Any, Any]) -> str:
         return as_markdown(rank_line(context, form.read(values)))
 
     inputs = set(form.inputs())
-    triggers = [form.fields[name].change for name in RANKING_FIELDS] + [option.radio.change for option in form.options]
+    # A text box on .change: a value pasted or filled in is no .input; the others on the visitor's pick only.
+    triggers = [form.fields[name].change if isinstance(form.fields[name], gr.Textbox) else form.fields[name].input
+                for name in RANKING_FIELDS] + [option.radio.input for option in form.options]
     gr.on(triggers, redraw, inputs, [line], trigger_mode="always_last", queue=False, show_progress="hidden",
           api_visibility="private")
-    after_switch.then(redraw, inputs, [line], queue=False, show_progress="hidden", api_visibility="private")
+    for event in after:
+        event.then(redraw, inputs, [line], queue=False, show_progress="hidden", api_visibility="private")
 
 
 def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor: gr.BrowserState,
@@ -374,41 +382,64 @@ def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor
         local = kind == LOCAL_DEMO.title
         return [gr.update(value=value) if local else gr.update() for value in LOCAL_DEMO_FORM.values()]
 
+    def switch_benchmark(name: str, language: str | None, source: str, folder: str) -> list[Any]:
+        """The form's switch and the Data choice's, in one event: the line before Start reads them both set."""
+        updates = form.switch(name, language)
+        return [*updates, *data_choice_updates(context, source, folder, name, updates[0].get("value"))]
+
     form.fields["endpoint_kind"].change(local_model_note, [form.fields["endpoint_kind"]], [form.local_note],
                                         api_visibility="private")
     # On the visitor's pick only (.input): the demo preset sets its own values and must keep them.
-    form.fields["endpoint_kind"].input(local_model_settings, [form.fields["endpoint_kind"]],
-                                       [form.fields[name] for name in LOCAL_DEMO_FORM], api_visibility="private")
-    demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields], api_visibility="private").then(
-        start_from_form, start_inputs, start_outputs, api_visibility="private")
+    local_set = form.fields["endpoint_kind"].input(local_model_settings, [form.fields["endpoint_kind"]],
+                                                   [form.fields[name] for name in LOCAL_DEMO_FORM], api_visibility="private")
+    demo_started = demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields],
+                              api_visibility="private").then(start_from_form, start_inputs, start_outputs,
+                                                             api_visibility="private")
     start.click(start_from_form, start_inputs, start_outputs, api_visibility="private")
-    switched = form.fields["benchmark"].change(form.switch, [form.fields["benchmark"], form.fields["language"]],
-                                               form.switch_outputs(), api_visibility="private")
-    wire_data_choice(context, form.fields, form.data_note)
-    wire_rank_line(context, form, rank, switched)
+    fields = form.fields
+    switched = fields["benchmark"].change(
+        switch_benchmark, [fields["benchmark"], fields["language"], fields["data_source"], fields["data_folder"]],
+        [*form.switch_outputs(), fields["data_source"], form.data_note], api_visibility="private")
+    wire_data_choice(context, form.fields, form.data_note, on_benchmark=False)
+    wire_rank_line(context, form, rank, [switched, local_set, demo_started])
 
 
-def wire_data_choice(context: AppContext, fields: dict[str, Any], data_note: gr.Markdown) -> None:
+def data_note_text(context: AppContext, chosen: str, folder_text: str, name: str, lang: str | None) -> str:
+    """The line under the Data choice: what a run (or a check) will read."""
+    return as_markdown(data_line(context, data_source_value(context, name, chosen), folder_text, name, lang or None))
+
+
+def data_choice_updates(context: AppContext, chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[Any, str]:
+    """The Data choice and its line for benchmark `name`: its sources, the chosen one kept when it has it."""
+    value = data_source_value(context, name, chosen)
+    return (gr.update(choices=data_source_choices(context, name), value=value),
+            data_note_text(context, value, folder_text, name, lang))
+
+
+def wire_data_choice(context: AppContext, fields: dict[str, Any], data_note: gr.Markdown, on_benchmark: bool = True) -> None:
     """The Data choice offers what the chosen benchmark has; the line under it says what will be read;
     the local folder box is shown only when it is what will be read. Used by the Evaluate and Submit tabs
-    (`fields` holds "benchmark", "language", "data_source" and "data_folder")."""
+    (`fields` holds "benchmark", "language", "data_source" and "data_folder"). `on_benchmark` False: the
+    caller's own benchmark switch sets the choice (data_choice_updates)."""
     benchmark, language, source, folder = (fields[name] for name in ("benchmark", "language", "data_source", "data_folder"))
 
     def note(chosen: str, folder_text: str, name: str, lang: str | None) -> str:
-        return as_markdown(data_line(context, data_source_value(context, name, chosen), folder_text, name, lang or None))
+        return data_note_text(context, chosen, folder_text, name, lang)
 
     def source_changed(chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[str, Any]:
         return note(chosen, folder_text, name, lang), gr.update(visible=chosen == "local folder" and not context.public)
 
     def benchmark_changed(chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[Any, str]:
-        value = data_source_value(context, name, chosen)
-        return gr.update(choices=data_source_choices(context, name), value=value), note(value, folder_text, name, lang)
+        return data_choice_updates(context, chosen, folder_text, name, lang)
 
     inputs = [source, folder, benchmark, language]
     source.change(source_changed, inputs, [data_note, folder], api_visibility="private")
-    benchmark.change(benchmark_changed, inputs, [source, data_note], api_visibility="private")
-    for component in (folder, language):
-        component.change(note, inputs, [data_note], api_visibility="private")
+    if on_benchmark:
+        benchmark.change(benchmark_changed, inputs, [source, data_note], api_visibility="private")
+    folder.change(note, inputs, [data_note], api_visibility="private")
+    # With the caller's switch setting the language with the Data choice, on the visitor's pick only: a language
+    # set by the switch would be read beside a Data choice not yet set.
+    (language.change if on_benchmark else language.input)(note, inputs, [data_note], api_visibility="private")
 
 
 def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
