@@ -48,8 +48,11 @@ class ScriptedServer(LoopbackApp):
         latency: float = 0.0,
         fault: Callable[[str, int], Fault | None] | None = None,
         on_request: Callable[[dict[str, Any]], None] | None = None,
+        models: list[str] | None = None,
     ):
         self.reply = reply or (lambda body: {"content": "[]"})
+        # What /v1/models lists; empty: none (any model name is served), as llama.cpp-like servers answer.
+        self.models = list(models or [])
         self.latency = latency
         self.fault = fault
         self.on_request = on_request
@@ -72,8 +75,8 @@ class ScriptedServer(LoopbackApp):
         app.router.add_get("/v1/models", self._models)
 
     async def _models(self, request: web.Request) -> web.Response:
-        """The model list a run's pre-flight check reads: empty (any model name is served)."""
-        return web.json_response({"object": "list", "data": []})
+        """The model list a run's pre-flight check reads: `models` (by default none: any name is served)."""
+        return web.json_response({"object": "list", "data": [{"id": name, "object": "model"} for name in self.models]})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()

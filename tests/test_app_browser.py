@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
 from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, check_example_predictions, start_example_run
+from tests.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -73,3 +75,71 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
     assert SECRET_KEY not in html
     assert SECRET_KEY.encode() not in app.db_path.read_bytes()
     assert not problems, "\n".join(problems)
+
+
+def _refusal_on_page(page: Any, base_url: str) -> Any:
+    """Start a run of the built-in example to `base_url` from the Evaluate form; the refusal's Markdown block."""
+    page.get_by_label("Endpoint base URL").fill(base_url)
+    page.get_by_label("Model", exact=True).fill("some_model")
+    page.get_by_label("built-in example").first.check()
+    page.get_by_role("button", name="Start evaluation").click()
+    refusal = page.locator(".prose", has_text=re.compile("nothing was started|expected an http")).first
+    refusal.wait_for()
+    return refusal
+
+
+def _links(block: Any) -> list[str]:
+    return block.locator("a").evaluate_all("links => links.map(link => link.getAttribute('href'))")
+
+
+def test_a_refusal_reads_as_written_and_links_nowhere_wrong(tmp_path: Path):
+    """Refusals show their text exactly as written (no Markdown escapes) and a URL in them is plain text or
+    a link to that very URL: a dead port, then a base URL the form refuses with an example URL."""
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        with ScriptedServer() as dead:
+            dead_url = dead.base_url  # closed on leaving: nothing listens there any more
+        port = dead_url.split(":")[2].split("/")[0]
+        page.goto(app.url)
+        page.get_by_role("tab", name="Evaluate").click()
+        refusal = _refusal_on_page(page, dead_url)
+        shown = refusal.inner_text()
+        assert "\\" not in shown and f"connection refused by 127.0.0.1:{port}" in shown, shown
+        assert _links(refusal) == []
+
+        _refusal_on_page(page, "ftp://h.example/v1")
+        refusal = page.locator(".prose", has_text="has scheme 'ftp'").first
+        refusal.wait_for()
+        shown = refusal.inner_text()
+        assert "\\" not in shown, shown
+        assert "expected an http:// or https:// URL such as https://api.example.com/v1" in shown, shown
+        assert all(href == "https://api.example.com/v1" for href in _links(refusal)), _links(refusal)
+        assert app.context.store.list_runs() == []
+        assert not problems, problems
+
+
+def _demo_offers(url: str) -> tuple[int, int, str]:
+    """(Demo buttons shown, local model choices shown, the Evaluate tab's text) of the page at `url`."""
+    with browser_page() as (page, problems):
+        page.goto(url)
+        page.get_by_role("tab", name="Evaluate").click()
+        page.get_by_role("button", name="Start evaluation").wait_for()
+        demo = page.get_by_role("button", name=re.compile("^Demo: ")).filter(visible=True).count()
+        local = page.get_by_role("radio", name=re.compile("^Local demo model")).filter(visible=True).count()
+        text = page.locator("body").inner_text()
+        assert not problems, problems
+    return demo, local, text
+
+
+def test_the_demo_is_offered_only_where_the_local_model_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Here the local model is installed: the Demo button and the choice are there. Where it is not (its
+    installation check, asked when the app is built, says so), neither is, and no pip command is shown."""
+    with running_app(tmp_path / "installed") as app:
+        demo, local, _ = _demo_offers(app.url)
+    assert (demo, local) == (1, 1)
+    import ui.run_form
+
+    monkeypatch.setattr(ui.run_form, "installed_problem", lambda *_: "llama-cpp-python is not installed; pip install …")
+    with running_app(tmp_path / "missing", public=True) as app:
+        demo, local, text = _demo_offers(app.url)
+    assert (demo, local) == (0, 0)
+    assert "pip" not in text and "llama" not in text.lower(), text

@@ -22,7 +22,8 @@ from evaluators.core.registry import get_benchmark
 from evaluators.publish.board_table import apart_reason
 from tests.app_fixtures import RunningApp, form, running_app, table_rows, wait_for_status
 from tests.browser_fixtures import browser_page
-from ui.run_form import TEMPERATURE_LABEL, start_job
+from tests.scripted_server import ScriptedServer
+from ui.run_form import LIMIT_LABEL, TEMPERATURE_LABEL, start_job
 
 PROJECT = Path(__file__).parents[1]
 OFFICIAL_PROMPTS = PROJECT.parent / "shared" / "data" / "acebench" / "model_inference"
@@ -224,3 +225,67 @@ def test_a_run_started_from_the_browser_form_at_its_defaults_is_ranked(tmp_path:
         ranked = Client(app.url, verbose=False).predict(benchmark="acebench", search="browser-default",
                                                         api_name="/leaderboard_ranked")
         assert [row["run_id"] for row in table_rows(ranked) if row.get("run_id")] == [run_id]
+
+
+# ---- a model the endpoint does not list -----------------------------------------------------------
+
+def _unlisted_refusal(base_url: str) -> str:
+    return (f"⚠️ the endpoint cannot serve the run, nothing was started: {base_url} does not list the model "
+            "'gpt-nonexistent'; it lists: fake. Give the model name exactly as listed")
+
+
+def test_a_model_the_endpoint_does_not_list_is_refused_by_every_door(private_app: RunningApp, tmp_path: Path):
+    """The endpoint lists only `fake` and answers any name (as llama.cpp does): `gpt-nonexistent` is refused
+    before a run exists, the same words through the command line, the API and the form; nothing is sent."""
+    before = len(private_app.context.store.list_runs())
+    with ScriptedServer(models=["fake"]) as listing:
+        fields = {**_fields(private_app, False, {}), "base_url": listing.base_url, "model": "gpt-nonexistent",
+                  "api_key_env": ""}
+        flags = [*_cli_flags(fields, False)[:-2], "--api-key-env", ""]
+        from_cli = "⚠️ " + _cli_refusal(tmp_path / "home", flags, False)
+        from_api = Client(private_app.url, verbose=False).predict(**fields, api_name="/start_run")
+        from_form = start_job(private_app.context, fields, "", None)
+        assert from_api["run_id"] == from_form["run_id"] == ""
+        assert from_api["message"] == from_form["message"] == from_cli
+        assert from_cli.startswith(_unlisted_refusal(listing.base_url)), from_cli
+        assert listing.requests == 0
+    assert len(private_app.context.store.list_runs()) == before
+
+
+def test_the_browser_form_refuses_a_model_the_endpoint_does_not_list(tmp_path: Path):
+    with running_app(tmp_path) as app, ScriptedServer(models=["fake"]) as listing, browser_page() as (page, problems):
+        page.goto(app.url)
+        page.get_by_role("tab", name="Evaluate").click()
+        page.get_by_label("Endpoint base URL").fill(listing.base_url)
+        page.get_by_label("Model", exact=True).fill("gpt-nonexistent")
+        page.get_by_label("built-in example").first.check()
+        page.get_by_role("button", name="Start evaluation").click()
+        outcome = page.get_by_text(re.compile("^Started run|^⚠️ the endpoint")).first
+        outcome.wait_for()
+        shown = outcome.inner_text()
+        assert shown.startswith(_unlisted_refusal(listing.base_url)), shown
+        assert app.context.store.list_runs() == [] and listing.requests == 0
+        assert not problems, problems
+
+
+# ---- before Start, the form says whether the run would be ranked ------------------------------------
+
+def test_the_form_says_before_start_whether_the_run_would_be_ranked(tmp_path: Path):
+    """The line above Start reads the settings by the board's own rule, live: the defaults rank; a
+    temperature of 0 is the run's own sampling; a limit makes it partial; back to the defaults, it ranks."""
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.goto(app.url)
+        page.get_by_role("tab", name="Evaluate").click()
+        line = page.locator("#rank-forecast")
+        line.get_by_text(re.compile("^Ranked beside the published rows: the official experiment")).wait_for()
+        temperature = page.get_by_label(TEMPERATURE_LABEL)
+        temperature.fill("0")
+        line.get_by_text(re.compile(r"^Not ranked .*own sampling \(temperature 0\.0\)\.$")).wait_for()
+        temperature.fill("")
+        line.get_by_text(re.compile("^Ranked beside")).wait_for()
+        page.get_by_label(LIMIT_LABEL).fill("5")
+        line.get_by_text(re.compile(r"^Not ranked .*partial: 5 per subset\.$")).wait_for()
+        page.get_by_role("radio", name="tools").check()
+        line.get_by_text(re.compile(r"^Not ranked .*native tools; .*partial: 5 per subset\.$")).wait_for()
+        assert app.context.store.list_runs() == []  # nothing was started or looked up
+        assert not problems, problems

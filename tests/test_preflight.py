@@ -75,8 +75,9 @@ def test_the_cause_is_named(tmp_path: Path):
     with ModelsServer(["m-1", "m-2"], key="sk-right") as server:
         with pytest.raises(EndpointCheckFailed, match=r"refused the key \(HTTP 401: Incorrect API key provided\)"):
             check_endpoint(server.base_url, "m-1", "sk-wrong")
-        with pytest.raises(EndpointCheckFailed, match=r"does not know the model 'gpt-9'.*it lists: m-1, m-2"):
+        with pytest.raises(EndpointCheckFailed, match=r"does not list the model 'gpt-9'; it lists: m-1, m-2\. Give"):
             check_endpoint(server.base_url, "gpt-9", "sk-right")
+        assert server.chats == []  # refused from the list alone: no request that a server would answer anyway
     with ModelsServer(None) as server:  # no model list: one tiny request decides
         with pytest.raises(EndpointCheckFailed, match=r"does not know the model 'missing'.*HTTP 404"):
             check_endpoint(server.base_url, "missing", None)
@@ -84,6 +85,31 @@ def test_the_cause_is_named(tmp_path: Path):
         assert [body["max_tokens"] for body in server.chats] == [1, 1]
     with pytest.raises(EndpointCheckFailed, match=r"host no-such-host\.invalid could not be resolved"):
         check_endpoint("http://no-such-host.invalid/v1", "m", None)
+
+
+def test_a_model_the_list_does_not_hold_is_refused_even_by_a_server_that_answers_any_name(
+        monkeypatch: pytest.MonkeyPatch):
+    """A llama.cpp-like server answers every name with its one model: the list decides, naming what it
+    lists (the first ten) and what to do; the operator's override is honoured off a public deployment only."""
+    listed = [f"model-{n:02d}" for n in range(12)]
+    with ScriptedServer(models=listed) as server:
+        with pytest.raises(EndpointCheckFailed) as refused:
+            check_endpoint(server.base_url, "gpt-nonexistent", None)
+        message = str(refused.value)
+        assert message.startswith(f"the endpoint cannot serve the run, nothing was started: {server.base_url} does not "
+                                  "list the model 'gpt-nonexistent'; it lists: model-00, model-01")
+        assert "model-09 … (12 in all). Give the model name exactly as listed" in message and "model-10" not in message
+        assert "TOOLBOARD_ALLOW_UNLISTED_MODELS=1" in message
+        with pytest.raises(EndpointCheckFailed, match=r"did you mean 'model-03'\?"):
+            check_endpoint(server.base_url, "MODEL-03", None)
+        assert server.requests == 0
+        check_endpoint(server.base_url, "model-11", None)  # listed beyond the ten shown
+        monkeypatch.setenv("TOOLBOARD_ALLOW_UNLISTED_MODELS", "1")
+        check_endpoint(server.base_url, "gpt-nonexistent", None)
+        monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")
+        with pytest.raises(EndpointCheckFailed) as public:
+            check_endpoint(server.base_url, "gpt-nonexistent", None)
+        assert "TOOLBOARD_ALLOW_UNLISTED_MODELS" not in str(public.value)
 
 
 def test_a_dead_endpoint_creates_no_run_from_the_library_or_the_cli(tmp_path: Path):

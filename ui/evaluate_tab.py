@@ -40,8 +40,11 @@ from ui.run_form import (
     data_source_choices,
     data_source_value,
     demo_preset,
+    endpoint_kinds,
     language_choices,
     local_model_note,
+    local_model_works,
+    rank_line,
     start_job,
     subset_choices,
 )
@@ -189,12 +192,14 @@ def offers_prompt_styles(benchmark: Benchmark) -> bool:
     return benchmark.request_profile is not None and len(benchmark.prompt_styles) > 1
 
 
-def build_form(context: AppContext, shown: Benchmark) -> EvaluateForm:
-    """The form's controls, laid out for the benchmark `shown` first."""
+def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> EvaluateForm:
+    """The form's controls, laid out for the benchmark `shown` first; the local model offered only where it
+    works (`local_works`): elsewhere there is nothing to choose, so no choice is shown."""
     languages = language_choices(shown.name)
     with gr.Row():
         with gr.Column(scale=3):
-            endpoint_kind = gr.Radio(list(ENDPOINT_KINDS), value=ENDPOINT_KINDS[0], label="Model to evaluate")
+            endpoint_kind = gr.Radio(endpoint_kinds(local_works), value=ENDPOINT_KINDS[0], label="Model to evaluate",
+                                     visible=local_works)
             local_note = gr.Markdown()
             base_url = gr.Textbox(label="Endpoint base URL", placeholder="http://127.0.0.1:8000/v1")
             api_key = gr.Textbox(label="API key (used for this run only; never stored or shown again)", type="password",
@@ -324,8 +329,35 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
 
 # ---- the tab ------------------------------------------------------------------------------------
 
+# The fields a visitor changes that can change whether the run would be ranked (the endpoint's boxes cannot; the
+# local model's choice sets other fields, and is followed up once they are set).
+RANKING_FIELDS = ("language", "subsets", "data_source", "data_folder", "limit", "request_mode", "prompt_style",
+                  "temperature")
+
+
+def wire_rank_line(context: AppContext, form: EvaluateForm, line: gr.Markdown, after: list[Any]) -> None:
+    """The line before Start, redrawn on each change a visitor makes to a field that can change it, and after
+    each event in `after` (those that set several fields: the benchmark switch, the local model's settings,
+    the demo): one event each, reading the settings only (no endpoint call), so not queued behind runs.
+    A choice is followed on the visitor's pick only (`.input`): an event that sets several fields is followed
+    once it has set them all, never read half-way (a Data choice whose options changed before its value would
+    be refused)."""
+
+    def redraw(values: dict[Any, Any]) -> str:
+        return as_markdown(rank_line(context, form.read(values)))
+
+    inputs = set(form.inputs())
+    # A text box on .change: a value pasted or filled in is no .input; the others on the visitor's pick only.
+    triggers = [form.fields[name].change if isinstance(form.fields[name], gr.Textbox) else form.fields[name].input
+                for name in RANKING_FIELDS] + [option.radio.input for option in form.options]
+    gr.on(triggers, redraw, inputs, [line], trigger_mode="always_last", queue=False, show_progress="hidden",
+          api_visibility="private")
+    for event in after:
+        event.then(redraw, inputs, [line], queue=False, show_progress="hidden", api_visibility="private")
+
+
 def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor: gr.BrowserState,
-              start: gr.Button, demo: gr.Button, start_message: gr.Markdown) -> None:
+              start: gr.Button, demo: gr.Button, start_message: gr.Markdown, rank: gr.Markdown) -> None:
     """Start (from the form or the demo preset), the local model's note, and the benchmark switch."""
     preset = demo_preset()
     preset_fields = [name for name in FIELDS if preset and name in preset]
@@ -351,47 +383,75 @@ def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor
         local = kind == LOCAL_DEMO.title
         return [gr.update(value=value) if local else gr.update() for value in LOCAL_DEMO_FORM.values()]
 
+    def switch_benchmark(name: str, language: str | None, source: str, folder: str) -> list[Any]:
+        """The form's switch and the Data choice's, in one event: the line before Start reads them both set."""
+        updates = form.switch(name, language)
+        return [*updates, *data_choice_updates(context, source, folder, name, updates[0].get("value"))]
+
     form.fields["endpoint_kind"].change(local_model_note, [form.fields["endpoint_kind"]], [form.local_note],
                                         api_visibility="private")
     # On the visitor's pick only (.input): the demo preset sets its own values and must keep them.
-    form.fields["endpoint_kind"].input(local_model_settings, [form.fields["endpoint_kind"]],
-                                       [form.fields[name] for name in LOCAL_DEMO_FORM], api_visibility="private")
-    demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields], api_visibility="private").then(
-        start_from_form, start_inputs, start_outputs, api_visibility="private")
+    local_set = form.fields["endpoint_kind"].input(local_model_settings, [form.fields["endpoint_kind"]],
+                                                   [form.fields[name] for name in LOCAL_DEMO_FORM], api_visibility="private")
+    demo_started = demo.click(fill_demo_preset, None, [form.fields[name] for name in preset_fields],
+                              api_visibility="private").then(start_from_form, start_inputs, start_outputs,
+                                                             api_visibility="private")
     start.click(start_from_form, start_inputs, start_outputs, api_visibility="private")
-    form.fields["benchmark"].change(form.switch, [form.fields["benchmark"], form.fields["language"]],
-                                    form.switch_outputs(), api_visibility="private")
-    wire_data_choice(context, form.fields, form.data_note)
+    fields = form.fields
+    switched = fields["benchmark"].change(
+        switch_benchmark, [fields["benchmark"], fields["language"], fields["data_source"], fields["data_folder"]],
+        [*form.switch_outputs(), fields["data_source"], form.data_note], api_visibility="private")
+    wire_data_choice(context, form.fields, form.data_note, on_benchmark=False)
+    wire_rank_line(context, form, rank, [switched, local_set, demo_started])
 
 
-def wire_data_choice(context: AppContext, fields: dict[str, Any], data_note: gr.Markdown) -> None:
+def data_note_text(context: AppContext, chosen: str, folder_text: str, name: str, lang: str | None) -> str:
+    """The line under the Data choice: what a run (or a check) will read."""
+    return as_markdown(data_line(context, data_source_value(context, name, chosen), folder_text, name, lang or None))
+
+
+def data_choice_updates(context: AppContext, chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[Any, str]:
+    """The Data choice and its line for benchmark `name`: its sources, the chosen one kept when it has it."""
+    value = data_source_value(context, name, chosen)
+    return (gr.update(choices=data_source_choices(context, name), value=value),
+            data_note_text(context, value, folder_text, name, lang))
+
+
+def wire_data_choice(context: AppContext, fields: dict[str, Any], data_note: gr.Markdown, on_benchmark: bool = True) -> None:
     """The Data choice offers what the chosen benchmark has; the line under it says what will be read;
     the local folder box is shown only when it is what will be read. Used by the Evaluate and Submit tabs
-    (`fields` holds "benchmark", "language", "data_source" and "data_folder")."""
+    (`fields` holds "benchmark", "language", "data_source" and "data_folder"). `on_benchmark` False: the
+    caller's own benchmark switch sets the choice (data_choice_updates)."""
     benchmark, language, source, folder = (fields[name] for name in ("benchmark", "language", "data_source", "data_folder"))
 
     def note(chosen: str, folder_text: str, name: str, lang: str | None) -> str:
-        return as_markdown(data_line(context, data_source_value(context, name, chosen), folder_text, name, lang or None))
+        return data_note_text(context, chosen, folder_text, name, lang)
 
     def source_changed(chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[str, Any]:
         return note(chosen, folder_text, name, lang), gr.update(visible=chosen == "local folder" and not context.public)
 
     def benchmark_changed(chosen: str, folder_text: str, name: str, lang: str | None) -> tuple[Any, str]:
-        value = data_source_value(context, name, chosen)
-        return gr.update(choices=data_source_choices(context, name), value=value), note(value, folder_text, name, lang)
+        return data_choice_updates(context, chosen, folder_text, name, lang)
 
     inputs = [source, folder, benchmark, language]
     source.change(source_changed, inputs, [data_note, folder], api_visibility="private")
-    benchmark.change(benchmark_changed, inputs, [source, data_note], api_visibility="private")
-    for component in (folder, language):
-        component.change(note, inputs, [data_note], api_visibility="private")
+    if on_benchmark:
+        benchmark.change(benchmark_changed, inputs, [source, data_note], api_visibility="private")
+    folder.change(note, inputs, [data_note], api_visibility="private")
+    # With the caller's switch setting the language with the Data choice, on the visitor's pick only: a language
+    # set by the switch would be read beside a Data choice not yet set.
+    (language.change if on_benchmark else language.input)(note, inputs, [data_note], api_visibility="private")
 
 
 def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     """The tab; `visitor` holds the page's visitor token (see ui/app.py)."""
     shown = all_benchmarks()[0]
-    form = build_form(context, shown)
-    preset = demo_preset()
+    local_works = local_model_works()
+    form = build_form(context, shown, local_works)
+    preset = demo_preset() if local_works else None
+    # Whether the run the form holds would be ranked, for the form as it is first shown, then live.
+    rank = gr.Markdown(as_markdown(rank_line(context, form.read({c: c.value for c in form.inputs()}))),
+                       elem_id="rank-forecast")
     with gr.Row():
         start = gr.Button("Start evaluation", variant="primary")
         example_of = get_benchmark(preset["benchmark"]).title if preset else ""
@@ -399,7 +459,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
                          visible=preset is not None)
     start_message = gr.Markdown()
     panel = build_jobs_panel(context)
-    wire_form(context, form, panel, visitor, start, demo, start_message)
+    wire_form(context, form, panel, visitor, start, demo, start_message, rank)
     wire_jobs_panel(context, panel, visitor, form.api_key)
     declare_runs_api(context, start_job)
     return {"jobs": panel.jobs, "refresh_jobs": visitor_jobs(context)}

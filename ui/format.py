@@ -180,8 +180,16 @@ MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|<>~&"
 
 def markdown_text(text: str) -> str:
     """Text for a Markdown component, shown as written: no formatting, links, images or HTML (model
-    names and messages may come from visitors and files)."""
-    return "".join("\\" + char if char in MARKDOWN_SPECIALS else char for char in str(text))
+    names and messages may come from visitors and files); a URL in it is plain text, not a link.
+
+    The page's renderer finds URLs and e-mail addresses (GitHub's autolinks) before it reads backslash
+    escapes, so `http://127\\.0…` kept its backslashes and linked to `127%5C.0…`: the `:` of `://` and
+    every `@` are written as HTML character references, and no autolink starts."""
+    text = str(text)
+    return "".join("\\" + char if char in MARKDOWN_SPECIALS
+                   else "&#58;" if char == ":" and text.startswith("//", at + 1)
+                   else "&#64;" if char == "@" else char
+                   for at, char in enumerate(text))
 
 
 MAX_BLOCK_CHARS = 20_000

@@ -18,6 +18,7 @@ from evaluators.core.registry import all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names
 from evaluators.engine.local_model import LOCAL_MODELS, LOCAL_PREFIX, installed_problem
 from evaluators.engine.settings import RunRequest
+from evaluators.service.rank_forecast import rank_forecast
 from evaluators.service.run_request import (
     AUTO_PROMPT_STYLE,
     ROLE_PARTS,
@@ -109,6 +110,17 @@ def demo_preset() -> dict[str, Any] | None:
             "temperature": "", "prompt_style": AUTO_PROMPT_STYLE}
 
 
+def local_model_works() -> bool:
+    """Whether the built-in local model can run on this machine (installed, its model file there): the form
+    offers it, and its Demo button, only then. Asked once, when the app is built."""
+    return installed_problem() is None
+
+
+def endpoint_kinds(local_works: bool) -> list[str]:
+    """What the form's "Model to evaluate" offers: an endpoint, and the local model where it works."""
+    return list(ENDPOINT_KINDS) if local_works else [ENDPOINT_KINDS[0]]
+
+
 def local_model_note(kind: str) -> str:
     if kind != LOCAL_DEMO.title:
         return ""
@@ -173,6 +185,12 @@ def run_policy(context: AppContext) -> RunPolicy:
 def run_request(context: AppContext, form: dict[str, Any], api_key: str | None = None) -> RunRequest:
     """The form -> the checked run request (every field checked and explained when wrong)."""
     return build_run_request({**raw_run(form), "api_key": api_key}, run_policy(context))
+
+
+def rank_line(context: AppContext, form: dict[str, Any]) -> str:
+    """The form's line before Start (plain text): would this run be ranked beside the published rows, else
+    why; by the board's own rule, from the settings alone (no endpoint is called)."""
+    return rank_forecast(raw_run(form), run_policy(context)).line()
 
 
 def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, owner: str | None = None) -> dict[str, str]:

@@ -1,15 +1,22 @@
 """Before a run exists: is the endpoint there, does it take the key, does it know the model? One short
-look (the model list, and one tiny request only when the list cannot answer), so that a dead endpoint
-is refused with its cause instead of becoming a run of request errors."""
+look (the model list, and one tiny request only when there is no list), so that a dead endpoint or a
+misspelt model is refused with its cause instead of becoming a run of request errors.
+
+A model missing from a non-empty list is refused: many servers (llama.cpp, vLLM with one model) answer
+any name with the model they serve, so a tiny request would let a wrong name run to the end under that
+name. An operator whose gateway serves models it does not list sets TOOLBOARD_ALLOW_UNLISTED_MODELS=1
+(not honoured on a public deployment)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine import local_model
+from evaluators.engine.endpoint_guard import is_public_mode
 from evaluators.engine.redact import redact
 from evaluators.engine.sdk_transport import (
     REDIRECT_REFUSED,
@@ -22,7 +29,8 @@ from evaluators.engine.sdk_transport import (
 )
 
 PREFLIGHT_SECONDS = 15.0
-LISTED_SHOWN = 8
+LISTED_SHOWN = 10
+ALLOW_UNLISTED_ENV = "TOOLBOARD_ALLOW_UNLISTED_MODELS"
 LISTED_ID_CHARS = 60
 
 
@@ -49,11 +57,32 @@ async def _problem(base_url: str, model: str, api_key: str | None, timeout: floa
         listed = await _listed_models(client, base_url, timeout)
         if isinstance(listed, str):
             return listed
-        if listed is not None and (not listed or model in listed):
+        if listed is None:
+            return await _tiny_request_problem(client, base_url, model, timeout)
+        if not listed or model in listed or unlisted_allowed():
             return None  # an empty list: the endpoint does not enumerate its models
-        return await _tiny_request_problem(client, base_url, model, timeout, listed)
+        return unlisted_problem(base_url, model, listed)
     finally:
         await client.close()
+
+
+def unlisted_allowed() -> bool:
+    """Whether the operator lets a run name a model its endpoint does not list (never on a public deployment)."""
+    return os.environ.get(ALLOW_UNLISTED_ENV, "").strip() == "1" and not is_public_mode()
+
+
+def unlisted_problem(base_url: str, model: str, listed: list[str]) -> str:
+    """The refusal of a model name the endpoint's non-empty list does not hold: the names it lists (the
+    first LISTED_SHOWN), what to do."""
+    shown = ", ".join(snippet(name, LISTED_ID_CHARS) for name in listed[:LISTED_SHOWN])
+    if len(listed) > LISTED_SHOWN:
+        shown += f" … ({len(listed)} in all)"
+    close = [name for name in listed if name.lower() == model.lower()]
+    hint = f"did you mean {snippet(close[0], LISTED_ID_CHARS)!r}? " if close else ""
+    override = ("" if is_public_mode() else
+                f"; if this endpoint serves models it does not list, its operator can set {ALLOW_UNLISTED_ENV}=1")
+    return (f"{base_url} does not list the model {model!r}; it lists: {shown}. {hint}Give the model name exactly as "
+            f"listed{override}")
 
 
 async def _listed_models(client: Any, base_url: str, timeout: float) -> list[str] | str | None:
@@ -71,7 +100,7 @@ async def _listed_models(client: Any, base_url: str, timeout: float) -> list[str
         return _redirected(base_url, exc)  # else no model list here (404, 405, …): a tiny request decides
     except (openai.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
         return None  # an answer, but no usable list
-    return [snippet(str(getattr(item, "id", "")), LISTED_ID_CHARS) for item in getattr(page, "data", None) or []]
+    return [str(getattr(item, "id", "")) for item in getattr(page, "data", None) or []]
 
 
 def _redirected(base_url: str, exc: Any) -> str | None:
@@ -81,9 +110,9 @@ def _redirected(base_url: str, exc: Any) -> str | None:
     return None
 
 
-async def _tiny_request_problem(client: Any, base_url: str, model: str, timeout: float,
-                                listed: list[str] | None) -> str | None:
-    """One chat request of one token: a 404 means no such model (or no chat endpoint at this URL)."""
+async def _tiny_request_problem(client: Any, base_url: str, model: str, timeout: float) -> str | None:
+    """One chat request of one token (an endpoint with no model list): a 404 means no such model (or no chat
+    endpoint at this URL)."""
     import openai
 
     try:
@@ -93,9 +122,8 @@ async def _tiny_request_problem(client: Any, base_url: str, model: str, timeout:
     except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
         return f"{base_url} refused the key (HTTP {exc.status_code}: {_message(exc)})"
     except openai.NotFoundError as exc:
-        known = f"; it lists: {', '.join(listed[:LISTED_SHOWN])}{' …' if len(listed) > LISTED_SHOWN else ''}" if listed else ""
         return (f"{base_url} does not know the model {model!r}, or has no chat completions there "
-                f"(HTTP 404: {_message(exc)}){known}")
+                f"(HTTP 404: {_message(exc)})")
     except openai.APIStatusError as exc:
         return _redirected(base_url, exc)  # else busy, or it disliked the tiny request; the run's requests will tell
     except (openai.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):

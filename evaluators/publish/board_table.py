@@ -28,6 +28,7 @@ from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text
 from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.engine.ranking_rule import unranked_reasons
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
 from evaluators.publish.run_costs import COST_COLUMNS, add_run_costs
@@ -297,28 +298,12 @@ def _repeated(count: int) -> str:
 
 
 def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | None = None) -> str:
-    """Empty when an evaluated run is the same experiment as the published rows (the reference's
-    requests and sampling, text mode, every item, every request answered); else, plainly, why it is not."""
+    """Empty when an evaluated run is the same experiment as the published rows (its settings, by the one
+    rule the Evaluate form also reads: engine/ranking_rule.py, and every request answered); else, plainly,
+    why it is not."""
     if run.source != "endpoint":
         return "uploaded: how the predictions were made is not known"
-    config = run.config
-    model = config.get("model") or {}
-    reasons = []
-    if model.get("request_mode", "prompt") != "prompt":
-        reasons.append("native tools")
-    if benchmark.request_profile is not None:
-        if model.get("prompt_style") != "official":
-            reasons.append("own prompts")
-        changed = [name for name in SAMPLING_FIELDS if model.get(name) is not None]
-        if changed:
-            reasons.append("own sampling (" + ", ".join(f"{name} {model[name]}" for name in changed) + ")")
-    if model.get("extra_body"):
-        reasons.append("extra request fields")
-    if config.get("limit"):
-        reasons.append(f"partial: {config['limit']} per subset")
-    chosen = benchmark.expand_subsets(config.get("subsets") or None)
-    if len(chosen) < len(benchmark.subsets):
-        reasons.append(f"partial: {len(chosen)} of {len(benchmark.subsets)} subsets")
+    reasons = unranked_reasons(run.config, benchmark)
     if totals and totals.get("errors"):
         # Failed requests score as failures: not a measure of the model until they are re-sent.
         share = totals["errors"] / max(totals.get("done") or 0, 1)

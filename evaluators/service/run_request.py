@@ -97,11 +97,40 @@ def command_line_policy() -> RunPolicy:
 def build_run_request(raw: Mapping[str, Any], policy: RunPolicy) -> RunRequest:
     """`raw` (see the module docstring) under `policy` -> the checked RunRequest, or a ToolboardError
     that says which field is wrong and what is expected."""
+    _refuse_unknown(raw)
+    benchmark = _benchmark(raw.get("benchmark"))
+    config = _run_config(raw, policy, benchmark, _tested_model(raw, policy))
+    api_key = check_api_key(_text(raw.get("api_key")) or None)
+    check_run_keys(config, api_key)
+    return RunRequest(config=config, api_key=api_key)
+
+
+# The model under test while a form's endpoint boxes are still empty: only what ranks a run is looked at.
+_STAND_IN = "the model under test"
+
+
+def run_settings(raw: Mapping[str, Any], policy: RunPolicy) -> RunConfig:
+    """The settings `raw` asks for, built and checked as build_run_request builds them, but for the endpoint
+    of the model under test (a stand-in unless it is the built-in local model) and the keys: what decides
+    whether the run would be ranked, known before the endpoint is given and without looking it up. A
+    ToolboardError when a setting is wrong."""
+    _refuse_unknown(raw)
+    benchmark = _benchmark(raw.get("benchmark"))
+    local = is_local(_text(raw.get("model"))) or is_local(_text(raw.get("base_url")))
+    tested = _tested_model(raw, policy) if local else _Tested("", _STAND_IN, "")
+    return _run_config(raw, policy, benchmark, tested, with_roles=False)
+
+
+def _refuse_unknown(raw: Mapping[str, Any]) -> None:
     unknown = sorted(set(raw) - set(RAW_FIELDS))
     if unknown:
         raise ToolboardError(f"unknown run setting {echoed(unknown[0])!r}; the settings are: {', '.join(RAW_FIELDS)}")
-    benchmark = _benchmark(raw.get("benchmark"))
-    tested = _tested_model(raw, policy)
+
+
+def _run_config(raw: Mapping[str, Any], policy: RunPolicy, benchmark: Benchmark, tested: _Tested,
+                with_roles: bool = True) -> RunConfig:
+    """Every setting but the key, checked against its rule and the policy's caps (`with_roles` False: the
+    roles' endpoints left out, unchecked)."""
     language = resolve_language(benchmark, _text(raw.get("language")) or None)
     subsets = tuple(_names(raw.get("subsets"), "subsets"))
     benchmark.expand_subsets(list(subsets))  # an unknown subset or group is refused, naming the known ones
@@ -114,17 +143,14 @@ def build_run_request(raw: Mapping[str, Any], policy: RunPolicy) -> RunRequest:
         prompt_style=_prompt_style(benchmark, raw.get("prompt_style")),
     )
     roles = build_roles(benchmark, raw.get("roles"), policy, Endpoint(settings.base_url, settings.model,
-                                                                      settings.api_key_env))
+                                                                      settings.api_key_env)) if with_roles else {}
     config = RunConfig(
         benchmark=benchmark.name, model=settings, language=language, subsets=subsets,
         limit=_number(raw, "limit"), data_dir=_data_dir(benchmark, language, raw, policy),
         concurrency=_number(raw, "concurrency"), use_cache=raw.get("use_cache") is not False,
         max_attempts=_number(raw, "max_attempts"), roles=roles, options=_options(benchmark, raw.get("options")),
     )
-    check_run_settings(config, max_concurrency=policy.max_concurrency, max_limit=policy.max_limit)
-    api_key = check_api_key(_text(raw.get("api_key")) or None)
-    check_run_keys(config, api_key)
-    return RunRequest(config=config, api_key=api_key)
+    return check_run_settings(config, max_concurrency=policy.max_concurrency, max_limit=policy.max_limit)
 
 
 # ---- the parts ---------------------------------------------------------------------------------------
@@ -161,8 +187,8 @@ def _tested_model(raw: Mapping[str, Any], policy: RunPolicy) -> _Tested:
                                  "base URL: leave it empty")
         chosen = local_model(model if is_local(model) else base_url)
         problem = installed_problem(LOCAL_PREFIX + chosen.name)
-        if problem:
-            raise ToolboardError(problem)
+        if problem:  # how to install it is for the operator, not for a public deployment's visitors
+            raise ToolboardError(f"{chosen.title} is not installed on this deployment" if policy.public else problem)
         return _Tested(LOCAL_PREFIX + chosen.name, chosen.name, "", chosen.max_tokens, chosen.timeout)
     if not base_url or not model:
         raise ToolboardError("give the endpoint's base URL and the model name (or the built-in local model, "
