@@ -10,7 +10,7 @@ from pathlib import Path
 
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.store import Store
-from evaluators.publish.board_table import on_example_data
+from evaluators.engine.ranking_rule import on_example_data
 from evaluators.publish.results_dataset import contents_rows
 from evaluators.service.board import board_rows
 from evaluators.service.overview import overview_rows

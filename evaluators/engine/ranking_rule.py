@@ -40,13 +40,16 @@ def unranked_reasons(config: Mapping[str, Any], benchmark: Benchmark) -> list[st
     if len(chosen) < len(benchmark.subsets):
         reasons.append(f"partial: {len(chosen)} of {len(benchmark.subsets)} subsets")
     if on_example_data(config, benchmark):
-        reasons.append("example data: the few items of the built-in example, not the benchmark")
+        reasons.append("example data: the few items of the built-in example, never on the board")
     return reasons
 
 
 def on_example_data(config: Mapping[str, Any], benchmark: Benchmark) -> bool:
-    """Whether the run read the benchmark's built-in example (see core.registry.Example) instead of its data."""
-    folder = config.get("data_dir")
-    if benchmark.example is None or not isinstance(folder, str) or not folder:
+    """Whether a run (evaluated or uploaded; `config` its RunConfig as stored) read the benchmark's built-in
+    example (see core.registry.Example) instead of its data: that folder, here or in another install of this
+    package (a run pulled from the hub). Such a run never joins the board."""
+    folder, example = config.get("data_dir"), benchmark.example
+    if not isinstance(folder, str) or not folder or example is None:
         return False
-    return Path(folder).resolve() == benchmark.example.folder.resolve()
+    given = Path(folder)
+    return given.resolve() == example.folder.resolve() or given.parts[-4:] == example.folder.parts[-4:]

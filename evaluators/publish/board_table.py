@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -28,7 +27,7 @@ from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text
 from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.engine.ranking_rule import unranked_reasons
+from evaluators.engine.ranking_rule import on_example_data, unranked_reasons
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
 from evaluators.publish.run_costs import COST_COLUMNS, add_run_costs
@@ -255,16 +254,6 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
                          "request_mode": _run_request_mode(run), UPDATED_COLUMN: _iso_day(run.finished_at),
                          NEWEST_COLUMN: run.id == finished[0].id, **values, **counts})
     return rows
-
-
-def on_example_data(config: Mapping[str, Any], benchmark: Benchmark) -> bool:
-    """Whether a run (evaluated or uploaded; `config` its RunConfig as stored) read the benchmark's built-in
-    example: that folder, here or in another install of this package (a run pulled from the hub)."""
-    folder, example = config.get("data_dir"), benchmark.example
-    if not folder or example is None:
-        return False
-    given = Path(str(folder))
-    return given.resolve() == example.folder.resolve() or given.parts[-4:] == example.folder.parts[-4:]
 
 
 def run_on_example_data(run: RunRow) -> bool:
