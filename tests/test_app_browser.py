@@ -35,7 +35,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_role("option", name="ToolBench-Static").click()  # the board lists benchmarks by title
         page.get_by_text("ChatGPT (0-shot)").first.wait_for()
         page.get_by_label("Benchmark").first.click()
-        page.get_by_role("option", name="acebench").click()
+        page.get_by_role("option", name="ACEBench", exact=True).click()
         page.get_by_text("GPT-4o", exact=True).first.wait_for()
         assert page.locator(".toast-body").count() == 0, page.locator(".toast-body").all_inner_texts()
 
@@ -46,12 +46,12 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         assert_no_data_folders(page, app)  # the run's request note on Evaluate and in the jobs panel
         # The form shows the chosen benchmark's roles and options only: another's boxes appear, this one's go.
         page.get_by_label("Benchmark").filter(visible=True).first.click()
-        page.get_by_role("option", name="stepeval_audio").click()
+        page.get_by_role("option", name="StepEval-Audio-Toolcall").click()
         page.get_by_text(re.compile("^Parameter judge")).filter(visible=True).first.wait_for()
         page.get_by_text(re.compile("^modality: ")).filter(visible=True).first.wait_for()
         page.get_by_text(re.compile("^Simulated user")).filter(visible=True).first.wait_for(state="detached")
         page.get_by_label("Benchmark").filter(visible=True).first.click()
-        page.get_by_role("option", name="acebench").click()
+        page.get_by_role("option", name="ACEBench", exact=True).click()
         page.get_by_text(re.compile("^Simulated user")).filter(visible=True).first.wait_for()
 
         # Submit: upload the example's predictions and see the score.

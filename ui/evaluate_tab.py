@@ -24,7 +24,7 @@ from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LI
 from evaluators.service.runs import live_status
 from ui.api import declare_runs_api
 from ui.context import AppContext, as_markdown
-from ui.format import picked_value, user_error
+from ui.format import benchmark_choices, picked_value, user_error
 from ui.jobs_panel import RUN_HEADER, act_on_page, detail_view, jobs_dataframe, visitor_jobs
 from ui.jobs_panel import page_jobs_table as jobs_table
 from ui.report_view import ReportPanel, build_report_panel
@@ -42,6 +42,7 @@ from ui.run_form import (
     demo_preset,
     endpoint_kinds,
     language_choices,
+    language_ids,
     local_model_note,
     local_model_works,
     rank_line,
@@ -177,9 +178,9 @@ class EvaluateForm:
         """Updates for `switch_outputs` when the benchmark changes: its languages (the chosen one kept
         when it has it), subsets, prompt styles, roles and options."""
         benchmark = get_benchmark(name)
-        languages = language_choices(name)
+        languages = language_ids(name)
         chosen = language if language in languages else (languages[0] if languages else None)
-        return [gr.update(choices=languages, value=chosen, visible=bool(languages)),
+        return [gr.update(choices=language_choices(name), value=chosen, visible=bool(languages)),
                 gr.update(choices=subset_choices(name), value=[]),
                 gr.update(choices=[AUTO_PROMPT_STYLE, *benchmark.prompt_styles], value=AUTO_PROMPT_STYLE,
                           visible=offers_prompt_styles(benchmark)),
@@ -195,7 +196,7 @@ def offers_prompt_styles(benchmark: Benchmark) -> bool:
 def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> EvaluateForm:
     """The form's controls, laid out for the benchmark `shown` first; the local model offered only where it
     works (`local_works`): elsewhere there is nothing to choose, so no choice is shown."""
-    languages = language_choices(shown.name)
+    languages = language_ids(shown.name)
     with gr.Row():
         with gr.Column(scale=3):
             endpoint_kind = gr.Radio(endpoint_kinds(local_works), value=ENDPOINT_KINDS[0], label="Model to evaluate",
@@ -208,8 +209,8 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
             api_key_env = gr.Textbox(label="…or the environment variable holding the key",
                                      value="" if context.public else "OPENAI_API_KEY", visible=not context.public)
         with gr.Column(scale=3):
-            benchmark = gr.Dropdown([b.name for b in all_benchmarks()], value=shown.name, label="Benchmark")
-            language = gr.Dropdown(languages, value=languages[0] if languages else None, label="Language",
+            benchmark = gr.Dropdown(benchmark_choices(), value=shown.name, label="Benchmark")
+            language = gr.Dropdown(language_choices(shown.name), value=languages[0] if languages else None, label="Language",
                                    allow_custom_value=True, visible=bool(languages))
             subsets = gr.Dropdown(subset_choices(shown.name), value=[], multiselect=True, allow_custom_value=True,
                                   label="Subsets or groups (empty = every subset)")

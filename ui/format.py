@@ -34,6 +34,12 @@ from evaluators.service.redaction import shown_as_is
 PLAIN_COLUMNS = ("n",)
 
 
+def benchmark_choices() -> list[tuple[str, str]]:
+    """(title, name) of every benchmark, as a dropdown offers them: the page shows titles, the value (and the API)
+    keeps names."""
+    return [(benchmark.title, benchmark.name) for benchmark in all_benchmarks()]
+
+
 def not_fractions() -> frozenset[str]:
     declared = (metric for b in all_benchmarks() for metric in (*b.metrics, *b.summary_metrics))
     return frozenset(PLAIN_COLUMNS).union(metric.name for metric in declared if metric.kind != "fraction")

@@ -51,7 +51,7 @@ from ui.board_state import (
 )
 from ui.board_views import chart_choices, charted, facts_of, state_chart, state_percent
 from ui.context import READ_EVENT, AppContext
-from ui.format import markdown_text
+from ui.format import benchmark_choices, markdown_text
 
 __all__ = ["MAX_SEARCH_CHARS", "TRUE_WORDS", "BoardState", "Facts", "controls_state", "default_state", "hidden_choices",
            "query_lists", "state_from_params", "state_query", "view_key"]
@@ -184,11 +184,6 @@ class LeaderboardParts:
     plot: gr.Plot
     # (benchmark name, *inputs' values) -> outputs' values: the board switched to that benchmark
     open_benchmark: Callable[..., tuple[Any, ...]]
-
-
-def benchmark_choices() -> list[tuple[str, str]]:
-    """(title, name): the page shows titles, the value (and the API) keeps names."""
-    return [(benchmark.title, benchmark.name) for benchmark in all_benchmarks()]
 
 
 def view_choices(benchmark: str) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import all_benchmarks, get_benchmark
@@ -44,13 +45,19 @@ FIELDS = ("endpoint_kind", "base_url", "model", "api_key_env", "benchmark", "lan
           "data_folder", "limit", "concurrency", "request_mode", "prompt_style", "temperature")
 
 
-def subset_choices(benchmark: str) -> list[str]:
+def subset_choices(benchmark: str) -> list[tuple[str, str]]:
+    """(title, id) of the benchmark's groups and subsets, as a dropdown offers them."""
     spec = get_benchmark(benchmark)
-    return [*[g for g in spec.groups if g != "all"], *spec.subsets]
+    return [(subset_title(benchmark, key), key) for key in (*[g for g in spec.groups if g != "all"], *spec.subsets)]
 
 
-def language_choices(benchmark: str) -> list[str]:
+def language_ids(benchmark: str) -> list[str]:
     return language_names(get_benchmark(benchmark))
+
+
+def language_choices(benchmark: str) -> list[tuple[str, str]]:
+    """(title, id) of the benchmark's languages (e.g. English, en)."""
+    return [(subset_title(benchmark, language), language) for language in language_ids(benchmark)]
 
 
 def default_data_folder(context: AppContext) -> str | None:

@@ -23,9 +23,9 @@ from evaluators.service.submissions import Submission, without_folder
 from evaluators.service.uploads import HELD_SECONDS, HeldUploads, add_upload, check_read_upload, read_uploaded_file
 from ui.api import declare_add_upload, declare_check_upload
 from ui.context import AppContext, as_markdown, plain_error
-from ui.format import markdown_text
+from ui.format import benchmark_choices, markdown_text
 from ui.report_view import build_report_panel, score_text
-from ui.run_form import data_line, data_source_choices, language_choices
+from ui.run_form import data_line, data_source_choices, language_choices, language_ids
 from ui.visitor import BROWSER_STORAGE_KEY, owner_of
 
 UPLOAD_TYPES = [".jsonl", ".json", ".zip"]
@@ -213,9 +213,9 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
         upload = gr.File(label="Predictions file", file_types=UPLOAD_TYPES, type="filepath", elem_id="submit-file")
         with gr.Column():
             names = benchmark_names()
-            languages = language_choices(names[0])
-            benchmark = gr.Dropdown(names, value=names[0], label="Benchmark")
-            language = gr.Dropdown(languages, value=languages[0] if languages else None, label="Language",
+            languages = language_ids(names[0])
+            benchmark = gr.Dropdown(benchmark_choices(), value=names[0], label="Benchmark")
+            language = gr.Dropdown(language_choices(names[0]), value=languages[0] if languages else None, label="Language",
                                    allow_custom_value=True, visible=bool(languages))
             data_source = gr.Radio(data_source_choices(context, names[0]), value="download", label="Data")
             # Shown only when "local folder" is chosen: it is read only then.
@@ -285,8 +285,8 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
         return None, None, *report.all_updates(None)
 
     upload.change(new_file, [held], [pending, held, *report.all_outputs()], api_visibility="private")
-    benchmark.change(lambda name: gr.update(choices=language_choices(name), value=(language_choices(name) or [None])[0],
-                                            visible=bool(language_choices(name))),
+    benchmark.change(lambda name: gr.update(choices=language_choices(name), value=(language_ids(name) or [None])[0],
+                                            visible=bool(language_ids(name))),
                      [benchmark], [language], api_visibility="private")
     wire_data_choice(context, {"benchmark": benchmark, "language": language, "data_source": data_source,
                                "data_folder": data_folder}, data_note)
