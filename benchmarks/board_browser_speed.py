@@ -50,8 +50,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import board_controls as controls  # noqa: E402
 from benchmarks.app_speed import free_port, wait_for_page  # noqa: E402
-from benchmarks.board_crowd import Recording, ReplayVisitor  # noqa: E402
-from benchmarks.board_page import ActionResult, BoardPage, StepTimeout  # noqa: E402
+from benchmarks.board_crowd import Recording, ReplayVisitor, counter_positions  # noqa: E402
+from benchmarks.board_page import ActionResult, BoardPage, ServerCall, StepTimeout  # noqa: E402
 from benchmarks.screenshots import CHROMIUM_ARGS  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -133,6 +133,7 @@ def page_actions(board: BoardPage, figures: SizeFigures, args: argparse.Namespac
     the simulated crowd (by target benchmark)."""
     page, timeout_s = board.page, args.timeout
     benchmarks = controls.choices(page, args.benchmark_label)
+    switches: dict[str, list[ServerCall]] = {}
     if len(benchmarks) < 2:
         raise StepTimeout(f"switch: the control {args.benchmark_label!r} offers {benchmarks}: nothing to switch to")
     for index in range(args.repeat):
@@ -140,7 +141,9 @@ def page_actions(board: BoardPage, figures: SizeFigures, args: argparse.Namespac
         done = gesture(board, f"switch to {target!r}", lambda t=target: controls.choice_action(page, args.benchmark_label, t),
                        timeout_s)
         figures.actions["switch"].append(done)
-        recordings.setdefault(target, Recording.of(done.calls))
+        switches.setdefault(target, done.calls)
+    counters = counter_positions(board.calls)
+    recordings.update({target: Recording.of(calls, counters) for target, calls in switches.items()})
     if benchmarks[args.repeat % len(benchmarks)] != benchmarks[0]:
         settled_choice(board, args.benchmark_label, benchmarks[0], timeout_s)
 
@@ -155,9 +158,8 @@ def page_actions(board: BoardPage, figures: SizeFigures, args: argparse.Namespac
     if views[args.repeat % len(views)] != views[0]:
         settled_choice(board, args.filter_label, views[0], timeout_s)
 
-    # Two figure columns after the first (the board is sorted by its headline already), alternately.
-    columns = controls.sort_columns(page)
-    columns = columns[1:3] if len(columns) > 2 else columns
+    # Two figure columns the board is not sorted by, alternately.
+    columns = controls.sort_columns(page)[:2]
     if not columns:
         raise StepTimeout("sort: the board shows no figure column header to click")
     for index in range(args.repeat):

@@ -72,27 +72,38 @@ def choice_action(page: Any, label: str, option: str) -> Action:
     return group.get_by_role("button", name=exactly(option)).first.click
 
 
-def _headers(page: Any) -> Any:
+def _sort_buttons(page: Any) -> Any:
+    """The HTML board's sort buttons a visitor sees: its header's (a desktop), else its sort bar's (a phone's
+    cards have no header)."""
     html = page.locator(".board-html")
-    root = html if html.count() else page.locator(".board-ranked")
-    return root.locator("th").filter(visible=True)
+    headers = html.locator("th [data-sort]").filter(visible=True)
+    return headers if headers.count() else html.locator("[data-sort]").filter(visible=True)
+
+
+def _headers(page: Any) -> Any:
+    if page.locator(".board-html").count():
+        return _sort_buttons(page)
+    return page.locator(".board-ranked th").filter(visible=True)
 
 
 def sort_columns(page: Any) -> list[str]:
-    """The header texts of the board's figure columns, in the table's order."""
-    return [clean(text) for text in _headers(page).all_inner_texts() if clean(text).lower() not in NOT_FIGURES]
+    """The header texts of the board's figure columns it is not sorted by, in the table's order (the Dataframe
+    does not mark its sorted column: there, every figure column but the first, the headline it is sorted by)."""
+    if not page.locator(".board-html").count():
+        return [clean(text) for text in _headers(page).all_inner_texts() if clean(text).lower() not in NOT_FIGURES][1:]
+    found = _headers(page).evaluate_all("""(buttons) => buttons.filter((b) => !b.classList.contains("sorted")
+        && !["ascending", "descending"].includes(b.closest("th")?.getAttribute("aria-sort"))).map((b) => b.innerText)""")
+    return [clean(text) for text in found if clean(text).lower() not in NOT_FIGURES]
 
 
 def sort_action(page: Any, column: str, sort_label: str) -> Action:
-    """Sort by `column` as a visitor would: the HTML board's header (its button or link, else the cell); the
-    Dataframe's header menu (opened untimed), "Sort descending"; a board with no header shown (phone cards):
-    the control labelled `sort_label`."""
+    """Sort by `column` as a visitor would: the HTML board's header button (a phone: its sort bar's button); the
+    Dataframe's header menu (opened untimed), "Sort descending"; else the control labelled `sort_label`."""
     header = _headers(page).filter(has_text=exactly(column)).first
     if not header.count():
         return choice_action(page, sort_label, column)
     if page.locator(".board-html").count():
-        inner = header.locator("button, a")
-        return (inner.first if inner.count() else header).click
+        return header.click
     header.hover()
     header.locator(".cell-menu-button").click()
     item = page.get_by_role("menuitem", name="Sort descending")
