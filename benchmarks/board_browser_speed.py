@@ -13,7 +13,9 @@ rows it ships with), or measures an app already running (--url), and drives Debi
    page) until the table shows the new view: on the HTML board (`.board-html`) until `data-board-state`
    changed and the table stayed unchanged with no server call open for 0.6 s, its time being the table's
    last change; on a Dataframe board the same with the rows' text instead of the state. With each, the server
-   calls it caused: POSTs to /gradio_api/ (queue joins and any other) from the input until the view settled.
+   calls it caused: POSTs to /gradio_api/ (queue joins and any other) from the input until the view settled,
+   and when the first of its queue events completed (the rest of the time is the page's own work: sending
+   later calls, drawing).
 3. 50 visitors at once: R real browser pages (--real, 3 by default: real Chromium pages are heavy on 2
    cores) switch benchmark by clicking, timed as above, while the rest of the crowd is simulated: each
    simulated visitor replays over raw HTTP, under a session of its own, exactly the queue joins a real page
@@ -27,6 +29,9 @@ The browser, the app and the simulated crowd share this machine's cores.
 
 Usage: python benchmarks/board_browser_speed.py [--url http://127.0.0.1:7860/] [--app-dir PATH]
          [--repeat 5] [--visitors 50] [--real 3] [--rounds 3] [--sizes 1440x900,390x844] [--timeout 60]
+         [--actions switch,sort,search,filter]
+Exit status 1 when a goal fails or a figure could not be measured (each wait that passed its limit is
+printed as NOT MEASURED with the step and what it waited for).
 """
 
 from __future__ import annotations
@@ -129,11 +134,22 @@ def settled_choice(board: BoardPage, label: str, option: str, timeout_s: float) 
 
 def page_actions(board: BoardPage, figures: SizeFigures, args: argparse.Namespace,
                  recordings: dict[str, Recording]) -> None:
-    """Each action `args.repeat` times on one page, alternating targets; the switches' calls are recorded for
-    the simulated crowd (by target benchmark)."""
+    """Each action of `args.actions` `args.repeat` times on one page, alternating targets; one action failing
+    is reported and the next is measured. The switches' calls are recorded for the simulated crowd."""
+    steps = {"switch": switches, "filter": filters, "sort": sorts, "search": searches}
+    for name in args.actions:
+        try:
+            steps[name](board, figures, args, recordings)
+        except StepTimeout as error:
+            figures.failures.append(f"{name}: {error}")
+        except Exception as error:  # playwright's errors (a control not found): reported, the next action runs
+            figures.failures.append(f"{name}: {type(error).__name__}: {str(error).splitlines()[0]}")
+
+
+def switches(board: BoardPage, figures: SizeFigures, args: argparse.Namespace, recordings: dict[str, Recording]) -> None:
     page, timeout_s = board.page, args.timeout
     benchmarks = controls.choices(page, args.benchmark_label)
-    switches: dict[str, list[ServerCall]] = {}
+    calls: dict[str, list[ServerCall]] = {}
     if len(benchmarks) < 2:
         raise StepTimeout(f"switch: the control {args.benchmark_label!r} offers {benchmarks}: nothing to switch to")
     for index in range(args.repeat):
@@ -141,12 +157,15 @@ def page_actions(board: BoardPage, figures: SizeFigures, args: argparse.Namespac
         done = gesture(board, f"switch to {target!r}", lambda t=target: controls.choice_action(page, args.benchmark_label, t),
                        timeout_s)
         figures.actions["switch"].append(done)
-        switches.setdefault(target, done.calls)
+        calls.setdefault(target, done.calls)
     counters = counter_positions(board.calls)
-    recordings.update({target: Recording.of(calls, counters) for target, calls in switches.items()})
+    recordings.update({target: Recording.of(made, counters) for target, made in calls.items()})
     if benchmarks[args.repeat % len(benchmarks)] != benchmarks[0]:
         settled_choice(board, args.benchmark_label, benchmarks[0], timeout_s)
 
+
+def filters(board: BoardPage, figures: SizeFigures, args: argparse.Namespace, _recordings: Any) -> None:
+    page, timeout_s = board.page, args.timeout
     views = controls.choices(page, args.filter_label)
     if len(views) < 2:
         raise StepTimeout(f"filter: the control {args.filter_label!r} offers {views}: nothing to filter to")
@@ -158,20 +177,26 @@ def page_actions(board: BoardPage, figures: SizeFigures, args: argparse.Namespac
     if views[args.repeat % len(views)] != views[0]:
         settled_choice(board, args.filter_label, views[0], timeout_s)
 
-    # Two figure columns the board is not sorted by, alternately.
-    columns = controls.sort_columns(page)[:2]
+
+def sorts(board: BoardPage, figures: SizeFigures, args: argparse.Namespace, _recordings: Any) -> None:
+    # Figure columns the board is not sorted by, one after the other (a column is not sorted by twice in a row).
+    columns = controls.sort_columns(board.page)
     if not columns:
         raise StepTimeout("sort: the board shows no figure column header to click")
     for index in range(args.repeat):
         column = columns[index % len(columns)]
         figures.actions["sort"].append(gesture(
-            board, f"sort by {column!r}", lambda c=column: controls.sort_action(page, c, args.sort_label), timeout_s))
+            board, f"sort by {column!r}", lambda c=column: controls.sort_action(board.page, c, args.sort_label),
+            args.timeout))
 
+
+def searches(board: BoardPage, figures: SizeFigures, args: argparse.Namespace, _recordings: Any) -> None:
     for index in range(args.repeat):
         text = SEARCHES[index % len(SEARCHES)]
         figures.actions["search"].append(gesture(
-            board, f"search {text!r}", lambda t=text: controls.search_action(page, args.search_label, t, KEY_DELAY_MS),
-            timeout_s, start_at="last"))
+            board, f"search {text!r}",
+            lambda t=text: controls.search_action(board.page, args.search_label, t, KEY_DELAY_MS),
+            args.timeout, start_at="last"))
 
 
 def gesture(board: BoardPage, step: str, prepare: Any, timeout_s: float, start_at: str = "first") -> ActionResult:
@@ -283,7 +308,8 @@ def measure_size(browser: Any, url: str, size: tuple[int, int], args: argparse.N
     steps = (("first table", lambda: first_tables(browser, url, size, figures, args.repeat, args.timeout)),
              ("actions", lambda: on_one_page(browser, url, size, figures, args, recordings)),
              ("crowd", lambda: crowd(browser, url, size, figures, args, recordings) if recordings and args.visitors
-              else figures.failures.append("crowd: no switch was recorded to replay")))
+              else figures.failures.append("crowd: no switch was recorded to replay (--actions without switch)")
+              if args.visitors else None))
     for name, step in steps:
         began = time.perf_counter()
         try:
@@ -314,7 +340,8 @@ def print_figures(figures: SizeFigures, args: argparse.Namespace) -> None:
         for label, values in (("from navigation start", figures.first_after_navigation),
                               ("from the page's load event", figures.first_after_load)):
             print(f"  {label:28s} median {ms(statistics.median(values))}  max {ms(max(values))}")
-    print(f"{'action':8s} {'n':>3s} {'median':>9s} {'max':>9s}   server calls (median / max)")
+    print(f"{'action':8s} {'n':>3s} {'median':>9s} {'max':>9s}   server calls (median / max)   "
+          f"first server answer (median)")
     for name, results in figures.actions.items():
         if not results:
             print(f"{name:8s} {0:3d}   not measured")
@@ -322,8 +349,10 @@ def print_figures(figures: SizeFigures, args: argparse.Namespace) -> None:
         seconds = [result.seconds for result in results]
         calls = [len(result.calls) for result in results]
         lost = sum(result.lost for result in results)
+        answers = [result.first_answer for result in results if result.first_answer is not None]
         print(f"{name:8s} {len(results):3d} {ms(statistics.median(seconds))} {ms(max(seconds))}   "
-              f"{statistics.median(calls):.0f} / {max(calls)}"
+              f"{statistics.median(calls):5.0f} / {max(calls):<5d}              "
+              f"{ms(statistics.median(answers)) if answers else '     -':>9s}"
               f"{f'   ({lost} queue events never completed)' if lost else ''}")
     if figures.crowd_real or figures.crowd_simulated:
         print(f"{args.visitors} visitors at once, benchmark switches, {args.rounds} rounds "
@@ -375,6 +404,14 @@ def print_goals(all_figures: list[SizeFigures], visitors: int) -> bool:
     return passed
 
 
+def parse_actions(text: str) -> list[str]:
+    chosen = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in ACTIONS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown actions {unknown}; the actions are {', '.join(ACTIONS)}")
+    return chosen
+
+
 def parse_sizes(text: str) -> list[tuple[int, int]]:
     sizes = []
     for part in text.split(","):
@@ -394,7 +431,10 @@ def main() -> int:
     parser.add_argument("--real", type=int, default=3, help="of the visitors, real browser pages")
     parser.add_argument("--rounds", type=int, default=3, help="crowd switches per visitor")
     parser.add_argument("--sizes", type=parse_sizes, default=parse_sizes("1440x900,390x844"))
-    parser.add_argument("--timeout", type=float, default=60, help="seconds any one wait may take")
+    parser.add_argument("--timeout", type=float, default=60, help="seconds any one wait for a view may take")
+    parser.add_argument("--actions", type=parse_actions, default=list(ACTIONS),
+                        help=f"the actions to measure, in this order (default {','.join(ACTIONS)}; the crowd replays "
+                             "the switches)")
     parser.add_argument("--benchmark-label", default="Benchmark")
     parser.add_argument("--filter-label", default="Language", help="the view control of the first benchmark")
     parser.add_argument("--sort-label", default="Sort by", help="the sort control when no header is shown")

@@ -67,9 +67,10 @@ RECORDER_JS = """
   bench.queueActivity = 0;
   const seen = (id, done) => {
     if (!id) return;
-    const event = bench.events[id] ?? (bench.events[id] = {done: false});
-    event.done = event.done || done;
+    const event = bench.events[id] ?? (bench.events[id] = {done: false, joined: performance.now()});
     event.last = performance.now();
+    if (done && !event.done) event.completed = event.last;
+    event.done = event.done || done;
     bench.queueActivity = event.last;
   };
   const pageFetch = window.fetch;
@@ -101,6 +102,8 @@ RECORDER_JS = """
     }
     return answer;
   };
+  bench.answered = (after) => Object.values(bench.events).filter((e) => e.joined >= after && e.completed)
+    .map((e) => e.completed);
   bench.pending = () => Object.entries(bench.events).filter(([, e]) => !e.done)
     .map(([id, e]) => ({id, idle: performance.now() - e.last}));
   for (const type of ["pointerdown", "mousedown", "keydown", "click"]) {
@@ -126,6 +129,7 @@ HEARTBEAT = "/gradio_api/heartbeat/"
 # A queue event with no news for this long is counted lost, not waited for: Gradio now and then leaves one of a
 # page's events pending for good (the session's event stream then stays open, sending only heartbeats).
 LOST_AFTER_S = 15.0
+GESTURE_TIMEOUT_S = 30.0
 
 
 class StepTimeout(RuntimeError):
@@ -146,6 +150,7 @@ class ActionResult:
     state: str  # the table's state afterwards (data-board-state, or "" for the Dataframe)
     kind: str  # "html" or "dataframe"
     lost: int = 0  # queue events of the page left pending (see LOST_AFTER_S) when it settled
+    first_answer: float | None = None  # from the input until the first of its queue events completed
 
 
 @dataclass
@@ -173,7 +178,8 @@ class BoardPage:
         context = browser.new_context(viewport={"width": size[0], "height": size[1]})
         context.add_init_script(RECORDER_JS)
         board = cls(context.new_page())
-        board.page.set_default_timeout(timeout_s * 1000)
+        # A control a gesture needs is there within seconds or not at all: its wait is shorter than a view's.
+        board.page.set_default_timeout(min(timeout_s, GESTURE_TIMEOUT_S) * 1000)
         board.page.on("request", board._sent)
         board.page.on("requestfinished", board._ended)
         board.page.on("requestfailed", board._ended)
@@ -280,8 +286,10 @@ class BoardPage:
         if not changed or not changes or self.busy(status, quiet_s) or status["now"] - changes[-1]["t"] < quiet_s * 1000:
             return None
         lost = sum(1 for event in status["pending"] if event["idle"] >= LOST_AFTER_S * 1000)
+        answers = self.evaluate("(after) => window.__bench.answered(after)", started)
+        first_answer = (min(answers) - started) / 1000 if answers else None
         return ActionResult((changes[-1]["t"] - started) / 1000, self.calls[pending.first_call:], current["state"],
-                            current["kind"], lost)
+                            current["kind"], lost, first_answer)
 
     def waited_for(self, step: str, pending: Pending, timeout_s: float) -> StepTimeout:
         """The error of an action whose view did not come within `timeout_s`: what it waited for."""
