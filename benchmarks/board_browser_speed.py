@@ -449,12 +449,14 @@ def main() -> int:
         try:
             print(f"board at {url}, {os.cpu_count()} cores, {load_average()}; "
                   f"sizes {', '.join(f'{w}x{h}' for w, h in args.sizes)}", flush=True)
-            all_figures = [measure_size(browser, url, size, args) for size in args.sizes]
+            all_figures = []
+            for size in args.sizes:  # each size's figures printed once measured: a cut-off run keeps them
+                all_figures.append(measure_size(browser, url, size, args))
+                print_figures(all_figures[-1], args)
+                print(f"(measured with the machine at {load_average()}: other work on it slows every figure)",
+                      flush=True)
         finally:
             browser.close()
-    print(f"\nmeasured with the machine at {load_average()} (other work on it slows every figure)")
-    for figures in all_figures:
-        print_figures(figures, args)
     return 0 if print_goals(all_figures, args.visitors) else 1
 
 
