@@ -178,7 +178,7 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
             assert page.get_by_role("tab", name="Model", exact=True).get_attribute("aria-selected") == "true"
             assert "Organisation OpenAI" in page.locator(".model-facts").first.inner_text()
             page.locator(".model-card").first.wait_for()
-            page.locator(".js-plotly-plot").first.wait_for()
+            page.locator(".js-plotly-plot").filter(visible=True).first.wait_for()
             page.screenshot(path=str(tmp_path / f"model-{width}.png"), full_page=True)
             # Cards in one column on a phone: nothing wider than the screen, no figure broken over lines.
             overflow = page.evaluate("document.scrollingElement.scrollWidth")
@@ -225,8 +225,7 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
         # A model name clicked in the Overview opens its page.
         top = str(overview_frame(app.context)["model"].iloc[0])
         page.get_by_role("tab", name="Overview", exact=True).click()
-        grid = page.get_by_role("grid", name="Overview across benchmarks")
-        grid.get_by_text(top, exact=True).filter(visible=True).first.click()
+        page.locator(".overview-html").get_by_role("link", name=top, exact=True).filter(visible=True).first.click()
         wait_for_heading(page, top)
         assert page.get_by_role("tab", name="Model", exact=True).get_attribute("aria-selected") == "true"
     # Going to another address while the page's other loads are under way aborts their connections: not a fault.

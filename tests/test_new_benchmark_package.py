@@ -230,7 +230,7 @@ def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_
             for control in _controls_of(all_benchmarks()[:1]):
                 _wait_for_text(page, control)
             _hidden(page, "^style: ")
-            _choose(page, "Benchmark", "tinybench")
+            _choose(page, "Benchmark", "TinyBench")  # by its title
             # TinyBench's option appears with its choices; every other benchmark's roles and options go.
             _wait_for_text(page, "^style: how the question is put")
             for control in _controls_of(all_benchmarks()):
@@ -252,7 +252,7 @@ def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_
             page.get_by_role("tab", name="Leaderboard").click()
             _choose(page, "Benchmark", "TinyBench")
             _wait_for_text(page, "Published rows: made up")  # the board has switched to TinyBench
-            _choose(page, "Subset", "all")  # the published table has the overall score only
+            _choose(page, "Subset", "All")  # the published table has the overall score only
             _wait_for_text(page, "^tiny-form-llm$")
             _wait_for_text(page, "^Published-Tiny$")
             page.get_by_role("tab", name="About").click()

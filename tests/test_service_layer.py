@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from evaluators.service.offline_scoring import benchmark_with_example, score_exa
 from evaluators.service.ownership import SECRET_FILE, Visitors, owns
 from evaluators.service.redaction import redacted
 from evaluators.service.runs import act_on_run, job_state, requests_of, visible_jobs
+from evaluators.service.submissions import check_submission, store_submission
 from evaluators.service.uploads import add_upload, check_upload
 from tests.conftest import PROJECT
 
@@ -105,11 +107,18 @@ def test_a_visitors_identity(public: AppServices, tmp_path: Path):
     assert again.owner(ALICE_TOKEN, None) == public.visitors.owner(ALICE_TOKEN, None)
 
 
-def test_the_queries_the_tabs_and_the_api_serve(public: AppServices, example: Benchmark):
-    run_id = _upload(public, example, "model-a", public.visitors.owner(ALICE_TOKEN, None))
-    assert visible_jobs(public, public.visitors.owner(ALICE_TOKEN, None)) == []  # uploads are no jobs
+def test_the_queries_the_tabs_and_the_api_serve(public: AppServices, example: Benchmark, tmp_path: Path):
+    owner = public.visitors.owner(ALICE_TOKEN, None)
+    toy_id = _upload(public, example, "model-a", owner)
+    assert visible_jobs(public, owner) == []  # uploads are no jobs
+    # Scored on the built-in example: never a board row. Scored on a copy of its items: a board row.
+    assert example.example is not None
+    items = shutil.copytree(example.example.folder, tmp_path / "items")
+    submission = check_submission(example.example.folder / "predictions.jsonl", example.name,
+                                  language=example.example.language, data_dir=items)
+    run_id = store_submission(public.store, submission, "model-b", owner=owner)
     rows = view_rows(public, example.name, "", "", None, None, False, "official", "")
-    assert run_id in set(rows["run_id"].dropna())
+    assert run_id in set(rows["run_id"].dropna()) and toy_id not in set(rows["run_id"].dropna())
     with pytest.raises(ToolboardError, match="unknown scoring mode 'lenient'"):
         view_rows(public, example.name, "", "", None, None, False, "lenient", "")
     with pytest.raises(ToolboardError, match="no run 'nope' here"):

@@ -90,7 +90,7 @@ CSS = """
 """
 
 # The styles of the tabs that draw their own HTML (the overview's table and cards, the queue's cards).
-CSS += overview_tab.CSS + queue_tab.CSS
+CSS += overview_tab.CSS + queue_tab.CSS + jobs_panel.CSS
 
 
 def keep_or_make_token(token: object) -> str:
@@ -175,7 +175,7 @@ def launch_options(context: AppContext) -> dict[str, object]:
     """What Gradio 6 takes at launch rather than in gr.Blocks (the page's CSS) and the app's limits; the
     tests launch with the same options."""
     max_mb = context.max_upload_bytes / 1024 / 1024
-    return {"css": CSS + jobs_panel.CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
+    return {"css": CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
 
 
 def launch(context: AppContext | None = None, **options) -> gr.Blocks:

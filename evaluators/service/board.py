@@ -194,8 +194,8 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     order = np.lexsort([np.arange(len(frame)), *keys])
     positions = order[keep[order]]
     intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
-    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, *COST_COLUMNS,
-             UPDATED_COLUMN, *INFO_COLUMNS, ORIGIN_COLUMN, RANK_COLUMN, NEWEST_COLUMN, *intervals]
+    shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, UPDATED_COLUMN,
+             *COST_COLUMNS, *INFO_COLUMNS, ORIGIN_COLUMN, RANK_COLUMN, NEWEST_COLUMN, *intervals]
     if not query.view:
         shown.insert(2, "view")
     shown = [c for c in shown if c in frame.columns or c == RANK_COLUMN]
