@@ -60,20 +60,6 @@ def start_example_run(page: Any, base_url: str, api_key: str | None = None) -> s
     return re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
 
 
-def start_local_folder_run(page: Any, base_url: str, folder: Path, api_key: str | None = None) -> str:
-    """As start_example_run, on a local data folder (a run on the built-in example never joins the board)."""
-    page.get_by_role("tab", name="Evaluate").click()
-    page.get_by_label("Endpoint base URL").fill(base_url)
-    if api_key:
-        page.get_by_placeholder("sk-… (optional)").fill(api_key)
-    page.get_by_label("Model", exact=True).fill("browser-model")
-    page.get_by_label("local folder").first.check()
-    page.get_by_label("Local data folder").first.fill(str(folder))
-    page.get_by_role("button", name="Start evaluation").click()
-    page.get_by_text(re.compile("Started run")).wait_for()
-    return re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
-
-
 def data_folders(app: Any) -> set[str]:
     """The data folders the app read: its synthetic data, its default folder and each run's own (the built-in
     example's folder sits inside the project, where no temp or home pattern would see it)."""
