@@ -74,7 +74,7 @@ URL_JS = """(query) => {
   }
   return [];
 }"""
-TYPING_PAUSE_MS = 250
+TYPING_PAUSE_MS = 180
 TYPED_CLASS = "board-typed"
 # A header's (or a phone's sort button's) click asks the server to sort and rank by that column. A typed box's
 # keys redraw once: TYPING_PAUSE_MS after the last one (a paste or an autofill is an `input` too), or at Enter.
