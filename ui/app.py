@@ -50,7 +50,7 @@ CSS = """
 .board-table thead .rank, .board-table thead .model { z-index: 4; }
 .board-html .newest { color: #d97706; }
 /* The phone's card parts of each row (its labels, the rank's #, "More figures") only on a phone. */
-.board-sortbar, .board-table .lab, .board-table .hash, .board-table td.card-more { display: none; }
+.board-sortbar, .board-table .hash, .board-table td.card-more { display: none; }
 .board-line { font-weight: 600; margin: 4px 0; }
 .board-legend, .board-legend p { font-size: var(--text-sm); color: var(--body-text-color-subdued); }
 /* Tabs that do not fit are not hidden behind a "more" button: they follow on the bar (wrapping). */
@@ -89,11 +89,11 @@ CSS = """
   .board-table tr.board-card > td.reason { display: block; flex-basis: 100%; font-size: var(--text-sm); min-width: 0; }
   .board-table td.reason::before { content: "Not ranked: "; }
   .board-table tr.board-card > td.card-more { display: block; flex-basis: 100%; font-size: var(--text-sm); }
-  .board-table tr.board-card:has(details[open]) > td:is(.fig, .num, .other):has(.lab) { display: block;
+  .board-table tr.board-card:has(details[open]) > td:is(.fig, .num, .other):not(:empty) { display: block;
     flex-basis: 100%; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
   .board-table tr.board-card:has(details[open]) > td.card-more { order: 1; }
-  /* The label written after the value (the desktop's cell starts with it), floated before it. */
-  .board-table .lab { display: block; float: left; width: 9em; margin-right: 8px; color: var(--body-text-color-subdued);
+  /* A cell's label (the table's own style gives each column's text: ui/board_html.phone_labels). */
+  .board-table tr.board-card > td::before { display: block; float: left; width: 9em; margin-right: 8px; color: var(--body-text-color-subdued);
     font-size: var(--text-sm); white-space: normal; }
 }
 """

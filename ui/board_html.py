@@ -3,7 +3,7 @@ escaped. On a desktop a compact table, one line per row: a figure never breaks, 
 part; the rank and model columns stay while the rest scrolls sideways; a score's header sorts and re-ranks by
 it. On a phone the same table is styled as one card per row (CSS in ui/app.py, the HTML sent once for both):
 rank, model, the sorted figure with its interval, the reason a row is not ranked, and the other figures behind a
-tap (each cell carries its label, shown only on a phone). Each model name links to its page (?model=NAME)."""
+tap (each column's label written once, in a style of the table's own, shown only on a phone). Each model name links to its page (?model=NAME)."""
 
 from __future__ import annotations
 
@@ -115,9 +115,21 @@ def count_text(value: Any) -> str:
     return f"{found:.0f}" if found.is_integer() else f"{found:.1f}"
 
 
-def phone_label(name: str) -> str:
-    """A cell's label, shown only when the row is drawn as a phone's card (a desktop reads the header)."""
-    return f'<span class="lab">{text(name)}</span>'
+PHONE_WIDTH_PX = 640
+
+
+def css_string(value: str) -> str:
+    """A CSS string literal holding `value`: every character but letters, digits and spaces as a CSS escape, so
+    nothing in it can close the string or the style element."""
+    return '"' + "".join(c if c.isalnum() or c == " " else f"\\{ord(c):x} " for c in value) + '"'
+
+
+def phone_labels(kind: str, labels: list[tuple[int, str]]) -> str:
+    """The labels of a table's cells when its rows are a phone's cards (a desktop reads the header): one rule per
+    column (its position in the row), written once for the table instead of in every cell."""
+    rules = "".join(f".{kind} td:nth-child({position})::before{{content:{css_string(name)}}}"
+                    for position, name in labels)
+    return f"<style>@media (max-width:{PHONE_WIDTH_PX}px){{{rules}}}</style>"
 
 
 def figure_html(row: Row, column: str, plain: frozenset[str]) -> str:
@@ -201,8 +213,6 @@ def rows_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown
     best = best_cells(frame, layout) if ranked else {}
     sort_n = (shown.sorted_by or layout.default_sort) + N_SUFFIX
     main = shown.sorted_by or (shown.figures[0] if shown.figures else None)
-    labels = {column: phone_label(label(layout, state.benchmark, column)) for column in (*shown.figures, *shown.after)}
-    count_label = phone_label("n")
     lines = []
     for position, row in enumerate(frame.to_dict("records")):
         cells = [f'<td class="rank card-rank"><span class="hash">#</span>{rank_text(row)}</td>'] if ranked else []
@@ -211,25 +221,26 @@ def rows_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown
             cells.append(f'<td class="reason card-reason">{text(row.get(APART_COLUMN))}</td>')
         for column in shown.figures:
             mark = (" best" if position in best.get(column, []) else "") + (" card-main" if column == main else "")
-            figure = figure_html(row, column, plain)
-            cells.append(f'<td class="fig{mark}">{figure}{labels[column] if figure else ""}</td>')
-        count = text(count_text(row.get(sort_n)))
-        cells.append(f'<td class="num">{count}{count_label if count else ""}</td>')
+            cells.append(f'<td class="fig{mark}">{figure_html(row, column, plain)}</td>')
+        cells.append(f'<td class="num">{text(count_text(row.get(sort_n)))}</td>')
         for column in shown.after:
             value = row.get(column)
             tip = f' title="{text(value)}"' if isinstance(value, str) and len(value) > 24 else ""
-            shown_value = other_html(row, column)
-            cells.append(f'<td class="other"{tip}>{shown_value}{labels[column] if shown_value else ""}</td>')
+            cells.append(f'<td class="other"{tip}>{other_html(row, column)}</td>')
         cells.append(MORE_CELL)
         lines.append('<tr class="board-card">' + "".join(cells) + "</tr>")
     return "<tbody>" + "".join(lines) + "</tbody>"
 
 
 def table_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown: Shown, ranked: bool) -> str:
-    kind = "board-ranked board-ranked-cards" if ranked else "board-apart board-apart-cards"
+    kind = "board-ranked" if ranked else "board-apart"
     caption = RANKED_CAPTION if ranked else APART_CAPTION
-    return (f'<div class="board-scroll {kind}" tabindex="0"><table class="board-table">'
-            f'<caption>{text(caption)} · {len(frame):,} rows</caption>'
+    first = 3  # the figures' first position in a row: after rank and model, or model and reason
+    columns = [*shown.figures, N_SUFFIX, *shown.after]
+    labels = [(first + offset, "n" if column == N_SUFFIX else label(layout, state.benchmark, column))
+              for offset, column in enumerate(columns)]
+    return (f'<div class="board-scroll {kind} {kind}-cards" tabindex="0">{phone_labels(kind, labels)}'
+            f'<table class="board-table"><caption>{text(caption)} · {len(frame):,} rows</caption>'
             f'{header_html(layout, state, shown, ranked)}{rows_html(frame, layout, state, shown, ranked)}</table></div>')
 
 
