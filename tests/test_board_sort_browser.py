@@ -168,3 +168,12 @@ def test_typing_a_search_redraws_once_and_a_switch_is_one_call(tmp_path: Path):
         page.wait_for_timeout(1500)
         assert 1 <= len([c for c in calls if c in ours]) <= 2, calls
     assert not [p for p in problems if "Connection errored out" not in p and "AbortError" not in p], problems
+
+
+def test_a_phone_card_label_cannot_close_its_style():
+    from ui.board_html import phone_labels
+
+    style = phone_labels("board-ranked", [(3, 'Live "AST"</style><b>x'), (4, "n")])
+    assert style.count("</style>") == 1 and "<b>" not in style and '"AST"' not in style
+    assert 'td:nth-child(3)::before{content:"Live \\22 AST\\22 \\3c \\2f style\\3e \\3c b\\3e x"}' in style
+    assert style.startswith("<style>@media (max-width:640px){")
