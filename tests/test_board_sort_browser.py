@@ -58,6 +58,12 @@ def busiest_board() -> tuple[str, str]:
     return name, other
 
 
+def title_of(name: str) -> str:
+    from evaluators.core.registry import get_benchmark
+
+    return get_benchmark(name).title
+
+
 def shown_ranks(page: Any) -> list[str]:
     """The first cell (the rank) of each data row of the ranked table the page shows."""
     rows = page.locator(".board-ranked tbody tr, .board-ranked .virtual-row").filter(visible=True)
@@ -107,7 +113,7 @@ def test_a_phone_shows_one_card_per_row_and_its_sort_buttons_rerank(tmp_path: Pa
         page.goto(f"{app.url}?benchmark={name}", wait_until="load")
         card = page.locator(".board-ranked-cards .board-card").first
         card.wait_for()
-        assert not page.locator(".board-ranked").first.is_visible()  # no squeezed table on a phone
+        assert not page.locator(".board-ranked thead").first.is_visible()  # no squeezed table on a phone
         box = card.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
         assert re.match(r"#\d+", card.locator(".card-rank").inner_text())
@@ -119,3 +125,55 @@ def test_a_phone_shows_one_card_per_row_and_its_sort_buttons_rerank(tmp_path: Pa
         assert [cards.nth(i).locator(".card-model a").inner_text() for i in range(5)] == [r["model"] for r in expected]
         assert [cards.nth(i).locator(".card-rank").inner_text() for i in range(5)] == [f"#{r['rank']}" for r in expected]
     assert not [p for p in problems if "Connection errored out" not in p and "AbortError" not in p], problems
+
+
+def test_typing_a_search_redraws_once_and_a_switch_is_one_call(tmp_path: Path):
+    """Keys typed into the search box redraw the board once typing pauses (not once per key); a benchmark switch
+    brings the board and its chart in one server call; both land in the address."""
+    name, _column = busiest_board()
+    other = next(n for n in benchmark_names() if n != name)
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size(DESKTOP)
+        page.goto(f"{app.url}?benchmark={other}", wait_until="load")
+        page.locator(".board-ranked").first.wait_for()
+        page.wait_for_timeout(1000)  # the page's load settles
+        calls: list[int] = []
+        ours = board_calls(app.url)
+        page.on("request", lambda request: calls.append(json.loads(request.post_data or "{}").get("fn_index"))
+                if request.method == "POST" and "queue/join" in request.url else None)
+        page.get_by_label("Benchmark", exact=True).filter(visible=True).first.click()
+        page.get_by_role("option", name=re.compile(re.escape(title_of(name)))).first.click()
+        page.wait_for_function(f"() => document.querySelector('.board-html').dataset.boardState.includes('{name}')"
+                               f" || document.querySelector('.board-html').dataset.boardState === ''", timeout=20_000)
+        page.wait_for_timeout(1500)
+        switch_calls = [c for c in calls if c in ours]
+        assert len(switch_calls) == 1, f"a benchmark switch made {len(switch_calls)} board calls: {calls}"
+        first_model = page.locator(".board-ranked tbody td.model a").first.inner_text()
+        typed = first_model[:6]
+        calls.clear()
+        box = page.get_by_label("Search models")
+        box.click()
+        box.press_sequentially(typed, delay=80)
+        page.wait_for_function("() => window.location.search.includes('q=')", timeout=20_000)
+        page.wait_for_timeout(1500)
+        search_calls = [c for c in calls if c in ours]
+        assert len(search_calls) == 1, f"typing {typed!r} made {len(search_calls)} board calls: {calls}"
+        state = page.locator(".board-html").first.get_attribute("data-board-state") or ""
+        assert "q=" in state and first_model in page.locator(".board-ranked").first.inner_text()
+        # Enter redraws at once; a paste (no key) redraws too
+        calls.clear()
+        box.fill("zz-nobody")
+        page.get_by_text("No rows match these filters.").wait_for(timeout=20_000)
+        box.press("Enter")
+        page.wait_for_timeout(1500)
+        assert 1 <= len([c for c in calls if c in ours]) <= 2, calls
+    assert not [p for p in problems if "Connection errored out" not in p and "AbortError" not in p], problems
+
+
+def test_a_phone_card_label_cannot_close_its_style():
+    from ui.board_html import phone_labels
+
+    style = phone_labels("board-ranked", [(3, 'Live "AST"</style><b>x'), (4, "n")])
+    assert style.count("</style>") == 1 and "<b>" not in style and '"AST"' not in style
+    assert 'td:nth-child(3)::before{content:"Live \\22 AST\\22 \\3c \\2f style\\3e \\3c b\\3e x"}' in style
+    assert style.startswith("<style>@media (max-width:640px){")

@@ -49,7 +49,8 @@ CSS = """
 .board-apart .model { position: sticky; left: 0; z-index: 2; box-shadow: 1px 0 0 var(--border-color-primary); }
 .board-table thead .rank, .board-table thead .model { z-index: 4; }
 .board-html .newest { color: #d97706; }
-.board-cards, .board-sortbar { display: none; }
+/* The phone's card parts of each row (its labels, the rank's #, "More figures") only on a phone. */
+.board-sortbar, .board-table .hash, .board-table td.card-more { display: none; }
 .board-line { font-weight: 600; margin: 4px 0; }
 .board-legend, .board-legend p { font-size: var(--text-sm); color: var(--body-text-color-subdued); }
 /* Tabs that do not fit are not hidden behind a "more" button: they follow on the bar (wrapping). */
@@ -66,26 +67,34 @@ CSS = """
   .board > .board-filters { order: 2; }
   .tab-wrapper button { padding-left: 6px !important; padding-right: 6px !important; }
   h1 { font-size: 1.5rem !important; }
-  /* A phone: one card per row instead of the table (no pinned columns eating the width). */
-  .board-scroll { display: none; }
-  .board-cards, .board-sortbar { display: block; }
+  /* A phone: the table's rows drawn as cards (no pinned columns eating the width): rank, model, the sorted figure,
+     the reason; the other cells, each with its label, once the card's "More figures" is open. */
+  .board-sortbar { display: block; }
   .board-sortbar button { margin: 2px; padding: 2px 8px; border: 1px solid var(--border-color-primary);
     border-radius: 12px; font-size: var(--text-sm); }
   .board-sortbar button.sorted { background: var(--color-accent-soft); font-weight: 600; }
-  .board-cards h4 { margin: 8px 0 4px; }
-  .board-cards ol { list-style: none; padding: 0; margin: 0; }
-  .board-card { border: 1px solid var(--border-color-primary); border-radius: var(--radius-md); padding: 6px 10px;
-    margin: 0 0 6px; }
-  .board-card .card-head { display: flex; gap: 8px; align-items: baseline; }
-  .board-card .card-rank { font-weight: 700; min-width: 2.2em; }
-  .board-card .card-model { font-weight: 600; overflow-wrap: anywhere; }
-  .board-card .card-main { white-space: nowrap; font-variant-numeric: tabular-nums; }
-  .board-card .card-label { color: var(--body-text-color-subdued); font-size: var(--text-sm); }
-  .board-card .card-reason { font-size: var(--text-sm); white-space: normal; }
-  .board-card dl { display: grid; grid-template-columns: auto 1fr; gap: 0 10px; margin: 4px 0; }
-  .board-card dt { color: var(--body-text-color-subdued); font-size: var(--text-sm); }
-  .board-card dd { margin: 0; white-space: nowrap; font-variant-numeric: tabular-nums; overflow: hidden;
-    text-overflow: ellipsis; }
+  .board-scroll { overflow: visible; max-height: none; border: none; }
+  .board-table, .board-table tbody, .board-table caption { display: block; width: auto; min-width: 0; }
+  .board-table caption { padding: 8px 0 4px; }
+  .board-table thead { display: none; }
+  .board-table tr.board-card { display: flex; flex-wrap: wrap; align-items: baseline; column-gap: 8px;
+    border: 1px solid var(--border-color-primary); border-radius: var(--radius-md); padding: 6px 10px; margin: 0 0 6px; }
+  .board-table tr.board-card > td { display: none; position: static; padding: 0 !important; max-width: none;
+    text-align: left; background: none; box-shadow: none; border-bottom: none !important; }
+  .board-table tr.board-card > td.rank { display: block; width: auto; min-width: 2.2em; font-weight: 700; }
+  .board-table .hash { display: inline; }
+  .board-table tr.board-card > td.model { display: block; flex: 1 1 60%; font-weight: 600; white-space: normal;
+    overflow-wrap: anywhere; }
+  .board-table tr.board-card > td.card-main { display: block; flex-basis: 100%; white-space: nowrap; }
+  .board-table tr.board-card > td.reason { display: block; flex-basis: 100%; font-size: var(--text-sm); min-width: 0; }
+  .board-table td.reason::before { content: "Not ranked: "; }
+  .board-table tr.board-card > td.card-more { display: block; flex-basis: 100%; font-size: var(--text-sm); }
+  .board-table tr.board-card:has(details[open]) > td:is(.fig, .num, .other):not(:empty) { display: block;
+    flex-basis: 100%; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  .board-table tr.board-card:has(details[open]) > td.card-more { order: 1; }
+  /* A cell's label (the table's own style gives each column's text: ui/board_html.phone_labels). */
+  .board-table tr.board-card > td::before { display: block; float: left; width: 9em; margin-right: 8px; color: var(--body-text-color-subdued);
+    font-size: var(--text-sm); white-space: normal; }
 }
 """
 

@@ -1,8 +1,9 @@
 """The board as the page draws it: server-rendered HTML of one view (ui.board_views.state_percent), every text
 escaped. On a desktop a compact table, one line per row: a figure never breaks, its interval a quieter second
 part; the rank and model columns stay while the rest scrolls sideways; a score's header sorts and re-ranks by
-it. On a phone (CSS in ui/app.py) one card per row: rank, model, the sorted figure with its interval, the reason
-a row is not ranked, and the other figures behind a tap. Each model name links to its page (?model=NAME)."""
+it. On a phone the same table is styled as one card per row (CSS in ui/app.py, the HTML sent once for both):
+rank, model, the sorted figure with its interval, the reason a row is not ranked, and the other figures behind a
+tap (each column's label written once, in a style of the table's own, shown only on a phone). Each model name links to its page (?model=NAME)."""
 
 from __future__ import annotations
 
@@ -114,6 +115,23 @@ def count_text(value: Any) -> str:
     return f"{found:.0f}" if found.is_integer() else f"{found:.1f}"
 
 
+PHONE_WIDTH_PX = 640
+
+
+def css_string(value: str) -> str:
+    """A CSS string literal holding `value`: every character but letters, digits and spaces as a CSS escape, so
+    nothing in it can close the string or the style element."""
+    return '"' + "".join(c if c.isalnum() or c == " " else f"\\{ord(c):x} " for c in value) + '"'
+
+
+def phone_labels(kind: str, labels: list[tuple[int, str]]) -> str:
+    """The labels of a table's cells when its rows are a phone's cards (a desktop reads the header): one rule per
+    column (its position in the row), written once for the table instead of in every cell."""
+    rules = "".join(f".{kind} td:nth-child({position})::before{{content:{css_string(name)}}}"
+                    for position, name in labels)
+    return f"<style>@media (max-width:{PHONE_WIDTH_PX}px){{{rules}}}</style>"
+
+
 def figure_html(row: Row, column: str, plain: frozenset[str]) -> str:
     """A figure: its value, then its interval in a quieter span (never broken over lines: CSS nowrap)."""
     if column in plain:
@@ -185,57 +203,45 @@ def header_html(layout: BoardLayout, state: BoardState, shown: Shown, ranked: bo
     return "<thead><tr>" + "".join(cells) + "</tr></thead>"
 
 
-def rows_html(frame: pd.DataFrame, layout: BoardLayout, shown: Shown, ranked: bool) -> str:
+MORE_CELL = '<td class="card-more"><details><summary>More figures</summary></details></td>'
+
+
+def rows_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown: Shown, ranked: bool) -> str:
+    """The rows; on a phone each is a card: rank, model, the sorted figure (card-main), the reason, and the other
+    cells once its "More figures" is open."""
     plain = not_fractions()
     best = best_cells(frame, layout) if ranked else {}
     sort_n = (shown.sorted_by or layout.default_sort) + N_SUFFIX
+    main = shown.sorted_by or (shown.figures[0] if shown.figures else None)
     lines = []
     for position, row in enumerate(frame.to_dict("records")):
-        cells = [f'<td class="rank">{rank_text(row)}</td>'] if ranked else []
-        cells.append(f'<td class="model">{model_cell(row)}</td>')
+        cells = [f'<td class="rank card-rank"><span class="hash">#</span>{rank_text(row)}</td>'] if ranked else []
+        cells.append(f'<td class="model card-model">{model_cell(row)}</td>')
         if not ranked:
-            cells.append(f'<td class="reason">{text(row.get(APART_COLUMN))}</td>')
+            cells.append(f'<td class="reason card-reason">{text(row.get(APART_COLUMN))}</td>')
         for column in shown.figures:
-            mark = " best" if position in best.get(column, []) else ""
+            mark = (" best" if position in best.get(column, []) else "") + (" card-main" if column == main else "")
             cells.append(f'<td class="fig{mark}">{figure_html(row, column, plain)}</td>')
         cells.append(f'<td class="num">{text(count_text(row.get(sort_n)))}</td>')
         for column in shown.after:
             value = row.get(column)
             tip = f' title="{text(value)}"' if isinstance(value, str) and len(value) > 24 else ""
             cells.append(f'<td class="other"{tip}>{other_html(row, column)}</td>')
-        lines.append("<tr>" + "".join(cells) + "</tr>")
+        cells.append(MORE_CELL)
+        lines.append('<tr class="board-card">' + "".join(cells) + "</tr>")
     return "<tbody>" + "".join(lines) + "</tbody>"
 
 
 def table_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown: Shown, ranked: bool) -> str:
     kind = "board-ranked" if ranked else "board-apart"
     caption = RANKED_CAPTION if ranked else APART_CAPTION
-    return (f'<div class="board-scroll {kind}" tabindex="0"><table class="board-table">'
-            f'<caption>{text(caption)} · {len(frame):,} rows</caption>'
-            f'{header_html(layout, state, shown, ranked)}{rows_html(frame, layout, shown, ranked)}</table></div>')
-
-
-def cards_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, shown: Shown, ranked: bool) -> str:
-    """A phone's rows: one card each, the sorted figure in front, the others behind a tap."""
-    plain = not_fractions()
-    main = shown.sorted_by or (shown.figures[0] if shown.figures else None)
-    cards = []
-    for row in frame.to_dict("records"):
-        rank = f'<span class="card-rank">#{rank_text(row)}</span>' if ranked and rank_text(row) else ""
-        head = f'<div class="card-head">{rank}<span class="card-model">{model_cell(row)}</span></div>'
-        figure = ""
-        if main:
-            figure = (f'<div class="card-main"><span class="card-label">{text(label(layout, state.benchmark, main))}'
-                      f'</span> {figure_html(row, main, plain) or "—"}</div>')
-        reason = "" if ranked else f'<div class="card-reason">Not ranked: {text(row.get(APART_COLUMN))}</div>'
-        facts = [(label(layout, state.benchmark, c), figure_html(row, c, plain)) for c in shown.figures if c != main]
-        facts += [(label(layout, state.benchmark, c), other_html(row, c)) for c in shown.after]
-        items = "".join(f"<dt>{text(name)}</dt><dd>{value}</dd>" for name, value in facts if value)
-        more = f'<details><summary>More figures</summary><dl>{items}</dl></details>' if items else ""
-        cards.append(f'<li class="board-card">{head}{figure}{reason}{more}</li>')
-    kind = "board-ranked-cards" if ranked else "board-apart-cards"
-    caption = RANKED_CAPTION if ranked else APART_CAPTION
-    return f'<section class="board-cards {kind}"><h4>{text(caption)}</h4><ol>{"".join(cards)}</ol></section>'
+    first = 3  # the figures' first position in a row: after rank and model, or model and reason
+    columns = [*shown.figures, N_SUFFIX, *shown.after]
+    labels = [(first + offset, "n" if column == N_SUFFIX else label(layout, state.benchmark, column))
+              for offset, column in enumerate(columns)]
+    return (f'<div class="board-scroll {kind} {kind}-cards" tabindex="0">{phone_labels(kind, labels)}'
+            f'<table class="board-table"><caption>{text(caption)} · {len(frame):,} rows</caption>'
+            f'{header_html(layout, state, shown, ranked)}{rows_html(frame, layout, state, shown, ranked)}</table></div>')
 
 
 def sort_bar(layout: BoardLayout, state: BoardState, shown: Shown) -> str:
@@ -264,10 +270,9 @@ def board_html(frame: pd.DataFrame, state: BoardState, query: str, lines: list[s
     shown_ranked, shown_others = shown_columns(ranked, layout, state), shown_columns(others, layout, state)
     parts.append(sort_bar(layout, state, shown_ranked if len(ranked) else shown_others))
     if len(ranked):
-        parts += [table_html(ranked, layout, state, shown_ranked, True), cards_html(ranked, layout, state, shown_ranked, True)]
+        parts.append(table_html(ranked, layout, state, shown_ranked, True))
     if len(others):
-        parts += [table_html(others, layout, state, shown_others, False),
-                  cards_html(others, layout, state, shown_others, False)]
+        parts.append(table_html(others, layout, state, shown_others, False))
     parts.append('<p class="board-legend">Click a score\'s header to sort by it: the rank (#) is then the rank by that '
                  'column. <span class="ci">± x.x</span> is half the 95% interval; a model\'s name opens its page.</p>')
     if any(COST_COLUMN in shown.after for shown in (shown_ranked, shown_others)):

@@ -4,7 +4,8 @@ download of the current view; the view's state in the page URL.
 
 One visitor action, one redraw: each control's own event (.input, .submit, a header's click; never .change, which
 programmatic updates fire too) runs ONE handler that returns every control's update, the board's HTML, the note and
-the address, then the chart follows (.then): two server calls. Events run side by side (no global queue line, so
+the address and the chart: one server call. The typed boxes (search, size bounds) have no server event: a script in
+the page (BOARD_JS) redraws once typing pauses (TYPING_PAUSE_MS after the last key, a paste included) or on Enter. Events run side by side (no global queue line, so
 50 visitors wait on nobody); a later redraw is never overwritten by an earlier one because each event carries the
 page's own sequence number (a counter in the browser, BOARD_SEQ_JS) and the server answers a redraw that a newer one
 of the same page has overtaken with no update at all (Overtaken)."""
@@ -73,15 +74,33 @@ URL_JS = """(query) => {
   }
   return [];
 }"""
-# A header's (or a phone's sort button's) click asks the server to sort and rank by that column.
-SORT_JS = """
+TYPING_PAUSE_MS = 180
+TYPED_CLASS = "board-typed"
+# A header's (or a phone's sort button's) click asks the server to sort and rank by that column. A typed box's
+# keys redraw once: TYPING_PAUSE_MS after the last one (a paste or an autofill is an `input` too), or at Enter.
+BOARD_JS = """
 element.addEventListener('click', (event) => {
   const button = event.target.closest('[data-sort]');
   if (!button || !element.contains(button)) return;
   event.preventDefault();
   trigger('sort', {column: button.dataset.sort});
 });
-"""
+window.toolboardTyped = () => trigger('typed', {});
+if (!window.toolboardTypedWired) {
+  window.toolboardTypedWired = true;
+  let timer = null;
+  const typed = (event) => event.target && event.target.closest && event.target.closest('.TYPED');
+  const fire = () => { clearTimeout(timer); timer = null; window.toolboardTyped(); };
+  document.addEventListener('input', (event) => {
+    if (!typed(event)) return;
+    clearTimeout(timer);
+    timer = setTimeout(fire, PAUSE);
+  }, true);
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && typed(event)) fire();
+  }, true);
+}
+""".replace("TYPED", TYPED_CLASS).replace("PAUSE", str(TYPING_PAUSE_MS))
 
 
 def sequence_js(counter: str, position: int) -> str:
@@ -194,6 +213,11 @@ def column_choices(benchmark: str) -> list[tuple[str, str]]:
     return [(column_title(benchmark, column), column) for column in layout_for(benchmark).columns]
 
 
+def chart_kind_of(kind: Any) -> str:
+    """The chart the page asked for; anything else (an API caller's value) is the default."""
+    return kind if kind in charts.CHARTS else charts.CHARTS[0]
+
+
 def bound_box(value: float | None) -> str:
     return "" if value is None else bound_text(value)
 
@@ -253,7 +277,8 @@ def build(context: AppContext) -> LeaderboardParts:
                                min_width=110, allow_custom_value=True)
             mode = gr.Radio(list(MODES), value=state.mode, label="Scoring mode", scale=1, min_width=170)
             details = gr.Checkbox(label="Per-subset detail", value=False, scale=1, min_width=140)
-            search = gr.Textbox(label="Search models", placeholder="model name or notes…", scale=2, min_width=150)
+            search = gr.Textbox(label="Search models", placeholder="model name or notes…", scale=2, min_width=150,
+                                elem_classes=TYPED_CLASS)
         # Closed, so the first screen shows ranked rows; a shared link that sets one of these opens it.
         with gr.Accordion("More filters and columns", open=False, elem_classes="board-filters") as more:
             with gr.Row():
@@ -263,9 +288,9 @@ def build(context: AppContext) -> LeaderboardParts:
             with gr.Row():
                 # Text boxes, not numbers: empty (no bound) is their default, for the page and the download API.
                 min_params = gr.Textbox("", label="Size from (B parameters)", placeholder="e.g. 7", scale=1,
-                                        min_width=140)
+                                        min_width=140, elem_classes=TYPED_CLASS)
                 max_params = gr.Textbox("", label="Size up to (B parameters)", placeholder="e.g. 70", scale=1,
-                                        min_width=140)
+                                        min_width=140, elem_classes=TYPED_CLASS)
                 organisations = gr.Dropdown(known["organisation"], value=[], multiselect=True, label="Organisation",
                                             info="empty: every organisation", scale=2, min_width=200,
                                             allow_custom_value=True)
@@ -277,7 +302,7 @@ def build(context: AppContext) -> LeaderboardParts:
         # The column the board is sorted and ranked by: set by a header's click (the URL's `sort`).
         sort_by = gr.Textbox(state.sort_by, visible=False)
         sequence = gr.Number(0, visible=False)
-        board = gr.HTML(first.html, js_on_load=SORT_JS, elem_classes="board-view", padding=False)
+        board = gr.HTML(first.html, js_on_load=BOARD_JS, elem_classes="board-view", padding=False)
         note = gr.Markdown(first.note)
         with gr.Row():
             csv_button = gr.Button("Download CSV", size="sm", scale=0, min_width=140)
@@ -298,16 +323,16 @@ def build(context: AppContext) -> LeaderboardParts:
     filters = [benchmark, view, search, sources, columns, details, mode, sort_by, organisations, weights,
                request_modes, min_params, max_params, hide_flagged]
     assert len(filters) == len(CONTROL_NAMES)
-    inputs = [*filters, sequence, chart_models]
-    outputs = [*filters, board, note, address, download, chart_models]
+    inputs = [*filters, sequence, chart_kind, chart_models]
+    outputs = [*filters, board, note, address, download, chart_models, plot]
     board_js = sequence_js("toolboardBoardSeq", len(filters))
     chart_inputs = [*filters, chart_sequence, chart_kind, chart_models]
     chart_js = sequence_js("toolboardChartSeq", len(filters))
 
     def control_updates(chosen: BoardState, level: str) -> list[Any]:
         """The controls' updates: "all" (a shared link), "switch" (a benchmark or mode picked: new choices; the
-        search box left as the visitor is typing it), "none" (only the hidden sort)."""
-        if level == "none":
+        search box left as the visitor is typing it), "none" and "refresh" (only the hidden sort)."""
+        if level in ("none", "refresh"):
             return [*(gr.update() for _ in filters[:-7]), chosen.sort_by, *(gr.update() for _ in filters[-6:])]
         known = facts(chosen.benchmark, chosen.mode)
         chosen_layout = layout_for(chosen.benchmark)
@@ -319,11 +344,15 @@ def build(context: AppContext) -> LeaderboardParts:
                 chosen.weights, gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
                 bound_box(chosen.min_params_b), bound_box(chosen.max_params_b), chosen.hide_flagged]
 
-    def drawn(chosen: BoardState, level: str, models: list[str] | None) -> tuple[Any, ...]:
+    def drawn(chosen: BoardState, level: str, kind: str, models: list[str] | None) -> tuple[Any, ...]:
+        """Every output's update for `chosen`, the chart included. Level "none" keeps the benchmark and mode, so
+        the note (which depends on them and the store only) is not sent again, except by a refresh."""
         shown = drawn_view(context, chosen)
-        return (*control_updates(chosen, level), shown.html, shown.note, state_query(chosen),
-                gr.update(value=None, visible=False),
-                gr.update(choices=shown.models, value=charted(shown.models, models)))
+        models_shown = charted(shown.models, models)
+        return (*control_updates(chosen, level), shown.html, shown.note if level != "none" else gr.update(),
+                state_query(chosen), gr.update(value=None, visible=False),
+                gr.update(choices=shown.models, value=models_shown),
+                state_chart(context, chosen, chart_kind_of(kind), models_shown))
 
     def nothing(count: int) -> tuple[Any, ...]:
         return tuple(gr.update() for _ in range(count))
@@ -332,13 +361,13 @@ def build(context: AppContext) -> LeaderboardParts:
         """A control's event handler: the state its values give (changed by `change`), drawn in one answer."""
         # Gradio passes the request and event data by their annotations, placed before the control values.
         def handler(request: gr.Request, event: gr.EventData, *values: Any) -> tuple[Any, ...]:
-            *controls, number, models = values
+            *controls, number, kind, models = values
             page = getattr(request, "session_hash", None) or ""
             sequence_number = overtaken.start("board", page, number)
             chosen = controls_state(tuple(controls), facts)
             if change is not None:
                 chosen = change(chosen, event)
-            answer = drawn(chosen, level, models)
+            answer = drawn(chosen, level, kind, models)
             return nothing(len(outputs)) if overtaken.overtaken("board", page, sequence_number) else answer
         return handler
 
@@ -359,7 +388,7 @@ def build(context: AppContext) -> LeaderboardParts:
         return gr.update() if overtaken.overtaken("chart", page, sequence_number) else figure
 
     def wire(event: Callable[..., Any], handler: Callable[..., tuple[Any, ...]]) -> None:
-        event(handler, inputs, outputs, js=board_js, **REDRAW).then(draw_chart, chart_inputs, plot, js=chart_js, **REDRAW)
+        event(handler, inputs, outputs, js=board_js, **REDRAW)
 
     # A single-choice dropdown dispatches `input` twice per pick (Gradio 6.31) but `select` once.
     wire(benchmark.select, redraw("switch", switched_benchmark))
@@ -367,13 +396,13 @@ def build(context: AppContext) -> LeaderboardParts:
     wire(mode.input, redraw("switch"))
     for control in (details, sources, columns, organisations, weights, request_modes, hide_flagged):
         wire(control.input, redraw("none"))
-    # A text box's `input` fires on keys only, not on a paste or an autofill (Gradio 6.31): its `change` does. The
-    # page sets these boxes only from a shared link's load, with the value that load already drew.
-    for control in (search, min_params, max_params):
-        wire(control.change, redraw("none"))
+    # The typed boxes: BOARD_JS's `typed` event once typing pauses (their own `change` would fire on every key).
+    wire(board.typed, redraw("none"))
     wire(board.sort, redraw("none", sorted_by))
+    # The chart's controls redraw through the same handler (its board cached): one sequence of redraws per page, so
+    # a chart never lands over a later view.
     for control in (chart_kind, chart_models):
-        control.input(draw_chart, chart_inputs, plot, js=chart_js, **REDRAW)
+        wire(control.input, redraw("none"))
     address.change(None, address, None, js=URL_JS, **PRIVATE_READ)
     # The file box shows once it holds a file (API callers get the plain path); any change of the view
     # empties and hides it again (each redraw), so it never offers the previous view's file.
@@ -382,7 +411,7 @@ def build(context: AppContext) -> LeaderboardParts:
             lambda: gr.update(visible=True), None, download, **PRIVATE_READ)
 
     declare_board_api(context)
-    load_outputs = [*outputs, more, plot]
+    load_outputs = [*outputs, more]
 
     def load(request: gr.Request) -> tuple[Any, ...]:
         """The page's load: the board as the page's URL gives it (a shared link), every invalid value ignored. A
@@ -391,24 +420,22 @@ def build(context: AppContext) -> LeaderboardParts:
         if chosen == default_state() and context.board_version() == built_version:
             return nothing(len(load_outputs))
         page = getattr(request, "session_hash", None) or ""
-        models = charted(drawn_view(context, chosen).models, None)
-        answer = (*drawn(chosen, "all" if chosen != default_state() else "none", None),
-                  gr.update(open=hidden_choices(chosen)) if chosen != default_state() else gr.update(),
-                  state_chart(context, chosen, "subset bars", models))
+        answer = (*drawn(chosen, "all" if chosen != default_state() else "switch", "subset bars", None),
+                  gr.update(open=hidden_choices(chosen)) if chosen != default_state() else gr.update())
         # A visitor's own choice made while the page loaded wins over the load's.
         return nothing(len(load_outputs)) if overtaken.overtaken("board", page, 0) else answer
 
     def refresh(*values: Any) -> tuple[Any, ...]:
         """The board redrawn as the controls stand (the store changed: other results loaded)."""
-        *controls, _number, models = values
-        return drawn(controls_state(tuple(controls), facts), "none", models)
+        *controls, _number, kind, models = values
+        return drawn(controls_state(tuple(controls), facts), "refresh", kind, models)
 
     def open_benchmark(name: str, *values: Any) -> tuple[Any, ...]:
         """Another tab's link to a benchmark's table: the benchmark with its own views, columns, sort and facts
         (what a visitor's own pick brings)."""
-        *controls, _number, models = values
+        *controls, _number, kind, models = values
         chosen = switched_benchmark(controls_state((name, *controls[1:]), facts), None)
-        return drawn(chosen, "switch", models)
+        return drawn(chosen, "switch", kind, models)
 
     return LeaderboardParts(load, load_outputs, refresh, inputs, outputs, draw_chart, chart_inputs, chart_js, plot,
                             open_benchmark)
