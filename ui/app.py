@@ -161,8 +161,7 @@ def build_app(context: AppContext) -> gr.Blocks:
         # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
         for button, name in overview.open_buttons:
             button.click(lambda *values, name=name: (gr.Tabs(selected="leaderboard"), *board.open_benchmark(name, *values)),
-                         board.inputs, [tabs, *board.outputs], api_visibility="private", **READ_EVENT).then(
-                board.chart, board.chart_inputs, board.plot, js=board.chart_js, **leaderboard_tab.REDRAW)
+                         board.inputs, [tabs, *board.outputs], api_visibility="private", **READ_EVENT)
         # Other results datasets (re)loaded from the About tab (private deployments): the board and the overview
         # redraw with their rows.
         if about.loaded is not None:

@@ -189,18 +189,14 @@ def empty_reason(mode: str, ranked: int, apart: int) -> str:
 
 @dataclass
 class LeaderboardParts:
-    """What the app wires: the page load (restore), a redraw after the store changed (refresh), the switch to a
-    benchmark from another tab (open_benchmark), and the chart that follows each."""
+    """What the app wires: the page load (restore), a redraw after the store changed (refresh) and the switch to a
+    benchmark from another tab (open_benchmark); each answer holds the board, its controls and its chart."""
 
     load: Callable[..., tuple[Any, ...]]
     load_outputs: list[Any]
     refresh: Callable[..., tuple[Any, ...]]
     inputs: list[Any]
     outputs: list[Any]
-    chart: Callable[..., Any]
-    chart_inputs: list[Any]
-    chart_js: str
-    plot: gr.Plot
     # (benchmark name, *inputs' values) -> outputs' values: the board switched to that benchmark
     open_benchmark: Callable[..., tuple[Any, ...]]
 
@@ -317,7 +313,6 @@ def build(context: AppContext) -> LeaderboardParts:
                                            label="Models to chart", info=f"up to {charts.MAX_MODELS}; default: "
                                            "the first 5 rows", max_choices=charts.MAX_MODELS, scale=3,
                                            allow_custom_value=True)
-            chart_sequence = gr.Number(0, visible=False)
             plot = gr.Plot(state_chart(context, state, "subset bars", charted(first.models, None)), label="Chart")
 
     filters = [benchmark, view, search, sources, columns, details, mode, sort_by, organisations, weights,
@@ -326,8 +321,6 @@ def build(context: AppContext) -> LeaderboardParts:
     inputs = [*filters, sequence, chart_kind, chart_models]
     outputs = [*filters, board, note, address, download, chart_models, plot]
     board_js = sequence_js("toolboardBoardSeq", len(filters))
-    chart_inputs = [*filters, chart_sequence, chart_kind, chart_models]
-    chart_js = sequence_js("toolboardChartSeq", len(filters))
 
     def control_updates(chosen: BoardState, level: str) -> list[Any]:
         """The controls' updates: "all" (a shared link), "switch" (a benchmark or mode picked: new choices; the
@@ -380,13 +373,6 @@ def build(context: AppContext) -> LeaderboardParts:
         column = str((getattr(event, "_data", None) or {}).get("column") or "")
         return replace(chosen, sort_by=column) if column in layout_for(chosen.benchmark).columns else chosen
 
-    def draw_chart(request: gr.Request, *values: Any) -> Any:
-        *controls, number, kind, models = values
-        page = getattr(request, "session_hash", None) or ""
-        sequence_number = overtaken.start("chart", page, number)
-        figure = state_chart(context, controls_state(tuple(controls), facts), kind, list(models or []))
-        return gr.update() if overtaken.overtaken("chart", page, sequence_number) else figure
-
     def wire(event: Callable[..., Any], handler: Callable[..., tuple[Any, ...]]) -> None:
         event(handler, inputs, outputs, js=board_js, **REDRAW)
 
@@ -437,8 +423,7 @@ def build(context: AppContext) -> LeaderboardParts:
         chosen = switched_benchmark(controls_state((name, *controls[1:]), facts), None)
         return drawn(chosen, "switch", kind, models)
 
-    return LeaderboardParts(load, load_outputs, refresh, inputs, outputs, draw_chart, chart_inputs, chart_js, plot,
-                            open_benchmark)
+    return LeaderboardParts(load, load_outputs, refresh, inputs, outputs, open_benchmark)
 
 
 def more_rows_line(shown: int, more: int, what: str, benchmark: str) -> str:
