@@ -99,3 +99,20 @@ def test_a_migration_that_fails_leaves_the_old_store_as_it_was(tmp_path: Path):
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 5
         assert "result" in [row[1] for row in db.execute("PRAGMA table_info(predictions)")]
+
+
+def test_a_new_run_id_already_taken_is_drawn_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Hundreds of runs made in one second (a flood of uploads) may draw a taken id: it is drawn again, while a
+    given id that is taken is refused."""
+    from evaluators.engine import store as store_module
+
+    store = Store(tmp_path / "ids.sqlite")
+    taken = store.create_run("acebench", "en", "m", "upload", {}, "fp", 1, source="upload")
+    draws = iter([taken, taken, "20260101-000000-abcdef"])
+    monkeypatch.setattr(store_module, "new_run_id", lambda: next(draws))
+    assert store.create_run("acebench", "en", "m2", "upload", {}, "fp", 1, source="upload") == "20260101-000000-abcdef"
+    with pytest.raises(sqlite3.IntegrityError):
+        store.create_run("acebench", "en", "m3", "upload", {}, "fp", 1, source="upload", run_id=taken)
+    monkeypatch.setattr(store_module, "new_run_id", lambda: taken)
+    with pytest.raises(ToolboardError, match="no free run id"):
+        store.create_run("acebench", "en", "m4", "upload", {}, "fp", 1, source="upload")

@@ -184,6 +184,9 @@ def default_db_path() -> Path:
     return toolboard_home() / "toolboard.db"
 
 
+NEW_ID_ATTEMPTS = 5
+
+
 def new_run_id() -> str:
     """A run id: when it was made, then random (sorts by time, unique across machines)."""
     return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
@@ -678,15 +681,25 @@ class Store:
                    owner: str | None = None, run_id: str | None = None) -> str:
         """`owner`: who may act on the run in a public deployment (None: the operator; shared with all).
         `run_id`: the id another store gave the run (a queue worker executing the app's run); else a new one."""
-        run_id = run_id or new_run_id()
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, created_at, total,"
-                " source, notes, owner) VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?, ?, ?)",
-                (run_id, storable_text(benchmark), storable_text(language), storable_text(model), storable_text(base_url),
-                 json_text(config), fingerprint, time.time(), total, source, storable_text(notes), owner),
-            )
-        return run_id
+        given = run_id
+        # A new id is the second it was made and 6 random hex digits: hundreds of runs made in one second (a
+        # flood of uploads) may draw the same one, so a taken new id is drawn again; a given id is kept as given.
+        for _ in range(NEW_ID_ATTEMPTS):
+            run_id = given or new_run_id()
+            try:
+                with self._lock:
+                    self._db.execute(
+                        "INSERT INTO runs (id, benchmark, language, model, base_url, config, fingerprint, status, "
+                        "created_at, total, source, notes, owner) VALUES (?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?, ?, ?)",
+                        (run_id, storable_text(benchmark), storable_text(language), storable_text(model),
+                         storable_text(base_url), json_text(config), fingerprint, time.time(), total, source,
+                         storable_text(notes), owner),
+                    )
+                return run_id
+            except sqlite3.IntegrityError:
+                if given or not self._query("SELECT 1 FROM runs WHERE id = ?", (run_id,)):
+                    raise  # a given id taken, or another constraint: the caller's to know
+        raise ToolboardError(f"no free run id after {NEW_ID_ATTEMPTS} draws")
 
     def set_shared(self, run_id: str, shared: bool) -> None:
         """Whether the run's outputs are shown to every visitor (its scores always are, once finished)."""
