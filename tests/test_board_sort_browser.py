@@ -70,18 +70,24 @@ def shown_ranks(page: Any) -> list[str]:
     return [row.locator(":scope > *").first.inner_text().strip() for row in rows.all()[:CHECKED_ROWS]]
 
 
+def open_counting_calls(page: Any, url: str, benchmark: str) -> tuple[list[int], set[int]]:
+    """The board of `benchmark` at desktop size, settled after its load; from then on, the events of every queue
+    join the page sends (appended to the first list), and the board's own events (the second)."""
+    page.set_viewport_size(DESKTOP)
+    page.goto(f"{url}?benchmark={benchmark}", wait_until="load")
+    page.locator(".board-ranked").first.wait_for()
+    page.wait_for_timeout(1000)  # the page's load settles
+    calls: list[int] = []
+    page.on("request", lambda request: calls.append(json.loads(request.post_data or "{}").get("fn_index"))
+            if request.method == "POST" and "queue/join" in request.url else None)
+    return calls, board_calls(url)
+
+
 def test_a_header_click_sorts_and_reranks_by_that_column(tmp_path: Path):
     name, column = busiest_board()
     label = layout_for(name).labels.get(column) or column
     with running_app(tmp_path) as app, browser_page() as (page, problems):
-        page.set_viewport_size(DESKTOP)
-        page.goto(f"{app.url}?benchmark={name}", wait_until="load")
-        page.locator(".board-ranked").first.wait_for()
-        page.wait_for_timeout(1000)  # the page's load settles
-        calls: list[int] = []
-        ours = board_calls(app.url)
-        page.on("request", lambda request: calls.append(json.loads(request.post_data or "{}").get("fn_index"))
-                if request.method == "POST" and "queue/join" in request.url else None)
+        calls, ours = open_counting_calls(page, app.url, name)
         header = page.locator(".board-ranked th").filter(has_text=label).filter(visible=True).first
         expected = ranked_api(app.url, name, column)[:CHECKED_ROWS]
         want = [str(row["rank"]) for row in expected]
@@ -133,14 +139,7 @@ def test_typing_a_search_redraws_once_and_a_switch_is_one_call(tmp_path: Path):
     name, _column = busiest_board()
     other = next(n for n in benchmark_names() if n != name)
     with running_app(tmp_path) as app, browser_page() as (page, problems):
-        page.set_viewport_size(DESKTOP)
-        page.goto(f"{app.url}?benchmark={other}", wait_until="load")
-        page.locator(".board-ranked").first.wait_for()
-        page.wait_for_timeout(1000)  # the page's load settles
-        calls: list[int] = []
-        ours = board_calls(app.url)
-        page.on("request", lambda request: calls.append(json.loads(request.post_data or "{}").get("fn_index"))
-                if request.method == "POST" and "queue/join" in request.url else None)
+        calls, ours = open_counting_calls(page, app.url, other)
         page.get_by_label("Benchmark", exact=True).filter(visible=True).first.click()
         page.get_by_role("option", name=re.compile(re.escape(title_of(name)))).first.click()
         page.wait_for_function(f"() => document.querySelector('.board-html').dataset.boardState.includes('{name}')"

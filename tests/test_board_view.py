@@ -15,10 +15,10 @@ from evaluators.engine.store import Store
 from evaluators.service.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.app import CSS, launch_options
-from ui.board_html import board_html, model_href, other_html
+from ui.board_html import board_html, other_html
 from ui.board_views import percent_table
 from ui.context import AppContext
-from ui.format import as_percent
+from ui.format import as_percent, model_href
 from ui.leaderboard_tab import (
     BoardState,
     controls_state,

@@ -21,7 +21,8 @@ from evaluators.service.board import model_key
 from tests.app_fixtures import SECRET_KEY, RunningApp, form, running_app, upload, wait_for_status
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.context import AppContext
-from ui.model_tab import comparison_chart, comparison_html, figures_chart, model_link, page_html, runs_html
+from ui.format import model_href as model_link
+from ui.model_tab import comparison_chart, comparison_html, figures_chart, page_html, runs_html
 from ui.overview_tab import overview_frame
 
 HOSTILE = "<img src=x onerror=alert(1)>-model"

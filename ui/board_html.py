@@ -12,7 +12,6 @@ import html
 import math
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import pandas as pd
 
@@ -36,7 +35,7 @@ from evaluators.service.board import (
     layout_for,
 )
 from ui.board_state import BoardState
-from ui.format import COLUMN_LABELS, NEWEST_MARK, SAFE_URL, best_cells, interval_parts, not_fractions
+from ui.format import COLUMN_LABELS, NEWEST_MARK, SAFE_URL, best_cells, interval_parts, model_href, not_fractions
 
 RANKED_CAPTION = "Ranked"
 APART_CAPTION = "Not ranked: partial, different requests, request errors, uploads of unknown provenance"
@@ -53,11 +52,6 @@ def text(value: Any) -> str:
     if value is None or (not isinstance(value, str | list | tuple | dict) and pd.isna(value)):
         return ""
     return html.escape(str(value)).replace("{", "&#123;").replace("}", "&#125;").replace("$", "&#36;")
-
-
-def model_href(name: str) -> str:
-    """The model page's deep link (the contract with the model page: ?model=<quoted name>)."""
-    return "?model=" + quote(str(name), safe="")
 
 
 def blank(value: Any) -> bool:

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,16 @@ from evaluators.service.redaction import shown_as_is
 
 # Shown as they are: the sample count, and every metric a benchmark declares as a count or a label.
 PLAIN_COLUMNS = ("n",)
+
+
+# The model page's deep link: the app's address with ?model=<the name, quoted> (the board's and the overview's
+# links, the model page's suggestions; read back by the model page).
+MODEL_PARAMETER = "model"
+
+
+def model_href(name: str) -> str:
+    """The address (relative to the app's root) of a model's page."""
+    return f"?{MODEL_PARAMETER}={quote(str(name), safe='')}"
 
 
 def benchmark_choices() -> list[tuple[str, str]]:

@@ -9,7 +9,6 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import gradio as gr
 import pandas as pd
@@ -19,13 +18,12 @@ from evaluators.core.registry import all_benchmarks
 from evaluators.service import model_page
 from ui.api import declare_model_api
 from ui.context import READ_EVENT, AppContext
-from ui.format import picked_value, user_error
+from ui.format import MODEL_PARAMETER, model_href, picked_value, user_error
 
 # The column of a table (the Overview's) whose names open a model's page when clicked.
 MODEL_COLUMN = "model"
 # Tab id (the deep link selects it) and the address's parameter naming the model.
 TAB_ID = "model"
-URL_PARAMETER = "model"
 SOURCE_COLOURS = {"published": "#64748b", "evaluated": "#2563eb", "uploaded": "#d97706"}
 CSS = """
 .model-page { display: flex; flex-direction: column; gap: .75em; }
@@ -42,11 +40,6 @@ CSS = """
 .model-facts span { white-space: nowrap; }
 .model-apart { font-size: var(--text-sm); color: var(--body-text-color-subdued); overflow-wrap: anywhere; }
 """
-
-
-def model_link(name: str) -> str:
-    """The address (relative to the app's root) of a model's page: the deep link the board's rows use."""
-    return f"?{URL_PARAMETER}={quote(name, safe='')}"
 
 
 def _percent(value: float | None) -> str:
@@ -94,7 +87,7 @@ def page_html(page: dict[str, Any]) -> str:
     if not page["query"]:
         return "<div class='model-page'><p>Choose a model above (type to search), or open one from a board row.</p></div>"
     if not page["found"]:
-        offered = "".join(f"<li><a href='{html.escape(model_link(name))}'>{html.escape(name)}</a></li>"
+        offered = "".join(f"<li><a href='{html.escape(model_href(name))}'>{html.escape(name)}</a></li>"
                           for name in page["suggestions"])
         hint = f"<p>Models with a similar name:</p><ul>{offered}</ul>" if offered else "<p>Type part of its name above.</p>"
         return (f"<div class='model-page'><h2>Model not found: {html.escape(page['query'])}</h2>"
@@ -286,7 +279,7 @@ def build(context: AppContext) -> ModelTab:
     def open_from_url(request: gr.Request) -> tuple[Any, ...]:
         """On page load: with `?model=NAME` in the address, the Model tab selected and filled; else nothing changes."""
         params = getattr(request, "query_params", None) or {}
-        name = str(params.get(URL_PARAMETER) or "").strip()
+        name = str(params.get(MODEL_PARAMETER) or "").strip()
         return opened(name) if name else unchanged()
 
     def open_picked(evt: gr.SelectData, table: pd.DataFrame) -> tuple[Any, ...]:
@@ -312,8 +305,8 @@ def build(context: AppContext) -> ModelTab:
     # The address follows the model shown, so it can be shared.
     picker.input(show, picker, page_outputs, api_visibility="private", **READ_EVENT,
                  js=f"(name) => {{ const url = new URL(window.location.href); "
-                    f"if (name) url.searchParams.set('{URL_PARAMETER}', name); "
-                    f"else url.searchParams.delete('{URL_PARAMETER}'); "
+                    f"if (name) url.searchParams.set('{MODEL_PARAMETER}', name); "
+                    f"else url.searchParams.delete('{MODEL_PARAMETER}'); "
                     "window.history.replaceState(null, '', url); return name; }")
     benchmark.input(views_of, benchmark, view, api_visibility="private", **READ_EVENT)
     compare.click(compared, [chosen, benchmark, view], [compare_note, compare_chart, compare_detail],
