@@ -9,6 +9,7 @@ import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import gradio as gr
 import pandas as pd
@@ -30,7 +31,6 @@ from evaluators.service.overview import (
 )
 from ui.api import declare_overview_api
 from ui.context import READ_EVENT, AppContext
-from ui.format import model_href
 
 # The overview compares published figures: official scoring only (strict mode has no published rows).
 MODE = "official"
@@ -98,8 +98,8 @@ def in_percent(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_link(name: str) -> str:
-    """The model's name as a link to its page (ui.format.model_href), escaped."""
-    return f'<a href="{html.escape(model_href(name), quote=True)}">{html.escape(name)}</a>'
+    """The model's name as a link to its page (the app's `?model=<quoted name>` deep link), escaped."""
+    return f'<a href="?model={html.escape(quote(name), quote=True)}">{html.escape(name)}</a>'
 
 
 def _figure_cell(value: Any, label: str, source: str = "") -> str:
