@@ -13,14 +13,14 @@ rows it ships with), or measures an app already running (--url), and drives Debi
    page) until the table shows the new view: on the HTML board (`.board-html`) until `data-board-state`
    changed and the table stayed unchanged with no server call open for 0.6 s, its time being the table's
    last change; on a Dataframe board the same with the rows' text instead of the state. With each, the server
-   calls it caused: POSTs to /gradio_api/ (queue joins and any other) from the input until the view settled,
-   and when the first of its queue events completed (the rest of the time is the page's own work: sending
+   calls it caused: POSTs to /gradio_api/ (direct runs, queue joins, any other) from the input until the view
+   settled, and when the first of its events was answered (the rest of the time is the page's own work: sending
    later calls, drawing).
 3. 50 visitors at once: R real browser pages (--real, 3 by default: real Chromium pages are heavy on 2
    cores) switch benchmark by clicking, timed as above, while the rest of the crowd is simulated: each
-   simulated visitor replays over raw HTTP, under a session of its own, exactly the queue joins a real page
-   sent for the same switch (recorded in step 2), and is timed from its first call until its last event
-   completed (no rendering). All visitors start each round together, for --rounds rounds, each to another
+   simulated visitor replays over raw HTTP, under a session of its own, exactly the server calls a real page
+   sent for the same switch (recorded in step 2), and is timed from its first call until its last event was
+   answered (no rendering). All visitors start each round together, for --rounds rounds, each to another
    benchmark. p50/p95/max of the real pages, the simulated visitors, and all together.
 
 Then a table of each goal (issue 29, "Slow") against the measured figure, PASS/FAIL: a figure's median for

@@ -1,8 +1,8 @@
 """Simulated visitors for benchmarks/board_browser_speed.py: each replays, over raw HTTP, exactly the server
-calls a real page sent for one user action (recorded from the browser: the queue joins' fn_index, data,
-trigger_id and event data), under a session of its own, as Gradio's page does it: POST
-/gradio_api/queue/join for each event, then the session's event stream GET /gradio_api/queue/data until every
-joined event has completed.
+calls a real page sent for one user action (recorded from the browser: each call's path, fn_index, data,
+trigger_id and event data), under a session of its own, as Gradio's page does it: an event outside the queue is
+one POST /gradio_api/run/… answered with its outputs; a queued event is a POST /gradio_api/queue/join, then the
+session's event stream GET /gradio_api/queue/data until every joined event has completed.
 
 A page may number its calls (the HTML board numbers its redraws so that an overtaken one answers nothing):
 a data position holding a whole number that differs between two recorded calls of the same event is such a
@@ -25,6 +25,12 @@ from benchmarks.board_page import ServerCall
 
 WAVE_GAP_S = 0.05
 JOIN_PATH = "/gradio_api/queue/join"
+RUN_PATH = "/gradio_api/run/"  # an event outside the queue: its answer is the HTTP response
+
+
+def replayed(path: str) -> bool:
+    """The calls a board action sends that a simulated visitor replays: queue joins and direct runs."""
+    return path == JOIN_PATH or path.startswith(RUN_PATH)
 
 
 def is_number(value: Any) -> bool:
@@ -36,7 +42,7 @@ def counter_positions(calls: list[ServerCall]) -> dict[Any, frozenset[int]]:
     in every recorded call, not always the same."""
     seen: dict[Any, list[list[Any]]] = {}
     for call in calls:
-        if call.path == JOIN_PATH and call.body is not None and isinstance(call.body.get("data"), list):
+        if replayed(call.path) and call.body is not None and isinstance(call.body.get("data"), list):
             seen.setdefault(call.body.get("fn_index"), []).append(call.body["data"])
     positions: dict[Any, frozenset[int]] = {}
     for fn, datas in seen.items():
@@ -48,22 +54,22 @@ def counter_positions(calls: list[ServerCall]) -> dict[Any, frozenset[int]]:
 
 @dataclass(frozen=True)
 class Recording:
-    """The queue joins of one recorded action, in the groups the page sent them, and where each event's data
-    holds a counter of the page's."""
+    """The calls of one recorded action (path, body), in the groups the page sent them, and where each event's
+    data holds a counter of the page's."""
 
-    waves: tuple[tuple[dict[str, Any], ...], ...]
+    waves: tuple[tuple[tuple[str, dict[str, Any]], ...], ...]
     counters: dict[Any, frozenset[int]]
 
     @classmethod
     def of(cls, calls: list[ServerCall], counters: dict[Any, frozenset[int]]) -> Recording:
-        waves: list[list[dict[str, Any]]] = []
+        waves: list[list[tuple[str, dict[str, Any]]]] = []
         last = None
         for call in sorted(calls, key=lambda c: c.at):
-            if call.path != JOIN_PATH or call.body is None:
-                continue  # only queue joins are replayed (the only calls a board action sends today)
+            if not replayed(call.path) or call.body is None:
+                continue  # uploads and the like: no board action sends them
             if last is None or call.at - last > WAVE_GAP_S:
                 waves.append([])
-            waves[-1].append(call.body)
+            waves[-1].append((call.path, call.body))
             last = call.at
         return cls(tuple(tuple(wave) for wave in waves), counters)
 
@@ -102,12 +108,16 @@ class ReplayVisitor:
         deadline = time.monotonic() + self.timeout_s
         for wave in recording.waves:
             joined = set()
-            for body in wave:
+            for path, body in wave:
                 positions = recording.counters.get(body.get("fn_index"), frozenset())
-                answer = self.http.post(f"{self.url}{JOIN_PATH}", json=self.own(body, positions))
+                answer = self.http.post(f"{self.url}{path}", json=self.own(body, positions))
                 answer.raise_for_status()
-                joined.add(answer.json()["event_id"])
-            self.await_events(joined, deadline)
+                if path == JOIN_PATH:
+                    joined.add(answer.json()["event_id"])
+                elif "data" not in answer.json():
+                    raise RuntimeError(f"simulated visitor: the app answered no outputs: {answer.text[:300]}")
+            if joined:
+                self.await_events(joined, deadline)
         return time.perf_counter() - began
 
     def await_events(self, joined: set[str], deadline: float) -> None:

@@ -5,12 +5,14 @@ shows the new view, with the server calls the action caused.
 What the page watches (an init script, before any of the app's code runs):
 - the board's table: the HTML board's root `.board-html` (its `data-board-state`, `data-rows` and the text of
   its first rows) when the page has one, else the Gradio Dataframe `.board-ranked` (the text of its first
-  visible rows). Each change of that signature is logged with its `performance.now()` time;
+  visible rows), read in the first animation frame after the DOM changed (the frame that paints the change).
+  Each change of that signature is logged with that frame's `performance.now()` time;
 - the trusted input events (pointer, mouse, key), with their own timestamps;
 - the first moment a table row was visible (times are milliseconds from the navigation's start).
 
-- the queue's events: each join's answer names an event, the session's event stream says when it completed
-  (the page's own fetch is wrapped; only copies of its answers are read).
+- the server's events: a queued one's join answer names it and the session's event stream says when it
+  completed; one outside the queue (POST /gradio_api/run/…) completes with its answer (the page's own fetch is
+  wrapped; only copies of its answers are read).
 
 What Python watches (playwright's request events): every POST to `/gradio_api/` (a queue join or any other
 server call): the calls an action caused, and those still unanswered.
@@ -74,10 +76,16 @@ RECORDER_JS = """
     bench.queueActivity = event.last;
   };
   const pageFetch = window.fetch;
+  let runs = 0;
   window.fetch = async (...args) => {
-    const answer = await pageFetch(...args);
     const url = String(args[0]?.url ?? args[0]);
-    if (url.includes("/gradio_api/queue/join")) {
+    // An event outside the queue: sent now, completed when its answer arrives.
+    const run = url.includes("/gradio_api/run/") ? `run-${++runs}` : null;
+    if (run) seen(run, false);
+    const answer = await pageFetch(...args);
+    if (run) {
+      seen(run, true);
+    } else if (url.includes("/gradio_api/queue/join")) {
       answer.clone().json().then((body) => seen(body?.event_id, false), () => {});
     } else if (url.includes("/gradio_api/queue/data") && answer.body) {
       const reader = answer.clone().body.getReader();
@@ -109,8 +117,16 @@ RECORDER_JS = """
   for (const type of ["pointerdown", "mousedown", "keydown", "click"]) {
     document.addEventListener(type, (e) => { if (e.isTrusted) bench.inputs.push({type, t: e.timeStamp}); }, true);
   }
+  // The page's changes are read once per frame, not at each of the thousands of DOM mutations of a render: a read
+  // measures rows (layout), and doing that per mutation would slow the very render being timed.
+  let lookPending = false;
+  const lookNextFrame = () => {
+    if (lookPending) return;
+    lookPending = true;
+    requestAnimationFrame(() => { lookPending = false; look(); });
+  };
   const start = () => {
-    new MutationObserver(look).observe(document.documentElement,
+    new MutationObserver(lookNextFrame).observe(document.documentElement,
       {subtree: true, childList: true, characterData: true, attributes: true,
        attributeFilter: ["data-board-state", "data-rows", "style", "class", "hidden"]});
     look();

@@ -71,15 +71,17 @@ def shown_ranks(page: Any) -> list[str]:
 
 
 def open_counting_calls(page: Any, url: str, benchmark: str) -> tuple[list[int], set[int]]:
-    """The board of `benchmark` at desktop size, settled after its load; from then on, the events of every queue
-    join the page sends (appended to the first list), and the board's own events (the second)."""
+    """The board of `benchmark` at desktop size, settled after its load; from then on, the events of every server
+    call the page sends (a queue join or a direct run; appended to the first list), and the board's own events
+    (the second)."""
     page.set_viewport_size(DESKTOP)
     page.goto(f"{url}?benchmark={benchmark}", wait_until="load")
     page.locator(".board-ranked").first.wait_for()
     page.wait_for_timeout(1000)  # the page's load settles
     calls: list[int] = []
     page.on("request", lambda request: calls.append(json.loads(request.post_data or "{}").get("fn_index"))
-            if request.method == "POST" and "queue/join" in request.url else None)
+            if request.method == "POST" and ("queue/join" in request.url or "/gradio_api/run/" in request.url)
+            else None)
     return calls, board_calls(url)
 
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import logging
 import os
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from evaluators.core.registry import all_benchmarks
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
 from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab, model_tab, overview_tab, queue_tab, submit_tab
+from ui.asset_cache import FrontendFiles
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
 from ui.visitor import BROWSER_STORAGE_KEY
@@ -128,7 +131,7 @@ def build_app(context: AppContext) -> gr.Blocks:
         with gr.Tabs() as tabs:
             with gr.Tab("Leaderboard", id="leaderboard"):
                 board = leaderboard_tab.build(context)
-            with gr.Tab("Overview", id="overview"):
+            with gr.Tab("Overview", id="overview") as overview_tab_item:
                 overview = overview_tab.build(context)
             with gr.Tab("Model", id=model_tab.TAB_ID):
                 model = model_tab.build(context)
@@ -146,8 +149,12 @@ def build_app(context: AppContext) -> gr.Blocks:
         # the view the page's address names (a shared link).
         # The board in the page was built at start-up: a plain visit to an unchanged board redraws nothing (one
         # call); a shared link or a changed store is drawn, chart included, in that same call.
-        demo.load(board.load, None, board.load_outputs, api_visibility="private", show_progress="hidden", **READ_EVENT)
-        demo.load(overview.refresh, overview.inputs, overview.table, api_visibility="private", **READ_EVENT)
+        demo.load(board.load, None, board.load_outputs, api_visibility="private", show_progress="hidden", **READ_EVENT,
+                  **board.event_options)
+        # The overview is drawn when its tab opens (it is read by fewer visitors than the board, and is the page's
+        # widest HTML): never with the page.
+        overview_tab_item.select(overview.refresh, overview.inputs, overview.table, api_visibility="private",
+                                 **READ_EVENT)
         # A model's page by address (?model=NAME, the board's and the overview's links): its tab selected and filled
         # in one call.
         demo.load(model.open_from_url, None, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
@@ -161,7 +168,8 @@ def build_app(context: AppContext) -> gr.Blocks:
         # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
         for button, name in overview.open_buttons:
             button.click(lambda *values, name=name: (gr.Tabs(selected="leaderboard"), *board.open_benchmark(name, *values)),
-                         board.inputs, [tabs, *board.outputs], api_visibility="private", **READ_EVENT)
+                         board.inputs, [tabs, *board.outputs], api_visibility="private", **READ_EVENT,
+                         **board.event_options)
         # Other results datasets (re)loaded from the About tab (private deployments): the board and the overview
         # redraw with their rows.
         if about.loaded is not None:
@@ -183,7 +191,9 @@ def launch_options(context: AppContext) -> dict[str, object]:
     """What Gradio 6 takes at launch rather than in gr.Blocks (the page's CSS) and the app's limits; the
     tests launch with the same options."""
     max_mb = context.max_upload_bytes / 1024 / 1024
-    return {"css": CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"]}
+    # Gradio's own front-end files from memory (ui.asset_cache): a first visit fetches ~90 of them.
+    return {"css": CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"],
+            "app_kwargs": {"middleware": [Middleware(FrontendFiles)]}}
 
 
 def launch(context: AppContext | None = None, **options) -> gr.Blocks:
@@ -191,6 +201,10 @@ def launch(context: AppContext | None = None, **options) -> gr.Blocks:
     # On exit: cancel running jobs and flush what they stored, so a resume repeats nothing.
     atexit.register(context.close)
     demo = build_app(context)
+    # What start-up built (the app, the published tables) lives as long as the process: kept out of the garbage
+    # collector's full passes, which would otherwise walk it again and again under a crowd's allocations.
+    gc.collect()
+    gc.freeze()
     demo.launch(**launch_options(context), **options)
     return demo
 

@@ -14,6 +14,7 @@ from evaluators.core.registry import MODES, benchmark_names
 from evaluators.service.board import SOURCES, layout_for
 
 MAX_SEARCH_CHARS = 200
+MAX_SENT_CHARS = 1_000  # a control's text as sent: longer is cut before any check
 TRUE_WORDS = ("1", "true", "yes", "on")
 # Model type by weights: every model, open-weights models only, closed (API-only) models only.
 WEIGHTS = ("any", "open", "closed")
@@ -153,11 +154,37 @@ def query_lists(query_params: Any) -> dict[str, list[str]]:
     return found
 
 
+# What each control holds as the page sends it: one text, several texts, or a yes/no.
+CONTROL_KINDS = {"benchmark": str, "view": str, "search": str, "sources": list, "columns": list, "details": bool,
+                 "mode": str, "sort_by": str, "organisations": list, "weights": str, "request_modes": list,
+                 "min_params_b": str, "max_params_b": str, "hide_flagged": bool}
+
+
+def sent_value(kind: type, value: Any) -> Any:
+    """One control's value as a page or an API caller sent it (the board's events skip Gradio's checks) in the shape
+    the control holds, else None (the control's default). A size bound may come as a number, the weights control
+    as an older page's checkbox."""
+    if kind is list:
+        return [str(item) for item in value if isinstance(item, str | int | float) and not isinstance(item, bool)] \
+            if isinstance(value, list) else None
+    if kind is bool:
+        return value if isinstance(value, bool) else None
+    if isinstance(value, str):
+        return value[:MAX_SENT_CHARS]
+    return value if isinstance(value, int | float) else None
+
+
+def sent_controls(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The page's control values (CONTROL_NAMES order) with every value of an unexpected shape dropped."""
+    return tuple(sent_value(CONTROL_KINDS[name], value) for name, value in zip(CONTROL_NAMES, values))
+
+
 def controls_state(values: tuple[Any, ...], facts: Facts) -> BoardState:
     """The page's control values (in CONTROL_NAMES order; API callers may send only the first eleven) as a valid
     state: while the page switches benchmark a control may still hold the previous benchmark's choice; it falls
     back to the default like an invalid URL. The weights control may be the older open-weights-only checkbox."""
-    padded = (*values, *default_state().controls()[len(values):])[:len(CONTROL_NAMES)]
+    given = sent_controls(values)
+    padded = (*given, *default_state().controls()[len(given):])[:len(CONTROL_NAMES)]
     (benchmark, view, search, sources, columns, details, mode, sort_by, organisations, weights, request_modes,
      min_params_b, max_params_b, hide_flagged) = padded
     if isinstance(weights, bool) or weights is None:

@@ -53,8 +53,10 @@ def state_percent(context: AppContext, state: BoardState, part: str = "all") -> 
 
 
 def facts_of(context: AppContext) -> Callable[[str, str], dict[str, list[str]]]:
-    """(benchmark, mode) -> the organisations and request modes its board has (what the filters accept)."""
-    return lambda benchmark, mode: fact_choices(context.board_frame(benchmark, mode))
+    """(benchmark, mode) -> the organisations and request modes its board has (what the filters accept), read once
+    per board version."""
+    return lambda benchmark, mode: context.board_view(
+        ("facts", benchmark, mode), lambda: fact_choices(context.board_frame(benchmark, mode)))
 
 
 def chart_key(row: pd.Series) -> str:

@@ -17,7 +17,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import gradio as gr
@@ -61,7 +61,11 @@ log = logging.getLogger(__name__)
 # Read-only events of the board: run side by side (READ_EVENT), not listed in the API page; a burst of one
 # control's events (typing) runs its last only; no progress overlay flickering over the board.
 PRIVATE_READ = {**READ_EVENT, "api_visibility": "private"}
-REDRAW = {**PRIVATE_READ, "trigger_mode": "always_last", "show_progress": "hidden"}
+# The board's events skip Gradio's per-component processing (a thread hop and a config copy for each of ~20
+# controls, most of a redraw's cost under a crowd): the handlers check what the page sent (controls_state) and
+# answer values in the page's own form (the chart serialized once per view and cached).
+RAW = {"preprocess": False, "postprocess": False}
+REDRAW = {**PRIVATE_READ, **RAW, "queue": False, "trigger_mode": "always_last", "show_progress": "hidden"}
 # Writes the board's state (a query string the server built) into the address bar, without a reload;
 # inside a Hugging Face Space (an iframe) the Space page's address too, which it forwards to the app.
 URL_JS = """(query) => {
@@ -199,6 +203,8 @@ class LeaderboardParts:
     outputs: list[Any]
     # (benchmark name, *inputs' values) -> outputs' values: the board switched to that benchmark
     open_benchmark: Callable[..., tuple[Any, ...]]
+    # How every event answering `outputs` or `load_outputs` must be wired (the answers are in the page's own form)
+    event_options: dict[str, Any] = field(default_factory=lambda: dict(RAW))
 
 
 def view_choices(benchmark: str) -> list[tuple[str, str]]:
@@ -212,6 +218,12 @@ def column_choices(benchmark: str) -> list[tuple[str, str]]:
 def chart_kind_of(kind: Any) -> str:
     """The chart the page asked for; anything else (an API caller's value) is the default."""
     return kind if kind in charts.CHARTS else charts.CHARTS[0]
+
+
+def page_form(component: Any, value: Any) -> Any:
+    """`value` as Gradio sends it to the page for `component` (what an event without postprocessing must answer)."""
+    sent = component.postprocess(value)
+    return sent.model_dump() if hasattr(sent, "model_dump") else sent
 
 
 def bound_box(value: float | None) -> str:
@@ -304,6 +316,8 @@ def build(context: AppContext) -> LeaderboardParts:
             csv_button = gr.Button("Download CSV", size="sm", scale=0, min_width=140)
             json_button = gr.Button("Download JSON", size="sm", scale=0, min_width=140)
             download = gr.File(label="Download", interactive=False, height=60, visible=False)
+            # Whether the download box shows a file: a redraw hides it (an update, which costs) only then.
+            download_shown = gr.Checkbox(False, visible=False)
         # The query string of the board's state; hidden but rendered, so its change runs the URL script.
         address = gr.Textbox("", visible="hidden", elem_classes="board-address")
         with gr.Accordion("Charts", open=True):
@@ -318,50 +332,69 @@ def build(context: AppContext) -> LeaderboardParts:
     filters = [benchmark, view, search, sources, columns, details, mode, sort_by, organisations, weights,
                request_modes, min_params, max_params, hide_flagged]
     assert len(filters) == len(CONTROL_NAMES)
-    inputs = [*filters, sequence, chart_kind, chart_models]
-    outputs = [*filters, board, note, address, download, chart_models, plot]
+    inputs = [*filters, sequence, chart_kind, chart_models, download_shown]
+    outputs = [*filters, board, note, address, download, download_shown, chart_models, plot]
+    typed = (search, min_params, max_params)
+    # What each kind of visitor action can change, and so answers: a switch (benchmark, scoring mode) brings the
+    # benchmark's own choices and leaves the typed boxes as the visitor is typing them; any other action only
+    # redraws the board, its chart and the address (and the sort a header's click chose).
+    switch_outputs = [component for component in outputs if component not in typed]
+    view_outputs = [sort_by, board, address, download, download_shown, chart_models, plot]
     board_js = sequence_js("toolboardBoardSeq", len(filters))
 
-    def control_updates(chosen: BoardState, level: str) -> list[Any]:
-        """The controls' updates: "all" (a shared link), "switch" (a benchmark or mode picked: new choices; the
-        search box left as the visitor is typing it), "none" and "refresh" (only the hidden sort)."""
+    def control_values(chosen: BoardState, level: str) -> dict[int, Any]:
+        """The controls' new values by component id: "all" (a shared link), "switch" (a benchmark or mode picked:
+        new choices; the typed boxes left as they are), "none" and "refresh" (only the hidden sort)."""
+        keep = {control._id: gr.update() for control in filters}
         if level in ("none", "refresh"):
-            return [*(gr.update() for _ in filters[:-7]), chosen.sort_by, *(gr.update() for _ in filters[-6:])]
+            return {**keep, sort_by._id: chosen.sort_by}
         known = facts(chosen.benchmark, chosen.mode)
         chosen_layout = layout_for(chosen.benchmark)
-        return [chosen.benchmark,
-                gr.update(choices=view_choices(chosen.benchmark), value=chosen.view, label=chosen_layout.view_label),
-                chosen.search if level == "all" else gr.update(), list(chosen.sources),
-                gr.update(choices=column_choices(chosen.benchmark), value=list(chosen.columns)), chosen.details,
-                chosen.mode, chosen.sort_by, gr.update(choices=known["organisation"], value=list(chosen.organisations)),
-                chosen.weights, gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
-                bound_box(chosen.min_params_b), bound_box(chosen.max_params_b), chosen.hide_flagged]
+        values = dict(zip((control._id for control in filters), (
+            chosen.benchmark,
+            gr.update(choices=view_choices(chosen.benchmark), value=chosen.view, label=chosen_layout.view_label),
+            chosen.search, list(chosen.sources),
+            gr.update(choices=column_choices(chosen.benchmark), value=list(chosen.columns)), chosen.details,
+            chosen.mode, chosen.sort_by, gr.update(choices=known["organisation"], value=list(chosen.organisations)),
+            chosen.weights, gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
+            bound_box(chosen.min_params_b), bound_box(chosen.max_params_b), chosen.hide_flagged)))
+        return values if level == "all" else {**values, **{box._id: keep[box._id] for box in typed}}
 
-    def drawn(chosen: BoardState, level: str, kind: str, models: list[str] | None) -> tuple[Any, ...]:
-        """Every output's update for `chosen`, the chart included. Level "none" keeps the benchmark and mode, so
-        the note (which depends on them and the store only) is not sent again, except by a refresh."""
+    def chart_value(chosen: BoardState, kind: str, models: list[str]) -> Any:
+        """The chart as the page takes it (the Plot's own serialization), made once per view and chart."""
+        return context.board_view(("chart-sent", chosen, kind, tuple(models)),
+                                  lambda: page_form(plot, state_chart(context, chosen, kind, models)))
+
+    def drawn(chosen: BoardState, level: str, kind: Any, models: Any, file_shown: Any,
+              answered: list[Any]) -> tuple[Any, ...]:
+        """The `answered` outputs' values for `chosen`, the chart included. Level "none" keeps the benchmark and
+        mode, so the note (which depends on them and the store only) is not sent again, except by a refresh."""
         shown = drawn_view(context, chosen)
-        models_shown = charted(shown.models, models)
-        return (*control_updates(chosen, level), shown.html, shown.note if level != "none" else gr.update(),
-                state_query(chosen), gr.update(value=None, visible=False),
-                gr.update(choices=shown.models, value=models_shown),
-                state_chart(context, chosen, chart_kind_of(kind), models_shown))
+        models_shown = charted(shown.models, [str(m) for m in models] if isinstance(models, list) else None)
+        values = {**control_values(chosen, level), board._id: shown.html,
+                  note._id: shown.note if level != "none" else gr.update(), address._id: state_query(chosen),
+                  download._id: gr.update(value=None, visible=False) if file_shown is True else None,
+                  download_shown._id: False,
+                  chart_models._id: gr.update(choices=shown.models, value=models_shown),
+                  plot._id: chart_value(chosen, chart_kind_of(kind), models_shown)}
+        return tuple(values[component._id] for component in answered)
 
     def nothing(count: int) -> tuple[Any, ...]:
         return tuple(gr.update() for _ in range(count))
 
-    def redraw(level: str, change: Callable[[BoardState, Any], BoardState] | None = None) -> Callable[..., tuple[Any, ...]]:
+    def redraw(level: str, answered: list[Any],
+               change: Callable[[BoardState, Any], BoardState] | None = None) -> Callable[..., tuple[Any, ...]]:
         """A control's event handler: the state its values give (changed by `change`), drawn in one answer."""
         # Gradio passes the request and event data by their annotations, placed before the control values.
         def handler(request: gr.Request, event: gr.EventData, *values: Any) -> tuple[Any, ...]:
-            *controls, number, kind, models = values
+            *controls, number, kind, models, file_shown = values
             page = getattr(request, "session_hash", None) or ""
             sequence_number = overtaken.start("board", page, number)
             chosen = controls_state(tuple(controls), facts)
             if change is not None:
                 chosen = change(chosen, event)
-            answer = drawn(chosen, level, kind, models)
-            return nothing(len(outputs)) if overtaken.overtaken("board", page, sequence_number) else answer
+            answer = drawn(chosen, level, kind, models, file_shown, answered)
+            return nothing(len(answered)) if overtaken.overtaken("board", page, sequence_number) else answer
         return handler
 
     def switched_benchmark(chosen: BoardState, _event: Any) -> BoardState:
@@ -370,31 +403,32 @@ def build(context: AppContext) -> LeaderboardParts:
                        request_modes=())
 
     def sorted_by(chosen: BoardState, event: Any) -> BoardState:
-        column = str((getattr(event, "_data", None) or {}).get("column") or "")
+        data = getattr(event, "_data", None)
+        column = str(data.get("column") or "") if isinstance(data, dict) else ""
         return replace(chosen, sort_by=column) if column in layout_for(chosen.benchmark).columns else chosen
 
-    def wire(event: Callable[..., Any], handler: Callable[..., tuple[Any, ...]]) -> None:
-        event(handler, inputs, outputs, js=board_js, **REDRAW)
+    def wire(event: Callable[..., Any], handler: Callable[..., tuple[Any, ...]], answered: list[Any]) -> None:
+        event(handler, inputs, answered, js=board_js, **REDRAW)
 
     # A single-choice dropdown dispatches `input` twice per pick (Gradio 6.31) but `select` once.
-    wire(benchmark.select, redraw("switch", switched_benchmark))
-    wire(view.select, redraw("none"))
-    wire(mode.input, redraw("switch"))
+    wire(benchmark.select, redraw("switch", switch_outputs, switched_benchmark), switch_outputs)
+    wire(mode.input, redraw("switch", switch_outputs), switch_outputs)
+    wire(view.select, redraw("none", view_outputs), view_outputs)
     for control in (details, sources, columns, organisations, weights, request_modes, hide_flagged):
-        wire(control.input, redraw("none"))
+        wire(control.input, redraw("none", view_outputs), view_outputs)
     # The typed boxes: BOARD_JS's `typed` event once typing pauses (their own `change` would fire on every key).
-    wire(board.typed, redraw("none"))
-    wire(board.sort, redraw("none", sorted_by))
+    wire(board.typed, redraw("none", view_outputs), view_outputs)
+    wire(board.sort, redraw("none", view_outputs, sorted_by), view_outputs)
     # The chart's controls redraw through the same handler (its board cached): one sequence of redraws per page, so
     # a chart never lands over a later view.
     for control in (chart_kind, chart_models):
-        wire(control.input, redraw("none"))
+        wire(control.input, redraw("none", view_outputs), view_outputs)
     address.change(None, address, None, js=URL_JS, **PRIVATE_READ)
     # The file box shows once it holds a file (API callers get the plain path); any change of the view
     # empties and hides it again (each redraw), so it never offers the previous view's file.
     for button, kind in ((csv_button, "csv"), (json_button, "json")):
         declare_download(context, kind, button, filters, download).then(
-            lambda: gr.update(visible=True), None, download, **PRIVATE_READ)
+            lambda: (gr.update(visible=True), True), None, [download, download_shown], **PRIVATE_READ)
 
     declare_board_api(context)
     load_outputs = [*outputs, more]
@@ -406,22 +440,22 @@ def build(context: AppContext) -> LeaderboardParts:
         if chosen == default_state() and context.board_version() == built_version:
             return nothing(len(load_outputs))
         page = getattr(request, "session_hash", None) or ""
-        answer = (*drawn(chosen, "all" if chosen != default_state() else "switch", "subset bars", None),
+        answer = (*drawn(chosen, "all" if chosen != default_state() else "switch", "subset bars", None, None, outputs),
                   gr.update(open=hidden_choices(chosen)) if chosen != default_state() else gr.update())
         # A visitor's own choice made while the page loaded wins over the load's.
         return nothing(len(load_outputs)) if overtaken.overtaken("board", page, 0) else answer
 
     def refresh(*values: Any) -> tuple[Any, ...]:
         """The board redrawn as the controls stand (the store changed: other results loaded)."""
-        *controls, _number, kind, models = values
-        return drawn(controls_state(tuple(controls), facts), "refresh", kind, models)
+        *controls, _number, kind, models, file_shown = values
+        return drawn(controls_state(tuple(controls), facts), "refresh", kind, models, file_shown, outputs)
 
     def open_benchmark(name: str, *values: Any) -> tuple[Any, ...]:
         """Another tab's link to a benchmark's table: the benchmark with its own views, columns, sort and facts
         (what a visitor's own pick brings)."""
-        *controls, _number, kind, models = values
+        *controls, _number, kind, models, file_shown = values
         chosen = switched_benchmark(controls_state((name, *controls[1:]), facts), None)
-        return drawn(chosen, "switch", kind, models)
+        return drawn(chosen, "switch", kind, models, file_shown, outputs)
 
     return LeaderboardParts(load, load_outputs, refresh, inputs, outputs, open_benchmark)
 

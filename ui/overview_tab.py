@@ -156,10 +156,13 @@ def coverage_choices() -> list[tuple[str, int]]:
     return [("any", 1), *[(f"{n} of {total}+" if n < total else f"all {total}", n) for n in range(2, total + 1)]]
 
 
+OPENING = '<p class="overview-opening">Drawing the overview…</p>'
+
+
 @dataclass
 class OverviewParts:
-    """What the app wires: the table (and its note) refreshed on page load from the minimum-coverage control, and
-    each button to open its benchmark's table."""
+    """What the app wires: the table (and its note) drawn when the tab opens, redrawn from the minimum-coverage
+    control, and each button to open its benchmark's table."""
 
     table: list[Any]  # the table, and the note on coverage
     inputs: list[Any]  # the minimum-coverage control
@@ -174,11 +177,11 @@ def build(context: AppContext) -> OverviewParts:
         frame = overview_frame(context)
         return overview_html(at_least(frame, int(minimum or 1))), coverage_note(frame)
 
-    initial = refresh(1)
-    note = gr.Markdown(initial[1])
+    # The table (the widest HTML of the app) is drawn when the tab opens, not sent with every page.
+    note = gr.Markdown(coverage_note(overview_frame(context)))
     minimum = gr.Radio(coverage_choices(), value=1, label="Models with at least this many benchmarks",
                        elem_classes="overview-minimum")
-    table = gr.HTML(initial[0], elem_classes="overview-table")
+    table = gr.HTML(OPENING, elem_classes="overview-table")
     minimum.change(refresh, minimum, [table, note], api_visibility="private", **READ_EVENT)
     with gr.Row():
         open_buttons = [(gr.Button(f"Open {b.title} table", size="sm"), b.name) for b in all_benchmarks()]
