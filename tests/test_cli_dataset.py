@@ -22,6 +22,7 @@ from tests.test_results_dataset import (
     PLANTED_KEY,
     PRIVATE_HOST,
     ROLE_KEY_VARIABLE,
+    example_upload,
     planted_endpoint_run,
     upload,
 )
@@ -237,6 +238,27 @@ def test_a_second_push_with_fewer_runs_replaces_the_rows_and_deletes_stale_files
                if line["key"] == "deletedFile"]
     assert sorted(deleted) == sorted([f"runs/{runs['evaluated']}.parquet", f"details/{runs['evaluated']}.parquet"])
     assert repo.private
+
+
+def test_a_pushed_dataset_holds_nothing_of_a_run_on_example_data(hub: FakeHubRepo, runs: dict[str, str],
+                                                                 isolated_home: Path, tmp_path: Path):
+    store = Store(isolated_home / "toolboard.db")
+    try:
+        toy = example_upload(store, "toy-upload-model")
+    finally:
+        store.close()
+    folder = tmp_path / "results"
+    result = run_cli("export", "--dataset", str(folder), "--push", REPO)
+    assert result.returncode == 0, result.stderr
+    assert printed_rows(result.stdout)["runs"] == 2
+    assert "left out 1 run scored on the built-in example data (never published)" in result.stdout
+    for path, content in hub.files(REPO).items():
+        text = content.decode("utf-8") if path.endswith(".md") else json.dumps(
+            pq.read_table(pa.BufferReader(content)).to_pylist(), ensure_ascii=False)
+        assert toy not in text and "toy-upload-model" not in text, path
+    assert_one_clear_error(run_cli("export", "--dataset", str(tmp_path / "named"), "--run", toy),
+                           f"run '{toy}' was scored on the built-in example data")
+    assert not (tmp_path / "named").exists()
 
 
 def test_public_makes_a_new_repo_public(hub: FakeHubRepo, runs: dict[str, str], tmp_path: Path):

@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
@@ -19,9 +21,11 @@ from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult,
 from evaluators.engine.run_document import RunDocumentError, export_run, import_run, without_credentials
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, JSONText, Store
-from evaluators.publish import hub_sync
+from evaluators.publish import hub_sync, results_dataset
 from evaluators.publish.hub_sync import HubSync
 from evaluators.service.board import board_rows
+from evaluators.service.submissions import check_submission, store_submission
+from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, FakeRepo, pointed_hub
 
 TOKEN = "hf_fakeToken0123456789abcdef"
@@ -30,10 +34,11 @@ API_KEY = "sk-never-export-this-0123456789"
 MODES = ("official", "strict")
 
 
-def make_finished_run(store: Store, model: str = "my-model", evidence: Evidence | None = None) -> str:
+def make_finished_run(store: Store, model: str = "my-model", evidence: Evidence | None = None,
+                      data_dir: str | None = None) -> str:
     """A run stored through the real Store API: predictions, scores and reports in both modes (and, if
-    given, evidence with the first prediction)."""
-    config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",),
+    given, evidence with the first prediction); `data_dir` the data folder its settings name."""
+    config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=data_dir,
                        model=ModelSettings(base_url="http://127.0.0.1:8000/v1", model=model, api_key_env="OPENAI_API_KEY"))
     run_id = store.create_run("acebench", "en", model, config.model.base_url, config.to_json(), "fp0123456789abcd", 3,
                               source="endpoint", notes="nightly — ü")
@@ -387,3 +392,108 @@ def test_hub_failures_are_clear_and_never_show_the_token(hub: FakeHubRepo, sourc
         assert wrong not in str(error) and error.__cause__ is None
     assert wrong not in caplog.text
     assert target.list_runs() == []
+
+
+# ---- runs scored on a built-in example: never pushed ---------------------------------------------
+
+
+def example_upload(store: Store, model: str) -> str:
+    """An upload checked against the built-in example's items (as the Submit tab's "built-in example")."""
+    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+    assert submission.on_example_data
+    return store_submission(store, submission, model)
+
+
+def pushed_text(hub: FakeHubRepo) -> str:
+    """Every file of the repo's head as text: Parquet files as their rows (compression hides no value), the card."""
+    texts = []
+    for path, content in hub.files(REPO).items():
+        if path.endswith(".parquet"):
+            texts.append(json.dumps(pq.read_table(pa.BufferReader(content)).to_pylist(), default=str))
+        else:
+            texts.append(content.decode("utf-8"))
+    return "\n".join(texts)
+
+
+def loaded_run_ids(hub: FakeHubRepo, folder: Path, config: str) -> set[str]:
+    copy = repo_folder(hub, folder)
+    return set(load_dataset(str(copy), config, split="train", cache_dir=str(folder.parent / "cache"))["run_id"])
+
+
+def test_runs_and_uploads_on_example_data_are_never_pushed(hub: FakeHubRepo, source: Store, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           caplog: pytest.LogCaptureFixture):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    real = make_finished_run(source, "real-data-model", data_dir=str(tmp_path / "acebench-data"))
+    toy_run = make_finished_run(source, "toy-run-model", data_dir=str(EXAMPLE_DIR))
+    toy_upload = example_upload(source, "toy-upload-model")
+    sync = HubSync(REPO, TOKEN, source)
+    with caplog.at_level(logging.INFO, logger="evaluators.publish.hub_sync"):
+        assert sync.push(toy_run) == []
+        assert hub.repos == {} and hub.requests == []  # nothing sent: not even the repo is made for it
+        assert sync.push(real) == pushed_paths(real)
+        sent = len(hub.requests)
+        sync.push_in_background(toy_upload).join(30)
+        assert len(hub.requests) == sent
+    assert sorted(hub.files(REPO)) == sorted(pushed_paths(real))
+    assert loaded_run_ids(hub, tmp_path / "copy", "runs") == {real}
+    assert loaded_run_ids(hub, tmp_path / "copy", "details") == {real}
+    assert real in loaded_run_ids(hub, tmp_path / "copy", "contents")
+    text = pushed_text(hub)
+    assert "real-data-model" in text
+    for toy in (toy_run, toy_upload, "toy-run-model", "toy-upload-model"):
+        assert toy not in text
+    left_out = [record for record in caplog.records if "example data" in record.getMessage()]
+    assert [record.levelno for record in left_out] == [logging.INFO, logging.INFO]
+    assert [f"run {toy}" in record.getMessage() and "left out 1 run" in record.getMessage()
+            for record, toy in zip(left_out, (toy_run, toy_upload))] == [True, True]
+    for secret in ("127.0.0.1:8000", TOKEN, API_KEY, "OPENAI_API_KEY", str(EXAMPLE_DIR)):
+        assert secret not in caplog.text
+
+
+def test_a_run_left_out_stays_left_out_and_real_runs_stay_as_pushed_after_a_restart(
+        hub: FakeHubRepo, source: Store, target: Store, tmp_path: Path):
+    """A Space restarts with a fresh store rebuilt by pull: the example's run never comes back, a later push
+    (here or there) leaves it out again, and the real run's files stay byte for byte as first pushed."""
+    real = make_finished_run(source, "real-data-model")
+    toy = make_finished_run(source, "toy-run-model", data_dir=str(EXAMPLE_DIR))
+    sync = HubSync(REPO, TOKEN, source)
+    sync.push(real)
+    sync.push(toy)
+    first = {path: hub.files(REPO)[path] for path in pushed_paths(real)[:2]}
+
+    assert HubSync(REPO, TOKEN, target).pull() == 1  # the restarted Space
+    assert target.has_run(real) and not target.has_run(toy)
+    restarted = HubSync(REPO, TOKEN, target)
+    later = make_finished_run(target, "later-model")
+    toy_again = example_upload(target, "toy-upload-model")
+    assert restarted.push(toy_again) == []
+    assert restarted.push(later) == pushed_paths(later)
+    sync.push(toy)  # the store that ran it pushes it again (shared): still left out
+    assert sorted(hub.files(REPO)) == sorted({*pushed_paths(real), *pushed_paths(later)})
+    assert {path: hub.files(REPO)[path] for path in first} == first
+    assert loaded_run_ids(hub, tmp_path / "copy", "runs") == {real, later}
+    text = pushed_text(hub)
+    for gone in (toy, toy_again, "toy-run-model", "toy-upload-model"):
+        assert gone not in text
+
+
+def test_files_an_earlier_version_pushed_for_a_run_on_example_data_are_deleted_by_the_next_push(
+        hub: FakeHubRepo, source: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    real = make_finished_run(source, "real-data-model")
+    toy = make_finished_run(source, "toy-run-model", data_dir=str(EXAMPLE_DIR))
+    sync = HubSync(REPO, TOKEN, source)
+    sync.push(real)
+    with pytest.MonkeyPatch.context() as earlier_version:  # one that pushed every run
+        earlier_version.setattr(hub_sync, "run_on_example_data", lambda run: False)
+        earlier_version.setattr(results_dataset, "run_on_example_data", lambda run: False)
+        assert sync.push(toy) == pushed_paths(toy)
+    first = {path: hub.files(REPO)[path] for path in pushed_paths(real)[:2]}
+    later = make_finished_run(source, "later-model")
+    with caplog.at_level(logging.INFO, logger="evaluators.publish.hub_sync"):
+        assert sync.push(later) == pushed_paths(later)
+    assert sorted(hub.files(REPO)) == sorted({*pushed_paths(real), *pushed_paths(later)})
+    assert {path: hub.files(REPO)[path] for path in first} == first
+    assert "deleted the files of 1 run scored on the built-in example data" in caplog.text
+    assert loaded_run_ids(hub, tmp_path / "copy", "details") == {real, later}
+    assert toy not in pushed_text(hub) and "toy-run-model" not in pushed_text(hub)

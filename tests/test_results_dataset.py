@@ -11,6 +11,7 @@ every kind of missing as None): every column, every row.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import subprocess
 import sys
@@ -220,6 +221,31 @@ def test_only_finished_runs_that_exist_are_exported(store: Store, runs: dict[str
     with pytest.raises(ResultsDatasetError, match=f"run '{unfinished}' is created; only finished runs"):
         write_dataset(tmp_path / "results", store, [unfinished])
     assert set(details_rows(store, [runs["uploaded"]])["run_id"]) == {runs["uploaded"]}
+
+
+def example_upload(store: Store, model: str) -> str:
+    """An upload checked against the built-in example's items (as the Submit tab's "built-in example")."""
+    submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+    assert submission.on_example_data
+    return store_submission(store, submission, model)
+
+
+def test_runs_on_example_data_are_left_out_of_the_dataset_and_refused_by_name(
+        store: Store, runs: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    toy = example_upload(store, "toy-upload-model")
+    folder = tmp_path / "results"
+    with caplog.at_level(logging.INFO, logger="evaluators.publish.results_dataset"):
+        written = write_dataset(folder, store)
+    assert (written.runs_rows, written.example_runs_left_out) == (2, 1)
+    assert "left out 1 run scored on the built-in example data" in caplog.text
+    contents, details = read_dataset(folder)
+    assert set(details["run_id"]) == set(runs.values())
+    assert set(results_dataset.read_config(folder, "runs")["run_id"]) == set(runs.values())
+    assert toy not in set(contents["run_id"]) and "toy-upload-model" not in set(contents["model"])
+    assert set(details_rows(store)["run_id"]) == set(runs.values())
+    with pytest.raises(ResultsDatasetError, match=f"run '{toy}' was scored on the built-in example data"):
+        write_dataset(tmp_path / "named", store, [runs["evaluated"], toy])
+    assert not (tmp_path / "named").exists()
 
 
 def test_a_store_without_runs_exports_the_published_rows_alone(store: Store, runs: dict[str, str], tmp_path: Path) -> None:

@@ -87,6 +87,9 @@ def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_
         where = f"{config}/{DATA_FILE}" if rows else "no file (no rows)"
         print(f"  {config:<8} {rows:>7} rows  {where}")
     print(f"  {'card':<8} {'':>7}       {CARD_FILE}")
+    if written.example_runs_left_out:
+        count = written.example_runs_left_out
+        print(f"  left out {count} run{'' if count == 1 else 's'} scored on the built-in example data (never published)")
     print(f'load it with: datasets.load_dataset({json.dumps(str(written.folder))}, "contents", split="{SPLIT}")')
     if repo_id is None:
         return

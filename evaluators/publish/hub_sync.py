@@ -9,6 +9,10 @@ different runs never write the same file, and a run pushed again, e.g. once shar
 and the dataset card. `push` uploads one run in one commit; `pull` imports the runs the local store does
 not have, file by file (a damaged file is logged and skipped; the others and the board still load).
 
+A run scored on a benchmark's built-in example (a few items shipped to try the app) is never pushed: nothing is
+sent for it, and the files of such runs that an earlier version pushed are deleted by the next push, when this
+store still knows the run as one on example data (a pulled copy cannot tell: its data folder is never published).
+
 The service and the front doors drive it (the app pushes a run once it has finished, whether it ran here or on
 a queue worker, and pulls at start-up); the engine never imports it.
 """
@@ -27,6 +31,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.engine.run_document import RUN_ID_PATTERN
 from evaluators.engine.store import Store
+from evaluators.publish.board_table import run_on_example_data
 
 logger = logging.getLogger(__name__)
 
@@ -59,9 +64,13 @@ class HubSync:
 
     def push(self, run_id: str) -> list[str]:
         """Upload the run (its `runs` and `details` files) with the whole `contents` and the card, in one
-        commit; returns the paths written in the repo."""
+        commit; returns the paths written in the repo. A run scored on a built-in example is left out: nothing
+        is sent, and nothing written."""
         if not RUN_ID_PATTERN.fullmatch(run_id):
             raise ToolboardError(f"run id {run_id!r} cannot be a file name in the hub repo")
+        if self._on_example_data(run_id):
+            logger.info("hub sync: left out 1 run scored on the built-in example data (run %s): never published", run_id)
+            return []
         with self._lock:
             api = self._api()
             try:
@@ -111,22 +120,39 @@ class HubSync:
         except Exception as error:
             logger.warning("hub sync: %s", self._redact(str(error)))
 
+    def _on_example_data(self, run_id: str) -> bool:
+        return self.store.has_run(run_id) and run_on_example_data(self.store.get_run(run_id))
+
     def _commit(self, api: Any, run_id: str, existing: Iterable[str], message: str) -> list[str]:
         """One commit with the run's files, the whole `contents` and the card (naming the configs that will
-        have files); returns the paths written."""
-        from huggingface_hub import CommitOperationAdd
+        have files), deleting the files of runs on example data an earlier version pushed; returns the paths
+        written."""
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
         from evaluators.publish.results_dataset import CONFIGS, write_contents_and_card, write_run_shards
 
+        existing = list(existing)
+        toys = self._example_data_files(existing)
         with tempfile.TemporaryDirectory(prefix="toolboard-hub-") as folder:
             paths = write_run_shards(folder, self.store, run_id)
-            present = [*existing, *paths]
+            present = [*(path for path in existing if path not in toys), *paths]
             configs = [config for config in CONFIGS
                        if config == "contents" or any(_is_shard(path, config) for path in present)]
             paths += write_contents_and_card(folder, self.store, configs)
-            operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(Path(folder) / path)) for path in paths]
+            operations: list[Any] = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(Path(folder) / path))
+                                     for path in paths]
+            operations += [CommitOperationDelete(path_in_repo=path) for path in toys]
             api.create_commit(self.repo_id, operations, commit_message=message, repo_type="dataset")
+        if toys:
+            count = len({_shard_run_id(path) for path in toys})
+            logger.info("hub sync: deleted the files of %d run%s scored on the built-in example data, pushed by an"
+                        " earlier version", count, "" if count == 1 else "s")
         return paths
+
+    def _example_data_files(self, existing: Iterable[str]) -> list[str]:
+        """The repo's `runs` and `details` files of runs this store knows as scored on a built-in example."""
+        toys = {run.id for run in self.store.list_runs() if run_on_example_data(run)}
+        return [path for path in existing if _shard_run_id(path) in toys] if toys else []
 
     def _import_shard(self, path: Path) -> int:
         """Import the runs of one `runs` file; a damaged file or row is logged and skipped."""
@@ -163,6 +189,15 @@ def _run_files(files: Iterable[str], suffix: str) -> list[str]:
 
 def _is_shard(path: str, config: str) -> bool:
     return path.startswith(f"{config}/") and path.endswith(SHARD_SUFFIX)
+
+
+def _shard_run_id(path: str) -> str | None:
+    """The run of a `runs/<id>.parquet` or `details/<id>.parquet` file (None for any other file)."""
+    config, _, name = path.partition("/")
+    if config not in ("runs", "details") or "/" in name or not name.endswith(SHARD_SUFFIX):
+        return None
+    run_id = name.removesuffix(SHARD_SUFFIX)
+    return run_id if RUN_ID_PATTERN.fullmatch(run_id) else None
 
 
 def check_repo_id(repo_id: str) -> None:

@@ -9,6 +9,10 @@ board row (what the issue asks and what a notebook user filters on), and the col
 (fraction and count columns float64, `<column>_n` int64, text labels string), so one Parquet table holds
 every benchmark. The same column name in two benchmarks must have one type (checked).
 
+Runs scored on a benchmark's built-in example (a few items shipped to try the app) are never written: not in
+`contents` (the board leaves them out), nor in `details` or `runs`; exporting every run leaves them out, naming one
+is refused.
+
 Nothing written names an endpoint: base URLs (even their hosts, which can name a private deployment),
 API key variable names, the data folder and request bodies stay in the local store. Free text a user
 typed (model names, notes) is written without key-shaped tokens and without local folders (an absolute
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import os
 import re
@@ -38,10 +43,20 @@ from evaluators.core.types import Prediction, SampleScore
 from evaluators.engine.redact import redact
 from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.store import RunRow, Store, StoredSample, json_or_null, json_text, storable_text
-from evaluators.publish.board_table import N_SUFFIX, SOURCE_OF_RUN, board_rows, fraction_columns, published_table, run_ids_of
+from evaluators.publish.board_table import (
+    N_SUFFIX,
+    SOURCE_OF_RUN,
+    board_rows,
+    fraction_columns,
+    published_table,
+    run_ids_of,
+    run_on_example_data,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+logger = logging.getLogger(__name__)
 
 CONFIGS = ("contents", "details", "runs")
 # One split per config; the file name is the Hub's usual shard name, so the Hub viewer reads it too.
@@ -148,6 +163,7 @@ class WrittenDataset:
     contents_rows: int
     details_rows: int
     runs_rows: int
+    example_runs_left_out: int = 0  # finished runs scored on a built-in example, never written
 
 
 # ---- schemas ---------------------------------------------------------------------------------------
@@ -321,9 +337,10 @@ def contents_rows(store: Store | None, benchmarks: Iterable[str] | None = None,
 
 
 def chosen_runs(store: Store, run_ids: Iterable[str] | None = None) -> list[RunRow]:
-    """The finished runs to export: those named (each must exist and be finished), else every finished one."""
+    """The finished runs to export: those named (each must exist, be finished and not be scored on a built-in
+    example), else every finished one not scored on a built-in example."""
     if run_ids is None:
-        return [run for run in store.list_runs() if run.status == FINISHED]
+        return [run for run in store.list_runs() if run.status == FINISHED and not run_on_example_data(run)]
     runs = []
     for run_id in dict.fromkeys(run_ids):
         if not store.has_run(run_id):
@@ -331,8 +348,16 @@ def chosen_runs(store: Store, run_ids: Iterable[str] | None = None) -> list[RunR
         run = store.get_run(run_id)
         if run.status != FINISHED:
             raise ResultsDatasetError(f"run {run_id!r} is {run.status}; only finished runs are exported")
+        if run_on_example_data(run):
+            raise ResultsDatasetError(f"run {run_id!r} was scored on the built-in example data (a few items to try the"
+                                      " app), not on the benchmark's data: it is never published; leave it out")
         runs.append(run)
     return runs
+
+
+def example_data_runs(store: Store) -> list[RunRow]:
+    """The finished runs scored on a built-in example: what an export or a push leaves out."""
+    return [run for run in store.list_runs() if run.status == FINISHED and run_on_example_data(run)]
 
 
 def _detail_record(run: RunRow, mode: str, sample_id: str, subset: str | None, stored: StoredSample | None,
@@ -523,6 +548,10 @@ def write_dataset(folder: str | Path, store: Store, run_ids: Iterable[str] | Non
     folder = Path(folder)
     names = list(benchmarks) if benchmarks is not None else benchmark_names()
     runs = [run.id for run in chosen_runs(store, run_ids)]
+    left_out = len(example_data_runs(store)) if run_ids is None else 0
+    if left_out:
+        logger.info("results dataset: left out %d run%s scored on the built-in example data", left_out,
+                    "" if left_out == 1 else "s")
     for config in CONFIGS:
         (folder / config).mkdir(parents=True, exist_ok=True)
         strays = sorted(p.name for p in (folder / config).glob("*.parquet") if p.name != DATA_FILE)
@@ -538,7 +567,7 @@ def write_dataset(folder: str | Path, store: Store, run_ids: Iterable[str] | Non
     _replace(folder / "runs" / DATA_FILE, lambda path: pq.write_table(records, path) if records.num_rows else None)
     configs = [config for config, count in zip(CONFIGS, (contents.num_rows, details_count, records.num_rows)) if count]
     _replace(folder / CARD_FILE, lambda path: path.write_text(dataset_card(names, configs), encoding="utf-8"))
-    return WrittenDataset(folder, contents.num_rows, details_count, records.num_rows)
+    return WrittenDataset(folder, contents.num_rows, details_count, records.num_rows, left_out)
 
 
 def run_shard_name(run_id: str) -> str:
@@ -548,7 +577,8 @@ def run_shard_name(run_id: str) -> str:
 
 def write_run_shards(folder: str | Path, store: Store, run_id: str) -> list[str]:
     """Write one finished run's `runs` row and `details` rows as `runs/<id>.parquet` and `details/<id>.parquet`
-    under `folder` (details left out when it has no scored item); returns the paths written, relative to it."""
+    under `folder` (details left out when it has no scored item); returns the paths written, relative to it. A run
+    scored on a built-in example is refused (chosen_runs)."""
     import pyarrow.parquet as pq
 
     folder = Path(folder)
@@ -777,6 +807,6 @@ def dataset_card(benchmarks: Iterable[str], configs: Iterable[str] = CONFIGS) ->
 
 __all__ = ["CONFIGS", "CONTENTS_COLUMNS", "DETAILS_COLUMNS", "RUNS_COLUMNS", "ImportedRuns", "ResultsDatasetError",
            "WrittenDataset", "chosen_runs", "contents_rows", "contents_table", "dataset_card", "detail_batches", "details_rows",
-           "import_runs", "public_text", "published_document", "read_config", "read_config_file", "read_dataset", "runs_table",
+           "example_data_runs", "import_runs", "public_text", "published_document", "read_config", "read_config_file", "read_dataset", "runs_table",
            "run_shard_name", "write_contents_and_card", "write_dataset", "write_run_shards"]
 
