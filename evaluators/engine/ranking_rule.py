@@ -47,7 +47,9 @@ def unranked_reasons(config: Mapping[str, Any], benchmark: Benchmark) -> list[st
 def on_example_data(config: Mapping[str, Any], benchmark: Benchmark) -> bool:
     """Whether a run (evaluated or uploaded; `config` its RunConfig as stored) read the benchmark's built-in
     example (see core.registry.Example) instead of its data: that folder, here or in another install of this
-    package (a run pulled from the hub). Such a run never joins the board."""
+    package (a store copied from elsewhere). Such a run never joins the board, and is never pushed to the hub;
+    a copy pulled from the hub carries no data folder, so an older version's pushed example runs are not
+    recognised here once pulled."""
     folder, example = config.get("data_dir"), benchmark.example
     if not isinstance(folder, str) or not folder or example is None:
         return False
