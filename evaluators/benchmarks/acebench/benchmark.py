@@ -70,7 +70,7 @@ BENCHMARK = Benchmark(
     build_request=build_request,
     solve=solve,
     request_profile=request_profile,
-    roles=(Role("user", "Simulated user", "plays the user in agent_multi_turn dialogues",
+    roles=(Role("user", "Simulated user", "plays the user in the multi-turn agent dialogues",
                 played_by_tested_model=True, fallback="the model under test plays it"),),
     layout=LAYOUT,
     subset_of_id=categories.category_of_id,
