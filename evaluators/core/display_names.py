@@ -26,8 +26,8 @@ def column_title(benchmark_name: str, column: str) -> str:
 
 
 def benchmark_title(benchmark_name: str) -> str:
-    """A benchmark's title (`bfcl` -> "BFCL v4 (single-turn)"); the name itself for one not registered (a run
-    stored by a deployment that had it)."""
+    """A benchmark's declared title; the name itself for one not registered (a run stored by a deployment that
+    had it)."""
     try:
         return get_benchmark(benchmark_name).title
     except ToolboardError:
