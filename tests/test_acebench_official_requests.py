@@ -233,7 +233,7 @@ def test_cli_prompt_style(official_data: Path, example_dir: Path, tmp_path: Path
                   "--subset", "normal_atom_bool", "--json")
         ran = _cli(*common, "--data-dir", str(official_data), home=tmp_path)
         assert ran.returncode == 0, ran.stderr
-        assert "requests: official prompts (single_turn: temperature=0.7, top_p=1, max_tokens=1200)" in ran.stderr
+        assert "requests: official prompts (Single-turn: temperature=0.7, top_p=1, max_tokens=1200)" in ran.stderr
         json.loads(ran.stdout)
         own = _cli(*common, "--data-dir", str(example_dir), home=tmp_path)
         assert own.returncode == 0 and "not the official requests: the official prompt files" in own.stderr

@@ -48,7 +48,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_label("Benchmark").filter(visible=True).first.click()
         page.get_by_role("option", name="StepEval-Audio-Toolcall").click()
         page.get_by_text(re.compile("^Parameter judge")).filter(visible=True).first.wait_for()
-        page.get_by_text(re.compile("^modality: ")).filter(visible=True).first.wait_for()
+        page.get_by_text(re.compile("^Modality: ")).filter(visible=True).first.wait_for()
         page.get_by_text(re.compile("^Simulated user")).filter(visible=True).first.wait_for(state="detached")
         page.get_by_label("Benchmark").filter(visible=True).first.click()
         page.get_by_role("option", name="ACEBench", exact=True).click()

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from evaluators.core.display_names import column_title, subset_title
+from evaluators.core.display_names import benchmark_title, column_title, error_type_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks, get_benchmark, unique_titles
 
@@ -34,6 +34,12 @@ def test_a_key_without_a_title_reads_with_spaces_and_a_capital():
     assert column_title("stepeval_audio", "param_method") == "Param method"
     assert subset_title("no_such_benchmark", "non_live_ast") == "Non live ast"
     assert column_title("no_such_benchmark", "req_per_s") == "Req per s"
+
+
+def test_a_benchmark_reads_its_title_and_an_error_type_its_key_made_readable():
+    assert benchmark_title("bfcl") == "BFCL v4 (single-turn)" and benchmark_title("acebench") == "ACEBench"
+    assert benchmark_title("no_such_benchmark") == "no_such_benchmark"  # a run of one no longer registered
+    assert error_type_title("wrong_value") == "Wrong value"
 
 
 def test_every_subset_group_and_view_of_the_shipped_benchmarks_has_a_title():

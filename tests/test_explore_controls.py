@@ -10,17 +10,30 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from gradio_client import Client
 
+from evaluators.core.display_names import error_type_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import Store
+from evaluators.service import explore_queries
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, compare_runs, filter_choices, kept_choice, run_label, sample_table
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, upload, write_predictions
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui.context import AppContext
-from ui.explore_tab import compare_view, compared_pair, filters_view, flipped_detail_html
+from ui.explore_tab import (
+    SAMPLE_HEADER,
+    compare_view,
+    compared_pair,
+    detail_html,
+    filters_view,
+    flipped_detail_html,
+    run_choices,
+    shown_table,
+    titled_choices,
+)
 
 HOSTILE = "<b>bold</b><script>alert(1)</script>[]"
 
@@ -146,7 +159,69 @@ def test_runs_of_other_items_are_refused_naming_the_benchmark_by_its_title(store
         db.execute("UPDATE runs SET language = 'zh' WHERE id = ?", (chinese,))
     with pytest.raises(ToolboardError, match="not on the same benchmark and language") as refused:
         compare_runs(store, english, chinese)
-    assert "ACEBench en" in str(refused.value) and "ACEBench zh" in str(refused.value)
+    assert "ACEBench English" in str(refused.value) and "ACEBench Chinese" in str(refused.value)
+
+
+# ---- what a person reads: display names, the ids kept as the values ------------------------------------
+
+
+def test_filter_choices_read_as_display_names_and_keep_the_ids_as_values():
+    titled = titled_choices("acebench", {"subset": [ALL, "normal_atom_bool", "special_incomplete"],
+                                         "error_type": [ALL, "wrong_value"]})
+    assert titled == {"subset": [(ALL, ALL), ("Atom: Bool", "normal_atom_bool"),
+                                 ("Special: incomplete", "special_incomplete")],
+                      "error_type": [(ALL, ALL), ("Wrong value", "wrong_value")]}
+    # A run of a benchmark no longer registered: keys made readable; two keys of one title told apart.
+    odd = titled_choices("gone_benchmark", {"subset": [ALL, "a_b", "a b"], "error_type": [ALL]})
+    assert odd["subset"] == [(ALL, ALL), ("A b (a_b)", "a_b"), ("A b (a b)", "a b")]
+    assert titled_choices("acebench", {"subset": [ALL], "error_type": [ALL]}) == {"subset": [(ALL, ALL)],
+                                                                                 "error_type": [(ALL, ALL)]}
+
+
+def test_the_sample_tables_show_titles_and_worded_headers_and_the_api_keeps_the_keys(store: Store, tmp_path: Path):
+    run_id = upload(store, "Example model")
+    table = sample_table(store, run_id)
+    shown = shown_table(table, "acebench")
+    assert list(shown.columns) == [SAMPLE_HEADER, "Subset", "Verdict", "Error type", "Rule", "Latency (s)",
+                                   "Request error"]
+    assert list(shown[SAMPLE_HEADER]) == list(table["sample_id"])  # ids stay: what a click on a row opens
+    assert list(shown["Subset"]) == [subset_title("acebench", key) for key in table["subset"]]
+    assert "Atom: Bool" in set(shown["Subset"]) and not any("_" in title for title in shown["Subset"])
+    assert "Wrong value" in set(shown["Error type"]) and "" in set(shown["Error type"])  # right answers: none
+    # The flipped-samples table: each run's verdict column, an error type by its display name.
+    second = upload(store, "Second model", hostile_predictions(tmp_path))
+    flipped = compare_runs(store, run_id, second)
+    runs = tuple(flipped.columns[3:])
+    shown = shown_table(flipped, "acebench", runs)
+    assert list(shown.columns) == [SAMPLE_HEADER, "Subset", "Change", *runs]
+    row = shown.set_index(SAMPLE_HEADER).loc["normal_atom_bool_0"]
+    assert row["Subset"] == "Atom: Bool" and row[runs[0]] == "right"
+    assert row[runs[1]] == error_type_title(str(flipped.set_index("sample_id").loc["normal_atom_bool_0", runs[1]]))
+    assert list(shown_table(pd.DataFrame(columns=list(COMPARE_COLUMNS)), "").columns) == [
+        SAMPLE_HEADER, "Subset", "Change", "First run", "Second run"]
+    context = AppContext(store=store)
+    try:
+        # The API's views keep the keys.
+        assert list(compare_view(context, run_id, second, "official")[0].columns[:3]) == ["sample_id", "subset", "change"]
+        assert explore_queries.run_benchmark(context, run_id) == "acebench"
+        assert explore_queries.run_benchmark(context, "no-such-run") == "" == explore_queries.run_benchmark(context, None)
+    finally:
+        context.close()
+
+
+def test_a_sample_and_a_run_are_named_by_display_names(store: Store):
+    run_id = upload(store, "Example model")
+    context = AppContext(store=store)
+    try:
+        right = detail_html(context, run_id, "normal_atom_bool_0", "official")
+        wrong_id = next(score.sample_id for score in store.load_scores(run_id) if score.error_type == "wrong_value")
+        wrong = detail_html(context, run_id, wrong_id, "official")
+        label = dict((value, label) for label, value in run_choices(context))[run_id]
+    finally:
+        context.close()
+    assert "Subset: <span title='normal_atom_bool'>Atom: Bool</span>; error type: —" in right
+    assert "error type: <span title='wrong_value'>Wrong value</span>" in wrong
+    assert f"{run_id} · ACEBench English · Example model" in label
 
 
 # ---- the real app through gradio_client ---------------------------------------------------------
@@ -195,7 +270,7 @@ def test_a_run_added_after_the_page_loaded_is_offered_filtered_and_compared_in_a
         page.get_by_text("20 samples", exact=True).wait_for()  # the newest run, chosen when the page loaded
         # A subset of the first run, to be kept when a run that has it is chosen.
         page.get_by_label("Subset", exact=True).click()
-        page.get_by_role("option", name="normal_atom_bool", exact=True).click()
+        page.get_by_role("option", name="Atom: Bool", exact=True).click()
         page.get_by_text("1 samples", exact=True).wait_for()
 
         # Added after the page loaded, on other data (one subset only): offered once the picker has focus.
@@ -205,11 +280,10 @@ def test_a_run_added_after_the_page_loaded_is_offered_filtered_and_compared_in_a
         page.get_by_role("option", name=re.compile("Second model")).click()
         page.get_by_text("30 samples", exact=True).wait_for()  # all of its one subset, the one still chosen
         assert second in page.get_by_label("Run", exact=True).input_value()
-        assert page.get_by_label("Subset", exact=True).input_value() == "normal_atom_bool"
+        assert page.get_by_label("Subset", exact=True).input_value() == "Atom: Bool"
         page.get_by_label("Subset", exact=True).click()
-        page.get_by_role("option", name="normal_atom_bool", exact=True).wait_for()
-        assert [text.replace("✓", "").strip() for text in page.get_by_role("option").all_inner_texts()] == [
-            ALL, "normal_atom_bool"]
+        page.get_by_role("option", name="Atom: Bool", exact=True).wait_for()
+        assert offered(page) == [ALL, "Atom: Bool"]
         page.keyboard.press("Escape")
 
         # Compare the two runs (the second picker learns of the new run on focus), then open a flipped sample.
@@ -229,9 +303,62 @@ def test_a_run_added_after_the_page_loaded_is_offered_filtered_and_compared_in_a
     assert not problems, "\n".join(problems)
 
 
+def offered(page) -> list[str]:
+    """The texts of the open dropdown's options (the chosen one's check mark taken off)."""
+    return [text.replace("✓", "").strip() for text in page.get_by_role("option").all_inner_texts()]
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+def test_the_filters_read_display_names_and_still_filter_by_the_ids_in_a_browser(tmp_path: Path):
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        run_id = upload(app.context.store, "Example model")
+        keys = filter_choices(app.context.store, run_id)
+        page.goto(app.url, wait_until="load")
+        page.get_by_role("tab", name="Explore").click()
+        page.get_by_text("20 samples", exact=True).wait_for()
+        assert "ACEBench English" in page.get_by_label("Run", exact=True).input_value()
+
+        subset = page.get_by_label("Subset", exact=True)
+        subset.click()
+        page.get_by_role("option", name=ALL, exact=True).wait_for()
+        shown = offered(page)
+        assert shown == [ALL, *(subset_title("acebench", key) for key in keys["subset"][1:])], shown
+        assert "Atom: Bool" in shown and not any("_" in text for text in shown), shown
+        page.get_by_role("option", name="Atom: Bool", exact=True).click()
+        atom_bool = sample_table(app.context.store, run_id, subset="normal_atom_bool")
+        page.get_by_text(f"{len(atom_bool)} samples", exact=True).wait_for()  # filtered by the id behind the title
+        assert subset.input_value() == "Atom: Bool"
+        samples = page.get_by_role("grid", name="Samples", exact=True)
+        samples.get_by_text(atom_bool["sample_id"][0], exact=True).filter(visible=True).first.wait_for()
+        shown_rows = samples.inner_text()
+        # the subset's key only inside sample ids, never as a cell of its own
+        assert "Atom: Bool" in shown_rows and not re.search(r"(^|\s)normal_atom_bool(\s|$)", shown_rows), shown_rows
+
+        # Back to all subsets, then one error type: offered by its display name, filtering by its id.
+        subset.click()
+        page.get_by_role("option", name=ALL, exact=True).click()
+        page.get_by_text("20 samples", exact=True).wait_for()
+        page.get_by_label("Error type", exact=True).click()
+        page.get_by_role("option", name="Wrong value", exact=True).wait_for()
+        assert offered(page) == [ALL, *(error_type_title(key) for key in keys["error_type"][1:])]
+        page.get_by_role("option", name="Wrong value", exact=True).click()
+        wrong_value = sample_table(app.context.store, run_id, error_type="wrong_value")
+        page.get_by_text(f"{len(wrong_value)} samples", exact=True).wait_for()
+        table_text = samples.inner_text()
+        assert "Wrong value" in table_text and "wrong_value" not in table_text
+        assert "Error type" in grid_headers(page, "Samples") and "error_type" not in grid_headers(page, "Samples")
+
+        # A sample's evidence names its subset and error type the same way.
+        page.get_by_label("Sample id").fill(wrong_value["sample_id"][0])
+        page.get_by_label("Sample id").press("Enter")
+        title = subset_title("acebench", wrong_value["subset"][0])
+        page.get_by_text(f"Subset: {title}; error type: Wrong value", exact=False).wait_for()
+    assert not problems, "\n".join(problems)
+
+
 def grid_headers(page, name: str) -> list[str]:
     """The header texts of a visible Dataframe (its grid's column headers)."""
-    grid = page.get_by_role("grid", name=name)
+    grid = page.get_by_role("grid", name=name, exact=True)
     return [text.strip() for text in grid.get_by_role("columnheader").filter(visible=True).all_inner_texts()
             if text.strip()]
 

@@ -79,6 +79,7 @@ def test_the_models_runs_here_are_listed_without_endpoint_key_owner_or_configura
     run = page["runs"][0]
     assert run["source"] == "uploaded" and run["benchmark_title"] == "ACEBench" and run["done"] == run["items"] == 20
     assert not {"base_url", "config", "owner", "message", "notes", "fingerprint"} & set(run)
+    assert run["language"] == "en" and "ACEBench English · uploaded" in runs_html(page["runs"])  # titles on the page
     # Its upload's rows join the page beside the published ones, kept apart with their reason.
     uploaded = [row for part in page["benchmarks"] for row in part["rows"] if row["source"] == "uploaded"]
     assert uploaded and all(not row["ranked"] and row["apart_reason"] and row["run_ids"] == [first] for row in uploaded)

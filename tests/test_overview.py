@@ -53,6 +53,9 @@ def test_each_benchmark_declares_its_headline_figures():
     assert [h.aggregate_column for h in headlines()] == [ACE, BFCL, STEPEVAL, TOOLBENCH]
     for part in (ACE, BFCL, STEPEVAL, TOOLBENCH):
         assert part in aggregate_rule()
+    # each view by its title, not its key
+    assert "(language: English)" in aggregate_rule() and "(subset: In-domain)" in aggregate_rule()
+    assert "in_domain" not in aggregate_rule()
 
 
 def test_a_wrong_declaration_fails_when_the_package_loads():

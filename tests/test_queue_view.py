@@ -73,6 +73,9 @@ def test_pending_and_running_runs_come_first_and_cards_escape_model_names(app: R
     page = queue_html([*entries[:1], *[type(entries[0])(**{**entries[0].__dict__, "model": "<img src=x onerror=alert(1)>"})]])
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
     assert 'data-runs="2"' in page and "<h3>Pending (0)</h3>" in page
+    # A card names the benchmark and its language by their titles (the API keeps the language's id).
+    assert entries[0].language == "en" and entries[0].language_title == "English"
+    assert "ACEBench · English</div>" in page and "· en<" not in page
 
 
 @pytest.mark.parametrize("size", [(1440, 900), (390, 844)])

@@ -48,7 +48,13 @@ def test_an_acebench_report_is_its_board_row_its_categories_and_a_summary():
     first = view.subsets.set_index("Subset").loc["Single-turn: single function"]
     assert first["Accuracy"] == "50.0" and first["n"] == "2"
     assert not any("_" in str(name) for name in [*view.subsets["Subset"], *view.subsets.columns, *view.views.columns])
-    assert "**Overall 61\\.7%**" in view.summary and "wrong\\_value 2" in view.summary
+    assert "**Overall 61\\.7%**" in view.summary and "Wrong value 2" in view.summary
+    assert "\\_" not in view.summary  # no key (its underscores escaped for Markdown) in the summary
+
+
+def test_subsets_missing_from_the_data_are_named_by_their_titles():
+    report = {**example_report(), "unavailable": ["special_incomplete", "agent_multi_step"]}
+    assert "Not in the data: Special: incomplete, Agent: multi\\-step." in report_view(report).summary
 
 
 def test_a_toolbench_report_has_a_row_per_subset_and_the_details(tmp_path: Path):
@@ -195,7 +201,9 @@ def test_error_types_are_shares_of_each_run_and_sum_to_100(runs):
         assert sum(trace.y[position] for trace in figure.data) == pytest.approx(100)
     by_kind = {trace.name: list(trace.y) for trace in figure.data}
     upload_at = next(i for i, label in enumerate(runs_shown) if label.startswith("Example model"))
-    assert by_kind["wrong_value"][upload_at] == pytest.approx(100 * 2 / 20)  # 2 of the example's 20 items
+    # Legends read error types as a person does, not their keys.
+    assert by_kind["Wrong value"][upload_at] == pytest.approx(100 * 2 / 20)  # 2 of the example's 20 items
+    assert not any("_" in name for name in by_kind), sorted(by_kind)
     assert figure.layout.yaxis.range == (0, 100)
     assert figure.layout.legend.orientation == "h" and figure.layout.legend.y < 0
 

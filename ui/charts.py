@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from evaluators.core.display_names import error_type_title
 from evaluators.engine.store import Store
 from evaluators.service.board import ORIGIN_COLUMN, BoardLayout
 from evaluators.service.chart_data import run_costs, run_model, run_report
@@ -184,7 +185,8 @@ def error_types(store: Store, frame: pd.DataFrame, title: str) -> go.Figure:
     labels = [_run_label(store, run_id) for run_id in shares]
     figure = go.Figure()
     for kind in kinds:
-        figure.add_trace(go.Bar(name=html.escape(kind), x=labels, y=[found.get(kind, 0.0) for found in shares.values()],
+        name = kind if kind == NO_ERROR else error_type_title(kind)
+        figure.add_trace(go.Bar(name=html.escape(name), x=labels, y=[found.get(kind, 0.0) for found in shares.values()],
                                 hovertemplate="%{x}: %{y:.1f}%<extra>%{fullData.name}</extra>"))
     figure.update_layout(barmode="stack", title=title, yaxis={"title": "share of the run's samples (%)", "range": [0, 100],
                                                               "ticksuffix": "%"},

@@ -18,7 +18,7 @@ import pandas as pd
 
 from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
+from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark, readable
 from evaluators.engine.settings import REQUEST_MODES
 from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
 from evaluators.service.runs import live_status
@@ -74,7 +74,8 @@ def role_part_labels(role: Role) -> dict[str, str]:
 
 
 def option_label(option: Option) -> str:
-    return f"{option.name}: {option.description}"
+    """The option as a person reads it (its name is what the API and the command line take)."""
+    return f"{readable(option.name)}: {option.description}"
 
 
 @dataclass

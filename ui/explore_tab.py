@@ -14,9 +14,10 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from evaluators.core.display_names import benchmark_title, error_type_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
-from evaluators.core.registry import MODES
+from evaluators.core.registry import MODES, unique_titles
 from evaluators.service import explore_queries
 from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, SAMPLE_COLUMNS, VERDICTS, kept_choice
@@ -26,10 +27,18 @@ from ui.context import READ_EVENT, AppContext
 from ui.format import escaped_block, picked_value, user_error
 from ui.visitor import owner_of
 
+# The sample tables' headers as the page shows them; the API keeps the keys (SAMPLE_COLUMNS, COMPARE_COLUMNS).
+SHOWN_HEADERS = {"sample_id": "Sample", "subset": "Subset", "verdict": "Verdict", "error_type": "Error type",
+                 "rule": "Rule", "latency_s": "Latency (s)", "request_error": "Request error", "change": "Change",
+                 "first run": "First run", "second run": "Second run"}
+SAMPLE_HEADER = SHOWN_HEADERS["sample_id"]  # the column a click on a row reads
+
 
 def run_choices(context: AppContext, owner: str | None = None) -> list[tuple[str, str]]:
-    """Finished runs whose outputs the visitor may see."""
-    return [(f"{run.id} · {run.benchmark}{' ' + run.language if run.language else ''} · "
+    """Finished runs whose outputs the visitor may see, each named by its id, its benchmark's and language's
+    titles, its model and source."""
+    return [(f"{run.id} · {benchmark_title(run.benchmark)}"
+             f"{' ' + subset_title(run.benchmark, run.language) if run.language else ''} · "
              f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} ({run.source}"
              f"{', ' + EXAMPLE_DATA_LABEL if run_on_example_data(run) else ''})", run.id)
             for run in explore_queries.visible_runs(context, owner)]
@@ -45,6 +54,34 @@ def samples_view(context: AppContext, run_id: str | None, mode: str, subset: str
     except Exception as exc:  # noqa: BLE001
         return pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
     return frame, f"{len(frame)} samples"
+
+
+def titled_choices(benchmark: str, choices: dict[str, list[str]]) -> dict[str, list[tuple[str, str]]]:
+    """A run's filter choices as the page offers them: (display name, id) pairs, "all" as itself; subsets by
+    their benchmark's titles, error types made readable, two keys of one title told apart by their key."""
+    titles = {"subset": unique_titles({key: subset_title(benchmark, key) for key in choices["subset"] if key != ALL}),
+              "error_type": unique_titles({key: error_type_title(key) for key in choices["error_type"] if key != ALL})}
+    return {name: [(ALL, ALL) if key == ALL else (titles[name][key], key) for key in keys]
+            for name, keys in choices.items()}
+
+
+def _verdict_shown(value: Any) -> Any:
+    """A run's verdict in the flipped-samples table: right, wrong, or the error type's display name."""
+    return value if not isinstance(value, str) or value in ("", "right", "wrong") else error_type_title(value)
+
+
+def shown_table(frame: pd.DataFrame, benchmark: str, run_columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A samples or flipped-samples table as the page shows it: subsets and error types by their display names
+    (the sample id keeps the subset's key for searching), headers in words; `run_columns` hold each run's
+    verdict (the flipped table)."""
+    shown = frame.copy()
+    if "subset" in shown:
+        shown["subset"] = shown["subset"].map(lambda key: subset_title(benchmark, key) if isinstance(key, str) and key else key)
+    if "error_type" in shown:
+        shown["error_type"] = shown["error_type"].map(lambda key: error_type_title(key) if isinstance(key, str) and key else key)
+    for column in run_columns:
+        shown[column] = shown[column].map(_verdict_shown)
+    return shown.rename(columns=SHOWN_HEADERS)
 
 
 def _audio_elided(content: Any) -> Any:
@@ -138,9 +175,14 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
     except Exception as exc:  # noqa: BLE001
         return f"<p>⚠️ {html.escape(context.redact_paths(str(exc)))}</p>"
     verdict = html.escape(str(detail["verdict"]))
+    benchmark, subset, error_type = str(detail.get("benchmark") or ""), str(detail["subset"] or ""), detail["error_type"]
+    # Display names; the keys stay in a tooltip, for searching the data or the code.
+    subset_shown = (f"<span title='{html.escape(subset)}'>{html.escape(subset_title(benchmark, subset))}</span>"
+                    if subset else "—")
+    error_shown = (f"<span title='{html.escape(str(error_type))}'>{html.escape(error_type_title(str(error_type)))}</span>"
+                   if error_type else "—")
     head = (f"<h3>{html.escape(detail['sample_id'])} — {verdict}</h3>"
-            f"<p>subset <code>{html.escape(detail['subset'])}</code>; error type "
-            f"<code>{html.escape(str(detail['error_type'] or '—'))}</code>; decided by rule "
+            f"<p>Subset: {subset_shown}; error type: {error_shown}; decided by rule "
             f"<code>{html.escape(str(detail['rule'] or '—'))}</code></p>")
     parts = [
         head,
@@ -269,7 +311,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         verdict = gr.Dropdown([ALL, *VERDICTS], value=ALL, label="Verdict")
         error_type = gr.Dropdown([ALL], value=ALL, label="Error type")
     count = gr.Markdown()
-    samples = gr.Dataframe(pd.DataFrame(columns=list(SAMPLE_COLUMNS)), interactive=False, max_height=400, label="Samples")
+    samples = gr.Dataframe(shown_table(pd.DataFrame(columns=list(SAMPLE_COLUMNS)), ""), interactive=False, max_height=400, label="Samples")
     sample_id = gr.Textbox(label="Sample id")
     detail = gr.HTML()
     gr.Markdown("### Compare two runs")
@@ -278,7 +320,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         run_b = gr.Dropdown(choices, label="Second run", allow_custom_value=True)
         compare = gr.Button("Compare", size="sm")
     flipped_note = gr.Markdown()
-    flipped = gr.Dataframe(pd.DataFrame(columns=list(COMPARE_COLUMNS)), interactive=False, max_height=360,
+    flipped = gr.Dataframe(shown_table(pd.DataFrame(columns=list(COMPARE_COLUMNS)), ""), interactive=False, max_height=360,
                            label="Flipped samples")
     flipped_detail = gr.HTML()
     # The runs the table shows (the pickers may change after): [first, second], or [] when none is shown.
@@ -291,14 +333,22 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
                      request: gr.Request) -> tuple[pd.DataFrame, str]:
         return samples_as(context, run_id, mode, subset, verdict, error_type, token, request)
 
+    def list_shown_samples(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str, token: Any,
+                           request: gr.Request) -> tuple[pd.DataFrame, str]:
+        """The samples table as the page shows it (list_samples is also the API, which keeps the keys)."""
+        frame, note = list_samples(run_id, mode, subset, verdict, error_type, token, request)
+        return shown_table(frame, explore_queries.run_benchmark(context, run_id)), note
+
     def run_view(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str,
                  owner: str | None) -> tuple[Any, Any, pd.DataFrame, str]:
-        """The chosen run's filter choices (keeping the current ones it still has) and its samples."""
+        """The chosen run's filter choices by display name (keeping the current ones it still has) and its samples."""
         found = filters_view(context, run_id, mode, owner)
         subset, error_type = kept_choice(subset, found["subset"]), kept_choice(error_type, found["error_type"])
         frame, note = samples_view(context, run_id, mode, subset, verdict, error_type, owner)
-        return (gr.update(choices=found["subset"], value=subset), gr.update(choices=found["error_type"], value=error_type),
-                frame, note)
+        benchmark = explore_queries.run_benchmark(context, run_id)
+        titled = titled_choices(benchmark, found)
+        return (gr.update(choices=titled["subset"], value=subset), gr.update(choices=titled["error_type"], value=error_type),
+                shown_table(frame, benchmark), note)
 
     def choose_run(run_id: str | None, mode: str, subset: str, verdict: str, error_type: str, token: Any,
                    request: gr.Request) -> tuple[Any, Any, pd.DataFrame, str]:
@@ -306,7 +356,8 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
             owner = owner_of(context, token, request)
         except ToolboardError as exc:
             empty = gr.update(choices=[ALL], value=ALL)
-            return empty, empty, pd.DataFrame(columns=list(SAMPLE_COLUMNS)), user_error(exc, context.redact_paths)
+            return (empty, empty, shown_table(pd.DataFrame(columns=list(SAMPLE_COLUMNS)), ""),
+                    user_error(exc, context.redact_paths))
         return run_view(run_id, mode, subset, verdict, error_type, owner)
 
     def show_sample(run_id: str | None, chosen: str | None, mode: str, token: Any, request: gr.Request) -> str:
@@ -326,25 +377,26 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         control.change(choose_run, [*filters, visitor], [subset, error_type, samples, count], api_visibility="private",
                        **READ_EVENT)
     for control in (subset, verdict, error_type):
-        control.input(list_samples, [*filters, visitor], [samples, count], api_visibility="private", **READ_EVENT)
+        control.input(list_shown_samples, [*filters, visitor], [samples, count], api_visibility="private", **READ_EVENT)
 
     declare_explore_api(context, ExploreViews(
         samples=list_samples, filters=filters_view, sample=show_sample, compare=show_flipped,
         compare_sample=show_flipped_sample, runs=run_choices))
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
-        return picked_value(table, evt.index, "sample_id")
+        return picked_value(table, evt.index, SAMPLE_HEADER)
 
     def pick_flipped(evt: gr.SelectData, table: pd.DataFrame, pair: list[str], mode: str, token: Any,
                      request: gr.Request) -> str:
         first, second = pair if len(pair) == 2 else (None, None)
-        return show_flipped_sample(first, second, picked_value(table, evt.index, "sample_id"), mode, token, request)
+        return show_flipped_sample(first, second, picked_value(table, evt.index, SAMPLE_HEADER), mode, token, request)
 
     def compare_runs_shown(first: str | None, second: str | None, mode: str, token: Any,
                            request: gr.Request) -> tuple[pd.DataFrame, str, list[str], str]:
         """The comparison, the runs it is of, and the evidence pane emptied (it showed the previous comparison)."""
         frame, note = show_flipped(first, second, mode, token, request)
-        return frame, note, compared_pair(first, second, note), flipped_detail_html(context, None, None, None, mode)
+        shown = shown_table(frame, explore_queries.run_benchmark(context, first), tuple(frame.columns[3:]))
+        return shown, note, compared_pair(first, second, note), flipped_detail_html(context, None, None, None, mode)
 
     samples.select(pick, [samples], [sample_id], api_visibility="private", **READ_EVENT)
     sample_id.change(show_sample, [run, sample_id, mode, visitor], detail, api_visibility="private", **READ_EVENT)

@@ -14,6 +14,7 @@ import gradio as gr
 import pandas as pd
 import plotly.graph_objects as go
 
+from evaluators.core.display_names import subset_title
 from evaluators.core.registry import all_benchmarks
 from evaluators.service import model_page
 from ui.api import declare_model_api
@@ -118,7 +119,8 @@ def runs_html(runs: list[dict[str, Any]]) -> str:
         when = run["finished"] or run["created"] or ""
         cards.append(f"<div class='model-card'><h4><code>{html.escape(run['run_id'])}</code></h4>"
                      f"<div class='model-head'>{html.escape(run['benchmark_title'])}"
-                     f"{' ' + html.escape(run['language']) if run['language'] else ''} · {html.escape(run['source'])} · "
+                     f"{' ' + html.escape(subset_title(run['benchmark'], run['language'])) if run['language'] else ''} · "
+                     f"{html.escape(run['source'])} · "
                      f"{html.escape(run['status'])} {html.escape(when)}</div>"
                      f"<div class='model-more'>{''.join(f'<span>{html.escape(f)}</span>' for f in facts)}</div></div>")
     return (f"<div class='model-page'><h3>Runs on this deployment ({len(runs)})</h3>"

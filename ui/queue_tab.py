@@ -54,7 +54,7 @@ def queue_json(entries: list[QueueEntry]) -> dict[str, Any]:
 
 
 def _card(entry: QueueEntry) -> str:
-    benchmark = entry.benchmark + (f" · {entry.language}" if entry.language else "")
+    benchmark = entry.benchmark + (f" · {entry.language_title}" if entry.language_title else "")
     share = f"{entry.done:,} of {entry.total:,} items" if entry.total else f"{entry.done:,} items"
     times = f"started {when(entry.started_at or entry.created_at)}"
     if entry.finished_at is not None and entry.stage == "finished":

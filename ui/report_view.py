@@ -14,7 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from evaluators.core.declarations import Metric
-from evaluators.core.display_names import column_title, subset_title
+from evaluators.core.display_names import column_title, error_type_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.service.board import column_n
@@ -180,12 +180,14 @@ def _report_view(report: Mapping[str, Any] | None) -> ReportView:
     total = sum(s.get("n") or 0 for s in subsets.values())
     errors = {str(k): v for k, v in (report.get("errors") or {}).items() if is_number(v) and v}
     if errors:
-        listed = ", ".join(f"{markdown_text(kind)} {count:g}" for kind, count in sorted(errors.items(), key=lambda e: -e[1]))
+        listed = ", ".join(f"{markdown_text(error_type_title(kind))} {count:g}"
+                           for kind, count in sorted(errors.items(), key=lambda e: -e[1]))
         lines.append(f"Error types (of {total} items): {listed}.")
     if report.get("missing"):
         lines.append(f"{markdown_text(str(report['missing']))} items had no prediction: scored as failures.")
     if report.get("unavailable"):
-        lines.append("Not in the data: " + markdown_text(", ".join(map(str, report["unavailable"]))) + ".")
+        unavailable = (subset_title(benchmark.name, str(name)) for name in report["unavailable"])
+        lines.append("Not in the data: " + markdown_text(", ".join(unavailable)) + ".")
     lines.append(markdown_text(NOTE))
     return ReportView("\n\n".join(lines), _views_table(benchmark, report, with_details=not apart),
                       _subsets_table(benchmark, report) if apart else None)

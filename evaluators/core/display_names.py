@@ -23,3 +23,18 @@ def column_title(benchmark_name: str, column: str) -> str:
         return get_benchmark(benchmark_name).column_title(column)
     except ToolboardError:
         return readable(column)
+
+
+def benchmark_title(benchmark_name: str) -> str:
+    """A benchmark's declared title; the name itself for one not registered (a run stored by a deployment that
+    had it)."""
+    try:
+        return get_benchmark(benchmark_name).title
+    except ToolboardError:
+        return benchmark_name
+
+
+def error_type_title(key: str) -> str:
+    """An error type as a person reads it (`wrong_value` -> "Wrong value"): benchmarks declare no titles for
+    error types, so the key made readable."""
+    return readable(key)

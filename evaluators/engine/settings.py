@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evaluators.core.declarations import Role
+from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, check_text_length, echoed
 
@@ -172,12 +173,14 @@ def fingerprint(config: RunConfig, data_version: str, evaluator_version: str) ->
 
 
 def describe_requests(config: dict[str, Any]) -> str:
-    """One line on how the run's requests are built (its request profile), for the terminal."""
+    """One line on how the run's requests are built (its request profile), for the terminal and the page: each
+    kind of request by its display name, its sampling as sent."""
     profile = config.get("request_profile")
     model = config.get("model") or {}
     if not profile:
         return f"requests: {model.get('request_mode', 'prompt')} mode"
-    sampling = "; ".join(f"{kind}: " + ", ".join(f"{k}={v}" for k, v in values.items())
+    benchmark = str(config.get("benchmark") or "")
+    sampling = "; ".join(f"{subset_title(benchmark, kind)}: " + ", ".join(f"{k}={v}" for k, v in values.items())
                          for kind, values in profile.get("sampling", {}).items())
     line = f"requests: {profile['prompt_style']} prompts ({sampling})"
     if profile.get("note"):

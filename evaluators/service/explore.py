@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from evaluators.core.display_names import benchmark_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text, echoed
 from evaluators.core.registry import MODES, get_benchmark
@@ -171,6 +172,7 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
         prompt_note = f"{why}: {', '.join(redone)}" + (f"; {note}" if note else "")
     return {
         "run_id": run_id,
+        "benchmark": run.benchmark,
         "sample_id": sample_id,
         "subset": subset,
         "verdict": _verdict(score.correct, prediction.error if prediction else None) if score else "not scored",
@@ -228,7 +230,8 @@ def compare_runs(store: Store, run_a: str, run_b: str, mode: str = "official") -
     first, second = store.get_run(run_a), store.get_run(run_b)
     if first.benchmark != second.benchmark or first.language != second.language:
         def named(run: RunRow) -> str:
-            return f"{run.id} ({get_benchmark(run.benchmark).title}{' ' + run.language if run.language else ''})"
+            language = f" {subset_title(run.benchmark, run.language)}" if run.language else ""
+            return f"{run.id} ({benchmark_title(run.benchmark)}{language})"
 
         raise ToolboardError(f"runs {named(first)} and {named(second)} are not on the same benchmark and language: "
                              "only runs of the same items can be compared")

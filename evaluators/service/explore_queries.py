@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import RunRow
 from evaluators.service.app_services import AppServices
 from evaluators.service.explore import compare_runs, filter_choices, run_label, sample_detail, sample_table
@@ -39,6 +40,17 @@ def sample_filters(services: AppServices, run_id: str, mode: str, owner: str | N
     """The subsets and error types of a run's verdicts, each led by "all"."""
     check_outputs_visible(services, run_id, owner)
     return filter_choices(services.store, run_id, mode)
+
+
+def run_benchmark(services: AppServices, run_id: str | None) -> str:
+    """The benchmark a run is of, to name its subsets and error types; "" for no run or an unknown one (its
+    table then says why)."""
+    if not run_id:
+        return ""
+    try:
+        return services.store.get_run(run_id).benchmark
+    except ToolboardError:
+        return ""
 
 
 def sample(services: AppServices, run_id: str, sample_id: str, mode: str, owner: str | None) -> dict[str, Any]:

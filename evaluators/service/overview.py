@@ -64,8 +64,8 @@ def headlines(benchmarks: Sequence[Benchmark] | None = None) -> list[Headline]:
 
 def aggregate_rule(benchmarks: Sequence[Benchmark] | None = None) -> str:
     """The aggregate as the page and the API state it, naming each benchmark's column and view."""
-    parts = [f"{h.aggregate_column} ({h.benchmark.board_layout().view_label.lower()} {h.overview.view})"
-             for h in headlines(benchmarks)]
+    parts = [f"{h.aggregate_column} ({h.benchmark.board_layout().view_label.lower()}: "
+             f"{h.benchmark.subset_title(h.overview.view)})" for h in headlines(benchmarks)]
     return AGGREGATE_RULE.format(columns="; ".join(parts) or "none declared")
 
 

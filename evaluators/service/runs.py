@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.core.display_names import benchmark_title, subset_title
 from evaluators.core.errors import ToolboardError
-from evaluators.core.registry import get_benchmark
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
 from evaluators.engine.jobs import shown_message
 from evaluators.engine.settings import describe_requests
@@ -141,6 +141,7 @@ class QueueEntry:
 
     benchmark: str  # the benchmark's display title
     language: str | None  # the view the run covers, when the benchmark has languages
+    language_title: str | None  # what a person reads for it ("English")
     model: str  # as the run names it (server paths taken out on a public deployment)
     status: str  # the live status (jobs manager)
     done: int  # items answered or failed so far
@@ -164,17 +165,11 @@ def public_queue(services: AppServices) -> list[QueueEntry]:
     runs = [run for run in services.store.list_runs() if run.source == "endpoint"]
     totals = services.store.all_run_totals([run.id for run in runs])
     redact = services.redact_paths if services.public else (lambda text: text)
-    entries = [QueueEntry(benchmark=_benchmark_title(run.benchmark), language=run.language,
+    entries = [QueueEntry(benchmark=benchmark_title(run.benchmark), language=run.language,
+                          language_title=subset_title(run.benchmark, run.language) if run.language else None,
                           model=redact(run.model), status=services.jobs.status_of(run.id, run.status),
                           done=int(totals[run.id]["done"]), total=int(run.total), created_at=run.created_at,
                           started_at=run.started_at, finished_at=run.finished_at) for run in runs]
     waiting = sorted((e for e in entries if e.stage != "finished"), key=lambda e: (e.stage != "running", e.created_at))
     finished = [e for e in entries if e.stage == "finished"][:MAX_FINISHED_SHOWN]  # list_runs: newest first
     return waiting + finished
-
-
-def _benchmark_title(name: str) -> str:
-    try:
-        return get_benchmark(name).title
-    except ToolboardError:
-        return name  # a run of a benchmark this deployment no longer registers

@@ -23,11 +23,11 @@ ABOUT = About(
         "parallel calls, multi-turn dialogues where the user switches or adjusts the request, similar APIs and user "
         "preferences. *Special* (3): the model must notice missing parameters, wrong parameter values and "
         "irrelevant requests instead of calling. *Agent* (2): the model acts in a simulated phone / messaging / "
-        "reminder / food / travel world, alone (multi_step) or with a simulated user (multi_turn); the end state of "
+        "reminder / food / travel world, alone (multi-step) or with a simulated user (multi-turn); the end state of "
         "the world is checked. Metrics: accuracy per category; *process accuracy* for multi-turn and agent items; "
         "**normal** = mean of the 12 normal categories, **special** and **agent** = means of theirs, **overall** = "
-        "0.578·normal + 0.2676·special + 0.1545·agent. The leaderboard columns atom / single / multi / api / pref "
-        "are the published table's groupings of the normal categories."
+        "0.578·normal + 0.2676·special + 0.1545·agent. The leaderboard columns Atom / Single / Multi / Similar API / "
+        "Preference are the published table's groupings of the normal categories."
     ),
     paper="arXiv 2501.12851",
     paper_url="https://arxiv.org/abs/2501.12851",
@@ -70,7 +70,7 @@ BENCHMARK = Benchmark(
     build_request=build_request,
     solve=solve,
     request_profile=request_profile,
-    roles=(Role("user", "Simulated user", "plays the user in agent_multi_turn dialogues",
+    roles=(Role("user", "Simulated user", "plays the user in the multi-turn agent dialogues",
                 played_by_tested_model=True, fallback="the model under test plays it"),),
     layout=LAYOUT,
     subset_of_id=categories.category_of_id,

@@ -27,13 +27,13 @@ TITLES = {"in_domain": "In-domain", "out_of_domain": "Out-of-domain", "all": "Bo
 BENCHMARK = Benchmark(
     name="toolbench_static",
     title="ToolBench-Static",
-    description="ToolBench-Static (alpha-UMi, arXiv 2401.07324): in_domain / out_of_domain decision steps.",
+    description="ToolBench-Static (alpha-UMi, arXiv 2401.07324): in-domain / out-of-domain decision steps.",
     about=About(
         measures=(
-            "single decision steps from ToolBench dialogues, in-domain and out-of-domain. **plan_em**: the step's "
-            "plan (call a tool, give up, or finish) is right. **act_em**: the tool name is right. **f1** (easy_f1, "
-            "hard_f1): F1 over argument key/value pairs. **hallu_rate**: share of calls to tools that do not exist "
-            "(lower is better). **rouge_l**: Rouge-L of the final answer. Scored as EvalScope 1.14.1 scores it."
+            "single decision steps from ToolBench dialogues, in-domain and out-of-domain. **Plan.EM**: the step's "
+            "plan (call a tool, give up, or finish) is right. **Act.EM**: the tool name is right. **F1** (Easy F1, "
+            "Hard F1): F1 over argument key/value pairs. **HalluRate**: share of calls to tools that do not exist "
+            "(lower is better). **Rouge-L**: Rouge-L of the final answer. Scored as EvalScope 1.14.1 scores it."
         ),
         paper="alpha-UMi, arXiv 2401.07324",
         paper_url="https://arxiv.org/abs/2401.07324",
