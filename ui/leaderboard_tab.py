@@ -150,7 +150,7 @@ def source_note(benchmark: str, mode: str, updated: str | None = None) -> str:
              "a mean over categories is treated as a share of all their items. Sources: **published** (the paper or "
              "the benchmark's site), **evaluated** (runs in this app, with their settings fingerprint), **uploaded** "
              "(scored predictions files). Published tables print no sample counts: a published row's n is the items "
-             "counted in the benchmark's data for its view where the table gives them (`n_by_view`), else it has no "
+             "counted in the benchmark's data for its view, where its published table names the view, else it has no "
              "interval.",
              "**Ranked**: the published rows and the evaluated runs that are the same experiment (the reference's "
              "requests and sampling, text mode, every item). A row's **rank** is 1 + the number of ranked rows of its "

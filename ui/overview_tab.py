@@ -14,6 +14,7 @@ from urllib.parse import quote
 import gradio as gr
 import pandas as pd
 
+from evaluators.core.display_names import subset_title
 from evaluators.core.registry import all_benchmarks
 from evaluators.service.board import RANK_COLUMN
 from evaluators.service.overview import (
@@ -145,7 +146,7 @@ def overview_note() -> str:
              "name opens its page. "
              "Each benchmark's figures come from one view of its table:"]
     for h in headlines():
-        view = f"{h.benchmark.board_layout().view_label.lower()} `{h.overview.view}`"
+        view = f"{h.benchmark.board_layout().view_label.lower()} {subset_title(h.benchmark.name, h.overview.view)}"
         lines.append(f"- **{h.benchmark.title}**: {view}" + (f" ({h.overview.why})" if h.overview.why else ""))
     return "\n".join(lines)
 
