@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import brotli
 
 # URL prefix -> the folder of Gradio's package it serves (what Gradio's own /assets and /static routes serve).
 FRONTEND = Path(__import__("gradio").__file__).parent / "templates" / "frontend"
 FOLDERS = {"/assets/": FRONTEND / "assets", "/static/": FRONTEND / "static"}
-MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_FILE_BYTES = 8 * 1024 * 1024  # Plotly's chunk is 4.6 MB
 MAX_CACHED_BYTES = 96 * 1024 * 1024
 COMPRESSED_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml")
 BROTLI_QUALITY = 5  # once per file: close to the best ratio, a few ms for the largest chunk
@@ -94,7 +95,10 @@ class FrontendFiles:
         root = str(scope.get("root_path") or "")
         if root and path.startswith(root):
             path = path[len(root):]
-        found = self.lookup(path) if path.startswith(tuple(FOLDERS)) else None
+        if not path.startswith(tuple(FOLDERS)):
+            return await self.app(scope, receive, send)
+        # A file's first request reads and compresses it in a worker thread (the largest takes a moment).
+        found = self.files[path] if path in self.files else await anyio.to_thread.run_sync(self.lookup, path)
         if found is None:
             return await self.app(scope, receive, send)
         request_headers = {key.decode("latin-1").lower(): value.decode("latin-1")
