@@ -22,6 +22,7 @@ from evaluators.core.registry import all_benchmarks, benchmark_packages
 from tests.browser_fixtures import CHROMIUM, browser_page
 from tests.project_copies import PROJECT, copy_with_package, run_in_copy
 from tests.scripted_server import ScriptedServer
+from ui.evaluate_tab import option_label
 
 TEMPLATE = Path(__file__).parent / "new_benchmark" / "tinybench_benchmark.py"
 ITEMS = [{"subset": "easy", "question": "What colour is the sky?", "answer": "blue"},
@@ -215,7 +216,7 @@ def _hidden(page: Any, pattern: str) -> None:
 def _controls_of(benchmarks: list[Any]) -> list[str]:
     """Patterns of the form's role boxes and option controls these benchmarks (of the project) declare."""
     return [*(f"^{re.escape(role.label)}" for b in benchmarks for role in b.roles),
-            *(f"^{re.escape(option.name)}: " for b in benchmarks for option in b.options)]
+            *(f"^{re.escape(option_label(option).split(':')[0])}: " for b in benchmarks for option in b.options)]
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -229,10 +230,10 @@ def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_
             # The first benchmark's form is shown first: its role boxes and options, no style control.
             for control in _controls_of(all_benchmarks()[:1]):
                 _wait_for_text(page, control)
-            _hidden(page, "^style: ")
+            _hidden(page, "^Style: ")
             _choose(page, "Benchmark", "TinyBench")  # by its title
             # TinyBench's option appears with its choices; every other benchmark's roles and options go.
-            _wait_for_text(page, "^style: how the question is put")
+            _wait_for_text(page, "^Style: how the question is put")
             for control in _controls_of(all_benchmarks()):
                 _hidden(page, control)
             page.get_by_label("local folder", exact=True).filter(visible=True).first.check()
