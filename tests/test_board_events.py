@@ -3,6 +3,7 @@ crowd), so the handlers check what arrives themselves. Real app, real HTTP to it
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,24 @@ def test_a_switch_sent_straight_over_http_is_answered_and_malformed_values_are_i
         bad = send([{"x": 1}, 5, ["q"], "all", 7, "yes", None, 3.5, "Acme", {"open": True}, 42, [1], {"b": 2}, "true",
                     2, {"kind": 1}, "not a list", "not a yes/no"])
         assert 'data-board-state=""' in bad[board]
+
+
+def test_a_downloaded_view_s_file_box_goes_when_the_view_changes_in_a_browser(tmp_path: Path):
+    """The download box shows the file of the view it was asked for, and never stays offering it for another view
+    (a redraw hides it; the page says whether it shows a file)."""
+    from tests.browser_fixtures import browser_page
+
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.goto(app.url, wait_until="load")
+        page.locator(".board-html tbody tr").first.wait_for()
+        page.get_by_role("button", name="Download CSV").click()
+        link = page.get_by_text(re.compile(r"\.csv$")).filter(visible=True).first
+        link.wait_for()
+        page.get_by_label("Per-subset detail").check()
+        page.locator('.board-html[data-board-state*="detail=1"]').wait_for()
+        link.wait_for(state="hidden")
+        # asked again, it comes back (for the view shown now)
+        page.get_by_role("button", name="Download JSON").click()
+        page.get_by_text(re.compile(r"\.json$")).filter(visible=True).first.wait_for()
+        assert not [p for p in problems if "favicon" not in p], problems
