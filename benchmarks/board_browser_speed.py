@@ -5,7 +5,8 @@ rows it ships with), or measures an app already running (--url), and drives Debi
 (/usr/bin/chromium) with playwright. At each size it prints:
 
 1. First table: for fresh visitors (a new browser context each: no cache), the time from the navigation's
-   start, and from the page's own `load` event, until the board's first table rows are visible.
+   start, and from the page's own `load` event, until the board's first table rows are visible; after
+   --warm-visits untimed visits (1 by default: the app's very first visitor after start-up is not timed).
 2. Actions on one page: a benchmark switch (cycling through the benchmarks), a sort (a figure column's
    header: the HTML board's header; on a Dataframe board its header menu's "Sort descending"), a search
    (a model name typed over the last, a key every 80 ms, timed from the last key) and a filter (the view
@@ -114,11 +115,15 @@ def ms(seconds: float) -> str:
 
 
 def first_tables(browser: Any, url: str, size: tuple[int, int], figures: SizeFigures, loads: int,
-                 timeout_s: float) -> None:
-    for _ in range(loads):
+                 timeout_s: float, warm_visits: int = 0) -> None:
+    """`loads` fresh visitors' first tables; before them, `warm_visits` untimed visits (a deployment's visitors
+    come to an app that has served pages before, not to one that has just started)."""
+    for visit in range(warm_visits + loads):
         board = BoardPage.open(browser, url, size, timeout_s)
         try:
             after_navigation, after_load = board.first_rows(timeout_s)
+            if visit < warm_visits:
+                continue
             figures.first_after_navigation.append(after_navigation / 1000)
             figures.first_after_load.append(after_load / 1000)
             figures.board = board.evaluate("window.__bench.read().kind")
@@ -305,7 +310,8 @@ def run_simulated(visitors: list[ReplayVisitor], plays: list[Recording], times: 
 def measure_size(browser: Any, url: str, size: tuple[int, int], args: argparse.Namespace) -> SizeFigures:
     figures = SizeFigures(f"{size[0]}x{size[1]}")
     recordings: dict[str, Recording] = {}
-    steps = (("first table", lambda: first_tables(browser, url, size, figures, args.repeat, args.timeout)),
+    steps = (("first table", lambda: first_tables(browser, url, size, figures, args.repeat, args.timeout,
+                                                  args.warm_visits)),
              ("actions", lambda: on_one_page(browser, url, size, figures, args, recordings)),
              ("crowd", lambda: crowd(browser, url, size, figures, args, recordings) if recordings and args.visitors
               else figures.failures.append("crowd: no switch was recorded to replay (--actions without switch)")
@@ -428,6 +434,9 @@ def main() -> int:
     parser.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout whose app.py is started")
     parser.add_argument("--repeat", type=int, default=5, help="fresh page loads, and times each action is done")
     parser.add_argument("--visitors", type=int, default=50, help="visitors at once (0: skip the crowd)")
+    parser.add_argument("--warm-visits", type=int, default=1,
+                        help="untimed page loads before the timed first tables, at each size (an app that has "
+                             "just started answers its very first visitor more slowly)")
     parser.add_argument("--real", type=int, default=3, help="of the visitors, real browser pages")
     parser.add_argument("--rounds", type=int, default=3, help="crowd switches per visitor")
     parser.add_argument("--sizes", type=parse_sizes, default=parse_sizes("1440x900,390x844"))
