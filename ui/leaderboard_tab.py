@@ -335,6 +335,7 @@ def build(context: AppContext) -> LeaderboardParts:
     inputs = [*filters, sequence, chart_kind, chart_models, download_shown]
     outputs = [*filters, board, note, address, download, download_shown, chart_models, plot]
     typed = (search, min_params, max_params)
+    typed_ids = {box._id for box in typed}
     # What each kind of visitor action can change, and so answers: a switch (benchmark, scoring mode) brings the
     # benchmark's own choices and leaves the typed boxes as the visitor is typing them; any other action only
     # redraws the board, its chart and the address (and the sort a header's click chose).
@@ -343,11 +344,11 @@ def build(context: AppContext) -> LeaderboardParts:
     board_js = sequence_js("toolboardBoardSeq", len(filters))
 
     def control_values(chosen: BoardState, level: str) -> dict[int, Any]:
-        """The controls' new values by component id: "all" (a shared link), "switch" (a benchmark or mode picked:
-        new choices; the typed boxes left as they are), "none" and "refresh" (only the hidden sort)."""
-        keep = {control._id: gr.update() for control in filters}
+        """The new values of the controls that change, by component id: all of them for "all" (a shared link); for
+        "switch" (a benchmark or mode picked: new choices) all but the typed boxes, left as the visitor is typing
+        them; for "none" and "refresh" only the hidden sort."""
         if level in ("none", "refresh"):
-            return {**keep, sort_by._id: chosen.sort_by}
+            return {sort_by._id: chosen.sort_by}
         known = facts(chosen.benchmark, chosen.mode)
         chosen_layout = layout_for(chosen.benchmark)
         values = dict(zip((control._id for control in filters), (
@@ -358,7 +359,7 @@ def build(context: AppContext) -> LeaderboardParts:
             chosen.mode, chosen.sort_by, gr.update(choices=known["organisation"], value=list(chosen.organisations)),
             chosen.weights, gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
             bound_box(chosen.min_params_b), bound_box(chosen.max_params_b), chosen.hide_flagged)))
-        return values if level == "all" else {**values, **{box._id: keep[box._id] for box in typed}}
+        return values if level == "all" else {key: value for key, value in values.items() if key not in typed_ids}
 
     def chart_value(chosen: BoardState, kind: str, models: list[str]) -> Any:
         """The chart as the page takes it (the Plot's own serialization), made once per view and chart."""
@@ -371,20 +372,26 @@ def build(context: AppContext) -> LeaderboardParts:
         mode, so the note (which depends on them and the store only) is not sent again, except by a refresh."""
         shown = drawn_view(context, chosen)
         models_shown = charted(shown.models, [str(m) for m in models] if isinstance(models, list) else None)
-        values = {**control_values(chosen, level), board._id: shown.html,
-                  note._id: shown.note if level != "none" else gr.update(), address._id: state_query(chosen),
+        values = {**control_values(chosen, level), board._id: shown.html, address._id: state_query(chosen),
                   download._id: gr.update(value=None, visible=False) if file_shown is True else None,
                   download_shown._id: False,
                   chart_models._id: gr.update(choices=shown.models, value=models_shown),
                   plot._id: chart_value(chosen, chart_kind_of(kind), models_shown)}
-        return tuple(values[component._id] for component in answered)
+        if level != "none":
+            values[note._id] = shown.note
+        # an output this level does not change is left as the page shows it
+        return tuple(values[component._id] if component._id in values else gr.update() for component in answered)
 
     def nothing(count: int) -> tuple[Any, ...]:
         return tuple(gr.update() for _ in range(count))
 
-    def redraw(level: str, answered: list[Any],
-               change: Callable[[BoardState, Any], BoardState] | None = None) -> Callable[..., tuple[Any, ...]]:
+    # What each kind of action answers (see switch_outputs).
+    answered_by_level = {"switch": switch_outputs, "none": view_outputs}
+
+    def redraw(level: str, change: Callable[[BoardState, Any], BoardState] | None = None) -> Callable[..., tuple[Any, ...]]:
         """A control's event handler: the state its values give (changed by `change`), drawn in one answer."""
+        answered = answered_by_level[level]
+
         # Gradio passes the request and event data by their annotations, placed before the control values.
         def handler(request: gr.Request, event: gr.EventData, *values: Any) -> tuple[Any, ...]:
             *controls, number, kind, models, file_shown = values
@@ -407,22 +414,22 @@ def build(context: AppContext) -> LeaderboardParts:
         column = str(data.get("column") or "") if isinstance(data, dict) else ""
         return replace(chosen, sort_by=column) if column in layout_for(chosen.benchmark).columns else chosen
 
-    def wire(event: Callable[..., Any], handler: Callable[..., tuple[Any, ...]], answered: list[Any]) -> None:
-        event(handler, inputs, answered, js=board_js, **REDRAW)
+    def wire(event: Callable[..., Any], level: str, change: Callable[[BoardState, Any], BoardState] | None = None) -> None:
+        event(redraw(level, change), inputs, answered_by_level[level], js=board_js, **REDRAW)
 
     # A single-choice dropdown dispatches `input` twice per pick (Gradio 6.31) but `select` once.
-    wire(benchmark.select, redraw("switch", switch_outputs, switched_benchmark), switch_outputs)
-    wire(mode.input, redraw("switch", switch_outputs), switch_outputs)
-    wire(view.select, redraw("none", view_outputs), view_outputs)
+    wire(benchmark.select, "switch", switched_benchmark)
+    wire(mode.input, "switch")
+    wire(view.select, "none")
     for control in (details, sources, columns, organisations, weights, request_modes, hide_flagged):
-        wire(control.input, redraw("none", view_outputs), view_outputs)
+        wire(control.input, "none")
     # The typed boxes: BOARD_JS's `typed` event once typing pauses (their own `change` would fire on every key).
-    wire(board.typed, redraw("none", view_outputs), view_outputs)
-    wire(board.sort, redraw("none", view_outputs, sorted_by), view_outputs)
+    wire(board.typed, "none")
+    wire(board.sort, "none", sorted_by)
     # The chart's controls redraw through the same handler (its board cached): one sequence of redraws per page, so
     # a chart never lands over a later view.
     for control in (chart_kind, chart_models):
-        wire(control.input, redraw("none", view_outputs), view_outputs)
+        wire(control.input, "none")
     address.change(None, address, None, js=URL_JS, **PRIVATE_READ)
     # The file box shows once it holds a file (API callers get the plain path); any change of the view
     # empties and hides it again (each redraw), so it never offers the previous view's file.
