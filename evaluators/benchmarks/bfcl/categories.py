@@ -7,6 +7,9 @@ NON_LIVE = ("simple_python", "simple_java", "simple_javascript", "multiple", "pa
 LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance",
         "live_relevance")
 CATEGORIES = NON_LIVE + LIVE
+SINGLE_TURN = NON_LIVE + LIVE
+# Several user turns against stateful environments, steps per turn (issue 30; not yet among CATEGORIES).
+MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
 # Categories without an answer file: judged on whether the output holds a call at all.
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
 RELEVANCE = ("live_relevance",)
@@ -21,6 +24,10 @@ def category_of_id(sample_id: str) -> str | None:
     None when that is not one of the 13."""
     category = sample_id.rpartition("_")[0]
     return category if category in CATEGORIES else None
+
+
+def is_multi_turn(category: str) -> bool:
+    return category in MULTI_TURN
 
 
 def language_of(category: str) -> str:
