@@ -37,7 +37,7 @@ def test_a_key_without_a_title_reads_with_spaces_and_a_capital():
 
 
 def test_a_benchmark_reads_its_title_and_an_error_type_its_key_made_readable():
-    assert benchmark_title("bfcl") == "BFCL v4 (single-turn)" and benchmark_title("acebench") == "ACEBench"
+    assert benchmark_title("bfcl") == "BFCL v4" and benchmark_title("acebench") == "ACEBench"
     assert benchmark_title("no_such_benchmark") == "no_such_benchmark"  # a run of one no longer registered
     assert error_type_title("wrong_value") == "Wrong value"
 

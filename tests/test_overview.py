@@ -41,7 +41,7 @@ from ui import overview_tab
 from ui.context import AppContext
 
 ACE, TOOLBENCH, STEPEVAL = "ACEBench · Overall", "ToolBench-Static · Act.EM", "StepEval-Audio-Toolcall · Precision"
-BFCL = "BFCL v4 (single-turn) · Live AST"
+BFCL = "BFCL v4 · Live AST"
 
 
 def test_each_benchmark_declares_its_headline_figures():
@@ -105,7 +105,7 @@ def test_with_the_published_tables_alone_every_model_is_ranked_over_what_it_has(
     gpt4o = rows.loc[model_key("GPT-4o")]
     assert gpt4o[ACE] == pytest.approx(0.811) and gpt4o["ACEBench · source"] == "published"
     assert gpt4o[AGGREGATE_COLUMN] == pytest.approx(0.811) and gpt4o[COVERAGE_COLUMN] == "1 of 4"
-    assert gpt4o[LACKS_COLUMN] == "BFCL v4 (single-turn), StepEval-Audio-Toolcall, ToolBench-Static"
+    assert gpt4o[LACKS_COLUMN] == "BFCL v4, StepEval-Audio-Toolcall, ToolBench-Static"
     published = json.loads((LEADERBOARD_DIR / "toolbench_static.json").read_text(encoding="utf-8"))["rows"]
     gpt4 = next(r for r in published if r["model"] == "GPT-4 (0-shot)" and r["subset"] == "in_domain")
     assert rows.loc[model_key("GPT-4 (0-shot)"), TOOLBENCH] == pytest.approx(gpt4["metrics"]["act_em"])
@@ -145,7 +145,7 @@ def test_a_model_with_bfcl_and_another_published_table_is_ranked():
     hammer = ranked.set_index(ranked["model"].map(model_key)).loc["Hammer2.1-7B"]
     published = json.loads((LEADERBOARD_DIR / "bfcl.json").read_text(encoding="utf-8"))["rows"]
     live = next(r for r in published if r["model"] == "Hammer2.1-7b (FC)")["summary"]["live_ast"]
-    assert hammer[BFCL] == pytest.approx(live) and hammer["BFCL v4 (single-turn) · source"] == "published (as Hammer2.1-7b (FC))"
+    assert hammer[BFCL] == pytest.approx(live) and hammer["BFCL v4 · source"] == "published (as Hammer2.1-7b (FC))"
     assert hammer[AGGREGATE_COLUMN] == pytest.approx((hammer[ACE] + live) / 2)
     assert list(frame["rank"][:4]) == sorted(frame["rank"][:4]) and hammer[LACKS_COLUMN] == ""
 
@@ -238,7 +238,7 @@ def test_from_a_real_store_comparable_runs_count_and_partial_runs_and_uploads_do
     # the evaluated run joins the published StepEval row of the same model
     audio = rows.loc[model_key("Step-Audio 2")]
     assert audio[ACE] == pytest.approx(0.4) and audio["ACEBench · source"].startswith(f"evaluated run {comparable}")
-    assert audio[LACKS_COLUMN] == "BFCL v4 (single-turn), ToolBench-Static" and audio[STEPEVAL] > 0
+    assert audio[LACKS_COLUMN] == "BFCL v4, ToolBench-Static" and audio[STEPEVAL] > 0
     assert model_key("only-partial") not in rows.index and model_key("only-uploaded") not in rows.index
 
 
@@ -256,7 +256,7 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
     assert "No model has a figure on every benchmark yet" in note and "the most any has is 2 of 4" in note
     # each model's name links to its page; figures in %, one decimal; what it lacks under its name
     row = next(r for r in page.split("<tr>") if 'href="?model=GPT-4o"' in r)
-    assert ">GPT-4o</a>" in row and ">81.1<" in row and ">1 of 4<" in row and "lacks BFCL v4 (single-turn)" in row
+    assert ">GPT-4o</a>" in row and ">81.1<" in row and ">1 of 4<" in row and "lacks BFCL v4" in row
     assert 'href="?model=x%3Cb%3E%22bold%22%3C/b%3E%20%26%20y"' in page
     assert ">x&lt;b&gt;&quot;bold&quot;&lt;/b&gt; &amp; y</a>" in page and "<b>" not in page
     models = page.count("<tr>") - 1  # the header's row

@@ -1,10 +1,20 @@
-"""BFCL v4 (single-turn) declared for the registry: what it is, its categories, metrics and table."""
+"""BFCL v4 declared for the registry: what it is, its categories (single-turn and multi-turn), metrics and table."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES, IRRELEVANCE, LIVE, NO_ANSWER, NON_LIVE, RELEVANCE, category_of_id
+from evaluators.benchmarks.bfcl.categories import (
+    CATEGORIES,
+    IRRELEVANCE,
+    LIVE,
+    MULTI_TURN,
+    NO_ANSWER,
+    NON_LIVE,
+    RELEVANCE,
+    SINGLE_TURN,
+    category_of_id,
+)
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, load
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
@@ -15,15 +25,21 @@ from evaluators.core.board_layout import BoardLayout
 from evaluators.core.declarations import About, Metric, Overview
 from evaluators.core.registry import Benchmark
 
-SUMMARY_COLUMNS = ("non_live_ast", "live_ast", "irrelevance_detection", "relevance_detection", "non_live_simple_ast")
+# The board's figures in the order of the official overall table (Overall, Non-Live, Live, Multi Turn, …).
+SUMMARY_COLUMNS = ("overall", "non_live_ast", "live_ast", "multi_turn", "irrelevance_detection", "relevance_detection",
+                   "non_live_simple_ast")
+# The multi-turn categories that are subsets: all four once categories.CATEGORIES lists them (until then none, so
+# no group or title names a subset that does not exist yet).
+MULTI_TURN_SUBSETS = tuple(c for c in MULTI_TURN if c in CATEGORIES)
 GROUPS = {
     "non_live": NON_LIVE,
     "live": LIVE,
-    "ast": tuple(c for c in CATEGORIES if c not in NO_ANSWER),
+    "ast": tuple(c for c in SINGLE_TURN if c not in NO_ANSWER),
     "non_live_ast": SIMPLE_AST + NON_LIVE_AST_REST,
     "live_ast": LIVE_AST,
     "irrelevance_detection": IRRELEVANCE,
     "relevance_detection": RELEVANCE,
+    **({"single_turn": SINGLE_TURN, "multi_turn": MULTI_TURN_SUBSETS} if MULTI_TURN_SUBSETS else {}),
     "all": CATEGORIES,
 }
 ALL_VIEW = "all"
@@ -42,6 +58,12 @@ TITLES = {
     "live_parallel_multiple": "Live parallel multiple",
     "live_irrelevance": "Live irrelevance",
     "live_relevance": "Live relevance",
+    **({"multi_turn_base": "Multi-turn base",
+        "multi_turn_miss_func": "Multi-turn missing function",
+        "multi_turn_miss_param": "Multi-turn missing parameter",
+        "multi_turn_long_context": "Multi-turn long context",
+        "single_turn": "Single-turn",
+        "multi_turn": "Multi-turn"} if MULTI_TURN_SUBSETS else {}),
     "non_live": "Non-live",
     "live": "Live",
     "ast": "AST categories",
@@ -49,7 +71,7 @@ TITLES = {
     "live_ast": "Live AST",
     "irrelevance_detection": "Irrelevance detection",
     "relevance_detection": "Relevance detection",
-    ALL_VIEW: "All single-turn",
+    ALL_VIEW: "All categories",
 }
 
 
@@ -67,37 +89,53 @@ def published_values(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 ABOUT = About(
     measures=(
-        "single-turn function calling, judged on the calls' abstract syntax tree as the official checker "
-        "(`bfcl-eval` 2026.3.23) judges a prompt-mode model: the model answers in text with a list of calls, "
-        "`[func(a=1), …]`. 13 categories: *non-live* simple (Python, Java, JavaScript), multiple (pick the right "
-        "function), parallel (several calls), parallel multiple and irrelevance (no function fits: make no call); "
-        "*live* (user-contributed) simple, multiple, parallel, parallel multiple, irrelevance and relevance (some "
-        "call is expected). Accuracy per category; **Non-Live AST** = mean of simple (itself the mean of the three "
-        "languages), multiple, parallel and parallel multiple; **Live AST** = correct live AST items / 1,351 (item "
-        "weighted, as the official table); **Irrelevance** = mean of non-live and live irrelevance; "
-        "**Relevance** = live relevance. Not included yet: multi-turn, web search, memory and format sensitivity "
-        "(multi-step environments and a search backend, a different harness). The official *Overall* weighs "
-        "those at 70%, so it is not shown: from single-turn categories alone it would be at most 30%."
+        "function calling as the official checker (`bfcl-eval` 2026.3.23) judges a prompt-mode model: the model "
+        "answers in text with a list of calls, `[func(a=1), …]`. **Single-turn**, 13 categories judged on the calls' "
+        "abstract syntax tree: *non-live* simple (Python, Java, JavaScript), multiple (pick the right function), "
+        "parallel (several calls), parallel multiple and irrelevance (no function fits: make no call); *live* "
+        "(user-contributed) simple, multiple, parallel, parallel multiple, irrelevance and relevance (some call is "
+        "expected). **Multi-turn**, 4 categories of 200 conversations: over several user turns the model works "
+        "against stateful environments (a file system, messaging, posting, tickets, trading, travel booking, vehicle "
+        "control, math), step by step: each step's calls are executed and their results shown to it, until it "
+        "answers without a call. *Base*; *missing function* (a function the request needs is withheld, then added "
+        "in a later turn: the model should not make do with the wrong ones); *missing parameter* (a turn leaves out "
+        "a detail the call needs, given in the next turn: the model should not guess it); *long context* (the "
+        "environments hold long listings, histories and messages). A conversation passes when, after every turn "
+        "that has an answer, each environment's state equals the ground truth's and the ground truth's call "
+        "results are among the model's results so far; one cut short at the official limit of 20 steps in a turn "
+        "fails. Accuracy per category; **Non-Live AST** = mean of simple (itself the mean of the three languages), "
+        "multiple, parallel and parallel multiple; **Live AST** = correct live AST items / 1,351 (item weighted, as "
+        "the official table); **Irrelevance** = mean of non-live and live irrelevance; **Relevance** = live "
+        "relevance; **Multi Turn** = mean of the four multi-turn categories (a share of their 800 items). The "
+        "official *Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40% agentic "
+        "(web search and memory): shown for the published rows; a run here never has web search or memory, so its "
+        "Overall stays empty and its report names the parts it lacks (the official table would count them as 0). "
+        "Not included: web search and memory (a search backend and memory stores), format sensitivity (the same "
+        "items under other prompt formats) and multi-turn in native-tools mode (a multi-turn run is prompt mode)."
     ),
     paper="Patil et al., The Berkeley Function Calling Leaderboard (BFCL), ICML 2025; blog posts v1-v4",
     paper_url="https://gorilla.cs.berkeley.edu/blogs/8_berkeley_function_calling_leaderboard.html",
     source_url="https://github.com/ShishirPatil/gorilla/tree/main/berkeley-function-call-leaderboard",
     data=f"the data files of the `bfcl-eval` wheel on PyPI ({DATA_VERSION}), downloaded once, checked against its "
-         "sha256 and read from the zip; or a folder laid out like its `bfcl_eval/data/`",
+         "sha256 and read from the zip (multi-turn: its conversations, ground truth and function docs; the "
+         "environments are the official classes of the same wheel, run in worker processes with bounded memory and "
+         "time); or a folder laid out like its `bfcl_eval/data/`",
     licence="Apache-2.0",
     citation=("Patil, Mao, Yan, Ji, Suresh, Stoica, Gonzalez: The Berkeley Function Calling Leaderboard (BFCL): "
               "From Tool Use to Agentic Evaluation of Large Language Models, ICML 2025; Yan et al., Berkeley "
               "Function Calling Leaderboard, 2024"),
     strict_fixes="the `+5` -> -5 sign, dropped positional arguments (refused), a python code fence around the "
                  "calls; Java: a missing `;`, double-brace HashMaps, text after non-ASCII characters, quoted "
-                 "`String[]` elements; JavaScript: nested object and array literals",
+                 "`String[]` elements; JavaScript: nested object and array literals; multi-turn: a call made in a "
+                 "missing-function or missing-parameter turn fails (the official runner never checks those turns)",
     published="the official leaderboard's published tables (see leaderboard_data/bfcl.json)",
 )
 
 BENCHMARK = Benchmark(
     name="bfcl",
-    title="BFCL v4 (single-turn)",
-    description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories, prompt mode.",
+    title="BFCL v4",
+    description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories and the 4 multi-turn "
+                "categories against executable environments, prompt mode.",
     about=ABOUT,
     subsets=CATEGORIES,
     groups=GROUPS,
@@ -112,6 +150,12 @@ BENCHMARK = Benchmark(
         Metric("relevance_detection", "Relevance", "live_relevance: some call made where one fits"),
         Metric("non_live_simple_ast", "Non-Live Simple AST", "mean of simple_python, simple_java, simple_javascript",
                share_of_items=False),
+        # Four categories of 200 items each: their mean is the share of the 800 items right.
+        Metric("multi_turn", "Multi Turn", "mean of the four multi-turn categories (base, missing function, missing "
+               "parameter, long context)"),
+        Metric("overall", "Overall", "the official weighting: 10% Non-Live AST, 10% Live AST, 10% Irrelevance, 30% "
+               "Multi Turn, 40% web search and memory; only where every part is present (published rows), as web "
+               "search and memory are not run here", share_of_items=False),
     ),
     languages=(None,),
     data_version=DATA_VERSION,
@@ -127,7 +171,7 @@ BENCHMARK = Benchmark(
     subset_of_id=category_of_id,
     titles=TITLES,
     layout=BoardLayout(
-        view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=CATEGORIES,
+        view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN),
         run_values=run_values, published_values=published_values, sort_by="live_ast",
     ),
     # Live AST: the user-contributed queries, a share of 1,351 items (so it has an interval), and further from

@@ -1,17 +1,30 @@
-"""Per-category accuracy and the official single-turn summaries (`generate_leaderboard_csv`)."""
+"""Per-category accuracy, the official summaries of `generate_leaderboard_csv` (single-turn and Multi Turn),
+and the official Overall where every part of it is present (web search and memory are never run here)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES, IRRELEVANCE, RELEVANCE
+from evaluators.benchmarks.bfcl.categories import CATEGORIES, IRRELEVANCE, MULTI_TURN, RELEVANCE, SINGLE_TURN
 from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
 
 SIMPLE_AST = ("simple_python", "simple_java", "simple_javascript")
 NON_LIVE_AST_REST = ("multiple", "parallel", "parallel_multiple")
 LIVE_AST = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
-SUMMARY_KEYS = ("non_live_ast", "live_ast", "irrelevance_detection", "relevance_detection", "non_live_simple_ast")
+SUMMARY_KEYS = ("non_live_ast", "live_ast", "irrelevance_detection", "relevance_detection", "non_live_simple_ast",
+                "multi_turn", "overall")
+# Every category a report can hold, in the official order (CATEGORIES may not list the multi-turn ones yet).
+REPORTED = tuple(dict.fromkeys((*SINGLE_TURN, *MULTI_TURN, *CATEGORIES)))
+# The official Overall Acc: its parts and their weights (generate_leaderboard_csv, normalised by their sum);
+# "agentic" is the unweighted mean of web search and memory. Relevance and format sensitivity are not in it.
+OVERALL_WEIGHTS = {"non_live_ast": 10, "live_ast": 10, "irrelevance_detection": 10, "multi_turn": 30, "agentic": 40}
+AGENTIC = ("web_search", "memory")
+# What a person reads for each part of Overall when it is missing from a run.
+OVERALL_PART_NAMES = {"non_live_ast": "non-live AST", "live_ast": "live AST", "irrelevance_detection": "irrelevance",
+                      "multi_turn": "multi-turn", "web_search": "web search", "memory": "memory"}
+# The summary label that names the parts of Overall a run lacks (a run here always lacks web search and memory).
+OVERALL_LACKS = "overall_lacks"
 # The tables print percentages with two decimals: four places as fractions.
 OFFICIAL_PLACES = 4
 
@@ -36,41 +49,68 @@ def _item_weighted(counts: dict[str, tuple[int, int]], categories: Sequence[str]
     return correct / total if total else None
 
 
+def official_overall(parts: dict[str, float | None]) -> float | None:
+    """official_overall_weighted: 10% non-live AST, 10% live AST, 10% irrelevance, 30% multi-turn and 40% the
+    mean of web search and memory. None unless every part is present: the official table would count a
+    missing part as 0, which makes a number no run here could be compared by."""
+    values = {**parts, "agentic": _unweighted_mean([parts.get(name) for name in AGENTIC])}
+    if any(values.get(name) is None for name in OVERALL_WEIGHTS):
+        return None
+    total = sum(OVERALL_WEIGHTS.values())
+    return sum(weight / total * values[name] for name, weight in OVERALL_WEIGHTS.items())  # type: ignore[operator]
+
+
+def overall_lacks(parts: dict[str, float | None]) -> list[str]:
+    """The parts of Overall a set of summaries has no figure for, as a person reads them."""
+    needed = [name for name in OVERALL_WEIGHTS if name != "agentic"] + list(AGENTIC)
+    return [OVERALL_PART_NAMES[name] for name in needed if parts.get(name) is None]
+
+
 def summaries(counts: dict[str, tuple[int, int]]) -> dict[str, float | None]:
-    """The five summary figures from (correct, total) per category, unrounded; None unless every category
-    they need was run."""
+    """The summary figures from (correct, total) per category, unrounded; None unless every category they need
+    was run (Overall: never, here, as web search and memory are not run)."""
     accuracy = {name: correct / total for name, (correct, total) in counts.items() if total}
     simple = _unweighted_mean([accuracy.get(c) for c in SIMPLE_AST])
-    return {
+    figures = {
         "non_live_ast": _unweighted_mean([simple, *(accuracy.get(c) for c in NON_LIVE_AST_REST)]),
         "live_ast": _item_weighted(counts, LIVE_AST),
         "irrelevance_detection": _unweighted_mean([accuracy.get(c) for c in IRRELEVANCE]),
         "relevance_detection": _unweighted_mean([accuracy.get(c) for c in RELEVANCE]),
         "non_live_simple_ast": simple,
+        # official_multi_turn_unweighted: the mean of the four categories (200 items each)
+        "multi_turn": _unweighted_mean([accuracy.get(c) for c in MULTI_TURN]),
     }
+    figures["overall"] = official_overall(figures)
+    return figures
 
 
 def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "official", language: str | None = None,
               subsets: list[str] | None = None) -> Report:
     """Accuracy per category (correct / items, four places) and the summaries computed from the unrounded
-    accuracies, then rounded to four places as the official tables print them."""
+    accuracies, then rounded to four places as the official tables print them; beside the empty Overall, the
+    parts of it this run lacks."""
     counts: dict[str, tuple[int, int]] = {}
     for result in scores:
         correct, total = counts.get(result.subset, (0, 0))
         counts[result.subset] = (correct + bool(result.correct), total + 1)
     report_subsets = {
         category: SubsetResult(counts[category][1], {"accuracy": official_round(counts[category][0] / counts[category][1])})
-        for category in CATEGORIES if category in counts
+        for category in REPORTED if category in counts
     }
     requested = subsets or list(CATEGORIES)
     errors = Counter(s.error_type for s in scores if not s.correct and s.error_type)
+    figures = summaries(counts)
+    summary: dict[str, float | str | None] = {key: official_round(value) for key, value in figures.items()}
+    lacking = overall_lacks(figures)
+    if lacking:
+        summary[OVERALL_LACKS] = ", ".join(lacking)
     return Report(
         benchmark="bfcl",
         mode=mode,
         subsets=report_subsets,
-        summary={key: official_round(value) for key, value in summaries(counts).items()},
+        summary=summary,  # type: ignore[arg-type]  # a text label beside the figures, as other packages keep
         errors=dict(sorted(errors.items())),
         language=language,
         missing=[s.sample_id for s in scores if s.error_type == "missing"],
-        unavailable=[name for name in requested if name in CATEGORIES and name not in counts],
+        unavailable=[name for name in requested if name in REPORTED and name not in counts],
     )
