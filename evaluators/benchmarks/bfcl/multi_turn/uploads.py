@@ -148,7 +148,8 @@ def _turn_record_problems(index: int, turn: Any) -> list[str]:
                                  ("state", dict, "an object (class name -> its attributes)")):
         if turn.get(name) is not None and not isinstance(turn[name], expected):
             problems.append(f"{where}.{name} must be {kind}, got {_kind(turn[name])}")
-    for step_index, step in enumerate(turn.get("steps") if isinstance(turn.get("steps"), list) else []):
+    steps = turn.get("steps")
+    for step_index, step in enumerate(steps if isinstance(steps, list) else []):
         if not isinstance(step, dict) or not isinstance(step.get("text", ""), str):
             problems.append(f"{where}.steps[{step_index}] must be an object with the step's 'text' (a string)")
     return problems
