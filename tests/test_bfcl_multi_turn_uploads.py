@@ -7,6 +7,7 @@ loop's metadata), no real data."""
 from __future__ import annotations
 
 import json
+import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -180,3 +181,75 @@ def test_a_single_turn_item_still_refuses_a_per_turn_result(tmp_path: Path):
     path = _write(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": [["[f()]"]]}])
     _, summary = match_predictions(path, SAMPLES)
     assert summary.errors == [f"{path}, line 1: result[0] must be one {{name: arguments}} object (the official FC layout)"]
+
+
+# ---- a result file the official inference loop wrote --------------------------------------------------------
+
+# Runs in the official venv: the official chat-completions handler in prompt mode against the scripted server (no
+# registry model pairs them; the registry's prompt models use the Responses API), through the official multi-turn
+# inference loop (the wheel's own items, environments and step limit), its result written by the
+# official `write`.
+OFFICIAL_INFERENCE = r'''
+import os, sys
+from pathlib import Path
+stand_ins, root, out, model, ids = sys.argv[1:6]
+sys.path.append(stand_ins)
+os.environ["BFCL_PROJECT_ROOT"] = root
+Path(root).mkdir(parents=True, exist_ok=True)
+from bfcl_eval._llm_response_generation import multi_threaded_inference
+from bfcl_eval.model_handler.api_inference.openai_completion import OpenAICompletionsHandler
+from bfcl_eval.utils import load_dataset_entry
+
+handler = OpenAICompletionsHandler(model_name=model, temperature=0.001, registry_name=model, is_fc_model=False)
+wanted = ids.split(",")
+for entry in load_dataset_entry("multi_turn_base"):
+    if entry["id"] in wanted:
+        handler.write(multi_threaded_inference(handler, entry, False, False), result_dir=Path(out))
+'''
+FAILING_QUERY = "I am alex."  # multi_turn_base_1's first query starts so: its first request is refused
+
+
+def _scripted_model(body: dict[str, Any]) -> dict[str, Any]:
+    """A call at each new user query; after the call's results, a reply with no content (null), ending the turn."""
+    last = body["messages"][-1]
+    return {} if str(last.get("content", "")).startswith("[{") else {"content": "[ls()]"}
+
+
+def test_a_result_file_the_official_inference_loop_wrote_is_read(tmp_path: Path):
+    from tests.bfcl_official_venv import DRIVER_FLAGS, VenvUnavailable, _subprocess_env, official_venv
+    from tests.scripted_server import Fault, ScriptedServer, prompt_key
+
+    try:
+        venv = official_venv()
+    except VenvUnavailable as reason:
+        pytest.skip(f"the official bfcl-eval 2026.3.23 venv could not be built: {reason}")
+    refused: set[str] = set()
+
+    def note(body: dict[str, Any]) -> None:
+        if any(str(m.get("content", "")).startswith(FAILING_QUERY) for m in body["messages"]):
+            refused.add(prompt_key(body))
+
+    script = tmp_path / "official_inference.py"
+    script.write_text(OFFICIAL_INFERENCE, encoding="utf-8")
+    with ScriptedServer(reply=_scripted_model, on_request=note,
+                        fault=lambda key, attempt: Fault(status=400, message="scripted refusal") if key in refused else None
+                        ) as server:
+        env = {**_subprocess_env(), "OPENAI_BASE_URL": server.base_url}
+        done = subprocess.run([str(venv.python), *DRIVER_FLAGS, str(script), str(venv.stand_ins), str(tmp_path / "root"),
+                               str(tmp_path / "result"), "scripted-model", "multi_turn_base_0,multi_turn_base_1"],
+                              capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (written,) = (tmp_path / "result").rglob("BFCL_v4_multi_turn_base_result.json")
+    lines = [json.loads(line) for line in written.read_text(encoding="utf-8").splitlines()]
+    assert [line["id"] for line in lines] == ["multi_turn_base_0", "multi_turn_base_1"]
+    assert {"input_token_count", "output_token_count", "latency", "inference_log"} <= set(lines[0])
+    assert lines[0]["result"] == [["[ls()]", None]] * 4  # a reply with no content is written as null
+
+    predictions, summary = match_predictions(written, SAMPLES)
+    assert not summary.errors and summary.matched == 2
+    ran, failed = predictions["multi_turn_base_0"], predictions["multi_turn_base_1"]
+    assert ran.extra == {TURNS: [["[ls()]", ""]] * 4}
+    assert ran.usage == {"prompt_tokens": 8 * 10, "completion_tokens": 8 * 5}  # 2 steps in each of 4 turns
+    assert ran.latency == pytest.approx(sum(sum(turn) for turn in lines[0]["latency"]))
+    assert isinstance(failed.extra[TURNS], str) and failed.extra[TURNS].startswith("Error during inference: ")
+    assert "scripted refusal" in failed.extra[TURNS]
