@@ -63,6 +63,9 @@ TRANSCRIPT: list[dict[str, Any]] = [
 TURNS = [[step["text"] for step in turn["steps"]] for turn in TRANSCRIPT]
 DIFFERENCES = {"ticket_queue": {"model": [TICKET], "ground_truth": [{**TICKET, "priority": 3}]}}
 CHECKER_DETAIL = "Model instance for TicketAPI does not match the state with ground truth instance."
+GROUND_TRUTH_LAST = {**AFTER_TICKET, "TicketAPI": {**AFTER_TICKET["TicketAPI"], "ticket_queue": [{**TICKET, "priority": 3}]}}
+TURN_STATES = [{"model": INITIAL_STATE, "ground_truth": INITIAL_STATE}, {"model": AFTER_FILE, "ground_truth": AFTER_FILE},
+               {"model": AFTER_TICKET, "ground_truth": GROUND_TRUTH_LAST}]
 
 
 def _prediction() -> Prediction:
@@ -74,7 +77,7 @@ def _score() -> SampleScore:
     return SampleScore(SAMPLE_ID, "multi_turn_base", False, error_type="multi_turn:instance_state_mismatch",
                        rule="official_multi_turn_state_check", detail=CHECKER_DETAIL,
                        metadata={"failed_turn": 2, "differences": DIFFERENCES, "missing_items": None,
-                                 "turn_states": [{"model": {}, "ground_truth": {}}] * 3})
+                                 "turn_states": TURN_STATES})
 
 
 @pytest.fixture
@@ -142,6 +145,16 @@ def test_an_uploaded_rollout_of_texts_only_is_shown_with_its_failed_turn():
     page = rollout_html("Model text", TURNS, failed_turn=1, failure_note="Model response list is empty for turn 1")
     assert page.count("class='rollout-turn") == 3 and "data-turn='1' style='border-left:4px solid #dc2626" in page
     assert "Only the model's text was kept" in page and "State changes" not in page
+    assert page.count("The state after this turn was not kept") == 3
+
+
+def test_the_states_the_checker_compared_stand_in_for_states_a_rollout_did_not_keep():
+    page = rollout_html("Model text", TURNS, failed_turn=2, differences=DIFFERENCES, turn_states=TURN_STATES)
+    turn0, turn1, turn2 = _turn_blocks(page)
+    assert "no earlier state kept" in turn0  # no initial state in an upload: the first turn's state whole, folded
+    assert "summary.txt" in turn1 and "State changes</b> (1)" in turn1
+    assert "TicketAPI.ticket_queue[0]" in turn2 and "log.txt" not in turn2.split("<details>")[0]
+    assert page.count("<summary>States the checker compared after this turn (model, ground truth)</summary>") == 3
     assert is_rollout(TURNS) and is_rollout(TRANSCRIPT) and not is_rollout("Error during inference: x")
     assert not is_rollout([]) and not is_rollout([["a", 1]])
 
@@ -157,10 +170,11 @@ def test_the_evidence_a_rollout_shows_inside_it_is_not_shown_again(declared: Non
     assert [item["key"] for item in items] == ["transcript", "turns", "stop", "initial_state", "failed_turn",
                                               "differences", "turn_states"]
     blocks = evidence_parts(items, CHECKER_DETAIL)
-    assert len(blocks) == 4 and blocks[0].startswith("<div class='rollout'>")
+    assert len(blocks) == 3 and blocks[0].startswith("<div class='rollout'>")
     assert "rollout-turn" not in "".join(blocks[1:])  # the raw turns as JSON, after the rollout
     assert [re.search(r"<h4>(.*?)</h4>", block).group(1) for block in blocks[1:]] == [
-        "Model text per turn and step (what is scored)", "Why the rollout stopped", "Per-turn states, model vs ground truth"]
+        "Model text per turn and step (what is scored)", "Why the rollout stopped"]
+    assert blocks[0].count("States the checker compared after this turn") == 3
     # an upload's prediction has only the turns: they are the rollout
     uploaded = sample_evidence("bfcl", Prediction(SAMPLE_ID, extra={"turns": TURNS}), _score())
     shown = evidence_parts(uploaded, CHECKER_DETAIL)

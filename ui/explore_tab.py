@@ -19,6 +19,7 @@ from evaluators.core.declarations import (
     ROLLOUT_FAILED_TURN,
     ROLLOUT_INITIAL_STATE,
     ROLLOUT_MISSING_ITEMS,
+    ROLLOUT_TURN_STATES,
 )
 from evaluators.core.display_names import benchmark_title, error_type_title, subset_title
 from evaluators.core.errors import ToolboardError
@@ -149,7 +150,8 @@ def evidence_html(item: dict[str, Any]) -> str:
 
 # What a rollout shows inside its turns (the state it starts from, the failed turn's checks): not shown again apart.
 ROLLOUT_CONTEXT = {"initial_state": ("prediction", ROLLOUT_INITIAL_STATE), "failed_turn": ("score", ROLLOUT_FAILED_TURN),
-                   "differences": ("score", ROLLOUT_DIFFERENCES), "missing_items": ("score", ROLLOUT_MISSING_ITEMS)}
+                   "differences": ("score", ROLLOUT_DIFFERENCES), "missing_items": ("score", ROLLOUT_MISSING_ITEMS),
+                   "turn_states": ("score", ROLLOUT_TURN_STATES)}
 
 
 def evidence_parts(items: list[dict[str, Any]], checker_detail: str = "") -> list[str]:

@@ -18,6 +18,7 @@ from ui.state_diff import ADDED, CHANGED, REMOVED, StateChange, state_diff
 MAX_CHANGES_SHOWN = 60
 MAX_VALUE_CHARS = 400
 MAX_STATE_CHARS = 200_000
+MAX_RESULT_CHARS = 20_000  # an execution result (a long file's content) as a turn shows it
 PRE = "white-space:pre-wrap;overflow-wrap:anywhere;margin:.2em 0"
 TURN = "border-left:4px solid #9ca3af;padding:.2em .4em .2em .7em;margin:.6em 0;min-width:0"
 FAILED_TURN = "border-left:4px solid #dc2626;background:rgba(220,38,38,.08);padding:.2em .4em .2em .7em;margin:.6em 0;min-width:0"
@@ -34,11 +35,14 @@ def is_rollout(value: Any) -> bool:
 
 
 def rollout_html(title: str, turns: list[Any], initial_state: Any = None, failed_turn: Any = None,
-                 differences: Any = None, missing_items: Any = None, failure_note: str = "") -> str:
+                 differences: Any = None, missing_items: Any = None, turn_states: Any = None,
+                 failure_note: str = "") -> str:
     """The rollout, its turn `failed_turn` (0-based) marked with `failure_note` (the checker's message), its
-    `differences` and its `missing_items`; `initial_state` is what the first turn's changes are measured from."""
+    `differences` and its `missing_items`; `initial_state` is what the first turn's changes are measured from, and
+    `turn_states` (per turn {"model", "ground_truth"}) what the checker compared after each turn."""
     failed = failed_turn if isinstance(failed_turn, int) and not isinstance(failed_turn, bool) else None
     failure = _failure_html(failure_note, differences, missing_items)
+    compared = turn_states if isinstance(turn_states, list) else []
     parts = [f"<h4>{html.escape(title)}</h4>"]
     if failed is not None:
         parts.append(f"<p class='rollout-failed-note'>The first failed check is in <b>turn {failed}</b> (marked in red)."
@@ -47,8 +51,11 @@ def rollout_html(title: str, turns: list[Any], initial_state: Any = None, failed
         parts.append(_folded("State before the first turn", initial_state))
     before = initial_state if isinstance(initial_state, dict) else None
     for index, turn in enumerate(turns):
-        record = turn if isinstance(turn, dict) else {"steps": [{"text": text} for text in turn]}
-        parts.append(_turn_html(index, record, before, failure if index == failed else None, texts_only=isinstance(turn, list)))
+        record = dict(turn) if isinstance(turn, dict) else {"steps": [{"text": text} for text in turn]}
+        checked = compared[index] if index < len(compared) and isinstance(compared[index], dict) else None
+        if not isinstance(record.get("state"), dict) and checked is not None and isinstance(checked.get("model"), dict):
+            record["state"] = checked["model"]  # the model's state as the checker rebuilt it
+        parts.append(_turn_html(index, record, before, failure if index == failed else None, checked))
         state = record.get("state")
         before = state if isinstance(state, dict) else None
     if failure and (failed is None or failed >= len(turns)):
@@ -58,7 +65,7 @@ def rollout_html(title: str, turns: list[Any], initial_state: Any = None, failed
 
 
 def _turn_html(index: int, turn: Mapping[str, Any], before: dict[str, Any] | None, failure: str | None,
-               texts_only: bool) -> str:
+               checked: Mapping[str, Any] | None) -> str:
     marked = failure is not None
     head = f"Turn {index}" + (" — ✗ first failed check" if marked else "")
     parts = [f"<h5 style='margin:.2em 0'>{html.escape(head)}</h5>"]
@@ -72,11 +79,13 @@ def _turn_html(index: int, turn: Mapping[str, Any], before: dict[str, Any] | Non
     parts += [_step_html(number, step) for number, step in enumerate(steps) if isinstance(step, dict)]
     if not steps:
         parts.append("<p><i>No step recorded for this turn.</i></p>")
-    if texts_only:
-        parts.append("<p><i>Only the model's text was kept (an upload of result files): no calls, results or "
-                     "states to show.</i></p>")
-    else:
-        parts.append(_state_changes_html(before, turn.get("state")))
+    texts_only = not any(isinstance(step, dict) and "calls" in step for step in steps)
+    if texts_only and steps:
+        parts.append("<p><i>Only the model's text was kept (an upload of result files): no calls or results to "
+                     "show.</i></p>")
+    parts.append(_state_changes_html(before, turn.get("state")))
+    if checked is not None:
+        parts.append(_folded("States the checker compared after this turn (model, ground truth)", checked))
     if marked:
         parts.append(f"<div class='rollout-failure' style='{FAILURE_BOX}'><b>First failed check</b>{failure}</div>")
     css = "rollout-turn rollout-turn-failed" if marked else "rollout-turn"
@@ -105,7 +114,8 @@ def _step_html(number: int, step: Mapping[str, Any]) -> str:
         rows = []
         for position, call in enumerate(calls):
             result = results[position] if position < len(results) else None
-            shown_result = "" if result is None else f" → <pre style='{PRE};display:inline'>{html.escape(str(result))}</pre>"
+            shown_result = "" if result is None else (f" → <pre style='{PRE};display:inline'>"
+                                                      f"{html.escape(str(cut_text(str(result), MAX_RESULT_CHARS)))}</pre>")
             rows.append(f"<li><code>{html.escape(str(call))}</code>{shown_result}</li>")
         parts.append(f"<ol start='0' style='margin:.2em 0'>{''.join(rows)}</ol>")
     elif isinstance(calls, list):
@@ -115,7 +125,7 @@ def _step_html(number: int, step: Mapping[str, Any]) -> str:
 
 def _state_changes_html(before: dict[str, Any] | None, after: Any) -> str:
     if not isinstance(after, dict):
-        return "<p><i>The state after this turn was not kept.</i></p>"
+        return "<p class='rollout-state'><i>The state after this turn was not kept.</i></p>"
     if before is None:
         return _folded("State after this turn (no earlier state kept to compare with)", after)
     changes = state_diff(before, after)

@@ -11,6 +11,7 @@ from evaluators.core.declarations import (
     ROLLOUT_FAILED_TURN,
     ROLLOUT_INITIAL_STATE,
     ROLLOUT_MISSING_ITEMS,
+    ROLLOUT_TURN_STATES,
     EvidenceKind,
 )
 
@@ -24,7 +25,7 @@ STOPS = ("completed", "force_terminated", "environment_limit", "request_failed")
 FAILED_TURN = ROLLOUT_FAILED_TURN
 DIFFERENCES = ROLLOUT_DIFFERENCES
 MISSING_ITEMS = ROLLOUT_MISSING_ITEMS
-TURN_STATES = "turn_states"
+TURN_STATES = ROLLOUT_TURN_STATES
 
 MULTI_TURN_EVIDENCE: tuple[EvidenceKind, ...] = (
     EvidenceKind(TRANSCRIPT, "Transcript: turns, steps, calls and state changes", "rollout",
@@ -45,5 +46,5 @@ MULTI_TURN_EVIDENCE: tuple[EvidenceKind, ...] = (
     EvidenceKind(MISSING_ITEMS, "Execution results missing at the failed turn", "json", source="score",
                  description="results of the ground truth's calls that none of the model's calls so far gave"),
     EvidenceKind(TURN_STATES, "Per-turn states, model vs ground truth", "json", source="score",
-                 description="what the checker compared after each turn"),
+                 description="what the checker compared after each turn: a list of {model, ground_truth} states"),
 )
