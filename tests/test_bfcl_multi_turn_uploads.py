@@ -253,3 +253,18 @@ def test_a_result_file_the_official_inference_loop_wrote_is_read(tmp_path: Path)
     assert ran.latency == pytest.approx(sum(sum(turn) for turn in lines[0]["latency"]))
     assert isinstance(failed.extra[TURNS], str) and failed.extra[TURNS].startswith("Error during inference: ")
     assert "scripted refusal" in failed.extra[TURNS]
+
+
+def test_a_runs_exported_predictions_are_read_back_as_they_were(tmp_path: Path):
+    """This tool's predictions format is what a run's predictions export writes: the turns and the rollout's
+    evidence as fields of their own."""
+    from evaluators.engine.store import Store
+    from evaluators.service.run_records import prediction_lines
+    from tests.test_explore_multi_turn import SAMPLE_ID, _prediction, store_multi_turn_run
+
+    store = Store(tmp_path / "db.sqlite")
+    run_id = store_multi_turn_run(store)
+    exported = tmp_path / "predictions.jsonl"
+    exported.write_text("".join(line + "\n" for line in prediction_lines(store, run_id)), encoding="utf-8")
+    predictions, summary = match_predictions(exported, [_sample(SAMPLE_ID, 3)])
+    assert not summary.errors and predictions[SAMPLE_ID].extra == _prediction().extra
