@@ -234,3 +234,12 @@ def test_explore_shows_a_multi_turn_item_as_a_transcript_with_state_diffs_and_th
                 assert not sideways, sideways
         assert "<script>alert(1)" not in page.content()
     assert not problems, "\n".join(problems)
+
+
+def test_everything_in_a_rollout_is_escaped():
+    hostile = "<img src=x onerror=alert(1)>"
+    turn = {"query": [{"role": hostile, "content": hostile}], "state": {"Files": {hostile: hostile}},
+            "steps": [{"text": hostile, "calls": [hostile], "decode_error": hostile, "results": [hostile]}]}
+    page = rollout_html(hostile, [turn], {"Files": {}}, failed_turn=0, differences={hostile: {"model": hostile,
+                        "ground_truth": 1}}, missing_items=[hostile], turn_states=[{hostile: hostile}], failure_note=hostile)
+    assert hostile not in page and page.count("&lt;img src=x onerror=alert(1)&gt;") >= 10
