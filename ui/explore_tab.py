@@ -14,6 +14,13 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from evaluators.core.declarations import (
+    ROLLOUT_DIFFERENCES,
+    ROLLOUT_FAILED_TURN,
+    ROLLOUT_INITIAL_STATE,
+    ROLLOUT_MISSING_ITEMS,
+    ROLLOUT_TURN_STATES,
+)
 from evaluators.core.display_names import benchmark_title, error_type_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
@@ -25,6 +32,7 @@ from evaluators.service.redaction import shown_as_is
 from ui.api import ExploreViews, declare_explore_api
 from ui.context import READ_EVENT, AppContext
 from ui.format import escaped_block, picked_value, user_error
+from ui.rollout_view import is_rollout, rollout_html
 from ui.visitor import owner_of
 
 # The sample tables' headers as the page shows them; the API keeps the keys (SAMPLE_COLUMNS, COMPARE_COLUMNS).
@@ -140,6 +148,27 @@ def evidence_html(item: dict[str, Any]) -> str:
     return escaped_block(title, value)
 
 
+# What a rollout shows inside its turns (the state it starts from, the failed turn's checks): not shown again apart.
+ROLLOUT_CONTEXT = {"initial_state": ("prediction", ROLLOUT_INITIAL_STATE), "failed_turn": ("score", ROLLOUT_FAILED_TURN),
+                   "differences": ("score", ROLLOUT_DIFFERENCES), "missing_items": ("score", ROLLOUT_MISSING_ITEMS),
+                   "turn_states": ("score", ROLLOUT_TURN_STATES)}
+
+
+def evidence_parts(items: list[dict[str, Any]], checker_detail: str = "") -> list[str]:
+    """A sample's evidence items as HTML blocks, in order. The first rollout-rendered item of the render's shape is
+    shown as a rollout, with the evidence it reads (ROLLOUT_CONTEXT) inside it and the checker's detail at its failed
+    turn; every other item as evidence_html shows it (another rollout-rendered one as JSON)."""
+    rollout = next((item for item in items if item["render"] == "rollout" and is_rollout(item["value"])), None)
+    if rollout is None:
+        return [evidence_html(item) for item in items]
+    found = {(item["source"], item["key"]): item["value"] for item in items}
+    context = {name: found.get(where) for name, where in ROLLOUT_CONTEXT.items()}
+    used = set(ROLLOUT_CONTEXT.values())
+    return [rollout_html(str(rollout["title"]), rollout["value"], failure_note=checker_detail, **context)
+            if item is rollout else evidence_html(item)
+            for item in items if item is rollout or (item["source"], item["key"]) not in used]
+
+
 def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is) -> str:
     """Every model call made for the sample (the tested model's, a judge's, a simulated user's), each folded:
     its role and answer in the summary, the request's messages and the rest inside. Always escaped; a call's
@@ -197,7 +226,7 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
         escaped_block("Raw output", detail["raw_output"]),
         escaped_block("Native tool calls", detail["tool_calls"]),
         escaped_block("Decoded calls", detail["decoded"]),
-        *(evidence_html(item) for item in detail["evidence"]),
+        *evidence_parts(detail["evidence"], str(detail["detail"] or "")),
         escaped_block("Per-sample metrics", detail["metrics"]),
         events_html(detail["events"], context.redact_paths),
         escaped_block("Gold answer", detail["gold"]),

@@ -93,8 +93,23 @@ class Overview:
             raise ValueError(f"the overview's aggregate column {self.aggregate!r} must be one of its columns")
 
 
-# How Explore shows a piece of evidence: a JSON value, plain text, chat turns ({"role", "content"}), or code.
-EVIDENCE_RENDERS = ("json", "text", "transcript", "code")
+# How Explore shows a piece of evidence: a JSON value, plain text, chat turns ({"role", "content"}), code, or a
+# rollout against stateful environments (see ROLLOUT_* below).
+EVIDENCE_RENDERS = ("json", "text", "transcript", "code", "rollout")
+# A "rollout" is a list of turns, each {"query": [{"role", "content"}], "steps": [{"text", "calls": [str] | None,
+# "decode_error": str | None, "results": [str]}], "state": {name: {attribute: value}}} (the state after the turn),
+# or, without that evidence, a list of turns each a list of the model's step texts. Explore shows each turn's
+# state as what changed since the turn before (the first turn: since the prediction's ROLLOUT_INITIAL_STATE), and
+# marks the turn the score's ROLLOUT_FAILED_TURN names (0-based) with its ROLLOUT_DIFFERENCES (attribute ->
+# {"model", "ground_truth"}) and ROLLOUT_MISSING_ITEMS (expected results the model's lack). The score's
+# ROLLOUT_TURN_STATES, per turn {"model": state, "ground_truth": state} (what the checker compared), is shown folded
+# in each turn, and its model state stands in for a turn that kept none. Only the first rollout a sample has is
+# shown so; any other rollout-rendered kind is shown as JSON.
+ROLLOUT_INITIAL_STATE = "initial_state"
+ROLLOUT_FAILED_TURN = "failed_turn"
+ROLLOUT_DIFFERENCES = "differences"
+ROLLOUT_MISSING_ITEMS = "missing_items"
+ROLLOUT_TURN_STATES = "turn_states"
 # Where it is read: the prediction's evidence (`Prediction.extra[key]`, kept when the model answered) or the
 # score's metadata (`SampleScore.metadata[key]`, made by the pure checker).
 EVIDENCE_SOURCES = ("prediction", "score")

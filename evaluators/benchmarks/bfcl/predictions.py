@@ -1,15 +1,27 @@
 """BFCL predictions: JSON Lines `{"id", "output"}` (the raw model text) and/or `tool_calls`; or the official
 result layout, `BFCL_v4_<category>_result.json` files (a folder or a zip of them) whose lines hold
-`{"id", "result", …}` with `result` the raw text (prompt mode) or a list of `{name: arguments}` (FC mode)."""
+`{"id", "result", …}` with `result` the raw text (prompt mode) or a list of `{name: arguments}` (FC mode).
+A multi-turn item's line holds its model text per turn and step instead: see multi_turn/uploads.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import category_of_id
+from evaluators.benchmarks.bfcl.categories import category_of_id, is_multi_turn
+from evaluators.benchmarks.bfcl.multi_turn.uploads import multi_turn_prediction
 from evaluators.core.errors import PredictionsError
 from evaluators.core.predictions import PredictionReader, Row, text_prediction
 from evaluators.core.types import Prediction, Sample, ToolCall
+
+
+def category_of_upload_id(sample_id: str) -> str | None:
+    """The category of an official id in an upload, the multi-turn ones among them (whether or not the benchmark's
+    subsets hold them yet); None for any other."""
+    category = category_of_id(sample_id)
+    if category is not None:
+        return category
+    candidate = sample_id.rpartition("_")[0]
+    return candidate if is_multi_turn(candidate) else None
 
 
 def _official_fc_calls(result: list[Any], row: Row) -> list[ToolCall]:
@@ -29,6 +41,8 @@ def _official_fc_calls(result: list[Any], row: Row) -> list[ToolCall]:
 
 def to_prediction(row: Row, sample: Sample) -> Prediction:
     data = row.data
+    if is_multi_turn(sample.subset):
+        return multi_turn_prediction(row, sample)
     if "output" not in data and isinstance(data.get("result"), list):
         return Prediction(sample.id, tool_calls=_official_fc_calls(data["result"], row), source_line=row.line)
     if "output" not in data and "result" in data and not isinstance(data["result"], str):
@@ -36,6 +50,6 @@ def to_prediction(row: Row, sample: Sample) -> Prediction:
                                f"calls, got {type(data['result']).__name__}", row.where, row.line)
     return text_prediction(row, sample)
 
-READER = PredictionReader(category_of_id, to_prediction)
+READER = PredictionReader(category_of_upload_id, to_prediction)
 match_predictions = READER.match
 read_predictions = READER.read

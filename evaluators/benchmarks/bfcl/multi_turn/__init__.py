@@ -1,0 +1,1 @@
+"""BFCL's multi-turn categories: several user turns against stateful environments, steps per turn."""
