@@ -17,6 +17,7 @@ from evaluators.benchmarks.bfcl.categories import (
 )
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, load
+from evaluators.benchmarks.bfcl.multi_turn.evidence import MULTI_TURN_EVIDENCE
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
 from evaluators.benchmarks.bfcl.prompts import build_request
 from evaluators.benchmarks.bfcl.report import LIVE_AST, NON_LIVE_AST_REST, SIMPLE_AST, summarize
@@ -170,6 +171,7 @@ BENCHMARK = Benchmark(
     prompt_styles=(OFFICIAL_STYLE,),  # request_profile refuses any other style
     subset_of_id=category_of_id,
     titles=TITLES,
+    evidence=MULTI_TURN_EVIDENCE,
     layout=BoardLayout(
         view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN),
         run_values=run_values, published_values=published_values, sort_by="live_ast",
