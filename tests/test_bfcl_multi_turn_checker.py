@@ -11,6 +11,7 @@ import pytest
 
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import load
+from evaluators.benchmarks.bfcl.multi_turn import env_host
 from evaluators.benchmarks.bfcl.multi_turn.checker import check, decode_turns, strict_multi_turn_irrelevance
 from evaluators.benchmarks.bfcl.multi_turn.checker import score as score_multi_turn
 from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost
@@ -28,18 +29,14 @@ def samples(bfcl_official: BfclOfficial) -> dict[str, Sample]:
         return {s.id: s for s in load(subsets=["multi_turn_base", "multi_turn_miss_func"])}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def host(bfcl_official: BfclOfficial):
+    """`score` runs the checker on the process's shared host: this one while the module runs."""
     host = EnvironmentHost(workers=1, call_seconds=2.0, wheel=bfcl_official.wheel)
-    yield host
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(env_host, "_shared", host)
+        yield host
     host.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def _shared_host_is_ours(host: EnvironmentHost, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evaluators.benchmarks.bfcl.multi_turn import env_host
-
-    monkeypatch.setattr(env_host, "_shared", host)
 
 
 def _score(sample: Sample, turns, mode: str = "official"):

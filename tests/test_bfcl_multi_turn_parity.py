@@ -20,6 +20,7 @@ import pytest
 from evaluators.benchmarks.bfcl.categories import MULTI_TURN
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import load
+from evaluators.benchmarks.bfcl.multi_turn import env_host
 from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost
 from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
 from evaluators.core.types import Prediction, Sample, SampleScore
@@ -79,8 +80,11 @@ def official_checker():
 
 @pytest.fixture(scope="module")
 def host(bfcl_official: BfclOfficial):
+    """`score` runs the checker on the process's shared host: this one while the module runs."""
     host = EnvironmentHost(workers=2, wheel=bfcl_official.wheel)
-    yield host
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(env_host, "_shared", host)
+        yield host
     host.shutdown()
 
 
@@ -114,14 +118,6 @@ def scored_sets(samples: list[Sample], official_checker, host: EnvironmentHost,
                 for s in samples}
         scored[name] = ScoredSet(answers, kinds, ours, read_official(work / name))
     return scored
-
-
-@pytest.fixture(autouse=True)
-def _shared_host_is_ours(host: EnvironmentHost, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`score` runs the checker on the process's shared host: the module's host here."""
-    from evaluators.benchmarks.bfcl.multi_turn import env_host
-
-    monkeypatch.setattr(env_host, "_shared", host)
 
 
 @pytest.mark.parametrize("name", SETS)

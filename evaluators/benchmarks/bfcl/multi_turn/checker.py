@@ -176,8 +176,9 @@ def run_official_checker(worker: Any, request: dict[str, Any]) -> dict[str, Any]
     entry, decoded, gold, model_name = request["entry"], request["decoded"], request["gold"], request["model_name"]
 
     def environment(namespace: str) -> Environment:
-        return worker.environment(entry["involved_classes"], entry["initial_config"], namespace, entry["id"],
+        opened: Environment = worker.environment(entry["involved_classes"], entry["initial_config"], namespace, entry["id"],
                                   entry["long_context"])
+        return opened
 
     model = environment(model_name + "_eval")
     ground_truth = environment(model_name + "_ground_truth_eval")

@@ -32,10 +32,11 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evaluators.benchmarks.bfcl.wheel import pinned_wheel
 from evaluators.core.types import Sample
@@ -51,6 +52,7 @@ ENVIRONMENT_LIMIT = "environment_limit"
 WORKER_MODULE = "evaluators.benchmarks.bfcl.multi_turn.worker"
 _PROJECT_ROOT = Path(__file__).resolve().parents[4]
 _STDERR_TAIL = 4096
+_T = TypeVar("_T")
 
 
 class EnvironmentLimit(Exception):
@@ -269,7 +271,7 @@ class EnvironmentHost:
 
     # ---- async API: each worker's requests run on its own thread ----
 
-    async def _in_slot(self, index: int, function: Any, *args: Any) -> Any:
+    async def _in_slot(self, index: int, function: Callable[..., _T], *args: Any) -> _T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._slots[index].executor, function, *args)
 
