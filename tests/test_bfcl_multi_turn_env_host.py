@@ -143,3 +143,21 @@ def test_the_worker_never_imports_the_rest_of_the_official_package(host: Environ
 def test_an_environment_host_needs_a_worker(bfcl_official: BfclOfficial, tmp_path: Path):
     with pytest.raises(ValueError):
         EnvironmentHost(workers=0, wheel=bfcl_official.wheel)
+
+
+def test_a_worker_killed_between_requests_is_replaced(bfcl_official: BfclOfficial, samples: dict[str, Sample]):
+    host = EnvironmentHost(workers=1, wheel=bfcl_official.wheel)
+    try:
+        sample = samples["multi_turn_base_0"]
+        session = host.open(sample, "m")
+        session.worker.process.kill()
+        session.worker.process.wait()
+        with pytest.raises(EnvironmentLimit):
+            host.execute(session, ["pwd()"])
+        assert session.ended == ENVIRONMENT_LIMIT
+        fresh = host.open(sample, "m")
+        assert fresh.worker is not session.worker
+        assert host.execute(fresh, ["pwd()"]) == ['{"current_working_directory": "/alex"}'] or host.execute(fresh, [])== []
+        host.close(fresh)
+    finally:
+        host.shutdown()

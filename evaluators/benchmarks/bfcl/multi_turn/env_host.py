@@ -185,6 +185,8 @@ class EnvironmentHost:
         """The slot's worker, started (again) when it has none or it was ended (caller holds the host lock)."""
         if self._closed:
             raise EnvironmentRequestError("the environment host was shut down")
+        if slot.worker is not None and not slot.worker.dead and slot.worker.process.poll() is not None:
+            slot.worker.kill()  # it ended between requests (e.g. killed from outside): its sessions are over
         if slot.worker is None or slot.worker.dead:
             worker = _Worker(self.wheel, self.memory_mb, self.call_seconds)
             worker.wait_ready()
