@@ -157,7 +157,7 @@ def test_a_worker_killed_between_requests_is_replaced(bfcl_official: BfclOfficia
         assert session.ended == ENVIRONMENT_LIMIT
         fresh = host.open(sample, "m")
         assert fresh.worker is not session.worker
-        assert host.execute(fresh, ["pwd()"]) == ['{"current_working_directory": "/alex"}'] or host.execute(fresh, [])== []
+        assert host.execute(fresh, ["pwd()"])[0].startswith('{"current_working_directory": ')
         host.close(fresh)
     finally:
         host.shutdown()
