@@ -313,6 +313,18 @@ def run_official_execution(venv: OfficialVenv, work: Path, cases: list[dict], ti
     return json.loads((work / "answers.json").read_text(encoding="utf-8"))
 
 
+def run_official_decode(venv: OfficialVenv, work: Path, texts: list[str], timeout: float = 300) -> list[dict]:
+    """default_decode_execute_prompting on each text: {"calls": [...]} or {"decode_error": exception name}."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
+    command = [str(venv.python), *DRIVER_FLAGS, __file__, "--decode", str(venv.stand_ins), str(work / "bfcl_root"),
+               str(work / "texts.json"), str(work / "decoded.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_subprocess_env())
+    if done.returncode != 0:
+        raise RuntimeError("the official decode failed:\n" + (done.stderr or done.stdout)[-4000:])
+    return json.loads((work / "decoded.json").read_text(encoding="utf-8"))
+
+
 # ---- the subprocess side: runs with the venv's Python only ------------------------------------------------
 
 
@@ -326,6 +338,9 @@ def _drive(argv: list[str]) -> None:
 
     if mode == "--execute":
         _drive_execution(Path(argv[3]), Path(argv[4]))
+        return
+    if mode == "--decode":
+        _drive_decode(Path(argv[3]), Path(argv[4]))
         return
     eval_runner = importlib.import_module("bfcl_eval.eval_checker.eval_runner")
     eval_runner.get_handler(PROMPT_MODEL)
@@ -354,6 +369,19 @@ def _drive_execution(cases_file: Path, answers_file: Path) -> None:
         results, _ = execute(calls, case["initial_config"], case["involved_classes"], case["model_name"],
                              case["item_id"], long_context=case["long_context"], is_evaL_run=False)
         answers.append({"calls": calls, "results": results})
+    answers_file.write_text(json.dumps(answers), encoding="utf-8")
+
+
+def _drive_decode(texts_file: Path, answers_file: Path) -> None:
+    import importlib
+
+    decode = importlib.import_module("bfcl_eval.model_handler.utils").default_decode_execute_prompting
+    answers = []
+    for text in json.loads(texts_file.read_text(encoding="utf-8")):
+        try:
+            answers.append({"calls": decode(text)})
+        except Exception as error:  # noqa: BLE001 - what the official decode raises is the answer
+            answers.append({"decode_error": type(error).__name__})
     answers_file.write_text(json.dumps(answers), encoding="utf-8")
 
 

@@ -174,3 +174,55 @@ def test_the_interpreter_gives_the_official_results_and_error_texts(official_exe
         assert mine == official, (index, TRICKY[index])
     for (_, _, text), mine, official in zip(DEVIATING, ours[len(TRICKY):], official_executions[len(TRICKY):]):
         assert mine["results"] == [text] != official["results"]
+
+
+# Model texts whose execute decode is easy to get wrong; with every step text of the oracle and two mutated sets.
+DECODE_TEXTS = [
+    "cd(folder='a')", "[cd(folder='a'), ls()]", "```\nls(a=True)\n```", "```python\nls(a=True)\n```", "'ls()'",
+    "f(x=1e10, y=-0.0, z=1_000, w=0x1F, v=True, u=None)", "f(x=(1, (2, 3)), y=[], z={'k': [1, {'n': None}]})",
+    "f(x={'a': {'b': 1}, 'c': 2})", "f(x={'g': {'h': {'i': 1}}})", "f(x={'g': {}})", "f(x={})", "f(x=[{}])",
+    "f(x={'q\\'s': 1})", "f(x='It\\'s \"quoted\"')", "f(x='é ☃ \\n tab\\t')", "f(x=b'bytes')", "f(x=...)",
+    "f(x=float('inf'))", "f(x=1+2j)", "f(x=3-4j)", "f(x=-5, y=+5, z=not True)", "f(x=2**10)", "f(x='a' + 'b')",
+    "f(x=a.b)", "f(x=lambda: 1)", "f(x={1, 2})", "f(x=[i for i in range(3)])", "f(x=g(1))", "f(x=g(y=h(z=1)))",
+    "f(1, 2, x=3)", "f(**{'a': 1})", "a.b.c(x=1)", "f()[0]", "[f(), 2]", "f(x=1)\ng(y=2)", "", "   ", "[]",
+    "I will call cd now.", "f(x=d['k'])", "f(x=\"\"\"multi\nline\"\"\")",
+]
+
+
+@pytest.fixture(scope="module")
+def decode_corpus(bfcl_official) -> list[str]:
+    from evaluators.benchmarks.bfcl.categories import MULTI_TURN
+    from evaluators.benchmarks.bfcl.data import load
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from tests.bfcl_multi_turn_mutations import mutated_answer, oracle_answer
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+        patch.delenv("TOOLBOARD_DATA_DIR", raising=False)
+        samples = load(subsets=list(MULTI_TURN))
+    texts = set(DECODE_TEXTS)
+    for sample in samples:
+        for turns in (oracle_answer(sample), mutated_answer(sample, 0)[1], mutated_answer(sample, 1)[1]):
+            texts.update(step for turn in turns for step in turn)
+    return sorted(texts)
+
+
+def test_the_execute_decode_equals_the_official_on_every_text(decode_corpus: list[str],
+                                                              tmp_path_factory: pytest.TempPathFactory):
+    from tests.bfcl_official_venv import VenvUnavailable, official_venv, run_official_decode
+
+    try:
+        venv = official_venv()
+    except VenvUnavailable as reason:
+        pytest.skip(f"the official bfcl-eval 2026.3.23 venv could not be built: {reason}")
+    official = run_official_decode(venv, tmp_path_factory.mktemp("official_decode"), decode_corpus)
+    differ = []
+    for text, answer in zip(decode_corpus, official):
+        try:
+            ours: dict = {"calls": official_call_texts(text)}
+        except DecodeFailure:
+            ours = {"decode_error": True}
+        if ("decode_error" in ours) != ("decode_error" in answer) or ours.get("calls") != answer.get("calls"):
+            differ.append(f"{text!r}: ours {ours} official {answer}")
+    assert len(decode_corpus) > 1000
+    assert not differ, "\n".join(differ[:30])
