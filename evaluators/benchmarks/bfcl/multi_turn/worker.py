@@ -27,10 +27,15 @@ EXIT_MEMORY = 3
 
 
 def _limit_memory(megabytes: int) -> None:
+    """RLIMIT_AS; where the system refuses it (macOS caps some limits) the worker runs with the per-call time
+    limit only, and says so on stderr."""
     import resource
 
     limit = megabytes * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError) as exc:
+        print(f"environment worker: no memory limit on this system ({exc})", file=sys.stderr)
 
 
 class Worker:
