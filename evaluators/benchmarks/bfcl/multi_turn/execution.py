@@ -8,7 +8,7 @@ Main process (decoding; pure):
 - `is_empty_execute_response(calls) -> bool`: the official check (no call, or one empty call).
 
 Worker process (execution; environments.py has loaded the official classes):
-- `open_environment(config, involved_classes, initial_config, namespace, item_id, long_context)`: the
+- `open_environment(classes, initial_config, namespace, item_id, long_context, stateless, omit_state)`: the
   instances as `execute_multi_turn_func_call` creates them (class(); `_load_scenario(deepcopy(config),
   long_context=...)` for stateful classes), under the official instance names
   (official_instance_name: f"{namespace}_{item_id}_{class}_instance" with [-./:] -> _), and the official map
@@ -16,9 +16,9 @@ Worker process (execution; environments.py has loaded the official classes):
 - `execute_call_texts(environment, call_texts) -> list[str]`: per text, exactly as the official loop:
   official_rewrites_method_names (the `_process_method_calls` regex, also inside string literals),
   official_blocked_names (on the rewritten text), then `ast.parse(text, "<string>", "eval")` + compile (the
-  same SyntaxErrors eval raises, nothing run) and `interpret` (below); official_result_text for the value, and
+  same SyntaxErrors eval raises, nothing run) and the Interpreter (below); official_result_text for the value, and
   `Error during execution: <str(exc)>` for any exception.
-- `interpret`: constants, unary operators, +/- (complex numbers print as `(1+2j)`), list/tuple/set/dict
+- `Interpreter`: constants, unary operators, +/- (complex numbers print as `(1+2j)`), list/tuple/set/dict
   displays, names (an instance name -> its instance; any other -> NameError "name 'x' is not defined"),
   `instance.method` attributes, and calls (func, then positional, then keyword arguments, evaluated in
   eval's order: nested calls ARE executed). Documented deviations (counted by tests):
