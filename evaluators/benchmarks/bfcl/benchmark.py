@@ -29,9 +29,6 @@ from evaluators.core.registry import Benchmark
 # The board's figures in the order of the official overall table (Overall, Non-Live, Live, Multi Turn, …).
 SUMMARY_COLUMNS = ("overall", "non_live_ast", "live_ast", "multi_turn", "irrelevance_detection", "relevance_detection",
                    "non_live_simple_ast")
-# The multi-turn categories that are subsets: all four once categories.CATEGORIES lists them (until then none, so
-# no group or title names a subset that does not exist yet).
-MULTI_TURN_SUBSETS = tuple(c for c in MULTI_TURN if c in CATEGORIES)
 GROUPS = {
     "non_live": NON_LIVE,
     "live": LIVE,
@@ -40,7 +37,8 @@ GROUPS = {
     "live_ast": LIVE_AST,
     "irrelevance_detection": IRRELEVANCE,
     "relevance_detection": RELEVANCE,
-    **({"single_turn": SINGLE_TURN, "multi_turn": MULTI_TURN_SUBSETS} if MULTI_TURN_SUBSETS else {}),
+    "single_turn": SINGLE_TURN,
+    "multi_turn": MULTI_TURN,
     "all": CATEGORIES,
 }
 ALL_VIEW = "all"
@@ -59,12 +57,12 @@ TITLES = {
     "live_parallel_multiple": "Live parallel multiple",
     "live_irrelevance": "Live irrelevance",
     "live_relevance": "Live relevance",
-    **({"multi_turn_base": "Multi-turn base",
-        "multi_turn_miss_func": "Multi-turn missing function",
-        "multi_turn_miss_param": "Multi-turn missing parameter",
-        "multi_turn_long_context": "Multi-turn long context",
-        "single_turn": "Single-turn",
-        "multi_turn": "Multi-turn"} if MULTI_TURN_SUBSETS else {}),
+    "multi_turn_base": "Multi-turn base",
+    "multi_turn_miss_func": "Multi-turn missing function",
+    "multi_turn_miss_param": "Multi-turn missing parameter",
+    "multi_turn_long_context": "Multi-turn long context",
+    "single_turn": "Single-turn",
+    "multi_turn": "Multi-turn",
     "non_live": "Non-live",
     "live": "Live",
     "ast": "AST categories",
