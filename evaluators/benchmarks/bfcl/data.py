@@ -1,5 +1,7 @@
-"""Reading the 13 single-turn BFCL v4 categories: from a folder laid out like the wheel's `bfcl_eval/data/`
-(`BFCL_v4_<category>.json` + `possible_answer/`), else straight from the pinned wheel."""
+"""Reading the BFCL v4 categories: from a folder laid out like the wheel's `bfcl_eval/data/`
+(`BFCL_v4_<category>.json` + `possible_answer/`, and `multi_turn_func_doc/` for the multi-turn ones), else
+straight from the pinned wheel. The 13 single-turn categories are read here, the 4 multi-turn ones by
+multi_turn/data.py."""
 
 from __future__ import annotations
 
@@ -8,7 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES, NO_ANSWER, category_of_id, language_of
+from evaluators.benchmarks.bfcl.categories import (
+    CATEGORIES,
+    MULTI_TURN,
+    NO_ANSWER,
+    SINGLE_TURN,
+    category_of_id,
+    is_multi_turn,
+    language_of,
+)
+from evaluators.benchmarks.bfcl.multi_turn.data import load_multi_turn_category
 from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, VERSION, WHEEL_NAME, pinned_wheel, read_member
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import decode_utf8, iter_json_lines
@@ -53,7 +64,7 @@ class DataSource:
 def find_data_folder(root: Path) -> Path | None:
     """The folder holding `BFCL_v4_<category>.json`: `root` itself or `root/bfcl/`."""
     for candidate in (root, root / "bfcl"):
-        if any((candidate / category_file(category)).is_file() for category in CATEGORIES):
+        if any((candidate / category_file(category)).is_file() for category in SINGLE_TURN + MULTI_TURN):
             return candidate
     return None
 
@@ -146,16 +157,20 @@ def load(
     subsets: Sequence[str] | None = None,
     limit: int | None = None,
 ) -> list[Sample]:
-    """Samples of the chosen categories (all 13 by default) in the official order; `limit` caps each one.
-    `language` is accepted for the common signature: BFCL has one (English) set."""
+    """Samples of the chosen categories (all of CATEGORIES by default) in the official order; `limit` caps each
+    one. `language` is accepted for the common signature: BFCL has one (English) set."""
+    known = SINGLE_TURN + MULTI_TURN
     chosen = list(subsets or CATEGORIES)
-    unknown = [name for name in chosen if name not in CATEGORIES]
+    unknown = [name for name in chosen if name not in known]
     if unknown:
-        raise DataError(f"unknown BFCL categories: {', '.join(unknown)}; known: {', '.join(CATEGORIES)}")
+        raise DataError(f"unknown BFCL categories: {', '.join(unknown)}; known: {', '.join(known)}")
     source = data_source(data_dir)
     samples: list[Sample] = []
-    for category in CATEGORIES:
+    for category in known:
         if category in chosen:
-            rows = load_category(source, category)
+            if is_multi_turn(category):
+                rows = load_multi_turn_category(source, category)
+            else:
+                rows = load_category(source, category)
             samples.extend(rows[:limit] if limit else rows)
     return samples

@@ -1,0 +1,300 @@
+"""The environment host: a small pool of worker processes (worker.py) in which the official environment classes
+run, each with bounded memory (RLIMIT_AS) and a time limit per call. Thread- and task-safe; sync and async.
+
+API (stable; rollouts and the checker use it):
+```
+host = EnvironmentHost(workers=2, memory_mb=1024, call_seconds=10.0, wheel=None)   # or shared_host()
+session = host.open(sample, namespace)           # the sample's involved classes, loaded from initial_config
+results = host.execute(session, call_texts)      # list[str]: the official result text of each call
+state = host.state(session)                      # {class_name: {attr: JSON-safe}} (evidence only)
+host.close(session)
+await host.open_async(...) / execute_async(...) / state_async(...) / close_async(...)
+host.check(request) / await host.check_async(request)   # checker.py's worker side (see checker.py)
+host.shutdown()
+```
+`namespace` is the official instance-name prefix: for a rollout the model name with / - . as _
+(`rollout_namespace`); the checker uses model_name + "_eval" and model_name + "_ground_truth_eval" itself.
+A session lives in one worker. When a worker is killed (a call past the time limit, memory exhausted, the
+process gone) every session it held ends: the call in progress and every later call on those sessions raise
+EnvironmentLimit (`session.ended == "environment_limit"`), and the host starts a fresh worker for new sessions.
+A request the worker refuses (an unknown class or session) raises EnvironmentRequestError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import collections
+import itertools
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaluators.benchmarks.bfcl.wheel import pinned_wheel
+from evaluators.core.types import Sample
+
+DEFAULT_WORKERS = 2
+DEFAULT_MEMORY_MB = 1024
+DEFAULT_CALL_SECONDS = 10.0
+# Starting a worker: a Python process, the wheel's hash, the modules compiled (slow on a shared CPU).
+START_SECONDS = 120.0
+# The host's own deadline beyond the worker's per-call limits (the worker ends itself first).
+SLACK_SECONDS = 10.0
+ENVIRONMENT_LIMIT = "environment_limit"
+WORKER_MODULE = "evaluators.benchmarks.bfcl.multi_turn.worker"
+_PROJECT_ROOT = Path(__file__).resolve().parents[4]
+_STDERR_TAIL = 4096
+
+
+class EnvironmentLimit(Exception):
+    """The session's worker exceeded its memory or time limit (or died) and was ended; the session is over."""
+
+
+class EnvironmentRequestError(Exception):
+    """The worker refused a request (an unknown class, a closed session, a malformed request)."""
+
+
+def rollout_namespace(model_name: str) -> str:
+    """The official `model_name_underline_replaced`: the model name with / - . as _."""
+    return model_name.replace("/", "_").replace("-", "_").replace(".", "_")
+
+
+@dataclass(eq=False)
+class Session:
+    id: str
+    item_id: str
+    slot: int
+    worker: _Worker
+    ended: str | None = None
+
+
+class _Worker:
+    """One worker process and the thread reading its replies."""
+
+    def __init__(self, wheel: Path, memory_mb: int, call_seconds: float):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", WORKER_MODULE, str(wheel), str(memory_mb), str(call_seconds)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+            encoding="utf-8", bufsize=1)
+        self.replies: queue.Queue[str | None] = queue.Queue()
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=64)
+        self.lock = threading.Lock()
+        self.sessions: set[str] = set()
+        self.dead = False
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.replies.put(line)
+        self.replies.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr_tail.append(line[:_STDERR_TAIL])
+
+    def wait_ready(self) -> None:
+        reply = self._reply(START_SECONDS)
+        if reply is None or not reply.get("ready"):
+            self.kill()
+            tail = "".join(self.stderr_tail)[-_STDERR_TAIL:]
+            raise EnvironmentRequestError(f"the environment worker did not start (exit code {self.process.poll()}): "
+                                          f"{tail.strip() or 'no output'}")
+
+    def _reply(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            line = self.replies.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        return None if line is None else json.loads(line)
+
+    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One request and its reply (the caller holds `lock`); None-like failures kill the worker."""
+        if self.dead:
+            raise EnvironmentLimit("the environment worker was ended")
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(json.dumps(payload) + "\n")
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            self.kill()
+            raise EnvironmentLimit("the environment worker is gone") from None
+        reply = self._reply(timeout)
+        if reply is None:
+            self.kill()
+            raise EnvironmentLimit(f"the environment worker exceeded its limits (exit code {self.process.poll()})")
+        if not reply.get("ok"):
+            raise EnvironmentRequestError(str(reply.get("error")))
+        return reply
+
+    def kill(self) -> None:
+        self.dead = True
+        if self.process.poll() is None:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+
+@dataclass
+class _Slot:
+    executor: ThreadPoolExecutor
+    worker: _Worker | None = None
+    ended_sessions: set[str] = field(default_factory=set)
+
+
+class EnvironmentHost:
+    def __init__(self, workers: int = DEFAULT_WORKERS, memory_mb: int = DEFAULT_MEMORY_MB,
+                 call_seconds: float = DEFAULT_CALL_SECONDS, wheel: Path | None = None):
+        if workers < 1:
+            raise ValueError("an environment host needs at least one worker")
+        self.wheel = wheel or pinned_wheel()
+        self.memory_mb = memory_mb
+        self.call_seconds = call_seconds
+        self._slots = [_Slot(ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"bfcl-env-{index}"))
+                       for index in range(workers)]
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._closed = False
+
+    # ---- workers ----
+
+    def _live_worker(self, slot: _Slot) -> _Worker:
+        """The slot's worker, started (again) when it has none or it was ended (caller holds the host lock)."""
+        if self._closed:
+            raise EnvironmentRequestError("the environment host was shut down")
+        if slot.worker is None or slot.worker.dead:
+            worker = _Worker(self.wheel, self.memory_mb, self.call_seconds)
+            worker.wait_ready()
+            slot.worker = worker
+        return slot.worker
+
+    def _pick_slot(self) -> int:
+        with self._lock:
+            return min(range(len(self._slots)), key=lambda index: (
+                len(self._slots[index].worker.sessions) if self._slots[index].worker and not
+                self._slots[index].worker.dead else 0, index))
+
+    def _call(self, session: Session, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if session.ended:
+            raise EnvironmentLimit(f"the session ended: {session.ended}")
+        worker = session.worker
+        with worker.lock:
+            try:
+                return worker.request(payload, timeout)
+            except EnvironmentLimit:
+                self._end_sessions(worker)
+                session.ended = ENVIRONMENT_LIMIT
+                raise
+
+    def _end_sessions(self, worker: _Worker) -> None:
+        worker.sessions.clear()
+
+    # ---- sync API ----
+
+    def open(self, sample: Sample, namespace: str, slot: int | None = None) -> Session:
+        """A session with the sample's involved classes, loaded from its initial_config."""
+        index = self._pick_slot() if slot is None else slot
+        with self._lock:
+            worker = self._live_worker(self._slots[index])
+        session = Session(id=f"s{next(self._ids)}", item_id=sample.id, slot=index, worker=worker)
+        with worker.lock:
+            worker.request({"op": "open", "session": session.id, "classes": sample.input["involved_classes"],
+                            "initial_config": sample.input["initial_config"], "namespace": namespace,
+                            "item_id": sample.id, "long_context": bool(sample.meta.get("long_context"))},
+                           self.call_seconds * len(sample.input["involved_classes"]) + SLACK_SECONDS)
+            worker.sessions.add(session.id)
+        return session
+
+    def execute(self, session: Session, call_texts: list[str]) -> list[str]:
+        reply = self._call(session, {"op": "execute", "session": session.id, "calls": list(call_texts)},
+                           self.call_seconds * (len(call_texts) + 1) + SLACK_SECONDS)
+        return list(reply["results"])
+
+    def state(self, session: Session) -> dict[str, dict[str, Any]]:
+        return dict(self._call(session, {"op": "state", "session": session.id},
+                               self.call_seconds + SLACK_SECONDS)["state"])
+
+    def close(self, session: Session) -> None:
+        if session.ended or session.worker.dead:
+            session.ended = session.ended or ENVIRONMENT_LIMIT
+            return
+        self._call(session, {"op": "close", "session": session.id}, SLACK_SECONDS)
+        session.worker.sessions.discard(session.id)
+        session.ended = "closed"
+
+    def check(self, request: dict[str, Any], calls: int = 0) -> dict[str, Any]:
+        """checker.py's worker-side checker on a request; `calls` (how many calls it runs) sets the deadline."""
+        index = self._pick_slot()
+        with self._lock:
+            worker = self._live_worker(self._slots[index])
+        with worker.lock:
+            try:
+                reply = worker.request({"op": "check", **request},
+                                       self.call_seconds * (calls + 4) + SLACK_SECONDS)
+            except EnvironmentLimit:
+                self._end_sessions(worker)
+                raise
+        return dict(reply["result"])
+
+    # ---- async API: each worker's requests run on its own thread ----
+
+    async def _in_slot(self, index: int, function: Any, *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._slots[index].executor, function, *args)
+
+    async def open_async(self, sample: Sample, namespace: str) -> Session:
+        index = self._pick_slot()
+        return await self._in_slot(index, self.open, sample, namespace, index)
+
+    async def execute_async(self, session: Session, call_texts: list[str]) -> list[str]:
+        return await self._in_slot(session.slot, self.execute, session, call_texts)
+
+    async def state_async(self, session: Session) -> dict[str, dict[str, Any]]:
+        return await self._in_slot(session.slot, self.state, session)
+
+    async def close_async(self, session: Session) -> None:
+        await self._in_slot(session.slot, self.close, session)
+
+    async def check_async(self, request: dict[str, Any], calls: int = 0) -> dict[str, Any]:
+        return await asyncio.get_running_loop().run_in_executor(None, self.check, request, calls)
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._closed = True
+            for slot in self._slots:
+                if slot.worker is not None:
+                    slot.worker.kill()
+                slot.executor.shutdown(wait=False)
+
+
+_shared: EnvironmentHost | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_host() -> EnvironmentHost:
+    """The process's host (started on first use, shut down at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared._closed:
+            _shared = EnvironmentHost()
+            atexit.register(_shared.shutdown)
+        return _shared

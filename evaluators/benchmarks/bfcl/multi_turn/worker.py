@@ -1,0 +1,139 @@
+"""An environment worker process: the official environment classes (environments.py) run here and nowhere
+else. Started by env_host.py as `python -m evaluators.benchmarks.bfcl.multi_turn.worker WHEEL MEMORY_MB
+CALL_SECONDS`; it limits its own address space (RLIMIT_AS), loads the classes from the hash-checked wheel and
+answers one JSON request per line on stdin with one JSON reply per line on stdout (anything the official code
+prints goes to stderr).
+
+Requests (`op`): open {session, classes, initial_config, namespace, item_id, long_context}; execute {session,
+calls}; state {session}; close {session}; check {entry, decoded, gold, model_name} (checker.py's worker side);
+ping. Replies: {"ok": true, ...} or {"ok": false, "error": text} (e.g. an unknown session or class).
+A call that runs longer than CALL_SECONDS, or memory running out, ends the process (exit codes below): the host
+sees it gone and ends every session it held with "environment_limit". The time limit is SIGALRM with its
+default action (the process ends with -14); memory running out ends it with EXIT_MEMORY.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+EXIT_MEMORY = 3
+
+
+def _limit_memory(megabytes: int) -> None:
+    import resource
+
+    limit = megabytes * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+class Worker:
+    def __init__(self, wheel: Path, call_seconds: float):
+        from evaluators.benchmarks.bfcl.multi_turn.environments import (
+            backend_config,
+            environment_class,
+            install_environment_finder,
+        )
+
+        install_environment_finder(wheel)
+        self.config = backend_config(wheel)
+        # Every class loaded before the memory limit is set.
+        self.classes = {name: environment_class(self.config, name) for name in self.config.classes}
+        self.call_seconds = call_seconds
+        self.sessions: dict[str, Any] = {}
+
+    @contextmanager
+    def time_limit(self) -> Iterator[None]:
+        """One call's time limit: past it the process ends (its state may be anything by then)."""
+        signal.setitimer(signal.ITIMER_REAL, self.call_seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def environment(self, classes: list[str], initial_config: dict, namespace: str, item_id: str,
+                    long_context: bool) -> Any:
+        from evaluators.benchmarks.bfcl.multi_turn.execution import open_environment
+
+        unknown = [name for name in classes if name not in self.classes]
+        if unknown:
+            raise ValueError(f"unknown environment classes {unknown}; known: {', '.join(self.classes)}")
+        loaded = {name: self.classes[name] for name in classes}
+        with self.time_limit():
+            return open_environment(loaded, initial_config, namespace, item_id, long_context,
+                                    self.config.stateless, self.config.omit_state)
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        from evaluators.benchmarks.bfcl.multi_turn.execution import execute_call_texts, public_state
+
+        op = request.get("op")
+        if op == "ping":
+            return {"ok": True}
+        if op == "open":
+            self.sessions[request["session"]] = self.environment(
+                request["classes"], request["initial_config"], request["namespace"], request["item_id"],
+                bool(request["long_context"]))
+            return {"ok": True}
+        if op == "check":
+            from evaluators.benchmarks.bfcl.multi_turn.checker import run_official_checker
+
+            return {"ok": True, "result": run_official_checker(self, request)}
+        session = self.sessions.get(request.get("session", ""))
+        if session is None:
+            return {"ok": False, "error": f"no open session {request.get('session')!r} in this worker"}
+        if op == "execute":
+            return {"ok": True, "results": execute_call_texts(session, request["calls"], self.time_limit),
+                    "deviations": dict(session.deviations)}
+        if op == "state":
+            return {"ok": True, "state": public_state(session)}
+        if op == "close":
+            del self.sessions[request["session"]]
+            return {"ok": True}
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+
+def serve(requests: IO[str], replies: IO[str], worker: Worker) -> None:
+    from evaluators.core.errors import DataError
+
+    for line in requests:
+        if not line.strip():
+            continue
+        try:
+            reply = worker.handle(json.loads(line))
+        except MemoryError:
+            os._exit(EXIT_MEMORY)
+        except (DataError, KeyError, TypeError, ValueError) as exc:
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        try:
+            text = json.dumps(reply)
+        except MemoryError:
+            os._exit(EXIT_MEMORY)
+        replies.write(text + "\n")
+        replies.flush()
+
+
+def main(argv: list[str]) -> None:
+    wheel, megabytes, call_seconds = Path(argv[0]), int(argv[1]), float(argv[2])
+    # The replies get their own copy of stdout; fd 1 and sys.stdout then point at stderr, so nothing the
+    # official code prints reaches the reply channel.
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    # SIGALRM's default action ends the process at once, even inside C code (a Decimal square root of ten
+    # million digits), where a Python handler would wait for the C call to return.
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    worker = Worker(wheel, call_seconds)
+    _limit_memory(megabytes)
+    replies.write(json.dumps({"ok": True, "ready": True}) + "\n")
+    replies.flush()
+    serve(sys.stdin, replies, worker)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
