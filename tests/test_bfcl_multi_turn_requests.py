@@ -109,3 +109,175 @@ def canonical(raw: bytes) -> tuple[bytes, dict[str, Any]]:
     body = json.loads(raw)
     messages = body.pop("messages")
     return json.dumps(messages, ensure_ascii=False, separators=(",", ":")).encode(), body
+
+
+# ---- the official loop and our rollouts against the same script ---------------------------------------------
+
+MODEL = "org/scripted-model-1.5"  # with / - . : the instances' namespace is the official replacement of them
+# Disjoint item numbers per category: items with the same number often share their first user message, which
+# the script finds an item by. Each plan is played on at least one item; miss_func 3-5 have holdout turns.
+PLANNED = {
+    "multi_turn_base": {0: "at_once", 1: "one_by_one", 2: "errors"},
+    "multi_turn_miss_func": {3: "at_once", 4: "one_by_one", 5: "step_limit"},
+    "multi_turn_miss_param": {6: "at_once", 7: "errors", 8: "one_by_one"},
+    "multi_turn_long_context": {9: "at_once", 10: "one_by_one", 11: "step_limit"},
+}
+
+
+def _official_venv() -> Any:
+    from tests.bfcl_official_venv import VenvUnavailable, official_venv
+
+    try:
+        return official_venv()
+    except VenvUnavailable as exc:
+        pytest.skip(f"the official BFCL venv cannot be built here: {exc}")
+
+
+def _venv_has_mpmath(venv: Any) -> bool:
+    import subprocess
+
+    return subprocess.run([str(venv.python), "-s", "-c", "import mpmath"], capture_output=True).returncode == 0
+
+
+def _planned_samples(wheel: Path, with_math: bool) -> tuple[list[Any], dict[str, str]]:
+    from evaluators.benchmarks.bfcl.categories import MULTI_TURN
+    from evaluators.benchmarks.bfcl.data import load
+
+    by_id = {sample.id: sample for sample in load(subsets=MULTI_TURN)}
+    samples, plans = [], {}
+    for category, numbers in PLANNED.items():
+        for number, plan in numbers.items():
+            sample = by_id[f"{category}_{number}"]
+            if with_math or "MathAPI" not in sample.input["involved_classes"]:
+                samples.append(sample)
+                plans[sample.id] = plan
+    return samples, plans
+
+
+async def _our_rollouts(samples: list[Any], base_url: str, wheel: Path) -> dict[str, Any]:
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost
+    from evaluators.benchmarks.bfcl.multi_turn.rollout import run_rollout
+
+    host = EnvironmentHost(workers=1, wheel=wheel)
+    client = ChatClient(ModelSettings(base_url=base_url, model=MODEL), use_cache=False)
+    try:
+        return {sample.id: await run_rollout(sample, client, host) for sample in samples}
+    finally:
+        await client.close()
+        host.shutdown()
+
+
+def _where(bodies: list[bytes], index: int) -> str:
+    from tests.bfcl_multi_turn_script import dialogue_position, first_user_text
+
+    messages = json.loads(bodies[index])["messages"]
+    turn, step = dialogue_position(messages)
+    return f"request {index} (item whose first message is {first_user_text(messages)[:60]!r}, turn {turn}, step {step})"
+
+
+def _first_difference(ours: bytes, official: bytes) -> str:
+    mine, theirs = json.loads(ours)["messages"], json.loads(official)["messages"]
+    for position, (left, right) in enumerate(zip(mine, theirs)):
+        if left != right or list(left) != list(right):
+            return f"message {position}:\n ours     {json.dumps(left)[:600]}\n official {json.dumps(right)[:600]}"
+    return f"{len(mine)} messages here, {len(theirs)} in the official request"
+
+
+def test_every_request_of_scripted_rollouts_equals_the_official_handlers(bfcl_official: Any, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from tests.bfcl_multi_turn_script import script_for
+    from tests.bfcl_official_venv import run_official_multi_turn
+
+    venv = _official_venv()
+    monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+    samples, plans = _planned_samples(bfcl_official.wheel, _venv_has_mpmath(venv))
+    assert {plan for plan in plans.values()} == {"at_once", "one_by_one", "errors", "step_limit"}
+    ids: dict[str, list[str]] = {}
+    for sample in samples:
+        ids.setdefault(sample.subset, []).append(sample.id)
+    with ScriptedServer(reply=script_for(samples, plans)) as server:
+        official = run_official_multi_turn(venv, tmp_path / "official", server.base_url, MODEL, ids)
+        official_bodies, server.raw_bodies = server.raw_bodies, []
+        predictions = asyncio.run(_our_rollouts(samples, server.base_url, bfcl_official.wheel))
+        our_bodies = server.raw_bodies
+    for index, (ours, theirs) in enumerate(zip(our_bodies, official_bodies)):
+        mine, their = canonical(ours), canonical(theirs)
+        assert mine[1] == their[1], f"{_where(official_bodies, index)}: fields {mine[1]} vs the official {their[1]}"
+        assert mine[0] == their[0], f"{_where(official_bodies, index)} differs at {_first_difference(ours, theirs)}"
+    assert len(our_bodies) == len(official_bodies) > 2 * 21, (len(our_bodies), len(official_bodies))
+    print(f"{len(samples)} items, {len(our_bodies)} requests equal byte for byte")
+    for sample in samples:
+        prediction = predictions[sample.id]
+        expected = [[text if text is not None else "" for text in turn] for turn in official[sample.id]]
+        assert prediction.extra["turns"] == expected, sample.id
+        assert prediction.error is None
+        stop = "force_terminated" if plans[sample.id] == "step_limit" else "completed"
+        assert prediction.extra["stop"] == stop, sample.id
+    # what the script played, seen in the requests and the evidence
+    step_limited = [p for sid, p in predictions.items() if plans[sid] == "step_limit"][0]
+    assert len(step_limited.extra["turns"]) == 1 and len(step_limited.extra["turns"][0]) == 21
+    errors = predictions[[sid for sid, plan in plans.items() if plan == "errors"][0]].extra["transcript"][0]["steps"]
+    assert errors[0]["results"][0] == "Error during execution: name 'no_such_function' is not defined"
+    assert "unexpected keyword argument 'bogus_argument'" in errors[0]["results"][1]
+    holdout = [sample for sample in samples if sample.input["missed_function"]][0]
+    turn = int(next(iter(holdout.input["missed_function"])))
+    query = predictions[holdout.id].extra["transcript"][turn]["query"]
+    assert len(query) == 1 and query[0]["content"].endswith("I have updated some more functions you can choose from. "
+                                                            "What about now?")
+    assert any(b'"reasoning_content":"step 0"' in body for body in official_bodies)
+    assert any(b'{"content":null,"role":"assistant"}' in body for body in official_bodies)
+
+
+def _no_call(body: dict[str, Any]) -> dict[str, Any]:
+    """Every turn ends at its first step: an empty answer on even turns, a text that does not decode on odd ones."""
+    from tests.bfcl_multi_turn_script import NOT_A_CALL, dialogue_position
+
+    turn, _ = dialogue_position(body["messages"])
+    return {"content": NOT_A_CALL if turn % 2 else ""}
+
+
+def test_the_first_request_of_every_turn_of_every_item_equals_the_official_handlers(
+        bfcl_official: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """All 800 items (those of the math environment when the venv can run it), each turn answered without a call:
+    the system prompt, every turn's messages and every holdout message, as the official loop sends them."""
+    from evaluators.benchmarks.bfcl.categories import MULTI_TURN
+    from evaluators.benchmarks.bfcl.data import load
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost
+    from evaluators.benchmarks.bfcl.multi_turn.rollout import run_rollout
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from tests.bfcl_official_venv import run_official_multi_turn
+
+    venv = _official_venv()
+    monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+    with_math = _venv_has_mpmath(venv)
+    samples = [s for s in load(subsets=MULTI_TURN) if with_math or "MathAPI" not in s.input["involved_classes"]]
+    ids: dict[str, list[str]] = {}
+    for sample in samples:
+        ids.setdefault(sample.subset, []).append(sample.id)
+    with ScriptedServer(reply=_no_call) as server:
+        run_official_multi_turn(venv, tmp_path / "official", server.base_url, MODEL, ids)
+        official, server.raw_bodies = server.raw_bodies, []
+        compared = 0
+
+        async def ours() -> None:
+            nonlocal compared
+            host = EnvironmentHost(workers=1, wheel=bfcl_official.wheel)
+            client = ChatClient(ModelSettings(base_url=server.base_url, model=MODEL), use_cache=False)
+            try:
+                for sample in samples:
+                    prediction = await run_rollout(sample, client, host)
+                    assert prediction.extra["stop"] == "completed" and len(prediction.extra["turns"]) == len(sample.gold)
+                    sent, server.raw_bodies = server.raw_bodies, []
+                    for body in sent:  # compared as they come, and let go: the bodies weigh ~100 MB in all
+                        assert canonical(body) == canonical(official[compared]), \
+                            f"{sample.id}: {_where(official, compared)} differs at {_first_difference(body, official[compared])}"
+                        official[compared] = b""
+                        compared += 1
+            finally:
+                await client.close()
+                host.shutdown()
+
+        asyncio.run(ours())
+    assert compared == len(official) == sum(len(sample.gold) for sample in samples)
+    print(f"{len(samples)} items, {compared} requests equal byte for byte")

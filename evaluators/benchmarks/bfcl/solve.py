@@ -67,7 +67,8 @@ def runs_multi_turn(config: RunSettings) -> bool:
 
 
 async def solve_multi_turn(sample: Sample, chat: Any, options: Mapping[str, Any]) -> Prediction:
-    """A rollout of the official prompting loop (multi_turn.rollout), its environments in the environment host."""
+    """A rollout of the official prompting loop (multi_turn.rollout), its environments in the process's shared
+    environment host."""
     if options.get("request_mode", "prompt") != "prompt":
         raise ToolboardError(MULTI_TURN_TOOLS_REFUSED)
     from evaluators.benchmarks.bfcl.multi_turn.rollout import run_rollout
