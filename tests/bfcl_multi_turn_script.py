@@ -13,6 +13,7 @@ the same requests get the same answers; each item follows a plan built from its 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -69,28 +70,41 @@ def answer(script: ItemScript, turn: int, step: int) -> dict[str, Any]:
     return {"content": ""}
 
 
+def opening_key(messages: list[dict[str, Any]]) -> str:
+    """What finds an item: its messages up to the first user message (the system prompt holds the item's
+    function docs, so items with the same question but other docs are told apart)."""
+    end = next(index for index, message in enumerate(messages) if message.get("role") == "user")
+    return json.dumps(messages[:end + 1], sort_keys=True)
+
+
 class MultiTurnScript:
-    """The server's reply function: item found by its first user message, then answer()."""
+    """The server's reply function: item found by its opening messages, then answer()."""
 
     def __init__(self, scripts: dict[str, ItemScript]):
         self.scripts = scripts
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body.get("messages") or []
-        script = self.scripts.get(first_user_text(messages))
+        script = self.scripts.get(opening_key(messages))
         if script is None:
             return {"content": "unknown item"}
         turn, step = dialogue_position(messages)
         return answer(script, turn, step)
 
 
-def script_for(samples: Iterable[Any], plans: dict[str, str]) -> MultiTurnScript:
-    """Scripts for the samples (each sample's plan by id, default at_once), keyed by their first user message;
-    two samples must not share it."""
+def script_for(samples: Iterable[Any], plans: dict[str, str], distinct: bool = True) -> MultiTurnScript:
+    """Scripts for the samples (each sample's plan by id, default at_once), keyed by their first request's
+    opening messages. `distinct`: two samples must not share those (else the first one's script serves both,
+    e.g. a long-context item and its base twin, whose first requests are the same)."""
+    from evaluators.benchmarks.bfcl.multi_turn.requests import multi_turn_texts, official_turn_messages
+
+    texts = multi_turn_texts()
     scripts: dict[str, ItemScript] = {}
     for sample in samples:
-        key = first_user_text(sample.input["question"][0])
+        key = opening_key(official_turn_messages(sample, 0, texts))
         if key in scripts:
-            raise ValueError(f"{sample.id} shares its first user message with another scripted item")
+            if distinct:
+                raise ValueError(f"{sample.id} opens with the same messages as another scripted item")
+            continue
         scripts[key] = ItemScript(plans.get(sample.id, "at_once"), sample.gold)
     return MultiTurnScript(scripts)
