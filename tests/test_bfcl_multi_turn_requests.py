@@ -281,3 +281,33 @@ def test_the_first_request_of_every_turn_of_every_item_equals_the_official_handl
         asyncio.run(ours())
     assert compared == len(official) == sum(len(sample.gold) for sample in samples)
     print(f"{len(samples)} items, {compared} requests equal byte for byte")
+
+
+def test_multi_turn_runs_are_prompt_mode_with_the_official_sampling(bfcl_official: Any, monkeypatch: pytest.MonkeyPatch):
+    from evaluators.benchmarks.bfcl.data import load
+    from evaluators.benchmarks.bfcl.prompts import build_request
+    from evaluators.benchmarks.bfcl.solve import request_profile, solve
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from evaluators.core.errors import ToolboardError
+    from evaluators.engine.settings import RunConfig
+
+    monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+    model = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m")
+    profile = request_profile(RunConfig("bfcl", model, subsets=("multi_turn_base", "simple_python")))
+    assert profile.sampling == {"single_turn": {"temperature": 0.001}, "multi_turn": {"temperature": 0.001, "store": False}}
+    chosen = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", temperature=0.3)
+    assert request_profile(RunConfig("bfcl", chosen, subsets=("multi_turn_base",))).sampling["multi_turn"] == {
+        "temperature": 0.3, "store": False}
+    assert "multi_turn" not in request_profile(RunConfig("bfcl", model, subsets=("simple_python",))).sampling
+    tools = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", request_mode="tools")
+    with pytest.raises(ToolboardError, match="multi-turn categories run in prompt mode only"):
+        request_profile(RunConfig("bfcl", tools, subsets=("multi_turn_miss_func",)))
+    request_profile(RunConfig("bfcl", tools, subsets=("simple_python",)))  # single-turn: as before
+    sample = load(subsets=("multi_turn_miss_func",), limit=1)[0]
+    with pytest.raises(ToolboardError, match="prompt mode only"):
+        asyncio.run(solve(sample, {"model": None}, {"request_mode": "tools"}))
+    # the benchmark's build_request gives an item's first request (the rollout builds the later ones)
+    first = build_request(sample)
+    assert first.sampling == OFFICIAL_MULTI_TURN_SAMPLING and [m["role"] for m in first.messages] == ["system", "user"]
+    with pytest.raises(ValueError, match="prompt mode only"):
+        build_request(sample, mode="tools")

@@ -25,7 +25,7 @@ TOOLS_MODE_DIFFERENCE = (
 )
 MULTI_TURN_TOOLS_REFUSED = (
     "the multi-turn categories run in prompt mode only (the official prompting loop); native tools mode covers "
-    "the single-turn categories: choose those with --subset, or use --request-mode prompt"
+    "the single-turn categories: choose those with --subset (e.g. the group single_turn), or use --request-mode prompt"
 )
 
 
