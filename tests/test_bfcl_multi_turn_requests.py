@@ -229,23 +229,19 @@ def test_every_request_of_scripted_rollouts_equals_the_official_handlers(bfcl_of
     assert any(b'{"content":null,"role":"assistant"}' in body for body in official_bodies)
 
 
-def _no_call(body: dict[str, Any]) -> dict[str, Any]:
-    """Every turn ends at its first step: an empty answer on even turns, a text that does not decode on odd ones."""
-    from tests.bfcl_multi_turn_script import NOT_A_CALL, dialogue_position
-
-    turn, _ = dialogue_position(body["messages"])
-    return {"content": NOT_A_CALL if turn % 2 else ""}
-
-
-def test_the_first_request_of_every_turn_of_every_item_equals_the_official_handlers(
+def test_every_request_of_every_item_played_with_its_ground_truth_equals_the_official_handlers(
         bfcl_official: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """All 800 items (those of the math environment when the venv can run it), each turn answered without a call:
-    the system prompt, every turn's messages and every holdout message, as the official loop sends them."""
+    """All 800 items (those of the math environment when the venv can run it), each turn answered with its
+    ground-truth calls and then without a call (a turn without calls: a text that does not decode): the system
+    prompt, every turn's and holdout message, every echoed answer and every execution result, as the official
+    loop sends them. Items opening with the same request as an earlier one (a long-context item and its base
+    twin) get that one's answers."""
     from evaluators.benchmarks.bfcl.categories import MULTI_TURN
     from evaluators.benchmarks.bfcl.data import load
     from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost
     from evaluators.benchmarks.bfcl.multi_turn.rollout import run_rollout
     from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from tests.bfcl_multi_turn_script import script_for
     from tests.bfcl_official_venv import run_official_multi_turn
 
     venv = _official_venv()
@@ -255,8 +251,8 @@ def test_the_first_request_of_every_turn_of_every_item_equals_the_official_handl
     ids: dict[str, list[str]] = {}
     for sample in samples:
         ids.setdefault(sample.subset, []).append(sample.id)
-    with ScriptedServer(reply=_no_call) as server:
-        run_official_multi_turn(venv, tmp_path / "official", server.base_url, MODEL, ids)
+    with ScriptedServer(reply=script_for(samples, {}, distinct=False)) as server:
+        results = run_official_multi_turn(venv, tmp_path / "official", server.base_url, MODEL, ids, timeout=1800)
         official, server.raw_bodies = server.raw_bodies, []
         compared = 0
 
@@ -267,9 +263,10 @@ def test_the_first_request_of_every_turn_of_every_item_equals_the_official_handl
             try:
                 for sample in samples:
                     prediction = await run_rollout(sample, client, host)
-                    assert prediction.extra["stop"] == "completed" and len(prediction.extra["turns"]) == len(sample.gold)
+                    expected = [[text if text is not None else "" for text in turn] for turn in results[sample.id]]
+                    assert prediction.extra["turns"] == expected, sample.id
                     sent, server.raw_bodies = server.raw_bodies, []
-                    for body in sent:  # compared as they come, and let go: the bodies weigh ~100 MB in all
+                    for body in sent:  # compared as they come, and let go: the bodies weigh ~300 MB in all
                         assert canonical(body) == canonical(official[compared]), \
                             f"{sample.id}: {_where(official, compared)} differs at {_first_difference(body, official[compared])}"
                         official[compared] = b""
@@ -279,7 +276,7 @@ def test_the_first_request_of_every_turn_of_every_item_equals_the_official_handl
                 host.shutdown()
 
         asyncio.run(ours())
-    assert compared == len(official) == sum(len(sample.gold) for sample in samples)
+    assert compared == len(official) > 2 * len(samples)
     print(f"{len(samples)} items, {compared} requests equal byte for byte")
 
 
