@@ -163,3 +163,80 @@ def _prediction_rows(db_path: Path) -> list[tuple[str, str]]:
             return db.execute("SELECT run_id, sample_id FROM predictions").fetchall()
         except sqlite3.OperationalError:
             return []
+
+
+# ---- a rollout's ends: a failed request, an environment past its limits; and its replay from the cache ----------
+
+
+def _rollout(sample: Any, server: ScriptedServer, host: Any, store: Any = None) -> Any:
+    import asyncio
+
+    from evaluators.benchmarks.bfcl.multi_turn.rollout import run_rollout
+    from evaluators.engine.client import ChatClient, RetryPolicy
+    from evaluators.engine.settings import ModelSettings
+
+    async def play() -> Any:
+        client = ChatClient(ModelSettings(base_url=server.base_url, model="m"), store=store, use_cache=store is not None,
+                            retry=RetryPolicy(max_attempts=1))
+        try:
+            return await run_rollout(sample, client, host)
+        finally:
+            await client.close()
+
+    return asyncio.run(play())
+
+
+@pytest.fixture(scope="module")
+def host(bfcl_official: Any) -> Any:
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost
+
+    host = EnvironmentHost(workers=1, call_seconds=1.0, wheel=bfcl_official.wheel)
+    yield host
+    host.shutdown()
+
+
+@pytest.fixture
+def wheel_set(bfcl_official: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+
+    monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+    return bfcl_official.wheel
+
+
+def test_a_failed_request_ends_the_rollout_as_a_request_error_with_what_was_played(wheel_set: Path, host: Any):
+    from tests.scripted_server import Fault
+
+    sample = _samples(1)[0]
+    with ScriptedServer(reply=script_for([sample], {})) as server:
+        server.fault = lambda key, attempt: Fault(status=400, message="no more") if server.requests > 3 else None
+        prediction = _rollout(sample, server, host)
+    assert prediction.error is not None and prediction.error.startswith("HTTP 400") and "no more" in prediction.error
+    assert prediction.extra["stop"] == "request_failed"
+    assert [len(turn) for turn in prediction.extra["turns"]] == [2, 1]  # three answers, the fourth request failed
+    assert len(prediction.extra["transcript"]) == 2 and "state" not in prediction.extra["transcript"][1]
+
+
+def test_an_environment_past_its_limits_ends_the_rollout_and_the_item_is_scored_on_what_was_played(
+        wheel_set: Path, host: Any):
+    sample = next(s for s in _samples(20) if "MathAPI" in s.input["involved_classes"])
+    slow = "square_root(number=2, precision=10000000)"  # past the host's 1 s per call
+    with ScriptedServer(reply=lambda body: {"content": f"[{slow}]"}) as server:
+        prediction = _rollout(sample, server, host)
+    assert prediction.error is None and prediction.extra["stop"] == "environment_limit"
+    assert prediction.extra["turns"] == [[f"[{slow}]"]] and "environment_limit" in prediction.extra
+    assert prediction.extra["transcript"][0]["steps"][0]["calls"] == [slow]
+
+
+def test_a_rollout_replays_from_the_response_cache_without_sending_anything(wheel_set: Path, host: Any,
+                                                                          tmp_path: Path):
+    from evaluators.engine.store import Store
+
+    sample = _samples(1)[0]
+    store = Store(tmp_path / "db.sqlite")
+    with ScriptedServer(reply=script_for([sample], {"multi_turn_base_0": "one_by_one"})) as server:
+        first = _rollout(sample, server, host, store)
+        sent = server.requests
+        again = _rollout(sample, server, host, store)
+        assert server.requests == sent > len(sample.gold)
+    assert again.extra["turns"] == first.extra["turns"] and again.extra["transcript"] == first.extra["transcript"]
+    assert again.extra["stop"] == first.extra["stop"] == "completed"
