@@ -63,11 +63,12 @@ def warm_environment_host(sample: Any) -> float:
     return time.perf_counter() - started
 
 
-def stats(server: subprocess.Popen) -> dict:
+def stats(server: subprocess.Popen) -> dict[str, int]:
     assert server.stdin is not None and server.stdout is not None
     server.stdin.write("stats\n")
     server.stdin.flush()
-    return json.loads(server.stdout.readline())
+    counters: dict[str, int] = json.loads(server.stdout.readline())
+    return counters
 
 
 def main() -> int:
