@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES, NO_ANSWER
+from evaluators.benchmarks.bfcl.categories import NO_ANSWER, SINGLE_TURN
 
 
 def _doc(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -200,7 +200,7 @@ def _lines(rows: list[dict[str, Any]]) -> str:
 def data_files() -> dict[str, str]:
     """Relative path under bfcl_eval/data/ -> JSON Lines text."""
     files = {}
-    for category in CATEGORIES:
+    for category in SINGLE_TURN:
         files[f"BFCL_v4_{category}.json"] = _lines(ITEMS[category])
         if category not in NO_ANSWER:
             answers = [{"id": item["id"], "ground_truth": truth} for item, truth in zip(ITEMS[category], ANSWERS[category])]

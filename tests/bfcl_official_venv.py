@@ -22,8 +22,9 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 CACHE_ENV = "TOOLBOARD_TEST_CACHE"
 VENV_NAME = "bfcl-official-2026.3.23"
@@ -36,6 +37,11 @@ RUNTIME_REQUIREMENTS = (
     "pandas==3.0.6", "filelock==4.3.1", "tqdm==4.70.1", "python-dotenv==1.2.4", "overrides==7.7.0",
     "tenacity==9.2.1", "requests==2.34.2", "openai==3.57.0",
 )
+# What the multi-turn categories need besides (the math environment imports mpmath; the same pin as the project's
+# requirements.txt). Installed into the built venv as an add-on with a marker of its own, so that a venv built
+# from RUNTIME_REQUIREMENTS stays complete for sessions that do not know the add-on (no rebuild back and forth).
+ADDON_REQUIREMENTS = ("mpmath==1.3.0",)
+ADDON_MARKER = "addons.json"
 # Vendor SDKs that importing the runner pulls in through the other model handlers, with the submodules named
 # in their import statements. The prompt-mode handler used here never touches them.
 STAND_IN_MODULES = (
@@ -108,17 +114,33 @@ def _is_complete(venv: OfficialVenv) -> bool:
         return False
 
 
+def _has_addons(venv: OfficialVenv) -> bool:
+    try:
+        return json.loads((venv.folder / ADDON_MARKER).read_text(encoding="utf-8")) == list(ADDON_REQUIREMENTS)
+    except (OSError, ValueError):
+        return False
+
+
 def official_venv() -> OfficialVenv:
-    """The cached venv, built first when it is missing or incomplete; VenvUnavailable says why it cannot be."""
+    """The cached venv, built first when it is missing or incomplete, with the add-ons installed;
+    VenvUnavailable says why it cannot be."""
     root = cache_root()
     venv = OfficialVenv(root / VENV_NAME)
-    if _is_complete(venv):
+    if _is_complete(venv) and _has_addons(venv):
         return venv
     root.mkdir(parents=True, exist_ok=True)
     with _exclusive_lock(root / f"{VENV_NAME}.lock"):
         if not _is_complete(venv):  # another session may have finished it while we waited
             _build(venv)
+        if not _has_addons(venv):
+            _install_addons(venv)
     return venv
+
+
+def _install_addons(venv: OfficialVenv) -> None:
+    _run("runtime", [str(venv.python), "-m", "pip", "install", "--no-input", "--disable-pip-version-check",
+                     "--timeout", "60", "--retries", "3", *ADDON_REQUIREMENTS])
+    (venv.folder / ADDON_MARKER).write_text(json.dumps(list(ADDON_REQUIREMENTS)), encoding="utf-8")
 
 
 @contextmanager
@@ -195,10 +217,12 @@ class OfficialSetResult:
     overall: dict[str, float | None]
     non_live: dict[str, float | None]
     live: dict[str, float | None]
+    multi_turn: dict[str, float | None] = field(default_factory=dict)
 
 
-def write_result_files(set_folder: Path, texts_by_category: dict[str, list[tuple[str, str]]]) -> None:
-    """`result/<model>/BFCL_v4_<category>_result.json`, one `{"id", "result"}` line per item."""
+def write_result_files(set_folder: Path, texts_by_category: dict[str, list[tuple[str, Any]]]) -> None:
+    """`result/<model>/BFCL_v4_<category>_result.json`, one `{"id", "result"}` line per item (a text for a
+    single-turn item, the step texts per turn `[[text, ...], ...]` for a multi-turn one)."""
     folder = set_folder / "result" / PROMPT_MODEL
     folder.mkdir(parents=True, exist_ok=True)
     for category, items in texts_by_category.items():
@@ -246,9 +270,19 @@ def read_official(set_folder: Path) -> OfficialSetResult:
         category = path.name.removeprefix("BFCL_v4_").removesuffix("_score.json")
         header, *records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         counts[category] = (header["correct_count"], header["total_count"])
-        failed.update({record["id"]: record.get("error_type", "") for record in records})
+        failed.update({record["id"]: _error_type(record) for record in records})
+    multi_turn = score / "data_multi_turn.csv"
     return OfficialSetResult(counts, failed, *(_csv_row(score / name) for name in
-                                               ("data_overall.csv", "data_non_live.csv", "data_live.csv")))
+                                               ("data_overall.csv", "data_non_live.csv", "data_live.csv")),
+                             multi_turn=_csv_row(multi_turn) if multi_turn.is_file() else {})
+
+
+def _error_type(record: dict) -> str:
+    """A single-turn record names its error_type at the top; a multi-turn one inside its "error" object."""
+    if "error_type" in record:
+        return record["error_type"]
+    error = record.get("error")
+    return error.get("error_type", "") if isinstance(error, dict) else ""
 
 
 def _csv_row(path: Path) -> dict[str, float | None]:
@@ -264,6 +298,33 @@ def _csv_row(path: Path) -> dict[str, float | None]:
     return figures
 
 
+def run_official_execution(venv: OfficialVenv, work: Path, cases: list[dict], timeout: float = 300) -> list[dict]:
+    """The official decode and `execute_multi_turn_func_call` on each case, in order, in one process.
+    A case: {"item_id", "involved_classes", "initial_config", "long_context", "model_name"} and either "text" (a
+    model's step text, decoded with default_decode_execute_prompting first) or "calls" (call texts as they are).
+    Each answer: {"calls": [...], "results": [...]} or {"decode_error": exception name}."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    command = [str(venv.python), *DRIVER_FLAGS, __file__, "--execute", str(venv.stand_ins), str(work / "bfcl_root"),
+               str(work / "cases.json"), str(work / "answers.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_subprocess_env())
+    if done.returncode != 0:
+        raise RuntimeError("the official execution failed:\n" + (done.stderr or done.stdout)[-4000:])
+    return json.loads((work / "answers.json").read_text(encoding="utf-8"))
+
+
+def run_official_decode(venv: OfficialVenv, work: Path, texts: list[str], timeout: float = 300) -> list[dict]:
+    """default_decode_execute_prompting on each text: {"calls": [...]} or {"decode_error": exception name}."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
+    command = [str(venv.python), *DRIVER_FLAGS, __file__, "--decode", str(venv.stand_ins), str(work / "bfcl_root"),
+               str(work / "texts.json"), str(work / "decoded.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_subprocess_env())
+    if done.returncode != 0:
+        raise RuntimeError("the official decode failed:\n" + (done.stderr or done.stdout)[-4000:])
+    return json.loads((work / "decoded.json").read_text(encoding="utf-8"))
+
+
 # ---- the subprocess side: runs with the venv's Python only ------------------------------------------------
 
 
@@ -275,6 +336,12 @@ def _drive(argv: list[str]) -> None:
     Path(root).mkdir(parents=True, exist_ok=True)
     import importlib
 
+    if mode == "--execute":
+        _drive_execution(Path(argv[3]), Path(argv[4]))
+        return
+    if mode == "--decode":
+        _drive_decode(Path(argv[3]), Path(argv[4]))
+        return
     eval_runner = importlib.import_module("bfcl_eval.eval_checker.eval_runner")
     eval_runner.get_handler(PROMPT_MODEL)
     if mode == "--check":
@@ -282,6 +349,51 @@ def _drive(argv: list[str]) -> None:
     categories = argv[3].split(",")
     for set_folder in map(Path, argv[4:]):
         eval_runner.runner([PROMPT_MODEL], categories, set_folder / "result", set_folder / "score")
+        _forget_multi_turn_instances()
+
+
+def _drive_execution(cases_file: Path, answers_file: Path) -> None:
+    import importlib
+
+    decode = importlib.import_module("bfcl_eval.model_handler.utils").default_decode_execute_prompting
+    execute = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils").execute_multi_turn_func_call
+    answers = []
+    for case in json.loads(cases_file.read_text(encoding="utf-8")):
+        calls = case.get("calls")
+        if calls is None:
+            try:
+                calls = decode(case["text"])
+            except Exception as error:  # noqa: BLE001 - what the official decode raises is the answer
+                answers.append({"decode_error": type(error).__name__})
+                continue
+        results, _ = execute(calls, case["initial_config"], case["involved_classes"], case["model_name"],
+                             case["item_id"], long_context=case["long_context"], is_evaL_run=False)
+        answers.append({"calls": calls, "results": results})
+    answers_file.write_text(json.dumps(answers), encoding="utf-8")
+
+
+def _drive_decode(texts_file: Path, answers_file: Path) -> None:
+    import importlib
+
+    decode = importlib.import_module("bfcl_eval.model_handler.utils").default_decode_execute_prompting
+    answers = []
+    for text in json.loads(texts_file.read_text(encoding="utf-8")):
+        try:
+            answers.append({"calls": decode(text)})
+        except Exception as error:  # noqa: BLE001 - what the official decode raises is the answer
+            answers.append({"decode_error": type(error).__name__})
+    answers_file.write_text(json.dumps(answers), encoding="utf-8")
+
+
+def _forget_multi_turn_instances() -> None:
+    """The official execution keeps each item's environment instances as globals of multi_turn_utils, named by
+    model and item: a later set in the same process would reuse the instances an earlier set left. Each set is
+    scored as a fresh official run scores it."""
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils")
+    for name in [name for name in vars(utils) if name.endswith("_instance")]:
+        delattr(utils, name)
 
 
 # ---- multi-turn inference: the official prompting loop against an endpoint (issue 30, rollouts) ------------

@@ -111,14 +111,14 @@ def _bfcl_wheel_for_session(folder: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def bfcl_official(tmp_path_factory: pytest.TempPathFactory) -> BfclOfficial:
-    from evaluators.benchmarks.bfcl.categories import CATEGORIES, NO_ANSWER
+    from evaluators.benchmarks.bfcl.categories import NO_ANSWER, SINGLE_TURN
     from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, read_member
 
     folder = tmp_path_factory.mktemp("bfcl_official")
     wheel = _bfcl_wheel_for_session(folder)
     data_dir = folder / "bfcl"
     (data_dir / "possible_answer").mkdir(parents=True)
-    for category in CATEGORIES:
+    for category in SINGLE_TURN:
         files = [f"BFCL_v4_{category}.json"]
         if category not in NO_ANSWER:
             files.append(f"possible_answer/BFCL_v4_{category}.json")

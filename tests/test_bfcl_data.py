@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES
+from evaluators.benchmarks.bfcl.categories import SINGLE_TURN as CATEGORIES
 from evaluators.benchmarks.bfcl.data import load
 from evaluators.benchmarks.bfcl.wheel import (
     INDEX_URL_ENV,
@@ -83,7 +83,10 @@ def test_limit_is_per_category_and_subsets_choose(tmp_path: Path):
     assert len(limited) == 13 and len({s.subset for s in limited}) == 13
     assert [s.id for s in load(folder, subsets=["live_irrelevance", "simple_python"], limit=2)] == [
         "simple_python_0", "simple_python_1", "live_irrelevance_0-0-0", "live_irrelevance_1-0-1"]
-    with pytest.raises(DataError, match="unknown BFCL categories: multi_turn_base"):
+    with pytest.raises(DataError, match="unknown BFCL categories: memory_kv"):
+        load(folder, subsets=["memory_kv"])
+    # Without multi-turn files a folder gives the single-turn categories; asked for, a multi-turn one is missing.
+    with pytest.raises(DataError, match="BFCL_v4_multi_turn_base.json: file not found"):
         load(folder, subsets=["multi_turn_base"])
 
 
@@ -127,7 +130,7 @@ def test_the_wheel_is_read_like_the_folder(tmp_path: Path, monkeypatch: pytest.M
     wheel = tmp_path / WHEEL_NAME
     monkeypatch.setenv(WHEEL_SHA256_ENV, build_fake_wheel(wheel))
     monkeypatch.setenv(WHEEL_PATH_ENV, str(wheel))
-    assert load() == load(write_bfcl_folder(tmp_path / "data"))
+    assert load(subsets=list(CATEGORIES)) == load(write_bfcl_folder(tmp_path / "data"))
 
 
 def test_the_wheel_is_downloaded_once_checked_and_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -182,7 +185,8 @@ def test_a_given_wheel_is_checked_too(tmp_path: Path, monkeypatch: pytest.Monkey
 
 SIZES = {"simple_python": 400, "simple_java": 100, "simple_javascript": 50, "multiple": 200, "parallel": 200,
          "parallel_multiple": 200, "irrelevance": 240, "live_simple": 258, "live_multiple": 1053, "live_parallel": 16,
-         "live_parallel_multiple": 24, "live_irrelevance": 884, "live_relevance": 16}
+         "live_parallel_multiple": 24, "live_irrelevance": 884, "live_relevance": 16, "multi_turn_base": 200,
+         "multi_turn_miss_func": 200, "multi_turn_miss_param": 200, "multi_turn_long_context": 200}
 
 
 def test_the_real_data_has_every_category_at_its_size(bfcl_official: BfclOfficial, monkeypatch: pytest.MonkeyPatch):
@@ -193,12 +197,23 @@ def test_the_real_data_has_every_category_at_its_size(bfcl_official: BfclOfficia
     counts: dict[str, int] = {}
     for sample in samples:
         counts[sample.subset] = counts.get(sample.subset, 0) + 1
-    assert counts == SIZES and len(samples) == 3641
-    assert sum(1 for s in samples if s.input["question"][0][0]["role"] == "system") == 92
-    assert sum(1 for s in samples if not s.input["function"]) == 4
-    assert load(bfcl_official.data_dir) == samples
+    assert counts == SIZES and len(samples) == 3641 + 800
+    single_turn = [s for s in samples if s.subset in CATEGORIES]
+    assert sum(1 for s in single_turn if s.input["question"][0][0]["role"] == "system") == 92
+    assert sum(1 for s in single_turn if not s.input["function"]) == 4
+    assert load(bfcl_official.data_dir) == single_turn  # the fixture's folder holds the single-turn files
 
 
 def test_the_shared_data_folder_holds_the_wheel_data(bfcl_official: BfclOfficial):
     folder = real_data("bfcl", "BFCL data", "BFCL_v4_simple_python.json", "possible_answer")
     assert load(folder) == load(bfcl_official.data_dir)
+
+
+def test_a_single_turn_folder_runs_the_single_turn_categories(tmp_path: Path):
+    """A copy of the single-turn data (no multi-turn file) still runs as before: every category asked for gives
+    the 13 it holds (optional_multi_turn); a multi-turn category asked for by name is missing."""
+    folder = write_bfcl_folder(tmp_path / "data")
+    from evaluators.benchmarks.bfcl.categories import CATEGORIES as ALL
+
+    assert load(folder, subsets=list(ALL)) == load(folder)
+    assert {s.subset for s in load(folder, subsets=list(ALL))} == set(CATEGORIES)

@@ -110,17 +110,20 @@ def test_an_unknown_class_is_refused(host: EnvironmentHost, samples: dict[str, S
 @pytest.mark.parametrize("call", [SLOW_CALL, HUNGRY_CALL], ids=["time", "memory"])
 def test_a_worker_past_its_limit_ends_its_sessions_and_the_host_serves_on(bfcl_official: BfclOfficial,
                                                                           samples: dict[str, Sample], call: str):
-    host = EnvironmentHost(workers=1, memory_mb=512, call_seconds=1.0, wheel=bfcl_official.wheel)
+    host = EnvironmentHost(workers=2, memory_mb=512, call_seconds=1.0, wheel=bfcl_official.wheel)
     try:
         sample = _with_math(samples)
-        victim = host.open(sample, "m")
-        neighbour = host.open(sample, "n")  # the same (only) worker
+        victim = host.open(sample, "m", slot=0)
+        neighbour = host.open(sample, "n", slot=0)  # the same worker
+        bystander = host.open(sample, "b", slot=1)  # the other worker
         with pytest.raises(EnvironmentLimit):
             host.execute(victim, [call])
         assert victim.ended == ENVIRONMENT_LIMIT
         with pytest.raises(EnvironmentLimit):
             host.execute(neighbour, ["mean(numbers=[1, 2])"])
         assert neighbour.ended == ENVIRONMENT_LIMIT
+        assert host.execute(bystander, ["mean(numbers=[1, 2])"]) == ['{"result": 1.5}']
+        host.close(bystander)
         host.close(victim)  # closing an ended session is harmless
         fresh = host.open(sample, "m")
         assert host.execute(fresh, ["mean(numbers=[1, 2])"]) == ['{"result": 1.5}']
@@ -140,3 +143,21 @@ def test_the_worker_never_imports_the_rest_of_the_official_package(host: Environ
 def test_an_environment_host_needs_a_worker(bfcl_official: BfclOfficial, tmp_path: Path):
     with pytest.raises(ValueError):
         EnvironmentHost(workers=0, wheel=bfcl_official.wheel)
+
+
+def test_a_worker_killed_between_requests_is_replaced(bfcl_official: BfclOfficial, samples: dict[str, Sample]):
+    host = EnvironmentHost(workers=1, wheel=bfcl_official.wheel)
+    try:
+        sample = samples["multi_turn_base_0"]
+        session = host.open(sample, "m")
+        session.worker.process.kill()
+        session.worker.process.wait()
+        with pytest.raises(EnvironmentLimit):
+            host.execute(session, ["pwd()"])
+        assert session.ended == ENVIRONMENT_LIMIT
+        fresh = host.open(sample, "m")
+        assert fresh.worker is not session.worker
+        assert host.execute(fresh, ["pwd()"])[0].startswith('{"current_working_directory": ')
+        host.close(fresh)
+    finally:
+        host.shutdown()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES
+from evaluators.benchmarks.bfcl.categories import SINGLE_TURN as CATEGORIES
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import load
 from evaluators.benchmarks.bfcl.report import summarize

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES
+from evaluators.benchmarks.bfcl.categories import SINGLE_TURN as CATEGORIES
 from evaluators.benchmarks.bfcl.data import load
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
 from evaluators.benchmarks.bfcl.report import summaries, summarize

@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from evaluators.benchmarks.bfcl.categories import SINGLE_TURN
 from evaluators.benchmarks.bfcl.data import load
 from evaluators.benchmarks.bfcl.official_source import (
     float_sentence_from_source,
@@ -209,7 +210,7 @@ def real_wheel(bfcl_official: BfclOfficial, monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_every_real_item_gets_the_official_prompt_request(real_wheel: Path):
     reference = OfficialReference(real_wheel)
-    samples = load()
+    samples = load(subsets=list(SINGLE_TURN))
     assert len(samples) == 3641
     for sample in samples:
         assert _bytes(build_request(sample).messages) == _bytes(reference.messages(_entry(sample))), sample.id
@@ -217,7 +218,7 @@ def test_every_real_item_gets_the_official_prompt_request(real_wheel: Path):
 
 def test_every_real_item_gets_valid_json_schema_tools(real_wheel: Path):
     names = 0
-    for sample in load():
+    for sample in load(subsets=list(SINGLE_TURN)):
         request = build_request(sample, mode="tools")
         for tool in request.tools or []:
             jsonschema.Draft7Validator.check_schema(tool["function"]["parameters"])

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES, IRRELEVANCE, LIVE, NO_ANSWER, NON_LIVE, RELEVANCE, category_of_id
+from evaluators.benchmarks.bfcl.categories import (
+    CATEGORIES,
+    IRRELEVANCE,
+    LIVE,
+    NO_ANSWER,
+    NON_LIVE,
+    RELEVANCE,
+    SINGLE_TURN,
+    category_of_id,
+)
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, load
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
@@ -19,7 +28,7 @@ SUMMARY_COLUMNS = ("non_live_ast", "live_ast", "irrelevance_detection", "relevan
 GROUPS = {
     "non_live": NON_LIVE,
     "live": LIVE,
-    "ast": tuple(c for c in CATEGORIES if c not in NO_ANSWER),
+    "ast": tuple(c for c in SINGLE_TURN if c not in NO_ANSWER),
     "non_live_ast": SIMPLE_AST + NON_LIVE_AST_REST,
     "live_ast": LIVE_AST,
     "irrelevance_detection": IRRELEVANCE,
@@ -42,6 +51,10 @@ TITLES = {
     "live_parallel_multiple": "Live parallel multiple",
     "live_irrelevance": "Live irrelevance",
     "live_relevance": "Live relevance",
+    "multi_turn_base": "Multi-turn base",
+    "multi_turn_miss_func": "Multi-turn missing function",
+    "multi_turn_miss_param": "Multi-turn missing parameter",
+    "multi_turn_long_context": "Multi-turn long context",
     "non_live": "Non-live",
     "live": "Live",
     "ast": "AST categories",

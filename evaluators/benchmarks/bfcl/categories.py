@@ -1,4 +1,4 @@
-"""The 13 single-turn categories of BFCL v4, their groups and the language each is decoded in."""
+"""The 17 categories of BFCL v4 (13 single-turn, 4 multi-turn), their groups and the language each is decoded in."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ NON_LIVE = ("simple_python", "simple_java", "simple_javascript", "multiple", "pa
             "irrelevance")
 LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance",
         "live_relevance")
-CATEGORIES = NON_LIVE + LIVE
 SINGLE_TURN = NON_LIVE + LIVE
-# Several user turns against stateful environments, steps per turn (issue 30; not yet among CATEGORIES).
+# Several user turns against stateful environments, steps per turn (multi_turn/).
 MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
+CATEGORIES = SINGLE_TURN + MULTI_TURN
 # Categories without an answer file: judged on whether the output holds a call at all.
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
 RELEVANCE = ("live_relevance",)
@@ -20,8 +20,8 @@ PYTHON = "python"
 
 
 def category_of_id(sample_id: str) -> str | None:
-    """The category of an official id: everything before its last `_` (`live_simple_12-3-0` -> live_simple);
-    None when that is not one of the 13."""
+    """The category of an official id: everything before its last `_` (`live_simple_12-3-0` -> live_simple,
+    `multi_turn_base_7` -> multi_turn_base); None when that is not one of CATEGORIES."""
     category = sample_id.rpartition("_")[0]
     return category if category in CATEGORIES else None
 

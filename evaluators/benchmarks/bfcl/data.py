@@ -20,7 +20,7 @@ from evaluators.benchmarks.bfcl.categories import (
     language_of,
 )
 from evaluators.benchmarks.bfcl.multi_turn.data import load_multi_turn_category
-from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, VERSION, WHEEL_NAME, pinned_wheel, read_member
+from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, VERSION, WHEEL_NAME, has_member, pinned_wheel, read_member
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import decode_utf8, iter_json_lines
 from evaluators.core.paths import data_dir_from_env
@@ -46,6 +46,12 @@ class DataSource:
             return str(self.folder / relative)
         return f"{self.wheel}:{DATA_PREFIX}{relative}"
 
+    def has(self, relative: str) -> bool:
+        if self.folder is not None:
+            return (self.folder / relative).is_file()
+        assert self.wheel is not None
+        return has_member(self.wheel, DATA_PREFIX + relative)
+
     def read(self, relative: str) -> list[tuple[int, Any]]:
         """(line number, parsed value) of one JSON Lines file (the `.json` suffix notwithstanding)."""
         where = self.where(relative)
@@ -64,7 +70,7 @@ class DataSource:
 def find_data_folder(root: Path) -> Path | None:
     """The folder holding `BFCL_v4_<category>.json`: `root` itself or `root/bfcl/`."""
     for candidate in (root, root / "bfcl"):
-        if any((candidate / category_file(category)).is_file() for category in SINGLE_TURN + MULTI_TURN):
+        if any((candidate / category_file(category)).is_file() for category in CATEGORIES):
             return candidate
     return None
 
@@ -151,22 +157,31 @@ def load_category(source: DataSource, category: str) -> list[Sample]:
     return samples
 
 
+def optional_multi_turn(source: DataSource) -> bool:
+    """A source (a folder, a stand-in wheel) without any multi-turn question file: the multi-turn categories are
+    only read when asked for. The pinned wheel holds them."""
+    return not any(source.has(category_file(category)) for category in MULTI_TURN)
+
+
 def load(
     data_dir: str | Path | None = None,
     language: str | None = None,
     subsets: Sequence[str] | None = None,
     limit: int | None = None,
 ) -> list[Sample]:
-    """Samples of the chosen categories (all of CATEGORIES by default) in the official order; `limit` caps each
-    one. `language` is accepted for the common signature: BFCL has one (English) set."""
-    known = SINGLE_TURN + MULTI_TURN
+    """Samples of the chosen categories in the official order; `limit` caps each one. Every category (no
+    `subsets`, or all of them named) from a source holding none of the multi-turn files (a copy of the
+    single-turn data) gives the single-turn ones only (optional_multi_turn); the report lists the others as
+    unavailable. `language` is accepted for the common signature: BFCL has one (English) set."""
     chosen = list(subsets or CATEGORIES)
-    unknown = [name for name in chosen if name not in known]
+    unknown = [name for name in chosen if name not in CATEGORIES]
     if unknown:
-        raise DataError(f"unknown BFCL categories: {', '.join(unknown)}; known: {', '.join(known)}")
+        raise DataError(f"unknown BFCL categories: {', '.join(unknown)}; known: {', '.join(CATEGORIES)}")
     source = data_source(data_dir)
+    if set(chosen) == set(CATEGORIES) and optional_multi_turn(source):
+        chosen = list(SINGLE_TURN)
     samples: list[Sample] = []
-    for category in known:
+    for category in CATEGORIES:
         if category in chosen:
             if is_multi_turn(category):
                 rows = load_multi_turn_category(source, category)

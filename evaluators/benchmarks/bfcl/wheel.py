@@ -139,3 +139,14 @@ def read_member(wheel: Path, name: str) -> bytes:
     except OSError as exc:
         raise DataError(f"the wheel cannot be read ({exc})", wheel) from None
 
+
+
+def has_member(wheel: Path, name: str) -> bool:
+    """Whether the wheel holds a file of that name (a damaged wheel is a DataError)."""
+    try:
+        with zipfile.ZipFile(wheel) as bundle:
+            return name in bundle.NameToInfo
+    except ZIP_READ_ERRORS as exc:
+        raise DataError(f"the wheel is damaged ({exc})", wheel) from None
+    except OSError as exc:
+        raise DataError(f"the wheel cannot be read ({exc})", wheel) from None

@@ -46,6 +46,9 @@ from evaluators.benchmarks.bfcl.multi_turn.execution import (
 from evaluators.core.types import Prediction, Sample, SampleScore
 
 PASS_RULE = "official_multi_turn_all_turns_pass"
+# The instance-name prefix of the checker's namespaces (the official runner uses the result folder's model name;
+# it shows only in texts that name an instance, which no decoded call reaches).
+DEFAULT_MODEL_NAME = "model"
 ERROR_TYPES = {
     "inference_error": "multi_turn:inference_error",
     "force_terminated": "multi_turn:force_terminated",
@@ -115,15 +118,24 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official",
                             f"Model outputs valid function calls when it should not for turn {failed}.", decoded,
                             {"failed_turn": failed, "differences": None, "missing_items": None, "turn_states": [],
                              "deviations": {}})
-    from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentLimit, shared_host
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentLimit
 
-    request = checker_request(sample, decoded, (prediction.extra or {}).get("model_name") or "model")
-    calls = sum(len(step) for turn in decoded for step in turn) + sum(len(turn) for turn in gold)
     try:
-        result = (host or shared_host()).check(request, calls)
+        result = check(sample, decoded, (prediction.extra or {}).get("model_name") or DEFAULT_MODEL_NAME, host)
     except EnvironmentLimit as exc:
         return _verdict(sample, False, ERROR_TYPES["limit"], "bounded_environment_limit", str(exc), decoded)
     return verdict_of_result(sample, result, decoded)
+
+
+def check(sample: Sample, decoded_turns: list[list[list[str]]], model_name: str = DEFAULT_MODEL_NAME,
+          host: Any = None) -> dict[str, Any]:
+    """The official multi_turn_checker on decoded turns (as decode_turns gives them), run in a worker on fresh
+    instances: {"valid", "error_type", "rule", "error_message", "failed_turn", "differences", "missing_items",
+    "turn_states", "deviations"}. Raises env_host.EnvironmentLimit when the worker runs out of memory or time."""
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import shared_host
+
+    calls = sum(len(step) for turn in decoded_turns for step in turn) + sum(len(turn) for turn in sample.gold)
+    return (host or shared_host()).check(checker_request(sample, decoded_turns, model_name), calls)
 
 
 def checker_request(sample: Sample, decoded: list[list[list[str]]], model_name: str) -> dict[str, Any]:
@@ -164,8 +176,9 @@ def run_official_checker(worker: Any, request: dict[str, Any]) -> dict[str, Any]
     entry, decoded, gold, model_name = request["entry"], request["decoded"], request["gold"], request["model_name"]
 
     def environment(namespace: str) -> Environment:
-        return worker.environment(entry["involved_classes"], entry["initial_config"], namespace, entry["id"],
+        opened: Environment = worker.environment(entry["involved_classes"], entry["initial_config"], namespace, entry["id"],
                                   entry["long_context"])
+        return opened
 
     model = environment(model_name + "_eval")
     ground_truth = environment(model_name + "_ground_truth_eval")

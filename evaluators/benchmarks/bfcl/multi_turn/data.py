@@ -129,7 +129,7 @@ def _check_answer(answer: Any, item_id: str, turns: int, where: str, line: int, 
     if answer["id"] != item_id:
         raise DataError(f"answer id {answer['id']!r} does not match the item id {item_id!r} at the same position "
                         f"({questions_file})", where, line)
-    gold = answer["ground_truth"]
+    gold: list[list[str]] = answer["ground_truth"]
     if len(gold) != turns:
         raise DataError(f"{len(gold)} ground-truth turns for item {item_id!r}, which has {turns} turns", where, line)
     for index, turn in enumerate(gold):

@@ -32,10 +32,11 @@ import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evaluators.benchmarks.bfcl.wheel import pinned_wheel
 from evaluators.core.types import Sample
@@ -51,6 +52,7 @@ ENVIRONMENT_LIMIT = "environment_limit"
 WORKER_MODULE = "evaluators.benchmarks.bfcl.multi_turn.worker"
 _PROJECT_ROOT = Path(__file__).resolve().parents[4]
 _STDERR_TAIL = 4096
+_T = TypeVar("_T")
 
 
 class EnvironmentLimit(Exception):
@@ -89,6 +91,7 @@ class _Worker:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=64)
         self.lock = threading.Lock()
         self.sessions: set[str] = set()
+        self.in_flight = 0  # requests waiting for this worker (checks included), for picking the least loaded
         self.dead = False
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -173,6 +176,7 @@ class EnvironmentHost:
                        for index in range(workers)]
         self._lock = threading.Lock()
         self._ids = itertools.count()
+        self._turns = itertools.count()
         self._closed = False
 
     # ---- workers ----
@@ -181,6 +185,8 @@ class EnvironmentHost:
         """The slot's worker, started (again) when it has none or it was ended (caller holds the host lock)."""
         if self._closed:
             raise EnvironmentRequestError("the environment host was shut down")
+        if slot.worker is not None and not slot.worker.dead and slot.worker.process.poll() is not None:
+            slot.worker.kill()  # it ended between requests (e.g. killed from outside): its sessions are over
         if slot.worker is None or slot.worker.dead:
             worker = _Worker(self.wheel, self.memory_mb, self.call_seconds)
             worker.wait_ready()
@@ -188,10 +194,16 @@ class EnvironmentHost:
         return slot.worker
 
     def _pick_slot(self) -> int:
+        """The slot whose worker holds the fewest open sessions and requests in flight (ties taken in turn)."""
         with self._lock:
-            return min(range(len(self._slots)), key=lambda index: (
-                len(self._slots[index].worker.sessions) if self._slots[index].worker and not
-                self._slots[index].worker.dead else 0, index))
+            start = next(self._turns) % len(self._slots)
+            order = [(start + offset) % len(self._slots) for offset in range(len(self._slots))]
+            return min(order, key=lambda index: self._load(self._slots[index]))
+
+    @staticmethod
+    def _load(slot: _Slot) -> int:
+        worker = slot.worker
+        return 0 if worker is None or worker.dead else len(worker.sessions) + worker.in_flight
 
     def _call(self, session: Session, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         if session.ended:
@@ -246,18 +258,22 @@ class EnvironmentHost:
         index = self._pick_slot()
         with self._lock:
             worker = self._live_worker(self._slots[index])
-        with worker.lock:
-            try:
-                reply = worker.request({"op": "check", **request},
-                                       self.call_seconds * (calls + 4) + SLACK_SECONDS)
-            except EnvironmentLimit:
-                self._end_sessions(worker)
-                raise
+        worker.in_flight += 1
+        try:
+            with worker.lock:
+                try:
+                    reply = worker.request({"op": "check", **request},
+                                           self.call_seconds * (calls + 4) + SLACK_SECONDS)
+                except EnvironmentLimit:
+                    self._end_sessions(worker)
+                    raise
+        finally:
+            worker.in_flight -= 1
         return dict(reply["result"])
 
     # ---- async API: each worker's requests run on its own thread ----
 
-    async def _in_slot(self, index: int, function: Any, *args: Any) -> Any:
+    async def _in_slot(self, index: int, function: Callable[..., _T], *args: Any) -> _T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._slots[index].executor, function, *args)
 

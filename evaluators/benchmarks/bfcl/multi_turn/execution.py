@@ -278,7 +278,7 @@ class Interpreter:
         if any(isinstance(arg, ast.Starred) for arg in node.args) or any(kw.arg is None for kw in node.keywords):
             raise self.unsupported(node, "* or ** unpacking")
         args = [self.value(arg) for arg in node.args]
-        kwargs = {kw.arg: self.value(kw.value) for kw in node.keywords}
+        kwargs = {kw.arg: self.value(kw.value) for kw in node.keywords if kw.arg is not None}
         if inspect.ismethod(function) and any(function.__self__ is instance
                                               for instance in self.environment.by_name.values()):
             return function(*args, **kwargs)
