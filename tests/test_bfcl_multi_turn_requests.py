@@ -300,6 +300,9 @@ def test_multi_turn_runs_are_prompt_mode_with_the_official_sampling(bfcl_officia
     with pytest.raises(ToolboardError, match="multi-turn categories run in prompt mode only"):
         request_profile(RunConfig("bfcl", tools, subsets=("multi_turn_miss_func",)))
     request_profile(RunConfig("bfcl", tools, subsets=("simple_python",)))  # single-turn: as before
+    with pytest.raises(ToolboardError, match="e.g. the group single_turn"):  # every category, from the wheel
+        request_profile(RunConfig("bfcl", tools))
+    assert "multi_turn" in request_profile(RunConfig("bfcl", model)).sampling
     sample = load(subsets=("multi_turn_miss_func",), limit=1)[0]
     with pytest.raises(ToolboardError, match="prompt mode only"):
         asyncio.run(solve(sample, {"model": None}, {"request_mode": "tools"}))

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import CATEGORIES, is_multi_turn
-from evaluators.benchmarks.bfcl.data import DATA_VERSION
+from evaluators.benchmarks.bfcl.data import DATA_VERSION, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
 from evaluators.benchmarks.bfcl.prompts import OFFICIAL_SAMPLING, build_request
@@ -62,8 +62,15 @@ def request_profile(config: RunSettings) -> RequestProfile:
 
 
 def runs_multi_turn(config: RunSettings) -> bool:
-    """Whether the run's subsets (all categories when none is chosen) include a multi-turn one."""
-    return any(is_multi_turn(category) for category in (config.subsets or CATEGORIES))
+    """Whether the run will hold multi-turn items, as `load` picks them: its subsets and groups (every category
+    when none is chosen), where every category from a source without the multi-turn files (a copy of the
+    single-turn data) means the single-turn ones only."""
+    from evaluators.core.registry import get_benchmark
+
+    chosen = set(get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
+    if chosen == set(CATEGORIES) and optional_multi_turn(data_source(config.data_dir)):
+        return False
+    return any(is_multi_turn(category) for category in chosen)
 
 
 async def solve_multi_turn(sample: Sample, chat: Any, options: Mapping[str, Any]) -> Prediction:
