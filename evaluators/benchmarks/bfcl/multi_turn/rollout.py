@@ -105,8 +105,8 @@ async def _play(rollout: Rollout, chat: Any, host: EnvironmentHost, session: Any
             return
 
 
-async def _play_turn(rollout: Rollout, chat: Any, host: EnvironmentHost, session: Any, texts: MultiTurnTexts, messages: list[dict[str, Any]], step_texts: list[str],
-                     steps: list[dict[str, Any]]) -> bool:
+async def _play_turn(rollout: Rollout, chat: Any, host: EnvironmentHost, session: Any, texts: MultiTurnTexts,
+                     messages: list[dict[str, Any]], step_texts: list[str], steps: list[dict[str, Any]]) -> bool:
     """The steps of one turn; True when the turn went past the step limit (the official force-quit)."""
     executed = 0
     while True:
