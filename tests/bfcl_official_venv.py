@@ -396,5 +396,61 @@ def _forget_multi_turn_instances() -> None:
         delattr(utils, name)
 
 
+# ---- multi-turn inference: the official prompting loop against an endpoint (issue 30, rollouts) ------------
+
+MULTI_TURN_INFERENCE = "--multi-turn-inference"
+
+
+def run_official_multi_turn(venv: OfficialVenv, work: Path, base_url: str, model: str, ids_by_category: dict[str, list[str]],
+                            timeout: float = 900) -> dict[str, list[list]]:
+    """The official `OpenAICompletionsHandler.inference_multi_turn_prompting` (prompt mode, temperature 0.001) on
+    the given items, one after another in the order given, each as the official `load_dataset_entry` prepares it,
+    against the OpenAI-compatible endpoint `base_url` (through OPENAI_BASE_URL / OPENAI_API_KEY, as the handler
+    reads them). Returns each item's `result` (per turn, per step, the model's texts) as the handler returns it."""
+    work.mkdir(parents=True, exist_ok=True)
+    spec, out = work / "multi_turn_items.json", work / "multi_turn_results.json"
+    spec.write_text(json.dumps({"model": model, "ids": ids_by_category}), encoding="utf-8")
+    env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key"}
+    log = work / "multi_turn_inference.log"
+    with log.open("w", encoding="utf-8") as output:
+        try:
+            done = subprocess.run([str(venv.python), *DRIVER_FLAGS, __file__, MULTI_TURN_INFERENCE, str(venv.stand_ins),
+                                   str(work / "bfcl_root_inference"), str(spec), str(out)],
+                                  stdout=output, stderr=subprocess.STDOUT, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the official multi-turn inference timed out after {timeout} s; see {log}") from None
+    if done.returncode != 0:
+        raise RuntimeError("the official multi-turn inference failed:\n" + log.read_text(encoding="utf-8")[-4000:])
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _drive_multi_turn_inference(argv: list[str]) -> None:
+    """Venv side of run_official_multi_turn: argv = stand_ins, root, spec file, output file."""
+    stand_ins, root, spec_file, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
+    # As the generation CLI builds it (build_handler), with its default temperature.
+    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
+                                                      registry_name=spec["model"], is_fc_model=False)
+    results = {}
+    for category, ids in spec["ids"].items():
+        entries = {entry["id"]: entry for entry in utils.load_dataset_entry(category)}
+        for item_id in ids:
+            result, _ = handler.inference_multi_turn_prompting(copy.deepcopy(entries[item_id]), include_input_log=False,
+                                                               exclude_state_log=True)
+            results[item_id] = result
+    Path(out_file).write_text(json.dumps(results), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    _drive(sys.argv[1:])
+    if sys.argv[1] == MULTI_TURN_INFERENCE:
+        _drive_multi_turn_inference(sys.argv[2:])
+    else:
+        _drive(sys.argv[1:])

@@ -62,6 +62,8 @@ class ScriptedServer(LoopbackApp):
         self.max_in_flight = 0
         self.headers_seen: list[dict[str, str]] = []
         self.bodies: list[dict[str, Any]] = []
+        # Each request body's bytes as received, in arrival order (for byte-for-byte request comparisons).
+        self.raw_bodies: list[bytes] = []
         # Bytes of each dripped answer that were sent before it ended (or the client hung up).
         self.dripped: list[int] = []
         super().__init__()
@@ -79,6 +81,7 @@ class ScriptedServer(LoopbackApp):
         return web.json_response({"object": "list", "data": [{"id": name, "object": "model"} for name in self.models]})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.raw_bodies.append(await request.read())
         body = await request.json()
         key = prompt_key(body)
         self.requests += 1

@@ -221,6 +221,14 @@ class ChatResult:
     cached: bool
     cache_key: str
     response: dict[str, Any]
+    # The answer's message as the SDK echoes it into a next request (sdk_transport.sdk_echo); set by the client.
+    message: dict[str, Any] | None = None
+
+    def echoed_message(self) -> dict[str, Any]:
+        """The assistant message a dialogue appends after this answer, as an official harness that appends
+        the SDK's `choices[0].message` sends it. Answers cached before the echo was kept give the plain
+        assistant message {"content", "role"} (what a server sending just those two fields gives)."""
+        return dict(self.message) if self.message is not None else {"content": self.text, "role": "assistant"}
 
 
 def calls_with_benchmark_names(result: ChatResult, request: ChatRequest) -> list[ToolCall] | None:
@@ -364,7 +372,9 @@ class ChatClient:
 
     def _result(self, response: dict[str, Any], key: str, latency: float, attempts: int, cached: bool) -> ChatResult:
         calls = [ToolCall(c["name"], c["arguments"]) for c in response["tool_calls"]] if response["tool_calls"] else None
-        return ChatResult(response["text"], calls, response["usage"], latency, attempts, cached, key, response)
+        message = response.get("message")
+        return ChatResult(response["text"], calls, response["usage"], latency, attempts, cached, key, response,
+                          message if isinstance(message, dict) else None)
 
     async def complete(self, request: ChatRequest, evidence: bool = True, role: str | None = None) -> ChatResult:
         """One chat completion (from the cache when allowed), recorded in the sample's events (see EventLog)

@@ -166,7 +166,22 @@ def parse_completion(data: dict[str, Any]) -> dict[str, Any]:
         "text": message.get("content") if isinstance(message.get("content"), str) else None,
         "tool_calls": calls or None,
         "usage": {"prompt_tokens": int(usage.get("prompt_tokens") or 0), "completion_tokens": int(usage.get("completion_tokens") or 0)},
+        "message": sdk_echo(message),
     }
+
+
+def sdk_echo(message: dict[str, Any]) -> dict[str, Any]:
+    """The answer's message as the SDK sends it back when a caller puts `choices[0].message` (the SDK's
+    own object) into the next request's messages: the SDK builds that object without validation and
+    dumps it with exclude_unset, in JSON mode. So: the fields the server sent, in the model's field order
+    (content, refusal, role, …, tool_calls), nested objects likewise, and unknown fields after, as sent.
+    Multi-turn dialogues that echo the assistant message this way send exactly these bytes."""
+    from openai.types.chat import ChatCompletionMessage
+
+    built = ChatCompletionMessage.construct(**message)
+    # Values of unexpected types (a number as content) are dumped as they are; pydantic would warn about each.
+    return built.model_dump(mode="json", exclude_unset=True, warnings=False,
+                            exclude=getattr(built, "__api_exclude__", None))
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:

@@ -1,12 +1,15 @@
-"""solve(sample, clients, options): one chat call per item; and the run's request profile (BFCL has the
-official requests only, in both request modes)."""
+"""solve(sample, clients, options): one chat call per single-turn item, a rollout per multi-turn item; and
+the run's request profile (BFCL has the official requests only: both request modes for single-turn items,
+prompt mode for multi-turn ones)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from evaluators.benchmarks.bfcl.data import DATA_VERSION
+from evaluators.benchmarks.bfcl.categories import CATEGORIES, is_multi_turn
+from evaluators.benchmarks.bfcl.data import DATA_VERSION, data_source, optional_multi_turn
+from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
 from evaluators.benchmarks.bfcl.prompts import OFFICIAL_SAMPLING, build_request
 from evaluators.core.errors import ToolboardError
@@ -20,9 +23,15 @@ TOOLS_MODE_DIFFERENCE = (
     "convert_to_tool, names with '.' sent with '_' and mapped back); the parity of requests and scores is "
     "established for prompt mode"
 )
+MULTI_TURN_TOOLS_REFUSED = (
+    "the multi-turn categories run in prompt mode only (the official prompting loop); native tools mode covers "
+    "the single-turn categories: choose those with --subset (e.g. the group single_turn), or use --request-mode prompt"
+)
 
 
 async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str, Any]) -> Prediction:
+    if is_multi_turn(sample.subset):
+        return await solve_multi_turn(sample, clients["model"], options)
     request = build_request(sample, mode=options.get("request_mode", "prompt"))
     result = await clients["model"].complete(request)
     tool_calls = calls_with_benchmark_names(result, request)
@@ -38,9 +47,37 @@ def request_profile(config: RunSettings) -> RequestProfile:
                              "drop --prompt-style or choose official")
     official_prompt()
     tools = model.request_mode == "tools"
+    sampling = {"single_turn": model.sampling_for(OFFICIAL_SAMPLING)}
+    if runs_multi_turn(config):
+        if tools:
+            raise ToolboardError(f"bfcl: {MULTI_TURN_TOOLS_REFUSED}")
+        multi_turn_texts()  # the holdout prompt and the step limit: one clear error now if the wheel lacks them
+        sampling["multi_turn"] = model.sampling_for(OFFICIAL_MULTI_TURN_SAMPLING)
     return RequestProfile(
         prompt_style=OFFICIAL_STYLE,
         source=f"{SOURCE_NOTE} ({DATA_VERSION})",
-        sampling={"single_turn": model.sampling_for(OFFICIAL_SAMPLING)},
+        sampling=sampling,
         differences=(TOOLS_MODE_DIFFERENCE,) if tools else (),
     )
+
+
+def runs_multi_turn(config: RunSettings) -> bool:
+    """Whether the run will hold multi-turn items, as `load` picks them: its subsets and groups (every category
+    when none is chosen), where every category from a source without the multi-turn files (a copy of the
+    single-turn data) means the single-turn ones only."""
+    from evaluators.core.registry import get_benchmark
+
+    chosen = set(get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
+    if chosen == set(CATEGORIES) and optional_multi_turn(data_source(config.data_dir)):
+        return False
+    return any(is_multi_turn(category) for category in chosen)
+
+
+async def solve_multi_turn(sample: Sample, chat: Any, options: Mapping[str, Any]) -> Prediction:
+    """A rollout of the official prompting loop (multi_turn.rollout), its environments in the process's shared
+    environment host."""
+    if options.get("request_mode", "prompt") != "prompt":
+        raise ToolboardError(MULTI_TURN_TOOLS_REFUSED)
+    from evaluators.benchmarks.bfcl.multi_turn.rollout import run_rollout
+
+    return await run_rollout(sample, chat)
