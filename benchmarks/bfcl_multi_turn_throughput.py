@@ -100,6 +100,7 @@ def main() -> int:
             counters = stats(server)
             steps = [sum(len(turn) for turn in prediction.extra["turns"])
                      for prediction in store.load_predictions(run_id).values() if prediction.extra]
+            store_bytes = sum(path.stat().st_size for path in Path(home).glob("bench.db*"))
         finally:
             if server.stdin is not None:
                 server.stdin.close()
@@ -121,6 +122,8 @@ def main() -> int:
     print(f"efficiency       {ideal / wall:.2f}")
     print(f"peak in flight   {counters['max_in_flight']}  (limit {args.concurrency})")
     print(f"status           {outcome.status}; scored {sum(s['n'] for s in (report.get('subsets') or {}).values())} items")
+    print(f"store            {store_bytes / len(samples) / 1024:.0f} kB per item (predictions with their evidence, "
+          "verdicts in both modes, the response cache)")
     print(f"peak RSS         {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB  (the engine's process)")
     return 0
 

@@ -282,7 +282,7 @@ def test_every_request_of_every_item_played_with_its_ground_truth_equals_the_off
 
 def test_multi_turn_runs_are_prompt_mode_with_the_official_sampling(bfcl_official: Any, monkeypatch: pytest.MonkeyPatch):
     from evaluators.benchmarks.bfcl.data import load
-    from evaluators.benchmarks.bfcl.prompts import build_request
+    from evaluators.benchmarks.bfcl.item_requests import build_request
     from evaluators.benchmarks.bfcl.solve import request_profile, solve
     from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
     from evaluators.core.errors import ToolboardError

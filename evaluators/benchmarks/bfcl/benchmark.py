@@ -17,9 +17,9 @@ from evaluators.benchmarks.bfcl.categories import (
 )
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, load
+from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.evidence import MULTI_TURN_EVIDENCE
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
-from evaluators.benchmarks.bfcl.prompts import build_request
 from evaluators.benchmarks.bfcl.report import LIVE_AST, NON_LIVE_AST_REST, SIMPLE_AST, summarize
 from evaluators.benchmarks.bfcl.solve import OFFICIAL_STYLE, request_profile, solve
 from evaluators.core.board_layout import BoardLayout

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import is_multi_turn, language_of
+from evaluators.benchmarks.bfcl.categories import language_of
 from evaluators.benchmarks.bfcl.official_source import (
     LanguageHints,
     fill,
@@ -106,8 +106,6 @@ def build_request(sample: Sample, mode: str = "prompt", language: str | None = N
     the official temperature unless the run sets one. BFCL has one prompt style, the official one:
     `prompt_style` is accepted for the common signature and changes nothing."""
     category = sample.subset
-    if is_multi_turn(category):
-        return _first_multi_turn_request(sample, mode)
     functions = official_hinted_functions(sample.input["function"], category)
     if mode == "prompt":
         messages = official_prompt_messages(sample.input["question"], official_system_prompt(functions))
@@ -119,12 +117,3 @@ def build_request(sample: Sample, mode: str = "prompt", language: str | None = N
         return ChatRequest(messages=messages, tools=tools or None, tool_names=names, sampling=dict(OFFICIAL_SAMPLING))
     raise ValueError(f"unknown request mode {mode!r}; expected one of {', '.join(REQUEST_MODES)}")
 
-
-def _first_multi_turn_request(sample: Sample, mode: str) -> ChatRequest:
-    """A multi-turn item's first request (its first turn's first step), prompt mode only: the rollout
-    (multi_turn.rollout) builds the later ones from the answers and the execution results."""
-    from evaluators.benchmarks.bfcl.multi_turn.requests import multi_turn_texts, official_turn_messages, step_request
-
-    if mode != "prompt":
-        raise ValueError(f"multi-turn items are sent in prompt mode only, not {mode!r}")
-    return step_request(official_turn_messages(sample, 0, multi_turn_texts()))

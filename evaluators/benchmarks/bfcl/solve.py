@@ -9,9 +9,10 @@ from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import CATEGORIES, is_multi_turn
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, data_source, optional_multi_turn
+from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
-from evaluators.benchmarks.bfcl.prompts import OFFICIAL_SAMPLING, build_request
+from evaluators.benchmarks.bfcl.prompts import OFFICIAL_SAMPLING
 from evaluators.core.errors import ToolboardError
 from evaluators.core.hooks import RunSettings
 from evaluators.core.types import Prediction, RequestProfile, Sample
