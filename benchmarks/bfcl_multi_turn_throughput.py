@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -71,6 +73,13 @@ def stats(server: subprocess.Popen) -> dict[str, int]:
     return counters
 
 
+def stored_bytes(database: Path) -> int:
+    """The database's size once its write-ahead log is folded in (the log is transient)."""
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(path.stat().st_size for path in database.parent.glob(database.name + "*"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=25, help="items per multi-turn category")
@@ -100,7 +109,7 @@ def main() -> int:
             counters = stats(server)
             steps = [sum(len(turn) for turn in prediction.extra["turns"])
                      for prediction in store.load_predictions(run_id).values() if prediction.extra]
-            store_bytes = sum(path.stat().st_size for path in Path(home).glob("bench.db*"))
+            store_bytes = stored_bytes(Path(home) / "bench.db")
         finally:
             if server.stdin is not None:
                 server.stdin.close()

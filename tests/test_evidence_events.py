@@ -10,7 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.core.types import ChatRequest
-from evaluators.engine.client import MAX_EVENTS, ChatClient, EventLog, RequestFailed, RetryPolicy, _Call, record_events
+from evaluators.engine.client import (
+    MAX_EVENTS,
+    REPEATED,
+    ChatClient,
+    EventLog,
+    RequestFailed,
+    RetryPolicy,
+    _Call,
+    record_events,
+    request_of_event,
+)
 from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.settings import Endpoint, ModelSettings
 from evaluators.engine.store import MAX_EVIDENCE_BYTES, Store
@@ -30,9 +40,10 @@ def test_a_rollouts_calls_are_its_events_under_their_roles_in_the_store_the_docu
         outcome, _ = _run(data, tmp_path, model_server, ("agent_multi_turn",), roles={"user": user})
         received = {"model": model_server.bodies, "user": user_server.bodies}
     store = Store(tmp_path / "db.sqlite")
-    every = [event for stored in store.iter_stored_samples(outcome.run_id) for event in stored.events]
+    every = [(event, request_of_event(stored.events, number)) for stored in store.iter_stored_samples(outcome.run_id)
+             for number, event in enumerate(stored.events, 1)]
     for role, bodies in received.items():  # every call the servers got, each once, as they got it, under its role
-        requests = [event["request"] for event in every if event["role"] == role]
+        requests = [request for event, request in every if event["role"] == role]
         assert len(requests) == len(bodies) and all(request in bodies for request in requests)
     events = store.load_sample_evidence(outcome.run_id, "agent_multi_turn_1").events
     assert [event["role"] for event in events] == ["user", "model", "model", "model", "user"]
@@ -66,7 +77,8 @@ def test_the_tested_model_playing_a_role_is_recorded_under_that_role(tmp_path: P
         outcome, _ = _run(data, tmp_path, server, ("agent_multi_turn",))
     events = Store(tmp_path / "db.sqlite").load_sample_evidence(outcome.run_id, "agent_multi_turn_1").events
     assert {event["role"] for event in events} == {"model", "user"}
-    assert all(is_user_simulator(event["request"]) == (event["role"] == "user") for event in events)
+    assert all(is_user_simulator(request_of_event(events, number)) == (event["role"] == "user")
+               for number, event in enumerate(events, 1))
 
 
 def test_a_failed_call_is_an_event_with_its_error_and_a_cached_answer_says_so(tmp_path: Path):
@@ -108,7 +120,8 @@ def test_a_samples_events_are_bounded_keeping_the_last_requests_whole():
     for _ in range(6):
         log.add(_Call("model", small, {"text": "y" * 20_000, "tool_calls": None, "usage": {}}, None, 0.1, False))
     events = log.events()
-    assert all(event["request"] == json.loads(small) for event in events)  # small ones as sent
+    assert all(request_of_event(events, number) == json.loads(small)  # small ones as sent (or as the same later one)
+               for number in range(1, len(events) + 1))
     assert all(event["response"]["text"].endswith("(20,000 characters)") for event in events)
 
     log = EventLog()
@@ -124,6 +137,37 @@ def test_a_samples_events_are_bounded_keeping_the_last_requests_whole():
     log.add(_Call("model", big, None, None, 0.0, False))
     (event,) = log.events()
     assert event["request"]["messages"][0]["content"] == "<300,000 characters not kept>"  # shortened, like audio
+
+
+def test_a_dialogues_earlier_requests_are_kept_once_as_the_first_messages_of_a_later_one():
+    """A dialogue's step request is the next step's first messages: kept as a reference to it, rebuilt exactly."""
+    system = {"role": "system", "content": "docs " * 4000}
+    sent: list[dict] = []
+    log = EventLog()
+    messages = [system, {"role": "user", "content": "turn 0"}]
+    for step in range(6):
+        body = {"model": "m", "messages": list(messages), "temperature": 0.001}
+        sent.append(body)
+        log.add(_Call("model", json.dumps(body).encode(), {"text": f"step {step}", "tool_calls": None, "usage": {}},
+                      None, 0.1, False))
+        log.add(_Call("user", json.dumps({"model": "u", "messages": [{"role": "user", "content": str(step)}]}).encode(),
+                      None, "no answer", 0.0, False))
+        messages += [{"role": "assistant", "content": f"step {step}"}, {"role": "user", "content": f"result {step}"}]
+    log.add(_Call("model", json.dumps({**sent[-1], "temperature": 0.5}).encode(), None, "other sampling", 0.0, False))
+    events = log.events()
+    model_numbers = [number for number, event in enumerate(events, 1) if event["role"] == "model"]
+    assert [request_of_event(events, number) for number in model_numbers] == [*sent, {**sent[-1], "temperature": 0.5}]
+    kept_whole = [number for number in model_numbers if "messages" in events[number - 1]["request"]
+                  and isinstance(events[number - 1]["request"]["messages"], list)]
+    assert kept_whole == model_numbers[-2:]  # the last step, and the one sent with other sampling
+    assert events[model_numbers[0] - 1]["request"][REPEATED] == model_numbers[-2]
+    assert len(json.dumps(events)) < 2 * len(json.dumps(sent[-1])) + 4000
+    # the other role's requests (no common beginning) are kept as sent
+    assert all(event["request"]["model"] == "u" for event in events if event["role"] == "user")
+    from ui.explore_tab import events_html
+
+    page = events_html(events)
+    assert page.count("docs docs") >= len(model_numbers)  # every request's messages shown, rebuilt
 
 
 def test_the_page_escapes_every_call_and_redacts_their_errors():

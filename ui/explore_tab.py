@@ -25,6 +25,7 @@ from evaluators.core.display_names import benchmark_title, error_type_title, sub
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
 from evaluators.core.registry import MODES, unique_titles
+from evaluators.engine.client import request_of_event
 from evaluators.service import explore_queries
 from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, SAMPLE_COLUMNS, VERDICTS, kept_choice
@@ -185,7 +186,7 @@ def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is) -
         said = event.get("error") or response.get("text") or (json.dumps(response.get("tool_calls"), ensure_ascii=False)
                                                                if response.get("tool_calls") else event.get("note") or "")
         summary = f"{number}. {event.get('role') or '?'}{' (cached)' if event.get('cached') else ''}: {cut_text(str(said), 160)}"
-        request = event.get("request")
+        request = request_of_event(events, number)
         messages = request.get("messages") if isinstance(request, dict) else None
         inside = [turns_html("Request messages", messages if isinstance(messages, list) else None),
                   escaped_block("Request, besides its messages", request_besides_messages({"body": request})

@@ -132,18 +132,31 @@ class EventLog:
             self.not_kept += 1
 
     def events(self, budget: int = MAX_EVIDENCE_BYTES // 2) -> list[dict[str, Any]]:
-        """The calls as events: {"role", "request", "response", "error", "latency", "cached"}. Request bodies
-        are kept from the last call backwards while they fit in `budget` bytes (a dialogue's later requests
-        repeat the earlier ones' messages); an earlier one left out is a note saying its size. A very big body
-        (audio) is kept with its long texts shortened (_kept_body); response texts over MAX_EVENT_TEXT are cut."""
+        """The calls as events: {"role", "request", "response", "error", "latency", "cached"}. A request whose
+        messages begin a later request of the same role, all its other fields equal (a dialogue's step before
+        the next one), is kept as a reference to that request (`repeated_request`; `request_of_event` rebuilds
+        it). Other request bodies are kept from the last call backwards while they fit in `budget` bytes; an
+        earlier one left out is a note saying its size. A very big body (audio) is kept with its long texts
+        shortened (_kept_body); response texts over MAX_EVENT_TEXT are cut."""
         requests: list[Any] = []
-        for call in reversed(self.calls):
+        # Per role: the number (1-based) and body of the nearest later request kept whole.
+        later_kept: dict[str, tuple[int, dict[str, Any]]] = {}
+        for index in range(len(self.calls) - 1, -1, -1):
+            call = self.calls[index]
+            later = later_kept.get(call.role)
+            if later is not None and len(call.payload) <= MAX_EVENT_BODY_BYTES:
+                reference = repeated_request(json.loads(call.payload), *later, len(call.payload))
+                if reference is not None:
+                    requests.append(reference)
+                    continue
             # A body kept as sent weighs its own bytes: when those do not fit, it is not parsed at all.
             may_fit = len(call.payload) > MAX_EVENT_BODY_BYTES or len(call.payload) <= budget
             body, size = _kept_body(call.payload) if may_fit else (None, len(call.payload))
             if size <= budget:
                 budget -= size
                 requests.append(body)
+                if isinstance(body, dict) and len(call.payload) <= MAX_EVENT_BODY_BYTES:
+                    later_kept[call.role] = (index + 1, body)
             else:
                 requests.append({"not_kept": True, "bytes": len(call.payload),
                                  "note": "an earlier request of this sample, left out to keep its record bounded"})
@@ -151,6 +164,41 @@ class EventLog:
         if self.not_kept:
             events.append({"role": None, "note": f"{self.not_kept} more model calls, not kept (over {MAX_EVENTS})"})
         return events
+
+
+REPEATED = "repeated_in"
+
+
+def repeated_request(body: Any, later_number: int, later: dict[str, Any], size: int) -> dict[str, Any] | None:
+    """The note kept for a request body that is the first messages of a later one (`later`, event number
+    `later_number`) with the same other fields; None when it is not."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return None
+    messages, later_messages = body["messages"], later.get("messages")
+    if not isinstance(later_messages, list) or len(messages) > len(later_messages):
+        return None
+    if later_messages[:len(messages)] != messages:
+        return None
+    if {k: v for k, v in body.items() if k != "messages"} != {k: v for k, v in later.items() if k != "messages"}:
+        return None
+    return {REPEATED: later_number, "messages": len(messages), "bytes": size,
+            "note": f"the first {len(messages)} messages of request {later_number}, its other fields the same: "
+                    "not stored twice"}
+
+
+def request_of_event(events: list[Any], number: int) -> Any:
+    """The request of event `number` (1-based) as sent: a `repeated_request` note rebuilt from the request it
+    refers to; anything else as kept."""
+    request = events[number - 1].get("request") if isinstance(events[number - 1], dict) else None
+    if not isinstance(request, dict) or not isinstance(request.get(REPEATED), int):
+        return request
+    later_number, count = request[REPEATED], request.get("messages")
+    if not (number < later_number <= len(events)) or not isinstance(count, int):
+        return request
+    later = request_of_event(events, later_number)
+    if not isinstance(later, dict) or not isinstance(later.get("messages"), list):
+        return request
+    return {**later, "messages": later["messages"][:count]}
 
 
 # A request body over this many bytes (audio sent as base64) is kept with its long texts shortened.
