@@ -300,7 +300,7 @@ def test_multi_turn_runs_are_prompt_mode_with_the_official_sampling(bfcl_officia
     with pytest.raises(ToolboardError, match="multi-turn categories run in prompt mode only"):
         request_profile(RunConfig("bfcl", tools, subsets=("multi_turn_miss_func",)))
     request_profile(RunConfig("bfcl", tools, subsets=("simple_python",)))  # single-turn: as before
-    with pytest.raises(ToolboardError, match="e.g. the group single_turn"):  # every category, from the wheel
+    with pytest.raises(ToolboardError, match="the group single_turn"):  # every category, from the wheel
         request_profile(RunConfig("bfcl", tools))
     assert "multi_turn" in request_profile(RunConfig("bfcl", model)).sampling
     sample = load(subsets=("multi_turn_miss_func",), limit=1)[0]
@@ -311,3 +311,25 @@ def test_multi_turn_runs_are_prompt_mode_with_the_official_sampling(bfcl_officia
     assert first.sampling == OFFICIAL_MULTI_TURN_SAMPLING and [m["role"] for m in first.messages] == ["system", "user"]
     with pytest.raises(ValueError, match="prompt mode only"):
         build_request(sample, mode="tools")
+
+
+def test_the_form_says_before_start_that_native_tools_with_multi_turn_items_would_be_refused(tmp_path: Path):
+    """The forecast (no download, no endpoint) reads the same refusal as the run: every category, or the
+    multi-turn group, in native tools mode; the single-turn group in tools mode is only not ranked."""
+    from evaluators.service.rank_forecast import rank_forecast
+    from evaluators.service.run_request import RunPolicy
+
+    def line(**given: Any) -> str:
+        raw = {"benchmark": "bfcl", "base_url": "http://127.0.0.1:9/v1", "model": "m", "request_mode": "tools", **given}
+        return rank_forecast(raw, RunPolicy()).line()
+
+    refusal = "⚠️ This run would be refused: bfcl: the multi-turn categories run in prompt mode only"
+    assert line().startswith(refusal)
+    assert line(subsets=["multi_turn"]).startswith(refusal)
+    assert line(subsets=["single_turn"]).startswith("Not ranked (shown apart from the ranking): native tools")
+    assert line(request_mode="prompt").startswith("Ranked beside the published rows")
+    single_turn_copy = tmp_path / "bfcl"
+    single_turn_copy.mkdir()
+    (single_turn_copy / "BFCL_v4_simple_python.json").write_text("")
+    # every category from a copy of the single-turn data means the single-turn ones: not refused
+    assert not line(data_source="local folder", data_folder=str(single_turn_copy)).startswith("⚠️")

@@ -121,6 +121,13 @@ class RequestProfileOf(Protocol):
     def __call__(self, config: RunSettings, /) -> RequestProfile: ...
 
 
+class RunProblemOf(Protocol):
+    """run_problem(run settings) -> why the run would be refused, or None: what request_profile refuses,
+    decided from the settings alone (no download, no endpoint), so the form can say it before Start."""
+
+    def __call__(self, config: RunSettings, /) -> str | None: ...
+
+
 class PrepareUploaded(Protocol):
     """prepare_uploaded(samples, predictions, {role name: endpoint}) -> how many predictions the roles worked
     on: the roles' work on uploaded predictions, done before the pure scoring (e.g. a judge's verdicts kept in

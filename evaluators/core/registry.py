@@ -21,6 +21,7 @@ from evaluators.core.hooks import (
     ReadPredictions,
     ReplayCalls,
     RequestProfileOf,
+    RunProblemOf,
     ScoreSample,
     Solve,
     SubsetOfId,
@@ -101,6 +102,8 @@ class Benchmark:
     solve: Solve | None = None
     # For benchmarks whose requests come in prompt styles (official / toolboard).
     request_profile: RequestProfileOf | None = None
+    # What request_profile refuses, known from the settings alone (the form's line before Start).
+    run_problem: RunProblemOf | None = None
     # The prompt styles request_profile accepts (--prompt-style), for benchmarks that have one.
     prompt_styles: tuple[str, ...] = PROMPT_STYLES
     roles: tuple[Role, ...] = ()

@@ -51,6 +51,9 @@ def rank_forecast(raw: Mapping[str, Any], policy: RunPolicy) -> RankForecast:
     except ToolboardError as exc:
         return RankForecast(problem=str(exc))
     benchmark = get_benchmark(config.benchmark)
+    problem = benchmark.run_problem(config) if benchmark.run_problem is not None else None
+    if problem:
+        return RankForecast(problem=problem)
     note = ""
     if benchmark.request_profile is not None and config.model.prompt_style is None:
         config = replace(config, model=replace(config.model, prompt_style=OFFICIAL_STYLE))

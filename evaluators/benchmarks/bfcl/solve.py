@@ -4,16 +4,19 @@ prompt mode for multi-turn ones)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import CATEGORIES, is_multi_turn
-from evaluators.benchmarks.bfcl.data import DATA_VERSION, data_source, optional_multi_turn
+from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
 from evaluators.benchmarks.bfcl.prompts import OFFICIAL_SAMPLING
-from evaluators.core.errors import ToolboardError
+from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV, cached_wheel_path
+from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.hooks import RunSettings
 from evaluators.core.types import Prediction, RequestProfile, Sample
 from evaluators.engine.client import calls_with_benchmark_names
@@ -26,7 +29,7 @@ TOOLS_MODE_DIFFERENCE = (
 )
 MULTI_TURN_TOOLS_REFUSED = (
     "the multi-turn categories run in prompt mode only (the official prompting loop); native tools mode covers "
-    "the single-turn categories: choose those with --subset (e.g. the group single_turn), or use --request-mode prompt"
+    "the single-turn categories: choose those (the group single_turn), or the request mode prompt"
 )
 
 
@@ -62,16 +65,38 @@ def request_profile(config: RunSettings) -> RequestProfile:
     )
 
 
-def runs_multi_turn(config: RunSettings) -> bool:
+def runs_multi_turn(config: RunSettings, look_up: bool = True) -> bool:
     """Whether the run will hold multi-turn items, as `load` picks them: its subsets and groups (every category
     when none is chosen), where every category from a source without the multi-turn files (a copy of the
-    single-turn data) means the single-turn ones only."""
+    single-turn data) means the single-turn ones only. `look_up=False`: nothing is downloaded (a wheel not on
+    this machine yet is the pinned one, which holds them)."""
     from evaluators.core.registry import get_benchmark
 
     chosen = set(get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
-    if chosen == set(CATEGORIES) and optional_multi_turn(data_source(config.data_dir)):
-        return False
+    if chosen == set(CATEGORIES):
+        source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
+        if source is not None and optional_multi_turn(source):
+            return False
     return any(is_multi_turn(category) for category in chosen)
+
+
+def _source_on_this_machine(data_dir: str | None) -> DataSource | None:
+    if data_dir:
+        try:
+            return data_source(data_dir)
+        except DataError:
+            return None  # the run itself says what is wrong with the folder
+    given = os.environ.get(WHEEL_PATH_ENV)
+    wheel = Path(given).expanduser() if given else cached_wheel_path()
+    return DataSource(wheel=wheel) if wheel.is_file() else None
+
+
+def run_problem(config: RunSettings) -> str | None:
+    """request_profile's refusal of native tools for multi-turn items, from the settings alone (the form's
+    line before Start)."""
+    if config.model.request_mode == "tools" and runs_multi_turn(config, look_up=False):
+        return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
+    return None
 
 
 async def solve_multi_turn(sample: Sample, chat: Any, options: Mapping[str, Any]) -> Prediction:
