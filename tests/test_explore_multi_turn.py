@@ -202,38 +202,40 @@ def store_multi_turn_run(store: Store) -> str:
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 def test_explore_shows_a_multi_turn_item_as_a_transcript_with_state_diffs_and_the_failed_turn(
         declared: None, tmp_path: Path):
-    with running_app(tmp_path) as app, browser_page() as (page, problems):
+    # A fresh page for each size: leaving a Gradio page aborts its open requests, which its console reports.
+    with running_app(tmp_path) as app:
         store_multi_turn_run(app.context.store)
         for width, height, name in ((1440, 900, "desktop"), (390, 844, "phone")):
-            page.set_viewport_size({"width": width, "height": height})
-            page.goto(app.url, wait_until="load")
-            page.locator(TAB_BUTTONS).filter(has_text=re.compile("^Explore$")).first.wait_for()  # drawn, on screen
-            open_tab(page, "Explore")
-            page.get_by_text("1 samples", exact=True).wait_for()
-            page.get_by_label("Sample id").fill(SAMPLE_ID)
-            page.get_by_label("Sample id").press("Enter")
-            failed = page.locator(".rollout-turn-failed")
-            failed.wait_for()
-            turns = page.locator(".rollout-turn")
-            assert turns.count() == 3 and failed.get_attribute("data-turn") == "2"
-            # the transcript: queries, steps, calls with their results, each turn's changes
-            assert "Go to the workspace" in turns.nth(0).inner_text() and "ls()" in turns.nth(0).inner_text()
-            assert 'summary.txt' in turns.nth(1).inner_text() and "log.txt" not in turns.nth(1).inner_text()
-            assert HOSTILE in turns.nth(1).inner_text()  # shown as text, never run
-            failed_text = failed.inner_text()
-            assert "TicketAPI.ticket_queue[0]" in failed_text and "first failed check" in failed_text
-            assert CHECKER_DETAIL in failed_text and "ticket_queue[0].priority" in failed_text
-            failed.scroll_into_view_if_needed()
-            page.screenshot(path=f"/tmp/mtexplore-{name}.png")
-            page.locator(".rollout").screenshot(path=f"/tmp/mtexplore-{name}-rollout.png")
-            box = page.locator(".rollout").bounding_box()
-            assert box is not None and box["x"] + box["width"] <= width, (name, box)
-            if name == "phone":
-                sideways = [describe(problem) for problem in layout_problems(page, phone=True)
-                            if problem["kind"] == "page scrolls sideways"]
-                assert not sideways, sideways
-        assert "<script>alert(1)" not in page.content()
-    assert not problems, "\n".join(problems)
+            with browser_page() as (page, problems):
+                page.set_viewport_size({"width": width, "height": height})
+                page.goto(app.url, wait_until="load")
+                page.locator(TAB_BUTTONS).filter(has_text=re.compile("^Explore$")).first.wait_for()  # drawn, on screen
+                open_tab(page, "Explore")
+                page.get_by_text("1 samples", exact=True).wait_for()
+                page.get_by_label("Sample id").fill(SAMPLE_ID)
+                page.get_by_label("Sample id").press("Enter")
+                failed = page.locator(".rollout-turn-failed")
+                failed.wait_for()
+                turns = page.locator(".rollout-turn")
+                assert turns.count() == 3 and failed.get_attribute("data-turn") == "2"
+                # the transcript: queries, steps, calls with their results, each turn's changes
+                assert "Go to the workspace" in turns.nth(0).inner_text() and "ls()" in turns.nth(0).inner_text()
+                assert 'summary.txt' in turns.nth(1).inner_text() and "log.txt" not in turns.nth(1).inner_text()
+                assert HOSTILE in turns.nth(1).inner_text()  # shown as text, never run
+                failed_text = failed.inner_text()
+                assert "TicketAPI.ticket_queue[0]" in failed_text and "first failed check" in failed_text
+                assert CHECKER_DETAIL in failed_text and "ticket_queue[0].priority" in failed_text
+                failed.scroll_into_view_if_needed()
+                page.screenshot(path=f"/tmp/mtexplore-{name}.png")
+                page.locator(".rollout").screenshot(path=f"/tmp/mtexplore-{name}-rollout.png")
+                box = page.locator(".rollout").bounding_box()
+                assert box is not None and box["x"] + box["width"] <= width, (name, box)
+                if name == "phone":
+                    sideways = [describe(problem) for problem in layout_problems(page, phone=True)
+                                if problem["kind"] == "page scrolls sideways"]
+                    assert not sideways, sideways
+                assert "<script>alert(1)" not in page.content()
+                assert not problems, "\n".join(problems)
 
 
 def test_everything_in_a_rollout_is_escaped():
