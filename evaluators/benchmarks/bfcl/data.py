@@ -20,6 +20,7 @@ from evaluators.benchmarks.bfcl.categories import (
     language_of,
 )
 from evaluators.benchmarks.bfcl.multi_turn.data import load_multi_turn_category
+from evaluators.benchmarks.bfcl.records import required_fields
 from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, VERSION, WHEEL_NAME, has_member, pinned_wheel, read_member
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import decode_utf8, iter_json_lines
@@ -88,17 +89,6 @@ def data_source(data_dir: str | Path | None) -> DataSource:
     return DataSource(folder=folder)
 
 
-def _require(record: Any, fields: dict[str, type], where: str, line: int) -> dict[str, Any]:
-    if not isinstance(record, dict):
-        raise DataError(f"expected a JSON object, got {type(record).__name__}", where, line)
-    for name, kind in fields.items():
-        if name not in record:
-            raise DataError(f"missing field {name!r}", where, line)
-        if not isinstance(record[name], kind):
-            raise DataError(f"field {name!r} must be a {kind.__name__}, got {type(record[name]).__name__}", where, line)
-    return record
-
-
 def _check_question(question: list[Any], where: str, line: int) -> None:
     """A list of turns, the first a list of {role, content} messages (single-turn items have one turn)."""
     if not question or not isinstance(question[0], list):
@@ -137,7 +127,7 @@ def load_category(source: DataSource, category: str) -> list[Sample]:
     samples = []
     for index, (line, record) in enumerate(questions):
         where = source.where(questions_file)
-        item = _require(record, {"id": str, "question": list, "function": list}, where, line)
+        item = required_fields(record, {"id": str, "question": list, "function": list}, where, line)
         _check_category(item["id"], category, where, line)
         _check_question(item["question"], where, line)
         _check_functions(item["function"], where, line)
@@ -145,7 +135,7 @@ def load_category(source: DataSource, category: str) -> list[Sample]:
         if answers is not None:
             answer_line, answer = answers[index]
             answer_where = source.where(answers_file)
-            answer = _require(answer, {"id": str, "ground_truth": list}, answer_where, answer_line)
+            answer = required_fields(answer, {"id": str, "ground_truth": list}, answer_where, answer_line)
             if answer["id"] != item["id"]:
                 raise DataError(f"answer id {answer['id']!r} does not match the item id {item['id']!r} at the same "
                                 f"position ({questions_file} line {line})", answer_where, answer_line)

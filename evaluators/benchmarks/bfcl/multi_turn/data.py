@@ -25,6 +25,7 @@ from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import MULTI_TURN, PYTHON
 from evaluators.benchmarks.bfcl.multi_turn.environments import BackendConfig, backend_config
+from evaluators.benchmarks.bfcl.records import required_fields
 from evaluators.core.errors import DataError
 from evaluators.core.types import Sample
 
@@ -60,17 +61,6 @@ class FuncDocs:
                 docs.append(doc)
             self._docs[class_name] = docs
         return self._docs[class_name]
-
-
-def _require(record: Any, fields: dict[str, type], where: str, line: int) -> dict[str, Any]:
-    if not isinstance(record, dict):
-        raise DataError(f"expected a JSON object, got {type(record).__name__}", where, line)
-    for name, kind in fields.items():
-        if name not in record:
-            raise DataError(f"missing field {name!r}", where, line)
-        if not isinstance(record[name], kind):
-            raise DataError(f"field {name!r} must be a {kind.__name__}, got {type(record[name]).__name__}", where, line)
-    return record
 
 
 def _check_question(question: list[Any], where: str, line: int) -> None:
@@ -125,7 +115,7 @@ def populate_functions(classes: list[str], missed: dict[str, list[str]], docs: F
 
 def _check_answer(answer: Any, item_id: str, turns: int, where: str, line: int, questions_file: str
                   ) -> list[list[str]]:
-    answer = _require(answer, {"id": str, "ground_truth": list}, where, line)
+    answer = required_fields(answer, {"id": str, "ground_truth": list}, where, line)
     if answer["id"] != item_id:
         raise DataError(f"answer id {answer['id']!r} does not match the item id {item_id!r} at the same position "
                         f"({questions_file})", where, line)
@@ -154,7 +144,7 @@ def load_multi_turn_category(source: Any, category: str, wheel: Path | None = No
     where, answer_where = source.where(questions_file), source.where(answers_file)
     samples = []
     for (line, record), (answer_line, answer) in zip(questions, answers):
-        item = _require(record, {"id": str, "question": list, "involved_classes": list, "initial_config": dict},
+        item = required_fields(record, {"id": str, "question": list, "involved_classes": list, "initial_config": dict},
                         where, line)
         if item["id"].rpartition("_")[0] != category:
             raise DataError(f"id {item['id']!r} does not belong to category {category}", where, line)
