@@ -66,6 +66,9 @@ class ScriptedServer(LoopbackApp):
         self.raw_bodies: list[bytes] = []
         # Bytes of each dripped answer that were sent before it ended (or the client hung up).
         self.dripped: list[int] = []
+        # Wall-clock times (time.time()) of the first request's arrival and the last answer's return.
+        self.first_request_at: float | None = None
+        self.last_answer_at: float | None = None
         super().__init__()
 
     @property
@@ -81,6 +84,20 @@ class ScriptedServer(LoopbackApp):
         return web.json_response({"object": "list", "data": [{"id": name, "object": "model"} for name in self.models]})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if self.first_request_at is None:
+            self.first_request_at = time.time()
+        try:
+            return await self._answer(request)
+        finally:
+            self.last_answer_at = time.time()
+
+    def reset_clock(self) -> None:
+        """Forget the request bodies and the first and last times (the next process is timed afresh)."""
+        self.first_request_at = self.last_answer_at = None
+        self.raw_bodies.clear()
+        self.bodies.clear()
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         self.raw_bodies.append(await request.read())
         body = await request.json()
         key = prompt_key(body)
@@ -137,7 +154,8 @@ class ScriptedServer(LoopbackApp):
 
 def main() -> None:
     """Serve from its own process: python -m tests.scripted_server --latency 0.2 (prints the base URL;
-    answers "stats" on stdin with the counters as JSON)."""
+    answers "stats" on stdin with the counters and the first and last times as JSON, "reset" by forgetting the
+    bodies and times, "dump PATH" by writing the bodies received since, one per line)."""
     import argparse
     import sys
 
@@ -155,8 +173,18 @@ def main() -> None:
     with ScriptedServer(reply=correct_reply, latency=args.latency, fault=fault) as server:
         print(server.base_url, flush=True)
         for line in sys.stdin:
-            if line.strip() == "stats":
-                print(json.dumps({"requests": server.requests, "max_in_flight": server.max_in_flight}), flush=True)
+            command = line.strip()
+            if command == "stats":
+                print(json.dumps({"requests": server.requests, "max_in_flight": server.max_in_flight,
+                                  "first_request_at": server.first_request_at, "last_answer_at": server.last_answer_at,
+                                  "bodies": len(server.raw_bodies)}), flush=True)
+            elif command == "reset":
+                server.reset_clock()
+                print("{}", flush=True)
+            elif command.startswith("dump "):  # the bodies received since the last reset, one per line
+                with open(command[5:], "wb") as dump:
+                    dump.writelines(body.replace(b"\n", b" ") + b"\n" for body in server.raw_bodies)
+                print("{}", flush=True)
 
 
 if __name__ == "__main__":
