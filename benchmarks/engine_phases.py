@@ -40,6 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.throughput import bare_sdk_seconds  # noqa: E402
 from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV, pinned_wheel  # noqa: E402
 
 WORKLOADS = {
@@ -99,26 +100,6 @@ def timed_cli_run(server: Server, arguments: list[str], env: dict[str, str]) -> 
     return Phases(first - started, last - first, ended - last, ended - started, stats["bodies"])
 
 
-async def bare_request_phase(base_url: str, bodies: list[bytes], concurrency: int) -> float:
-    """The bodies through the openai SDK alone, `concurrency` at a time: first request out .. last answer in."""
-    from openai import AsyncOpenAI, DefaultAioHttpClient
-
-    client = AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0, http_client=DefaultAioHttpClient())
-    pending = list(reversed(bodies))
-
-    async def worker() -> None:
-        while pending:
-            body = pending.pop()
-            await client.post("/chat/completions", content=body, cast_to=object,
-                              options={"headers": {"Content-Type": "application/json"}})
-
-    started = time.perf_counter()
-    await asyncio.gather(*[worker() for _ in range(concurrency)])
-    seconds = time.perf_counter() - started
-    await client.close()
-    return seconds
-
-
 def cli_import_seconds(env: dict[str, str], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -157,7 +138,7 @@ def main() -> int:
                     dump = Path(tmp) / "bodies.jsonl"
                     server.ask(f"dump {dump}")
                     bodies = [line for line in dump.read_bytes().splitlines() if line.strip()]
-                    bare = statistics.median(asyncio.run(bare_request_phase(server.base_url, bodies, concurrency))
+                    bare = statistics.median(asyncio.run(bare_sdk_seconds(server.base_url, bodies, concurrency))
                                              for _ in range(args.repeat))
                     rows.append((workload, concurrency, imports, runs, bare))
     finally:

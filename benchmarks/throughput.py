@@ -71,21 +71,17 @@ async def timed_engine_run(label: str, store: Store, config: RunConfig) -> Engin
     return EngineTiming(label, one_off, wall, outcome)
 
 
-async def bare_sdk_seconds(base_url: str, samples: int, concurrency: int) -> float:
-    """The same number of requests through the openai SDK alone (no engine): the ceiling any engine
-    built on the SDK can reach on this machine."""
+async def bare_sdk_seconds(base_url: str, bodies: list[bytes], concurrency: int) -> float:
+    """The bodies through the openai SDK alone (no engine), `concurrency` at a time: the ceiling any engine
+    built on the SDK can reach on this machine (first request out .. last answer in)."""
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
     client = AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0, http_client=DefaultAioHttpClient())
-    queue: asyncio.Queue[int] = asyncio.Queue()
-    for index in range(samples):
-        queue.put_nowait(index)
+    pending = list(reversed(bodies))
 
     async def worker() -> None:
-        while not queue.empty():
-            index = queue.get_nowait()
-            body = json.dumps({"model": "scripted", "messages": [{"role": "user", "content": f"bare {index}"}]}).encode()
-            await client.post("/chat/completions", content=body, cast_to=object,
+        while pending:
+            await client.post("/chat/completions", content=pending.pop(), cast_to=object,
                               options={"headers": {"Content-Type": "application/json"}})
 
     started = time.perf_counter()
@@ -93,6 +89,11 @@ async def bare_sdk_seconds(base_url: str, samples: int, concurrency: int) -> flo
     seconds = time.perf_counter() - started
     await client.close()
     return seconds
+
+
+def bare_bodies(samples: int) -> list[bytes]:
+    return [json.dumps({"model": "scripted", "messages": [{"role": "user", "content": f"bare {index}"}]}).encode()
+            for index in range(samples)]
 
 
 def server_stats(server: subprocess.Popen) -> dict:
@@ -136,7 +137,7 @@ def main() -> int:
                 timings.append(asyncio.run(timed_engine_run(label, store, config)))
                 requests.append(server_stats(server)["requests"] - before)
             peak_in_flight = server_stats(server)["max_in_flight"]
-            bare_wall = asyncio.run(bare_sdk_seconds(base_url, args.samples, args.concurrency)) if not args.fault_rate else None
+            bare_wall = asyncio.run(bare_sdk_seconds(base_url, bare_bodies(args.samples), args.concurrency)) if not args.fault_rate else None
         finally:
             server.stdin.close()
             server.terminate()

@@ -32,9 +32,13 @@ JSON-safe), "deviations": {name: count}}.
 
 from __future__ import annotations
 
+import copy
+import json
+from collections import OrderedDict
 from typing import Any
 
 from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
+from evaluators.benchmarks.bfcl.multi_turn.evidence import TURNS
 from evaluators.benchmarks.bfcl.multi_turn.execution import (
     Environment,
     execute_call_texts,
@@ -97,7 +101,7 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official",
     if prediction.error:
         return _verdict(sample, False, "request_error", "official_every_item_needs_an_answer",
                         f"the request failed: {prediction.error}")
-    turns = (prediction.extra or {}).get("turns")
+    turns = (prediction.extra or {}).get(TURNS)
     if type(turns) is not list:
         return _verdict(sample, False, ERROR_TYPES["inference_error"], "official_multi_turn_inference_error",
                         "Error during inference phase. Model did not output a list of model responses.")
@@ -134,8 +138,23 @@ def check(sample: Sample, decoded_turns: list[list[list[str]]], model_name: str 
     "turn_states", "deviations"}. Raises env_host.EnvironmentLimit when the worker runs out of memory or time."""
     from evaluators.benchmarks.bfcl.multi_turn.env_host import shared_host
 
+    request = checker_request(sample, decoded_turns, model_name)
+    # A run scores each item in both modes, one after the other, and they replay the same turns: replayed once.
+    key = json.dumps(request, sort_keys=True, default=repr)
+    if key in _RECENT_CHECKS:
+        return copy.deepcopy(_RECENT_CHECKS[key])
     calls = sum(len(step) for turn in decoded_turns for step in turn) + sum(len(turn) for turn in sample.gold)
-    return (host or shared_host()).check(checker_request(sample, decoded_turns, model_name), calls)
+    result = (host or shared_host()).check(request, calls)
+    _RECENT_CHECKS[key] = copy.deepcopy(result)
+    while len(_RECENT_CHECKS) > RECENT_CHECKS:
+        _RECENT_CHECKS.popitem(last=False)
+    return result
+
+
+# The last few checks' results, by request (the item, its decoded answers, the namespace), so both modes of an
+# item read one replay.
+RECENT_CHECKS = 64
+_RECENT_CHECKS: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
 
 def checker_request(sample: Sample, decoded: list[list[list[str]]], model_name: str) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evaluators.benchmarks.bfcl.multi_turn.evidence import ENVIRONMENT_LIMIT
 from evaluators.benchmarks.bfcl.wheel import pinned_wheel
 from evaluators.core.types import Sample
 
@@ -48,7 +49,6 @@ DEFAULT_CALL_SECONDS = 10.0
 START_SECONDS = 120.0
 # The host's own deadline beyond the worker's per-call limits (the worker ends itself first).
 SLACK_SECONDS = 10.0
-ENVIRONMENT_LIMIT = "environment_limit"
 WORKER_MODULE = "evaluators.benchmarks.bfcl.multi_turn.worker"
 _PROJECT_ROOT = Path(__file__).resolve().parents[4]
 _STDERR_TAIL = 4096

@@ -21,7 +21,11 @@ INITIAL_STATE = ROLLOUT_INITIAL_STATE
 STOP = "stop"
 # Why a rollout stopped: every turn run; the official step limit reached (the item then has fewer turns than its
 # ground truth); an environment worker over its memory or time; a request that failed after its retries.
-STOPS = ("completed", "force_terminated", "environment_limit", "request_failed")
+COMPLETED = "completed"
+FORCE_TERMINATED = "force_terminated"
+ENVIRONMENT_LIMIT = "environment_limit"
+REQUEST_FAILED = "request_failed"
+STOPS = (COMPLETED, FORCE_TERMINATED, ENVIRONMENT_LIMIT, REQUEST_FAILED)
 FAILED_TURN = ROLLOUT_FAILED_TURN
 DIFFERENCES = ROLLOUT_DIFFERENCES
 MISSING_ITEMS = ROLLOUT_MISSING_ITEMS

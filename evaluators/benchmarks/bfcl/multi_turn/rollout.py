@@ -14,6 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost, EnvironmentLimit, rollout_namespace, shared_host
+from evaluators.benchmarks.bfcl.multi_turn.evidence import (
+    COMPLETED,
+    ENVIRONMENT_LIMIT,
+    FORCE_TERMINATED,
+    INITIAL_STATE,
+    REQUEST_FAILED,
+    STOP,
+    TRANSCRIPT,
+    TURNS,
+)
 from evaluators.benchmarks.bfcl.multi_turn.execution import is_empty_execute_response, official_call_texts
 from evaluators.benchmarks.bfcl.multi_turn.requests import (
     MultiTurnTexts,
@@ -25,17 +35,6 @@ from evaluators.benchmarks.bfcl.multi_turn.requests import (
 from evaluators.core.types import Prediction, Sample
 from evaluators.engine.client import RequestFailed
 
-TURNS = "turns"
-TRANSCRIPT = "transcript"
-INITIAL_STATE = "initial_state"
-STOP = "stop"
-# Why a rollout ended: every turn played; a turn went past the step limit (the official force-quit: the item
-# has fewer turns than its ground truth); the environment's worker overran its memory or time; a request failed.
-COMPLETED = "completed"
-FORCE_TERMINATED = "force_terminated"
-ENVIRONMENT_LIMIT = "environment_limit"
-REQUEST_FAILED = "request_failed"
-STOP_REASONS = (COMPLETED, FORCE_TERMINATED, ENVIRONMENT_LIMIT, REQUEST_FAILED)
 NO_TEXT = "the answer has no text (content null or not a string)"
 
 
