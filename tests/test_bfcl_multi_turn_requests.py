@@ -291,7 +291,8 @@ def test_multi_turn_runs_are_prompt_mode_with_the_official_sampling(bfcl_officia
     monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
     model = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m")
     profile = request_profile(RunConfig("bfcl", model, subsets=("multi_turn_base", "simple_python")))
-    assert profile.sampling == {"single_turn": {"temperature": 0.001}, "multi_turn": {"temperature": 0.001, "store": False}}
+    assert profile.sampling == {"single_turn": {"temperature": 0.001, "store": False},
+                                "multi_turn": {"temperature": 0.001, "store": False}}
     chosen = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", temperature=0.3)
     assert request_profile(RunConfig("bfcl", chosen, subsets=("multi_turn_base",))).sampling["multi_turn"] == {
         "temperature": 0.3, "store": False}

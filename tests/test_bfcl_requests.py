@@ -60,7 +60,7 @@ def test_prompt_requests_equal_the_official_reference_on_every_fixture_item(fake
     for sample in samples:
         request = build_request(sample)
         assert _bytes(request.messages) == _bytes(reference.messages(_entry(sample))), sample.id
-        assert request.tools is None and request.sampling == {"temperature": OFFICIAL_TEMPERATURE}
+        assert request.tools is None and request.sampling == {"temperature": OFFICIAL_TEMPERATURE, "store": False}
 
 
 def test_the_texts_come_from_the_wheel(fake_wheel: Path):
@@ -109,7 +109,7 @@ def test_native_tools_as_the_official_fc_handler_converts_them(fake_wheel: Path)
     assert kettle["name"] == "kitchen_kettle_boil" and kettle["parameters"]["type"] == "object"
     assert kettle["parameters"]["properties"]["litres"] == {"type": "number", "description": "How much water. [a float]",
                                                             "format": "float"}
-    assert request.sampling == {"temperature": OFFICIAL_TEMPERATURE} and request.tool_choice is None
+    assert request.sampling == {"temperature": OFFICIAL_TEMPERATURE, "store": False} and request.tool_choice is None
     garden = build_request(samples["live_simple_0-0-0"], mode="tools")
     beds = garden.tools[0]["function"]["parameters"]["properties"]["beds"]
     assert beds["items"]["type"] == "object" and beds["items"]["properties"]["minutes"]["type"] == "number"
@@ -164,9 +164,9 @@ def test_the_request_profile_is_official(fake_wheel: Path):
     config = RunConfig("bfcl", ModelSettings(base_url="http://127.0.0.1:9/v1", model="m"))
     profile = request_profile(config)
     assert profile.prompt_style == "official" and "default_prompts.py" in profile.source
-    assert profile.sampling == {"single_turn": {"temperature": OFFICIAL_TEMPERATURE}}
+    assert profile.sampling == {"single_turn": {"temperature": OFFICIAL_TEMPERATURE, "store": False}}
     chosen = RunConfig("bfcl", ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", temperature=0.5))
-    assert request_profile(chosen).sampling == {"single_turn": {"temperature": 0.5}}
+    assert request_profile(chosen).sampling == {"single_turn": {"temperature": 0.5, "store": False}}
     tools = RunConfig("bfcl", ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", request_mode="tools"))
     assert "official FC handler" in request_profile(tools).differences[0]
     own = RunConfig("bfcl", ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", prompt_style="toolboard"))
@@ -191,7 +191,7 @@ def test_a_cli_run_sends_the_official_requests(tmp_path: Path):
     assert len(expected) == 15  # two of simple_python and live_irrelevance, one of the rest
     assert sorted(_bytes(body["messages"]) for body in server.bodies) == expected
     for body in server.bodies:
-        assert body["temperature"] == OFFICIAL_TEMPERATURE and "tools" not in body
+        assert body["temperature"] == OFFICIAL_TEMPERATURE and body["store"] is False and "tools" not in body
     report = json.loads(ran.stdout)
     assert report["subsets"]["irrelevance"]["metrics"]["accuracy"] == 1.0
 

@@ -23,7 +23,9 @@ from evaluators.core.types import ChatRequest, Sample
 
 # The generation CLI's default temperature (`bfcl generate --temperature`), sent unless the user sets one.
 OFFICIAL_TEMPERATURE = 0.001
-OFFICIAL_SAMPLING = {"temperature": OFFICIAL_TEMPERATURE}
+# What the official handler sends besides model and messages (OpenAICompletionsHandler._query_prompting and
+# _query_FC): the generation CLI's temperature and `store=False`.
+OFFICIAL_SAMPLING: dict[str, Any] = {"temperature": OFFICIAL_TEMPERATURE, "store": False}
 REQUEST_MODES = ("prompt", "tools")
 # Java / JavaScript parameter types whose element type is stated in the description, and `items` dropped.
 _JAVA_LISTS = ("ArrayList", "Array")

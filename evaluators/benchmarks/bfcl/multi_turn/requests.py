@@ -15,7 +15,7 @@ from typing import Any
 
 from evaluators.benchmarks.bfcl.official_source import PROMPTS_FILE, decode, module_constants, official_format
 from evaluators.benchmarks.bfcl.prompts import (
-    OFFICIAL_TEMPERATURE,
+    OFFICIAL_SAMPLING,
     official_hinted_functions,
     official_prompt_messages,
     official_system_prompt,
@@ -26,9 +26,8 @@ from evaluators.core.types import ChatRequest, Sample
 
 HOLDOUT_PROMPT = "DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING"
 STEP_LIMIT = "MAXIMUM_STEP_LIMIT"
-# What the official prompting query sends besides model and messages: the generation CLI's temperature and
-# `store=False` (OpenAICompletionsHandler._query_prompting). The single-turn requests send the temperature only.
-OFFICIAL_MULTI_TURN_SAMPLING: dict[str, Any] = {"temperature": OFFICIAL_TEMPERATURE, "store": False}
+# What the official prompting query sends besides model and messages: the same as for single-turn items.
+OFFICIAL_MULTI_TURN_SAMPLING: dict[str, Any] = dict(OFFICIAL_SAMPLING)
 
 
 @dataclass(frozen=True)
