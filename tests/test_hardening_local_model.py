@@ -25,9 +25,9 @@ import pytest
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import ChatRequest
-from evaluators.engine import local_model
+from evaluators.engine import local_model, local_model_server
 from evaluators.engine.client import ChatClient, RequestFailed
-from evaluators.engine.local_model import LocalServer, exit_description
+from evaluators.engine.local_model_server import LocalServer, exit_description
 from evaluators.engine.settings import ModelSettings
 
 CRASH_LINE = "fake ggml: illegal instruction in the matmul kernel"
@@ -143,9 +143,9 @@ def test_a_log_tail_keeps_the_headline_of_a_long_crash_dump(tmp_path: Path):
     log_file = tmp_path / "server.log"
     frames = [f'  File "llama.py", line {n} in eval' for n in range(40)]
     log_file.write_text("\n".join(["loading", "Fatal Python error: Segmentation fault", *frames]))
-    tail = local_model.log_tail(log_file).splitlines()
+    tail = local_model_server.log_tail(log_file).splitlines()
     assert tail[0] == "Fatal Python error: Segmentation fault" and tail[-1] == frames[-1]
-    assert len(tail) == 2 + local_model.LOG_TAIL_LINES
+    assert len(tail) == 2 + local_model_server.LOG_TAIL_LINES
 
 
 def test_a_build_with_avx512_or_amx_code_is_named_with_the_portable_rebuild(monkeypatch: pytest.MonkeyPatch):
@@ -163,7 +163,7 @@ def test_a_server_crashing_on_every_completion_is_restarted_once_then_answers_wi
     with fake_server(tmp_path, "crash") as server:
         status, answer = post_completion(server)
         message = answer["error"]["message"]
-        assert status == local_model.CRASH_STATUS
+        assert status == local_model_server.CRASH_STATUS
         assert "crashed (signal 11, SIGSEGV) while answering, after 1 restart" in message
         assert CRASH_LINE in message and str(server.log_path) in message
         assert 'rebuild it portably: CMAKE_ARGS="-DGGML_NATIVE=OFF"' in message
@@ -211,7 +211,7 @@ def complete_through_the_engine() -> tuple[str | None, RequestFailed | None]:
 def test_the_engine_reports_a_crashed_local_server_as_the_crash_not_as_timeouts(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with fake_server(tmp_path, "crash") as server:
-        monkeypatch.setitem(local_model._SERVERS, MODEL.name, server)
+        monkeypatch.setitem(local_model_server._SERVERS, MODEL.name, server)
         text, failure = complete_through_the_engine()
         assert text is None and failure is not None
         assert "crashed (signal 11, SIGSEGV)" in str(failure) and "timeout" not in str(failure)
@@ -220,16 +220,16 @@ def test_the_engine_reports_a_crashed_local_server_as_the_crash_not_as_timeouts(
 
 def test_the_engine_gets_its_answer_from_the_restarted_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with fake_server(tmp_path, "crash-once") as server:
-        monkeypatch.setitem(local_model._SERVERS, MODEL.name, server)
+        monkeypatch.setitem(local_model_server._SERVERS, MODEL.name, server)
         assert complete_through_the_engine() == ("hello", None)
         assert server.restarts == 1
 
 
 def test_a_new_run_starts_a_server_that_gave_up_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with fake_server(tmp_path, "crash") as server:
-        monkeypatch.setitem(local_model._SERVERS, MODEL.name, server)
-        assert post_completion(server)[0] == local_model.CRASH_STATUS
-        assert local_model.resolve("local:smollm2") == server.base_url  # the same URL, a new process
+        monkeypatch.setitem(local_model_server._SERVERS, MODEL.name, server)
+        assert post_completion(server)[0] == local_model_server.CRASH_STATUS
+        assert local_model_server.resolve("local:smollm2") == server.base_url  # the same URL, a new process
         assert server.failure is None and server.restarts == 0 and starts(tmp_path) == 3
         assert "--- started again for a new run" in server.log_path.read_text()
 
@@ -247,11 +247,11 @@ def test_the_server_uses_half_the_cores_for_prompts_and_answers_and_keeps_no_sco
         monkeypatch: pytest.MonkeyPatch):
     # llama.cpp's threads wait for each other at each step: half the cores (1 on 2), for reading prompts
     # too (the server's default reads them with every core, and the prompt is most of the work).
-    assert [local_model.server_threads(cores) for cores in (1, 2, 3, 4, 16)] == [1, 1, 1, 2, 8]
-    monkeypatch.setattr(local_model, "model_file", lambda model: Path("/models", model.file))
-    monkeypatch.setattr(local_model, "usable_cores", lambda: 2)
-    command = local_model.llama_server_command(MODEL, 4321)
-    launcher = command.index(str(local_model.LAUNCHER))  # run by its path: it needs nothing of ours on sys.path
+    assert [local_model_server.server_threads(cores) for cores in (1, 2, 3, 4, 16)] == [1, 1, 1, 2, 8]
+    monkeypatch.setattr(local_model_server, "model_file", lambda model: Path("/models", model.file))
+    monkeypatch.setattr(local_model_server, "usable_cores", lambda: 2)
+    command = local_model_server.llama_server_command(MODEL, 4321)
+    launcher = command.index(str(local_model_server.LAUNCHER))  # run by its path: it needs nothing of ours on sys.path
     assert command[:launcher] == [sys.executable, "-X", "faulthandler"]
     arguments = command[launcher + 1:]
     options = dict(zip(arguments[::2], arguments[1::2], strict=True))
@@ -262,12 +262,12 @@ def test_the_server_uses_half_the_cores_for_prompts_and_answers_and_keeps_no_sco
         # The default (true) keeps a context x vocabulary table of scores (1.6 GB) for log-probabilities.
         "--logits_all": "false",
     }
-    assert local_model.LAUNCHER.is_file()
+    assert local_model_server.LAUNCHER.is_file()
 
 
 def test_the_server_start_is_given_time_for_a_busy_machine():
     default = inspect.signature(LocalServer).parameters["startup_timeout"].default
-    assert default == local_model.STARTUP_TIMEOUT >= 300
+    assert default == local_model_server.STARTUP_TIMEOUT >= 300
 
 
 def test_a_request_whose_client_stopped_waiting_is_dropped_at_the_server_too(tmp_path: Path):

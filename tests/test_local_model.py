@@ -19,7 +19,7 @@ import pytest
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
-from evaluators.engine import local_model
+from evaluators.engine import local_model, local_model_server
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
 from evaluators.engine.store import Store
 from tests.app_fixtures import RunningApp, running_app, table_rows, wait_for_status
@@ -44,7 +44,7 @@ def test_a_missing_optional_install_is_explained(monkeypatch: pytest.MonkeyPatch
     finally:
         context.close()
     with pytest.raises(ToolboardError, match="requirements-local.txt"):
-        local_model.resolve("local:smollm2")
+        local_model_server.resolve("local:smollm2")
 
 
 def test_local_names_pass_the_endpoint_guard_even_in_public_mode(monkeypatch: pytest.MonkeyPatch):
@@ -63,16 +63,16 @@ QUOTED = """Output [ApiName(key1='value1', key2="value2")] & nothing <else>."""
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """The local model's server as a run starts it (`local_model.resolve`, through the launcher): its URL and
+    """The local model's server as a run starts it (`local_model_server.resolve`, through the launcher): its URL and
     its log. Runs of this module's app find it running; stopped when the module's tests are done."""
     home = tmp_path_factory.mktemp("local_model_home")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TOOLBOARD_HOME", str(home))
-        base_url = local_model.resolve("local:smollm2")
+        base_url = local_model_server.resolve("local:smollm2")
     try:
         yield base_url, home / "logs" / "local-smollm2.log"
     finally:
-        local_model.stop_all()
+        local_model_server.stop_all()
 
 
 @pytest.fixture(scope="module")

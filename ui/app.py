@@ -6,11 +6,13 @@ import atexit
 import gc
 import logging
 import os
+import threading
 
 import gradio as gr
 from starlette.middleware import Middleware
 
 from evaluators.core.registry import all_benchmarks
+from evaluators.engine.sdk_transport import load_sdk
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
 from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab, model_tab, overview_tab, queue_tab, submit_tab
 from ui.asset_cache import FrontendFiles
@@ -201,6 +203,8 @@ def launch(context: AppContext | None = None, **options) -> gr.Blocks:
     # On exit: cancel running jobs and flush what they stored, so a resume repeats nothing.
     atexit.register(context.close)
     demo = build_app(context)
+    # The SDK in the background while the server starts: a visitor's first run then sends at once.
+    threading.Thread(target=load_sdk, name="toolboard-sdk-import", daemon=True).start()
     # What start-up built (the app, the published tables) lives as long as the process: kept out of the garbage
     # collector's full passes, which would otherwise walk it again and again under a crowd's allocations.
     gc.collect()

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from evaluators.cli.offline_commands import demo_command, list_command, replay_command, score_command
 from evaluators.cli.parser import build_parser
+from evaluators.core import phase_log
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import message_of
 from evaluators.engine.store import StoreDamagedError, default_db_path, is_damage
@@ -50,6 +51,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    phase_log.mark("imports done")
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)

@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from evaluators.cli.report_text import print_report
 from evaluators.cli.run_config import run_request
+from evaluators.core import phase_log
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Report, Sample
 from evaluators.engine.job_manager import RunJobs
@@ -28,6 +29,13 @@ def run_command(args: argparse.Namespace) -> int:
     if args.detach and not args.queue:
         raise ToolboardError("--detach only works with --queue (a run executed here ends with the command)")
     store = Store()
+    try:
+        return _run_or_queue(args, store)
+    finally:
+        store.close()  # the process may end without the interpreter's teardown (see evaluators/__main__.py)
+
+
+def _run_or_queue(args: argparse.Namespace, store: Store) -> int:
     if args.queue:
         return queued_run_command(args, store)
     rerun_errors = bool(args.rerun_errors)
@@ -47,6 +55,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"run {run_id} {outcome.status}; continue with: python -m evaluators run --resume {run_id}", file=sys.stderr)
         return EXIT_UNFINISHED
     _print_outcome(store, run_id, outcome, args.mode, args.json)
+    phase_log.mark("report printed")
     return 0
 
 

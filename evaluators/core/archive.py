@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import shutil
 import tempfile
-import urllib.request
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -14,12 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
-from tqdm import tqdm
-
 from evaluators.core.errors import DataError
 from evaluators.core.public_hosts import HostNotAllowedError, check_redirect_hop
 
 if TYPE_CHECKING:
+    import urllib.request
+
     from _typeshed import WriteableBuffer
 
 _CHUNK = 1 << 16
@@ -96,22 +95,25 @@ def open_member(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, where: str | Pat
     return io.BufferedReader(CountedReader(bundle.open(info), where, budget, member_limit(info)), buffer_size=_CHUNK)
 
 
-class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows a redirect only to a host a public deployment may reach (the data's own addresses are set by
-    the operator; where they redirect to is not)."""
-
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
-        check_redirect_hop(newurl)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 def checked_opener() -> urllib.request.OpenerDirector:
     """A urllib opener whose redirects go, on a public deployment, only to public hosts."""
-    return urllib.request.build_opener(_CheckedRedirects)
+    import urllib.request  # here: only a download needs it, and it costs every command ~20 ms to import
+
+    class CheckedRedirects(urllib.request.HTTPRedirectHandler):
+        """Follows a redirect only to a host a public deployment may reach (the data's own addresses are set by
+        the operator; where they redirect to is not)."""
+
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+            check_redirect_hop(newurl)
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return urllib.request.build_opener(CheckedRedirects)
 
 
 def download(url: str, target: Path, description: str, timeout: float = 60.0) -> Path:
     """Stream `url` to `target` with a progress bar; the file appears only when complete."""
+    from tqdm import tqdm
+
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".part")
     try:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evaluators.core import source_files
 from evaluators.core.errors import DataError
 
 
@@ -50,6 +51,6 @@ def iter_json_lines(
 
 
 def read_json_lines(path: Path, error_cls: type[DataError] = DataError) -> list[tuple[int, Any]]:
-    if not path.is_file():
+    if not source_files.is_file(path):
         raise error_cls("file not found", path)
-    return list(iter_json_lines(decode_utf8(path.read_bytes(), path, error_cls), path, error_cls))
+    return list(iter_json_lines(decode_utf8(source_files.read_bytes(path), path, error_cls), path, error_cls))

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluators.core import phase_log
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.paths import toolboard_home
@@ -35,7 +36,7 @@ from evaluators.engine.sdk_transport import (
     usable_delay,
 )
 from evaluators.engine.settings import ModelSettings
-from evaluators.engine.store import MAX_EVIDENCE_BYTES, JSONText, oversized_note
+from evaluators.engine.store import MAX_EVIDENCE_BYTES, JSONText, oversized_note, row_request_note
 
 GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
 # In TOOLBOARD_HOME: this installation's random secret, mixed with API keys in cache keys (see cache_key).
@@ -138,32 +139,59 @@ class EventLog:
         it). Other request bodies are kept from the last call backwards while they fit in `budget` bytes; an
         earlier one left out is a note saying its size. A very big body (audio) is kept with its long texts
         shortened (_kept_body); response texts over MAX_EVENT_TEXT are cut."""
-        requests: list[Any] = []
-        # Per role: the number (1-based) and body of the nearest later request kept whole.
-        later_kept: dict[str, tuple[int, dict[str, Any]]] = {}
+        events: list[dict[str, Any]] = json.loads(self.events_json(budget).text)
+        return events
+
+    def events_json(self, budget: int = MAX_EVIDENCE_BYTES // 2, row_body: bytes | None = None) -> JSONText:
+        """`events()` as the JSON text a sample's row keeps: each body kept as sent goes in as its own bytes,
+        never parsed and written again (a body is parsed only to compare it with a later one of its role).
+        `row_body`: the body the row's request column keeps whole; the last call that sent it keeps a note
+        instead (store.ROW_REQUEST), which the store turns back into that body when it reads the row."""
+        requests: list[bytes | dict[str, Any]] = []
+        row_body_noted = row_body is None or len(row_body) > MAX_EVENT_BODY_BYTES
+        # Per role: the number (1-based) and body of the nearest later request kept whole (parsed when asked).
+        later_kept: dict[str, tuple[int, _Body]] = {}
         for index in range(len(self.calls) - 1, -1, -1):
             call = self.calls[index]
             later = later_kept.get(call.role)
             if later is not None and len(call.payload) <= MAX_EVENT_BODY_BYTES:
-                reference = repeated_request(json.loads(call.payload), *later, len(call.payload))
+                reference = repeated_request(json.loads(call.payload), later[0], later[1].parsed(), len(call.payload))
                 if reference is not None:
                     requests.append(reference)
                     continue
             # A body kept as sent weighs its own bytes: when those do not fit, it is not parsed at all.
             may_fit = len(call.payload) > MAX_EVENT_BODY_BYTES or len(call.payload) <= budget
             body, size = _kept_body(call.payload) if may_fit else (None, len(call.payload))
-            if size <= budget:
+            if isinstance(body, bytes) and not row_body_noted and body == row_body:
+                row_body_noted = True
+                requests.append(row_request_note(size))
+                later_kept[call.role] = (index + 1, _Body(body))
+            elif body is not None and size <= budget:
                 budget -= size
                 requests.append(body)
-                if isinstance(body, dict) and len(call.payload) <= MAX_EVENT_BODY_BYTES:
-                    later_kept[call.role] = (index + 1, body)
+                if isinstance(body, bytes):
+                    later_kept[call.role] = (index + 1, _Body(body))
             else:
                 requests.append({"not_kept": True, "bytes": len(call.payload),
                                  "note": "an earlier request of this sample, left out to keep its record bounded"})
-        events = [_event(call, request) for call, request in zip(self.calls, reversed(requests), strict=True)]
+        events = [_event_json(call, request) for call, request in zip(self.calls, reversed(requests), strict=True)]
         if self.not_kept:
-            events.append({"role": None, "note": f"{self.not_kept} more model calls, not kept (over {MAX_EVENTS})"})
-        return events
+            events.append(json.dumps({"role": None, "note": f"{self.not_kept} more model calls, not kept (over {MAX_EVENTS})"},
+                                     ensure_ascii=False))
+        return JSONText("[" + ", ".join(events) + "]")
+
+
+@dataclass
+class _Body:
+    """A request body as sent, parsed only if it is compared with an earlier one."""
+
+    payload: bytes
+    _parsed: Any = None
+
+    def parsed(self) -> Any:
+        if self._parsed is None:
+            self._parsed = json.loads(self.payload)
+        return self._parsed
 
 
 REPEATED = "repeated_in"
@@ -205,25 +233,36 @@ def request_of_event(events: list[Any], number: int) -> Any:
 MAX_EVENT_BODY_BYTES = MAX_EVIDENCE_BYTES // 4
 
 
-def _kept_body(payload: bytes) -> tuple[Any, int]:
-    """A request body as an event keeps it, and its size in bytes: as sent, or, over MAX_EVENT_BODY_BYTES,
-    with each text over LONG_TEXT characters replaced by its length."""
-    body = json.loads(payload)
+def _kept_body(payload: bytes) -> tuple[bytes | dict[str, Any], int]:
+    """A request body as an event keeps it, and its size in bytes: as sent (its bytes), or, over
+    MAX_EVENT_BODY_BYTES, parsed with each text over LONG_TEXT characters replaced by its length."""
     if len(payload) <= MAX_EVENT_BODY_BYTES:
-        return body, len(payload)
-    shortened = _without_long_texts(body)
+        return payload, len(payload)
+    shortened = _without_long_texts(json.loads(payload))
     return shortened, len(json.dumps(shortened, ensure_ascii=False).encode())
 
 
-def _event(call: _Call, request: Any) -> dict[str, Any]:
+def _event_json(call: _Call, request: bytes | dict[str, Any]) -> str:
+    """One event as JSON text: {"role", "request", "response", "error", "latency", "cached"}."""
     response = None
     if call.response is not None:
         text = call.response.get("text")
         if isinstance(text, str):
             text = echoed(text, MAX_EVENT_TEXT)
         response = {"text": text, "tool_calls": call.response.get("tool_calls"), "usage": call.response.get("usage")}
-    return {"role": call.role, "request": request, "response": response, "error": call.error,
-            "latency": round(call.latency, 6), "cached": call.cached}
+    request_text = request.decode() if isinstance(request, bytes) else _json(request)
+    return (f'{{"role": {_json(call.role)}, "request": {request_text}, "response": {_json(response)}, '
+            f'"error": {_json(call.error)}, "latency": {_json(round(call.latency, 6))}, "cached": {_json(call.cached)}}}')
+
+
+def _json(value: Any) -> str:
+    """JSON text of a value an event holds (a lone surrogate, which UTF-8 cannot carry, as its escape)."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return text
 
 
 _EVENTS_IN_TASK: contextvars.ContextVar[EventLog | None] = contextvars.ContextVar("events_in_task", default=None)
@@ -328,6 +367,15 @@ def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any
     return body
 
 
+def _served_url(base_url: str) -> str:
+    """The URL requests go to: the built-in local model's server (started here on first use) for `local:NAME`."""
+    if not local_model.is_local(base_url):
+        return base_url
+    from evaluators.engine.local_model_server import resolve  # its HTTP server machinery only when used
+
+    return resolve(base_url)
+
+
 def encode_body(body: dict[str, Any]) -> bytes:
     """The request body as sent. Key order is fixed by `request_body`, so equal requests encode equally.
     A lone surrogate (a model's earlier reply can hold one, fed back in a dialogue) goes as its \\u escape."""
@@ -395,7 +443,7 @@ class ChatClient:
             self.api_key = None
         self._key_id = key_identity(self.api_key) if self.api_key else None
         # `local:NAME` is the built-in local model: its server starts on first use (cache keys keep the name).
-        self._endpoint = EndpointSpec(local_model.resolve(self.settings.base_url), self.api_key, self.settings.timeout)
+        self._endpoint = EndpointSpec(_served_url(self.settings.base_url), self.api_key, self.settings.timeout)
         self._sdk_client: Any = None
         self._limit: asyncio.Semaphore | None = None
         self._pacer = SendPacer(self.concurrency) if pacing_enabled() else None
@@ -416,7 +464,10 @@ class ChatClient:
         """One attempt through the SDK, on this event loop."""
         if self._sdk_client is None:
             self._sdk_client = make_sdk_client(self._endpoint)
-        return await post_completion(self._sdk_client, payload, self.settings.timeout)
+        phase_log.mark("first request")
+        response = await post_completion(self._sdk_client, payload, self.settings.timeout)
+        phase_log.mark_latest("last answer")
+        return response
 
     def _result(self, response: dict[str, Any], key: str, latency: float, attempts: int, cached: bool) -> ChatResult:
         calls = [ToolCall(c["name"], c["arguments"]) for c in response["tool_calls"]] if response["tool_calls"] else None

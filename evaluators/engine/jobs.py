@@ -24,7 +24,6 @@ from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.local_model import is_local
-from evaluators.engine.local_model import resolve as resolve_local
 from evaluators.engine.quota import Admission
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig, RunRequest, require_run_request
@@ -283,8 +282,10 @@ class JobManager(RunJobs):
                 job.status = "running"
             run = self.store.get_run(run_id)
             if is_local(run.base_url):
+                from evaluators.engine.local_model_server import resolve  # its HTTP server machinery only when used
+
                 # Starting a local model server blocks: off the loop, so other jobs go on meanwhile.
-                await asyncio.to_thread(resolve_local, run.base_url)
+                await asyncio.to_thread(resolve, run.base_url)
             return await execute(self.store, run_id, samples, rerun_errors=rerun_errors, on_progress=on_progress,
                                  cancel=job.cancel, api_key=api_key)
 

@@ -5,17 +5,27 @@ misspelt model is refused with its cause instead of becoming a run of request er
 A model missing from a non-empty list is refused: many servers (llama.cpp, vLLM with one model) answer
 any name with the model they serve, so a tiny request would let a wrong name run to the end under that
 name. An operator whose gateway serves models it does not list sets TOOLBOARD_ALLOW_UNLISTED_MODELS=1
-(not honoured on a public deployment)."""
+(not honoured on a public deployment).
+
+An endpoint that passed for a model and key is not looked at again for ENDPOINT_CHECK_KEPT_SECONDS (runs made one
+after another, a rerun answered from the cache): the look is kept in TOOLBOARD_HOME by a hash of the three, never
+the key itself. A run of a fully cached rerun then sends nothing at all and never loads the SDK."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import hashlib
+import json
 import os
+import time
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.paths import toolboard_home
 from evaluators.engine import local_model
+from evaluators.engine.client import key_identity
 from evaluators.engine.endpoint_guard import is_public_mode
 from evaluators.engine.redact import redact
 from evaluators.engine.sdk_transport import (
@@ -32,6 +42,8 @@ PREFLIGHT_SECONDS = 15.0
 LISTED_SHOWN = 10
 ALLOW_UNLISTED_ENV = "TOOLBOARD_ALLOW_UNLISTED_MODELS"
 LISTED_ID_CHARS = 60
+ENDPOINT_CHECK_KEPT_SECONDS = 300.0
+CHECKS_FILE = "endpoint-checks.json"
 
 
 class EndpointCheckFailed(ToolboardError):
@@ -44,11 +56,52 @@ def check_endpoint(base_url: str, model: str, api_key: str | None, what: str = "
     only says the endpoint is busy (429, 5xx) lets the run start (its requests are retried)."""
     if local_model.is_local(base_url):
         return  # our own server, started with the run
+    passed = _check_name(base_url, model, api_key)
+    if _recently_passed(passed):
+        return
     # In a thread of its own: callers may be inside an event loop (the app) or not (the CLI).
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         problem = pool.submit(asyncio.run, _problem(base_url, model, api_key, min(timeout, PREFLIGHT_SECONDS))).result()
     if problem:
         raise EndpointCheckFailed(redact(f"{what} cannot serve the run, nothing was started: {problem}", (api_key,)))
+    _remember_passed(passed)
+
+
+def _check_name(base_url: str, model: str, api_key: str | None) -> str:
+    """What a passed check is kept under: the endpoint, model and key, and the policy it passed under (an
+    unlisted model passes only while the operator allows it, and never on a public deployment)."""
+    who = key_identity(api_key) if api_key else "no key"
+    policy = [is_public_mode(), unlisted_allowed()]
+    return hashlib.sha256(json.dumps([base_url.rstrip("/"), model, who, policy]).encode()).hexdigest()
+
+
+def _passed_checks() -> dict[str, float]:
+    """Checks that passed lately (hash -> when), those still kept."""
+    try:
+        kept = json.loads((toolboard_home() / CHECKS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    now = time.time()
+    if not isinstance(kept, dict):
+        return {}
+    return {name: when for name, when in kept.items()
+            if isinstance(when, int | float) and 0 <= now - when < ENDPOINT_CHECK_KEPT_SECONDS}
+
+
+def _recently_passed(name: str) -> bool:
+    return name in _passed_checks()
+
+
+def _remember_passed(name: str) -> None:
+    """Best effort: a look that cannot be kept is made again next time."""
+    path = toolboard_home() / CHECKS_FILE
+    partial = path.with_name(f".{CHECKS_FILE}.{os.getpid()}.part")
+    try:
+        partial.write_text(json.dumps({**_passed_checks(), name: time.time()}), encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink()
 
 
 async def _problem(base_url: str, model: str, api_key: str | None, timeout: float) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from evaluators.core.errors import ToolboardError
-from evaluators.engine.store import Store, json_text
+from evaluators.engine.store import Store, json_text, with_row_request
 
 DOCUMENT_FORMAT = "toolboard-run"
 DOCUMENT_VERSION = 2
@@ -85,6 +85,7 @@ def _samples(predictions: list[dict[str, Any]], scores: list[dict[str, Any]]) ->
         sample["subset"] = row["subset"]
         decoded = _decoded("predictions", row)
         sample.update({field: decoded.get(column) for column, field in SAMPLE_FIELDS.items()})
+        sample["events"] = with_row_request(sample["events"], sample["request"])
         sample["prediction"] = _without(decoded, (*ROW_KEYS, *SAMPLE_FIELDS))
     return list(samples.values())
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evaluators import __version__
+from evaluators.core import phase_log
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
@@ -26,6 +27,7 @@ from evaluators.engine.client import (
     start_request_count,
 )
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
+from evaluators.engine.parsed_data import load_samples
 from evaluators.engine.preflight import check_endpoint
 from evaluators.engine.redact import redact
 from evaluators.engine.scoring import score_and_report
@@ -93,7 +95,7 @@ class RunOutcome:
 
 def _load_samples(benchmark: Benchmark, config: RunConfig) -> list[Sample]:
     subsets = runnable_subsets(benchmark, config.subsets)
-    return benchmark.load(config.data_dir, language=config.language, subsets=subsets, limit=config.limit)
+    return load_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
 
 
 def _api_key(config: RunConfig, given: str | None = None) -> str | None:
@@ -144,14 +146,17 @@ def start_run(request: RunRequest, store: Store, owner: str | None = None) -> tu
     config = require_run_request(request).config
     benchmark = get_benchmark(config.benchmark)
     _check_endpoints(config, benchmark, request.api_key)
+    phase_log.mark("endpoint checked")
     samples = _load_samples(benchmark, config)
     if not samples:
         raise ToolboardError("no samples selected")
+    phase_log.mark("data loaded")
     config = with_request_profile(config, benchmark)
     run_id = store.create_run(
         config.benchmark, config.language, config.model.model, config.model.base_url, config.to_json(),
         fingerprint(config, benchmark.data_version, __version__), len(samples), owner=owner,
     )
+    phase_log.mark("run created")
     return run_id, samples
 
 
@@ -264,7 +269,7 @@ async def execute(
                 prediction = Prediction(sample.id, error=redact(f"internal error: {type(exc).__name__}: {exc}",
                                                                 (clients.tested.api_key,)))
             progress.requests = clients.requests_sent
-            writer.add_prediction(sample, prediction, counter[0], sent.evidence(), calls.events())
+            writer.add_prediction(sample, prediction, counter[0], sent.evidence(), calls.events_json(row_body=sent.last))
 
         try:
             await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
@@ -284,8 +289,10 @@ async def execute(
         if cancel.is_set():
             store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
             return RunOutcome(run_id, "cancelled", None, progress)
+        phase_log.mark("requests done")
         _check_all_stored(store, run_id, samples, writer)
         report = score_run(store, run_id, samples, scored)
+        phase_log.mark("scored and stored")
         run = store.get_run(run_id)
         if todo and clients.requests_sent == 0 and run.status == "finished":
             store.set_status(run_id, "finished", f"{run.message}; every answer came from the cache (these requests"

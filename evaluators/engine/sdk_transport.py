@@ -15,7 +15,11 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from evaluators.core.lazy_packages import defer_package_inits
 from evaluators.engine.redact import redact
+
+# Before the SDK is first imported: it is used for chat completions only (see lazy_packages).
+defer_package_inits("openai.types", "httpcore2")
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 REDIRECT_STATUS = range(300, 400)
@@ -64,6 +68,20 @@ def tls_context() -> ssl.SSLContext:
     import httpx2  # the SDK's own HTTP library, so verification is exactly the SDK's default
 
     return httpx2.create_ssl_context()
+
+
+@functools.cache
+def _no_certificates() -> ssl.SSLContext:
+    """A context that verifies against no certificate at all: any TLS handshake through it fails."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def endpoint_tls_context(base_url: str) -> ssl.SSLContext:
+    """The SDK's certificate store for an https endpoint. A plain-http endpoint never needs one (no redirect is
+    followed, so no request leaves for another address): it gets a context that trusts nothing, so a TLS
+    connection could never be made through it unverified, and the store (with the HTTP library's whole
+    connection stack, ~110 ms) is not loaded for local and loopback servers."""
+    return tls_context() if base_url.lower().startswith("https:") else _no_certificates()
 
 
 # No chat completion is near this (32k tokens of text are ~128 KB, ~1 MB as \u escapes); an endpoint
@@ -126,12 +144,19 @@ async def _http_answer(inner: Any, request: Any) -> Any:
         raise httpx2.RemoteProtocolError("not an HTTP answer", request=request) from NotHttpAnswer(str(error.message))
 
 
+def load_sdk() -> None:
+    """Import the SDK now (~0.25 s), e.g. in a thread of a long-lived process, so that its first run does not
+    wait for it before its first request."""
+    import openai  # noqa: F401
+    from openai.types.chat import ChatCompletionMessage  # noqa: F401
+
+
 def make_sdk_client(spec: EndpointSpec) -> Any:
     # Imported here: the SDK is slow to import and only runs need it. Its aiohttp transport costs a
     # fraction of the CPU per request of the default one, which matters at high concurrency.
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
-    http_client = DefaultAioHttpClient(timeout=spec.timeout, verify=tls_context())
+    http_client = DefaultAioHttpClient(timeout=spec.timeout, verify=endpoint_tls_context(spec.base_url))
     http_client.follow_redirects = False  # see REDIRECT_REFUSED: also for the SDK's own calls (models.list)
     # Every route out is bounded: the direct transport and those for proxies (HTTPS_PROXY, ALL_PROXY…).
     http_client._transport = _bounded_transport(http_client._transport, MAX_RESPONSE_BYTES)

@@ -330,7 +330,7 @@ class Evidence:
 
     gold: Any = None
     request: dict[str, Any] | JSONText | None = None
-    events: list[dict[str, Any]] | None = None
+    events: list[dict[str, Any]] | JSONText | None = None
 
 
 def _plain_json(value: Any) -> Any:
@@ -349,7 +349,9 @@ def evidence_text(value: Any, what: str, keep: tuple[str, ...] = ()) -> str:
     saying so, with the `keep` entries of the value (as is a value that cannot be written as JSON). Never
     raises: evidence never costs a row."""
     if isinstance(value, JSONText):
-        return value.text
+        # At most 4 bytes a character: most texts are known to fit without encoding them to count.
+        size = len(value.text) if len(value.text) * 4 <= MAX_EVIDENCE_BYTES else len(value.text.encode())
+        return value.text if size <= MAX_EVIDENCE_BYTES else json_text(oversized_note(what, size))
     kept = {key: value[key] for key in keep if key in value} if isinstance(value, dict) else {}
     try:
         text = json_text(value, default=_plain_json)
@@ -432,8 +434,26 @@ def _score_of(row: sqlite3.Row, prefix: str = "") -> SampleScore:
 
 def _with_evidence(sample: StoredSample, gold: str | None, request: str | None, events: str | None = None) -> StoredSample:
     sample.gold_kept, sample.request_kept = gold is not None, request is not None
-    sample.gold, sample.request, sample.events = _evidence_loads(gold), _evidence_loads(request), _evidence_loads(events)
+    sample.gold, sample.request = _evidence_loads(gold), _evidence_loads(request)
+    sample.events = with_row_request(_evidence_loads(events), sample.request)
     return sample
+
+
+# An event's request kept as this note is the row's own request body (its `request` column), not stored twice.
+ROW_REQUEST = "in_request_column"
+
+
+def row_request_note(size: int) -> dict[str, Any]:
+    return {ROW_REQUEST: True, "bytes": size, "note": "the body of this sample's request, kept once"}
+
+
+def with_row_request(events: Any, request: Any) -> Any:
+    """The events as made: each ROW_REQUEST note replaced by the row's request body it stands for."""
+    body = request.get("body") if isinstance(request, dict) else None
+    if not isinstance(events, list) or not isinstance(body, dict):
+        return events
+    return [{**event, "request": body} if isinstance(event, dict) and isinstance(event.get("request"), dict)
+            and event["request"].get(ROW_REQUEST) is True else event for event in events]
 
 
 ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")

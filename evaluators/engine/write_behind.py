@@ -26,7 +26,8 @@ class WriteBehind:
         self.run_id = run_id
         self.on_stored = on_stored
         self._responses: list[tuple[str, dict[str, Any]]] = []
-        self._predictions: list[tuple[Sample, Prediction, int, dict[str, Any] | JSONText | None, list[dict[str, Any]] | None]] = []
+        self._predictions: list[tuple[Sample, Prediction, int, dict[str, Any] | JSONText | None,
+                                      list[dict[str, Any]] | JSONText | None]] = []
         self._scheduled = False
         self.failure: Exception | None = None
 
@@ -35,7 +36,7 @@ class WriteBehind:
         self._schedule()
 
     def add_prediction(self, sample: Sample, prediction: Prediction, attempts: int,
-                       request: dict[str, Any] | JSONText | None = None, events: list[dict[str, Any]] | None = None) -> None:
+                       request: dict[str, Any] | JSONText | None = None, events: list[dict[str, Any]] | JSONText | None = None) -> None:
         """`request`: the request as sent, `events`: the sample's model calls (see store.Evidence), kept in the
         sample's row with its gold answer."""
         self._predictions.append((sample, prediction, attempts, request, events))

@@ -8,6 +8,7 @@ from typing import Any
 
 from evaluators.benchmarks.acebench.categories import CATEGORIES, LANGUAGES, is_agent, is_multi_turn
 from evaluators.benchmarks.acebench.official_source import find_code_dir
+from evaluators.core import source_files
 from evaluators.core.archive import download, safe_extract
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
@@ -31,7 +32,7 @@ def find_language_dir(root: Path, language: str) -> Path | None:
     """Accept the data folder itself, the repository root, or a folder holding `acebench/`."""
     for candidate in (root, root / "data_all", root / "acebench", root / "acebench" / "data_all"):
         folder = candidate / f"data_{language}"
-        if folder.is_dir():
+        if source_files.is_dir(folder):
             return folder
     return None
 
@@ -57,7 +58,7 @@ def _extract(archive: Path, target: Path, prefix: str) -> None:
 def download_official_data() -> Path:
     """Fetch the official repository archive at the pinned commit into the cache (once)."""
     target = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}"
-    if (target / "data_all").is_dir():
+    if source_files.is_dir(target / "data_all"):
         return target
     archive = _official_archive()
     _extract(archive, target, "data_all")
@@ -120,7 +121,7 @@ def resolve_language_dir(data_dir: str | Path | None, language: str) -> Path:
     root = Path(data_dir) if data_dir else data_dir_from_env()
     if root is None:
         root = download_official_data()
-    elif not root.is_dir():
+    elif not source_files.is_dir(root):
         raise DataError("data folder not found", root)
     folder = find_language_dir(root, language)
     if folder is None:

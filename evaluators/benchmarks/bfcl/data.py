@@ -22,6 +22,7 @@ from evaluators.benchmarks.bfcl.categories import (
 from evaluators.benchmarks.bfcl.multi_turn.data import load_multi_turn_category
 from evaluators.benchmarks.bfcl.records import required_fields
 from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, VERSION, WHEEL_NAME, has_member, pinned_wheel, read_member
+from evaluators.core import source_files
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import decode_utf8, iter_json_lines
 from evaluators.core.paths import data_dir_from_env
@@ -49,8 +50,9 @@ class DataSource:
 
     def has(self, relative: str) -> bool:
         if self.folder is not None:
-            return (self.folder / relative).is_file()
+            return source_files.is_file(self.folder / relative)
         assert self.wheel is not None
+        source_files.note_read(self.wheel)
         return has_member(self.wheel, DATA_PREFIX + relative)
 
     def read(self, relative: str) -> list[tuple[int, Any]]:
@@ -58,12 +60,13 @@ class DataSource:
         where = self.where(relative)
         if self.folder is not None:
             path = self.folder / relative
-            if not path.is_file():
+            if not source_files.is_file(path):
                 raise DataError(f"file not found (expected {relative} in the folder laid out like the wheel's "
                                 "bfcl_eval/data/)", path)
-            raw = path.read_bytes()
+            raw = source_files.read_bytes(path)
         else:
             assert self.wheel is not None
+            source_files.note_read(self.wheel)
             raw = read_member(self.wheel, DATA_PREFIX + relative)
         return list(iter_json_lines(decode_utf8(raw, where), where))
 
@@ -71,7 +74,7 @@ class DataSource:
 def find_data_folder(root: Path) -> Path | None:
     """The folder holding `BFCL_v4_<category>.json`: `root` itself or `root/bfcl/`."""
     for candidate in (root, root / "bfcl"):
-        if any((candidate / category_file(category)).is_file() for category in CATEGORIES):
+        if any(source_files.is_file(candidate / category_file(category)) for category in CATEGORIES):
             return candidate
     return None
 
@@ -80,7 +83,7 @@ def data_source(data_dir: str | Path | None) -> DataSource:
     root = Path(data_dir) if data_dir else data_dir_from_env()
     if root is None:
         return DataSource(wheel=pinned_wheel())
-    if not root.is_dir():
+    if not source_files.is_dir(root):
         raise DataError("data folder not found", root)
     folder = find_data_folder(root)
     if folder is None:

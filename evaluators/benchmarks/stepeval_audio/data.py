@@ -9,6 +9,7 @@ from typing import Any
 
 from evaluators.benchmarks.stepeval_audio.extract import step_text_call
 from evaluators.benchmarks.stepeval_audio.tools import POLARITIES, TOOLS, canonical_name, file_stem
+from evaluators.core import source_files
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -102,7 +103,7 @@ def local_files(root: Path) -> dict[str, Path]:
     stems = [file_stem(tool, polarity) for tool in TOOLS for polarity in POLARITIES]
     for folder in LOCAL_FOLDERS:
         candidate = root / folder if folder else root
-        found = {stem: candidate / f"{stem}.jsonl" for stem in stems if (candidate / f"{stem}.jsonl").is_file()}
+        found = {stem: candidate / f"{stem}.jsonl" for stem in stems if source_files.is_file(candidate / f"{stem}.jsonl")}
         if found:
             return found
     return {}
@@ -142,7 +143,7 @@ def load(
     if unknown:
         raise DataError(f"unknown tool {unknown[0]!r}; known: {', '.join(TOOLS)}")
     root = Path(data_dir) if data_dir else data_dir_from_env()
-    if root is not None and not root.is_dir():
+    if root is not None and not source_files.is_dir(root):
         raise DataError("data folder not found", root)
     source = "local" if root is not None else "hub"
     found = local_files(root) if root is not None else {}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from evaluators.benchmarks.toolbench_static.metrics import official_skip_reason, step_metrics
 from evaluators.benchmarks.toolbench_static.parse import ACTION, Step, parse_step, tool_call_as_text
 from evaluators.core.types import Prediction, Sample, SampleScore
@@ -48,7 +46,8 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official")
     reference = parse_step(sample.gold)
     predicted = parse_step(text, strict=strict)
     tool_names = {tool["name"] for tool in sample.input["tools"]}
-    evidence = {"prediction": asdict(predicted), "reference": asdict(reference)}
+    # Shallow copies: the evidence is only written out (dataclasses.asdict would deep-copy every parsed input).
+    evidence = {"prediction": dict(vars(predicted)), "reference": dict(vars(reference))}
     skip = official_skip_reason(reference, predicted, tool_names, strict)
     if skip is not None:
         return SampleScore(sample.id, sample.subset, correct=False, error_type="skipped", rule="official_skip_reason",

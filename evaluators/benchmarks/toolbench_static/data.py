@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from evaluators.core import source_files
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -24,7 +25,7 @@ def subset_file(folder: Path, subset: str) -> Path | None:
     """The subset's file in `folder` or in the usual sub-folders (`toolbench_static/`, `…/derived/`)."""
     for candidate in (folder, folder / "toolbench_static", folder / "toolbench_static" / "derived"):
         path = candidate / f"{subset}.jsonl"
-        if path.is_file():
+        if source_files.is_file(path):
             return path
     return None
 
@@ -102,7 +103,7 @@ def load_subset(path: Path, subset: str) -> list[Sample]:
 
 def available_files(data_dir: str | Path | None, subsets: list[str]) -> dict[str, Path | None]:
     root = Path(data_dir) if data_dir else data_dir_from_env()
-    if root is not None and not root.is_dir():
+    if root is not None and not source_files.is_dir(root):
         raise DataError("data folder not found", root)
     if root is None:
         return {subset: download_subset(subset) for subset in subsets}

@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 from evaluators.benchmarks.toolbench_static.parse import Step
+from evaluators.core.lazy_packages import defer_package_inits
 
 HALF_CREDIT = 0.5
 TINY = 1e-30  # the reference adds it to both denominators
@@ -56,8 +57,10 @@ def _left_out(package: str) -> Iterator[None]:
 @cache
 def rouge_scorer() -> Any:
     """Imported on first use, so the app and the CLI pay for it only when a final answer is scored.
-    rouge-score imports nltk, whose collocation measures try `scipy.stats` (1.2 of its 2.1 s here) and
+    rouge-score imports nltk for its Porter stemmer: NLTK's own `__init__` (all of NLTK, ~0.15 s) is deferred
+    (see lazy_packages), and if it runs after all, its collocation measures try `scipy.stats` (1.2 s more) and
     work without it; Rouge-L never uses them, so scipy is left out of that import."""
+    defer_package_inits("nltk")
     with _left_out("scipy"):
         from rouge_score import rouge_scorer as module
 

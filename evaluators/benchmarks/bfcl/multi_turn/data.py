@@ -26,6 +26,7 @@ from typing import Any
 from evaluators.benchmarks.bfcl.categories import MULTI_TURN, PYTHON
 from evaluators.benchmarks.bfcl.multi_turn.environments import BackendConfig, backend_config
 from evaluators.benchmarks.bfcl.records import required_fields
+from evaluators.core import source_files
 from evaluators.core.errors import DataError
 from evaluators.core.types import Sample
 
@@ -50,7 +51,7 @@ class FuncDocs:
         if class_name not in self._docs:
             relative = f"{FUNC_DOC_FOLDER}/{self.config.func_doc_files[class_name]}"
             where = self.source.where(relative)
-            if self.source.folder is not None and not (self.source.folder / FUNC_DOC_FOLDER).is_dir():
+            if self.source.folder is not None and not source_files.is_dir(self.source.folder / FUNC_DOC_FOLDER):
                 raise DataError(f"no {FUNC_DOC_FOLDER}/ folder beside the multi-turn files (a data folder for the "
                                 "multi-turn categories holds the wheel's bfcl_eval/data/multi_turn_func_doc/ too)",
                                 self.source.folder)

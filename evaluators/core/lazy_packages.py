@@ -1,0 +1,90 @@
+"""Packages whose `__init__` runs only when a name is asked of them, not when they (or their submodules) are
+imported: for third-party packages whose `__init__` imports far more than this project uses.
+
+`import openai` runs `openai/types/__init__.py`, which imports every one of the SDK's ~400 request and
+response types (the Responses API, evals, graders, realtime, …) and builds a pydantic model for each: most of
+the 0.5 s the import takes, paid by every run before its first request, though a chat completion needs a
+handful of them. `httpcore2/__init__.py` imports its whole sync and async stack (~80 ms) for the SDK's one
+`import httpcore2` line on the way to its aiohttp transport; `nltk/__init__.py` imports nearly all of NLTK
+(~0.15 s) where rouge-score uses its Porter stemmer module.
+
+A deferred package exists at once, its submodules import as usual (each with exactly what it imports
+itself), and a submodule asked for by name (`from nltk import redos`) is imported as that submodule, as
+Python's import gives it when the package's own `__init__` does not bind the name otherwise. Any other name
+asked of the package runs its `__init__`, unchanged and whole, then answers from it. Nothing of the package
+is changed or left out: only built later, if ever."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+from types import ModuleType
+from typing import Any
+
+_RUN_LOCK = threading.RLock()
+
+
+class _DeferredInit(importlib.abc.Loader):
+    """A package's loader whose `__init__` runs on the first name asked of the package (not on its import)."""
+
+    def __init__(self, real: importlib.abc.Loader):
+        self.real = real
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self.real.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        real = self.real
+
+        def __getattr__(name: str) -> Any:
+            # The import system's own dunders (__path__, __spec__, …) are set already; `__all__` is asked by
+            # `from package import *`, which needs the real `__init__`.
+            if name.startswith("__") and name != "__all__":
+                raise AttributeError(name)
+            with _RUN_LOCK:
+                if module.__dict__.get("__getattr__") is not __getattr__:
+                    return getattr(module, name)  # another thread ran the `__init__` meanwhile
+                if name != "__all__" and importlib.util.find_spec(f"{module.__name__}.{name}") is not None:
+                    return importlib.import_module(f"{module.__name__}.{name}")
+                del module.__dict__["__getattr__"]
+                real.exec_module(module)
+            return getattr(module, name)
+
+        module.__dict__["__getattr__"] = __getattr__
+
+
+class _DeferringFinder(importlib.abc.MetaPathFinder):
+    def __init__(self) -> None:
+        self.packages: set[str] = set()
+        self._finding = threading.local()
+
+    def _deferred(self, name: str) -> bool:
+        return any(name == package or name.startswith(package + ".") for package in self.packages)
+
+    def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if not self._deferred(fullname) or getattr(self._finding, "active", False):
+            return None
+        self._finding.active = True  # the real finders, below this one, find it
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._finding.active = False
+        if spec is None or spec.submodule_search_locations is None or spec.loader is None:
+            return spec  # a plain module: imported as usual
+        spec.loader = _DeferredInit(spec.loader)
+        return spec
+
+
+_FINDER = _DeferringFinder()
+
+
+def defer_package_inits(*packages: str) -> None:
+    """Defer the `__init__` of these packages and of every package below them, from their first import on (a
+    package imported already is left as it is)."""
+    _FINDER.packages.update(packages)
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)

@@ -1,0 +1,303 @@
+"""What a run does before its first request and after its last answer (issue 31): the parsed data kept between
+runs and when it is read anew, packages whose `__init__` is deferred, a passed endpoint check kept for a while,
+a request body stored once per sample, one benchmark loaded for a run of it, and the phase log of a CLI run
+that ends without the interpreter's teardown."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from evaluators.core import source_files
+from evaluators.core.lazy_packages import defer_package_inits
+from evaluators.core.phase_log import PHASE_LOG_ENV
+from evaluators.core.registry import get_benchmark
+from evaluators.engine import parsed_data, preflight
+from evaluators.engine.client import EventLog, _Call
+from evaluators.engine.parsed_data import load_samples, parsed_data_dir
+from evaluators.engine.preflight import EndpointCheckFailed, check_endpoint
+from evaluators.engine.sdk_transport import endpoint_tls_context, tls_context
+from evaluators.engine.store import ROW_REQUEST, Store
+from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
+from tests.scripted_server import ScriptedServer
+from tests.test_preflight import ModelsServer
+from tests.toolbench_fixtures import write_toolbench
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+# ---- parsed data kept between runs ---------------------------------------------------------------------------
+
+def _counting(name: str) -> tuple[object, list[int]]:
+    """The benchmark with a load that counts its calls (the real loader underneath)."""
+    benchmark = get_benchmark(name)
+    calls: list[int] = []
+
+    def load(*args, **kwargs):
+        calls.append(1)
+        return benchmark.load(*args, **kwargs)
+
+    load.__module__ = benchmark.load.__module__  # the loader's code is the benchmark's own
+    return dataclasses.replace(benchmark, load=load), calls
+
+
+def test_samples_are_read_once_and_kept_until_a_source_file_changes(tmp_path: Path):
+    data = write_toolbench(tmp_path / "data")
+    benchmark, calls = _counting("toolbench_static")
+    first = load_samples(benchmark, str(data), None, None, None)
+    again = load_samples(benchmark, str(data), None, None, None)
+    assert calls == [1] and again == first and again is not first  # the kept copy, as new objects
+    (kept,) = parsed_data_dir().glob("toolbench_static-*.marshal")
+
+    source = data / "out_of_domain.jsonl"
+    lines = source.read_text().splitlines()
+    source.write_text("\n".join(lines[:-1]) + "\n")  # one step fewer: another size
+    assert len(load_samples(benchmark, str(data), None, None, None)) == len(first) - 1 and calls == [1, 1]
+
+    # Same size and time, other bytes: the hash tells.
+    text = source.read_text()
+    stat = source.stat()
+    source.write_text(text.replace("Oslo", "Osla"))
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    changed = load_samples(benchmark, str(data), None, None, None)
+    assert calls == [1, 1, 1] and "Osla" in json.dumps([s.gold for s in changed])
+    assert kept.exists()
+
+
+def test_other_asks_get_their_own_copy_and_a_file_that_appears_where_the_loader_looked_is_read(tmp_path: Path):
+    data = write_toolbench(tmp_path / "data")
+    benchmark, calls = _counting("toolbench_static")
+    load_samples(benchmark, str(data), None, None, None)
+    load_samples(benchmark, str(data), None, None, 2)
+    assert calls == [1, 1] and len(load_samples(benchmark, str(data), None, None, 2)) == 2 and calls == [1, 1]
+
+    # The loader looks in the folder itself before its sub-folders: a file there now is the one to read.
+    moved = write_toolbench(tmp_path / "nested" / "toolbench_static")
+    benchmark_nested, nested_calls = _counting("toolbench_static")
+    assert len(load_samples(benchmark_nested, str(tmp_path / "nested"), None, None, None)) == 5
+    write_toolbench(tmp_path / "nested", ()).joinpath("out_of_domain.jsonl").write_text(
+        (moved / "out_of_domain.jsonl").read_text().splitlines()[0] + "\n")
+    assert len(load_samples(benchmark_nested, str(tmp_path / "nested"), None, None, None)) == 1
+    assert nested_calls == [1, 1]
+
+
+def test_a_damaged_or_unwritable_copy_is_never_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    data = write_toolbench(tmp_path / "data")
+    benchmark, calls = _counting("toolbench_static")
+    first = load_samples(benchmark, str(data), None, None, None)
+    (kept,) = parsed_data_dir().glob("*.marshal")
+    kept.write_bytes(b"\x00not marshal data")
+    assert load_samples(benchmark, str(data), None, None, None) == first and calls == [1, 1]
+    kept.write_bytes(kept.read_bytes()[:100])  # cut short
+    assert load_samples(benchmark, str(data), None, None, None) == first and calls == [1, 1, 1]
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder would be")
+    monkeypatch.setattr(parsed_data, "parsed_data_dir", lambda: blocked / "parsed-data")
+    assert load_samples(benchmark, str(data), None, None, None) == first
+
+
+def test_samples_holding_values_other_than_plain_data_are_not_kept(tmp_path: Path):
+    data = write_toolbench(tmp_path / "data")
+    benchmark = get_benchmark("toolbench_static")
+
+    def load(*args, **kwargs):
+        samples = benchmark.load(*args, **kwargs)
+        samples[0].meta["folder"] = Path("/somewhere")
+        return samples
+
+    load.__module__ = benchmark.load.__module__
+    odd = dataclasses.replace(benchmark, load=load)
+    assert load_samples(odd, str(data), None, None, None)[0].meta["folder"] == Path("/somewhere")
+    assert not list(parsed_data_dir().glob("*.marshal"))
+
+
+def test_loaders_note_what_they_read_and_looked_for(tmp_path: Path):
+    data = write_toolbench(tmp_path / "data")
+    with source_files.noting() as notes:
+        get_benchmark("toolbench_static").load(str(data))
+    assert notes.read == {str((data / "out_of_domain.jsonl").resolve())}
+    assert notes.looked_for[str(data.absolute())] == "folder"
+    assert notes.looked_for[str((data / "out_of_domain.jsonl").absolute())] == "file"
+    source_files.is_file(data / "x")  # outside `noting`: nothing noted, nothing fails
+    assert str((data / "x").absolute()) not in notes.looked_for
+
+
+# ---- deferred package inits ----------------------------------------------------------------------------------
+
+def test_a_deferred_package_runs_its_init_only_when_a_name_is_asked_of_it(tmp_path: Path):
+    package = tmp_path / "deferpkg"
+    (package / "inner").mkdir(parents=True)
+    (package / "__init__.py").write_text("import sys\nsys.modules['deferpkg_log'].runs.append('pkg')\n"
+                                          "from deferpkg.leaf import VALUE as SHOWN\nSUB = 'bound by init'\n"
+                                          "__all__ = ['SHOWN', 'SUB']\n")
+    (package / "leaf.py").write_text("VALUE = 41\n")
+    (package / "inner" / "__init__.py").write_text("import sys\nsys.modules['deferpkg_log'].runs.append('inner')\n")
+    (package / "inner" / "deep.py").write_text("from deferpkg import leaf\nDEEP = leaf.VALUE + 1\n")
+    script = textwrap.dedent(f"""
+        import sys, types
+        log = types.ModuleType("deferpkg_log"); log.runs = []; sys.modules["deferpkg_log"] = log
+        sys.path.insert(0, {str(tmp_path)!r})
+        from evaluators.core.lazy_packages import defer_package_inits
+        defer_package_inits("deferpkg")
+        from deferpkg.inner.deep import DEEP          # submodules import as usual
+        assert DEEP == 42 and log.runs == [], log.runs
+        import deferpkg
+        assert deferpkg.leaf.VALUE == 41 and log.runs == []   # a submodule asked by name is that submodule
+        assert deferpkg.SHOWN == 41 and log.runs == ["pkg"]   # any other name runs the __init__, once
+        assert deferpkg.SUB == "bound by init" and log.runs == ["pkg"]
+        namespace = {{}}
+        exec("from deferpkg import *", namespace)
+        assert namespace["SHOWN"] == 41 and log.runs == ["pkg"]
+        try:
+            deferpkg.nothing_here
+        except AttributeError as error:
+            assert "nothing_here" in str(error)
+        else:
+            raise AssertionError("a missing name must raise AttributeError")
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_sdk_imports_without_its_type_catalogue_and_still_has_every_name():
+    script = textwrap.dedent("""
+        import sys
+        from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client
+        make_sdk_client(EndpointSpec("http://127.0.0.1:9/v1", None, 5.0))
+        loaded = sum(name.startswith("openai.types") for name in sys.modules)
+        assert loaded < 150 and "httpcore2._async" not in sys.modules, loaded
+        import openai
+        assert openai.types.responses.Response.__name__ == "Response"   # asked for: built then
+        assert openai.types.chat.ChatCompletion.__name__ == "ChatCompletion"
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_plain_http_endpoints_get_a_context_that_trusts_nothing_and_https_ones_the_sdks():
+    assert endpoint_tls_context("https://api.example.com/v1") is tls_context()
+    local = endpoint_tls_context("http://127.0.0.1:8000/v1")
+    assert local is not tls_context() and local.cert_store_stats()["x509_ca"] == 0
+    assert local.verify_mode.name == "CERT_REQUIRED" and local.check_hostname
+
+
+def test_deferring_a_package_already_imported_changes_nothing():
+    import json as already
+
+    defer_package_inits("json")
+    assert sys.modules["json"] is already and already.dumps([1]) == "[1]"
+
+
+# ---- the endpoint check kept for a while ---------------------------------------------------------------------
+
+def test_a_passed_endpoint_check_is_kept_for_the_same_endpoint_model_key_and_policy(monkeypatch: pytest.MonkeyPatch):
+    with ModelsServer(["m1", "m2"]) as server:
+        base_url = server.base_url
+        check_endpoint(base_url, "m1", None)
+    check_endpoint(base_url, "m1", None)  # the server is gone: the kept check answers
+    with pytest.raises(EndpointCheckFailed):
+        check_endpoint(base_url, "m2", None)  # another model is looked at
+    with pytest.raises(EndpointCheckFailed):
+        check_endpoint(base_url, "m1", "sk-another-key-0123456789")  # another key too
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")
+    with pytest.raises(EndpointCheckFailed):
+        check_endpoint(base_url, "m1", None)  # and under another policy
+
+
+def test_a_kept_check_expires_and_a_damaged_file_of_checks_is_ignored(tmp_path: Path):
+    with ModelsServer(["m1"]) as server:
+        base_url = server.base_url
+        check_endpoint(base_url, "m1", None)
+    checks = Path(os.environ["TOOLBOARD_HOME"]) / preflight.CHECKS_FILE
+    kept = json.loads(checks.read_text())
+    checks.write_text(json.dumps({name: when - preflight.ENDPOINT_CHECK_KEPT_SECONDS - 1 for name, when in kept.items()}))
+    with pytest.raises(EndpointCheckFailed):
+        check_endpoint(base_url, "m1", None)
+    checks.write_text("{not json")
+    with pytest.raises(EndpointCheckFailed):
+        check_endpoint(base_url, "m1", None)
+
+
+def test_the_file_of_checks_never_holds_a_key(tmp_path: Path):
+    key = "sk-test-0123456789abcdef0123456789"
+    with ModelsServer(["m1"], key=key) as server:
+        check_endpoint(server.base_url, "m1", key)
+    text = (Path(os.environ["TOOLBOARD_HOME"]) / preflight.CHECKS_FILE).read_text()
+    assert key not in text and "m1" not in text and "127.0.0.1" not in text
+
+
+# ---- a request body stored once per sample -------------------------------------------------------------------
+
+def test_a_samples_request_body_is_stored_once_and_read_back_in_its_events(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 3)
+    store = Store(tmp_path / "db.sqlite")
+    with ScriptedServer(reply=correct_reply) as server:
+        outcome = run_to_end(store, scripted_run_config(server, data))
+    raw = sqlite3.connect(tmp_path / "db.sqlite").execute(
+        "SELECT request, events FROM predictions WHERE run_id = ?", (outcome.run_id,)).fetchall()
+    for request, events in raw:
+        assert json.loads(events)[0]["request"][ROW_REQUEST] is True  # a note, not the body again
+        assert len(events) < len(request)
+    sample = store.load_sample_evidence(outcome.run_id, "normal_atom_bool_0")
+    assert sample.events[0]["request"] == sample.request["body"]
+    assert all(stored.events[0]["request"] == stored.request["body"] for stored in store.iter_stored_samples(outcome.run_id))
+
+
+def test_events_without_a_row_body_keep_every_body_and_match_the_parsed_form():
+    log = EventLog()
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "héllo \u2028"}]}, ensure_ascii=False).encode()
+    log.add(_Call("model", body, {"text": "a\ud800b", "tool_calls": None, "usage": {}}, None, 0.25, False))
+    text = log.events_json().text
+    assert json.loads(text) == log.events()
+    assert log.events()[0]["request"] == json.loads(body) and log.events()[0]["response"]["text"] == "a\ud800b"
+    text.encode()  # a lone surrogate goes as its escape: the text is valid UTF-8
+    noted = json.loads(log.events_json(row_body=body).text)
+    assert noted[0]["request"][ROW_REQUEST] is True and noted[0]["request"]["bytes"] == len(body)
+
+
+# ---- one benchmark for a run of it; the phases of a CLI run --------------------------------------------------
+
+def test_a_run_of_one_benchmark_imports_no_other_and_the_list_keeps_its_order():
+    script = textwrap.dedent("""
+        import sys
+        from evaluators.core.registry import all_benchmarks, benchmark_packages, get_benchmark
+        get_benchmark("toolbench_static")
+        loaded = {name.split(".")[2] for name in sys.modules if name.startswith("evaluators.benchmarks.")}
+        assert loaded == {"toolbench_static"}, loaded
+        names = [benchmark.name for benchmark in all_benchmarks()]
+        assert names == benchmark_packages(), names
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_cli_run_logs_its_phases_in_order_and_ends_with_its_output_whole(tmp_path: Path):
+    data = write_dataset(tmp_path / "data", 40)
+    phases = tmp_path / "phases.json"
+    env = {**os.environ, PHASE_LOG_ENV: str(phases), "TOOLBOARD_HOME": str(tmp_path / "home")}
+    with ScriptedServer(reply=correct_reply) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluators", "run", "acebench", "--language", "en", "--subset", "normal_atom_bool",
+             "--data-dir", str(data), "--base-url", server.base_url, "--model", "scripted", "--concurrency", "4", "--json"],
+            cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)  # the whole report, flushed before the process ended
+    assert report["subsets"]["normal_atom_bool"]["n"] == 40
+    times = json.loads(phases.read_text())
+    order = ["imports done", "endpoint checked", "data loaded", "run created", "first request", "last answer",
+             "requests done", "scored and stored", "report printed", "exit"]
+    assert sorted(times) == sorted(order) and all(times[a] <= times[b] for a, b in zip(order, order[1:]))
+    assert time.time() - times["exit"] < 600
