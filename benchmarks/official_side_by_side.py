@@ -211,23 +211,42 @@ def _closest(body: dict[str, Any], candidates: list[dict[str, Any]]) -> dict[str
 
 
 def compare_bodies(official_dump: Path, ours_dump: Path) -> str:
+    """Whether the two sides sent the same multiset of bodies; if not, how many differ, the top-level keys only one
+    side sends (and whether the rest is then the same), and the kinds of the remaining differences with a count."""
     official, ours = parsed_bodies(official_dump), parsed_bodies(ours_dump)
     left, right = canonical(official), canonical(ours)
-    only_official, only_ours = left - right, right - left
     totals = f"{sum(left.values())} official, {sum(right.values())} ours"
-    if not only_official and not only_ours:
+    if left == right:
         return f"the same multiset ({totals})"
-    text = (f"DIFFERENT ({totals}): {sum(only_official.values())} official bodies not among ours, "
-            f"{sum(only_ours.values())} of ours not among the official")
-    if only_official and only_ours:
-        body = json.loads(next(iter(only_official)))
-        text += f"; e.g. {first_difference(body, _closest(body, [json.loads(item) for item in only_ours]))}"
-    extra_keys = frozenset(_top_level_keys(official) ^ _top_level_keys(ours))
-    if extra_keys:
-        same_without = canonical(official, extra_keys) == canonical(ours, extra_keys)
-        text += (f"; top-level keys on one side only: {sorted(extra_keys)}; without them the multisets are "
-                 f"{'the same' if same_without else 'still different'}")
-    return text
+    text = (f"DIFFERENT ({totals}): {sum((left - right).values())} official bodies not among ours, "
+            f"{sum((right - left).values())} of ours not among the official")
+    one_sided = frozenset(_top_level_keys(official) ^ _top_level_keys(ours))
+    if one_sided:
+        left, right = canonical(official, one_sided), canonical(ours, one_sided)
+        text += f"; top-level keys only one side sends: {sorted(one_sided)}"
+        if left == right:
+            return text + "; without them the same multiset"
+        text += "; without them still different"
+    return text + "; " + difference_kinds(left - right, right - left)
+
+
+def difference_kinds(only_official: Counter[str], only_ours: Counter[str], sample: int = 200) -> str:
+    """Each official-only body (up to `sample`) beside the closest body only ours sent: the first place they differ,
+    counted by its path with the list indexes kept (e.g. `.messages[2].role`), with one example."""
+    if not only_official or not only_ours:
+        return "no body to pair them with"
+    candidates = [json.loads(item) for item in only_ours]
+    kinds: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    for item in list(only_official.elements())[:sample]:
+        body = json.loads(item)
+        found = first_difference(body, _closest(body, candidates)) or "no difference found"
+        path = found.split(" (", 1)[0]
+        kinds[path] += 1
+        examples.setdefault(path, found)
+    counted = sum(kinds.values())
+    return (f"first differences of {counted} official bodies beside the closest of ours: "
+            + ", ".join(f"{examples[path]} x{count}" for path, count in kinds.most_common(5)))
 
 
 def _top_level_keys(bodies: list[dict[str, Any]]) -> set[str]:
