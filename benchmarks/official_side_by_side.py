@@ -78,10 +78,13 @@ class Step:
     env: dict[str, str]
     prepare: Callable[[], None] = field(default=lambda: None)
     official: bool = True  # an official process: this environment less PYTHONPATH, plus env
+    before: str = ""  # what prepare() does, in words, for a reader rerunning the command by hand
 
     def shell(self) -> str:
         assigns = " ".join(f"{name}={shlex.quote(value)}" for name, value in self.env.items())
-        return f"cd {shlex.quote(str(self.cwd))} && {assigns} {shlex.join(self.command)}".replace("&&  ", "&& ")
+        isolation = "env -u PYTHONPATH -u PYTHONHOME PYTHONNOUSERSITE=1 " if self.official else ""
+        command = f"cd {shlex.quote(str(self.cwd))} && {isolation}{assigns} {shlex.join(self.command)}"
+        return f"({self.before}) {command}" if self.before else command
 
 
 @dataclass
@@ -290,7 +293,10 @@ def bfcl_workload(settings: Settings, harness: BfclHarness, concurrency: int) ->
                     "--num-threads", str(concurrency), *(["--run-ids"] if limited else [])]
         evaluate = [*driver, "evaluate", "--model", BFCL_REGISTRY_NAME, "--test-category", categories,
                     *(["--partial-eval"] if limited else [])]
-        return [Step(generate, settings.work, run_env, prepare=lambda: prepare_bfcl_root(root, harness, settings.limit)),
+        before = f"first: an empty {root}" + (f" holding test_case_ids_to_generate.json, the first {settings.limit} ids"
+                                              " of each category" if limited else "")
+        return [Step(generate, settings.work, run_env, prepare=lambda: prepare_bfcl_root(root, harness, settings.limit),
+                     before=before),
                 Step(evaluate, settings.work, run_env)]
 
     limit = ["--limit", str(settings.limit)] if limited else []
@@ -328,7 +334,9 @@ def acebench_workload(settings: Settings, harness: AcebenchHarness, agent: bool)
         generate = [*runner, "generate.py", "--", "--model", MODEL, "--category", *categories, "--language", "en",
                     "--num-threads", "32", "--user-model", MODEL]
         evaluate = [*runner, "eval_main.py", "--", "--model", MODEL, "--category", *categories, "--language", "en"]
-        return [Step(generate, folder, env, prepare=lambda: prepare_acebench_folder(folder, data_root)),
+        before = (f"first: an empty {folder} holding data_all/data_en -> {acebench_english(data_root)} and an empty "
+                  f"score_all/score_en/{MODEL}/")
+        return [Step(generate, folder, env, prepare=lambda: prepare_acebench_folder(folder, data_root), before=before),
                 Step(evaluate, folder, env)]
 
     subsets = list(ACEBENCH_AGENT_SUBSETS) if agent else list(ACEBENCH_SINGLE)
@@ -356,8 +364,11 @@ def prepare_acebench_folder(folder: Path, data_root: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "data_all").mkdir(parents=True)
     (folder / "score_all" / "score_en" / MODEL).mkdir(parents=True)
-    source = data_root / "data_all" / "data_en" if (data_root / "data_all").is_dir() else data_root / "data_en"
-    (folder / "data_all" / "data_en").symlink_to(source)
+    (folder / "data_all" / "data_en").symlink_to(acebench_english(data_root))
+
+
+def acebench_english(data_root: Path) -> Path:
+    return data_root / "data_all" / "data_en" if (data_root / "data_all").is_dir() else data_root / "data_en"
 
 
 def limited_acebench_data(source: Path, checkout: Path, limit: int, target: Path) -> Path:
@@ -416,7 +427,7 @@ def measure_workload(server: Server, workload: Workload, repeat: int, work: Path
     return Row(workload, official, ours, compare_bodies(official_dump, ours_dump), commands)
 
 
-def print_report(rows: list[Row], server: Server, repeat: int, limit: int | None) -> None:
+def print_report(rows: list[Row], server: Server, repeat: int, limit: int | None, kept: bool) -> None:
     scope = f"the first {limit} items of each category" if limit else "every item"
     print(f"\nMedians of {repeat} runs after one untimed run of each; {scope}; one scripted server "
           f"({shlex.join(server.command)}).")
@@ -434,7 +445,9 @@ def print_report(rows: list[Row], server: Server, repeat: int, limit: int | None
         print(f"{row.workload.name}: request bodies: {row.bodies}; requests per timed run: official {requests[0]}, "
               f"ours {requests[1]}; whole s per run: official {[round(m.seconds, 2) for m in row.official]}, "
               f"ours {[round(m.seconds, 2) for m in row.ours]}")
-    print("\nCommands (run 1; each official run writes into a fresh folder, -<run>; the server must be running):")
+    where = "kept (--keep)" if kept else "in a temporary folder, removed at exit (--keep DIR keeps them)"
+    print(f"\nCommands (run 1; each official run writes into a fresh folder, -<run>; run folders, logs and the dumped "
+          f"bodies are {where}; the server must be running):")
     for row in rows:
         print(f"# {row.workload.name}")
         for side, commands in row.commands.items():
@@ -494,7 +507,7 @@ def main() -> int:
                     for workload in build_workloads(args.workload, settings, bfcl, acebench)]
         finally:
             server.close()
-        print_report(rows, server, args.repeat, args.limit)
+        print_report(rows, server, args.repeat, args.limit, kept=args.keep is not None)
     return 0
 
 
