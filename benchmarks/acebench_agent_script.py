@@ -8,9 +8,12 @@ both harnesses send (never from prompt wording):
 - the simulated user's request carries the item's instruction (its `question`) in its first, system message;
 - the agent's request carries it further on (the multi_step question, or the user's first reply, which is the
   question itself), with the conversation so far as `agent:...` lines.
-The agent answers the item's gold milestone calls in order (the k-th call once k calls are in its history), then
+The agent answers the item's gold milestone calls in order (the k-th call once k calls or execution results are in
+its history), then
 ends: a multi_step agent says "finish conversation", a multi_turn agent reports that it is done, and the user
-answers that report with "finish conversation". The user's first reply is the instruction itself. A request of no
+answers that report with "finish conversation". The user's first reply is the instruction itself. With
+`to_limit` nobody ends: after the milestones the agent repeats its last call and the user only says to go on, so
+every rollout runs to the official 40-message limit (50 English rollouts: 1,030 requests). A request of no
 agent item (a single-turn item, a BFCL item) gets the `fallback` reply, so one server serves every workload.
 """
 
@@ -27,6 +30,7 @@ DONE_REPORT = "All the tasks you asked for are done."
 FINISH = "finish conversation"
 CONTINUE = "Please go on."
 AGENT_CALL_MARK = "agent:["
+EXECUTION_MARK = "execution"
 Reply = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -72,8 +76,9 @@ def load_agent_items(root: Path) -> list[AgentItem]:
 class AgentScript:
     """The reply function: body -> the assistant message's fields."""
 
-    def __init__(self, items: list[AgentItem], fallback: Reply):
+    def __init__(self, items: list[AgentItem], fallback: Reply, to_limit: bool = False):
         self.fallback = fallback
+        self.to_limit = to_limit
         # Longest questions first, so that a question contained in another never shadows it.
         self.items = sorted(items, key=lambda item: len(item.question), reverse=True)
 
@@ -92,19 +97,26 @@ class AgentScript:
             return self.fallback(body)
         return {"content": self._agent_turn(agent_item, texts[-1])}
 
-    @staticmethod
-    def _user_turn(item: AgentItem, later_texts: list[str]) -> str:
+    def _user_turn(self, item: AgentItem, later_texts: list[str]) -> str:
         if len(later_texts) <= 1:  # only the opening line so far: state the instruction
             return item.question
-        return FINISH if DONE_REPORT in later_texts[-1] else CONTINUE
+        return FINISH if DONE_REPORT in later_texts[-1] and not self.to_limit else CONTINUE
 
-    @staticmethod
-    def _agent_turn(item: AgentItem, history: str) -> str:
-        calls_made = history.count(AGENT_CALL_MARK)
+    def _agent_turn(self, item: AgentItem, history: str) -> str:
+        calls_made = max(history.count(AGENT_CALL_MARK), executions_in(history))
         if calls_made < len(item.milestones):
             return item.milestones[calls_made]
+        if self.to_limit and item.milestones:
+            return item.milestones[-1]
         return FINISH if item.multi_step else DONE_REPORT
 
 
-def agent_script(data_dir: str, fallback: Reply) -> Reply:
-    return AgentScript(load_agent_items(Path(data_dir)), fallback)
+def executions_in(history: str) -> int:
+    """Execution results in the history. A multi_step history holds only those after the question (the agent's own
+    calls are not written back into it); a multi_turn one holds `agent:[...]` lines too, which count calls that went
+    to the user instead (a call text the harness could not parse)."""
+    return sum(1 for line in history.splitlines() if line.startswith(EXECUTION_MARK))
+
+
+def agent_script(data_dir: str, fallback: Reply, to_limit: bool = False) -> Reply:
+    return AgentScript(load_agent_items(Path(data_dir)), fallback, to_limit)

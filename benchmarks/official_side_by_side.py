@@ -10,7 +10,9 @@ workload the official harness and `python -m evaluators run` send the same items
   acebench           ACEBench en normal + special (973 items), C=32: the official `generate.py`
                      (`--num-threads 32`) then `eval_main.py` at the pinned commit; ours `run acebench
                      --prompt-style official`
-  acebench-agent     ACEBench en agent_multi_turn + agent_multi_step (50 rollouts), C=32, the same two scripts
+  acebench-agent     ACEBench en agent_multi_turn + agent_multi_step (50 rollouts), C=32, the same two scripts;
+                     the server plays the agent with the gold milestone calls and the user, who ends when the agent
+                     reports done (--agent-rollouts to-limit: every rollout runs to the 40-message limit instead)
 
 Each side is timed from process start to exit (generation and scoring; the official side is its two processes one
 after the other, timed as one), after one untimed run of each; medians of --repeat runs, the two sides taking
@@ -26,7 +28,8 @@ The official code is found at run time, never imported or copied into the projec
 says where it is prepared and how to get it when absent).
 
 Usage: python benchmarks/official_side_by_side.py [--repeat 3] [--workload bfcl-c32 bfcl-c8 acebench acebench-agent]
-       [--limit N] [--latency 0.2] [--acebench-official DIR] [--acebench-mirror GIT_DIR] [--keep DIR]
+       [--limit N] [--latency 0.2] [--agent-rollouts gold|to-limit] [--acebench-official DIR]
+       [--acebench-mirror GIT_DIR] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ ACEBENCH_AGENT = ("agent",)
 ACEBENCH_AGENT_SUBSETS = ("agent_multi_turn", "agent_multi_step")
 KEY = "side-by-side-key"
 WORKLOADS = ("bfcl-c32", "bfcl-c8", "acebench", "acebench-agent")
+# How the scripted server plays the agent items (--agent-rollouts): its reply script by name.
+AGENT_SCRIPTS = {"gold": "acebench_agent", "to-limit": "acebench_agent_to_limit"}
 
 
 @dataclass
@@ -113,8 +118,8 @@ class Workload:
 class Server:
     """The scripted server in its own process, driven over its stdin."""
 
-    def __init__(self, latency: float, agent_data: Path | None):
-        script = ["--script", "acebench_agent", "--script-data", str(agent_data)] if agent_data else []
+    def __init__(self, latency: float, agent_data: Path | None, agent_script: str = "acebench_agent"):
+        script = ["--script", agent_script, "--script-data", str(agent_data)] if agent_data else []
         self.command = [sys.executable, "-m", "tests.scripted_server", "--latency", str(latency), *script]
         self.process = subprocess.Popen(self.command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
@@ -334,8 +339,9 @@ def acebench_workload(settings: Settings, harness: AcebenchHarness, agent: bool)
         generate = [*runner, "generate.py", "--", "--model", MODEL, "--category", *categories, "--language", "en",
                     "--num-threads", "32", "--user-model", MODEL]
         evaluate = [*runner, "eval_main.py", "--", "--model", MODEL, "--category", *categories, "--language", "en"]
-        before = (f"first: an empty {folder} holding data_all/data_en -> {acebench_english(data_root)} and an empty "
-                  f"score_all/score_en/{MODEL}/")
+        before = (f"first: an empty {folder} holding data_all/data_en/ with links to the files and possible_answer/ of "
+                  f"{acebench_english(data_root)}, empty data_all/data_en/dialogue_history/{{multi_turn,multi_step}}/{MODEL}/"
+                  f" and an empty score_all/score_en/{MODEL}/")
         return [Step(generate, folder, env, prepare=lambda: prepare_acebench_folder(folder, data_root), before=before),
                 Step(evaluate, folder, env)]
 
@@ -356,15 +362,23 @@ def official_data_root(settings: Settings) -> Path:
 
 
 def prepare_acebench_folder(folder: Path, data_root: Path) -> None:
-    """A fresh run folder: ./data_all/data_en is the data (linked), ./result_all and ./score_all are written.
-    ./score_all/score_en/MODEL/ is made beforehand: eval_main.py's agent scoring writes its process file there
-    before anything creates it (it fails with FileNotFoundError when the agent categories are scored alone)."""
+    """A fresh run folder: ./data_all/data_en/ links each data file and possible_answer/ (generate.py writes its
+    dialogue histories into ./data_all/data_en/dialogue_history/, which must not land in the data), ./result_all and
+    ./score_all are written. Made beforehand, working around two faults of the official code: the dialogue history
+    folders (each rollout thread checks `os.path.exists` then calls `os.makedirs`; two threads can race and one dies
+    with FileExistsError) and ./score_all/score_en/MODEL/ (eval_main.py's agent scoring writes its process file there
+    before anything creates it, so scoring the agent categories alone fails with FileNotFoundError)."""
     import shutil
 
     shutil.rmtree(folder, ignore_errors=True)
-    (folder / "data_all").mkdir(parents=True)
+    english = folder / "data_all" / "data_en"
+    english.mkdir(parents=True)
+    for entry in acebench_english(data_root).iterdir():
+        if entry.name != "dialogue_history":
+            (english / entry.name).symlink_to(entry)
+    for kind in ("multi_turn", "multi_step"):
+        (english / "dialogue_history" / kind / MODEL).mkdir(parents=True)
     (folder / "score_all" / "score_en" / MODEL).mkdir(parents=True)
-    (folder / "data_all" / "data_en").symlink_to(acebench_english(data_root))
 
 
 def acebench_english(data_root: Path) -> Path:
@@ -488,6 +502,10 @@ def main() -> int:
                         help="a prepared ACEBench folder (src/, venv/, stand_ins/); default: the cache's, built once")
     parser.add_argument("--acebench-mirror", type=Path, default=None,
                         help="a git folder holding chenchen0103/ACEBench's pinned commit, to build the default folder")
+    parser.add_argument("--agent-rollouts", choices=sorted(AGENT_SCRIPTS), default="gold",
+                        help="gold: the agent makes the gold milestone calls, then ends (the user ends multi_turn); "
+                             "to-limit: nobody ends, every rollout runs to the 40-message limit (the issue's 1,030 "
+                             "requests for 50 rollouts)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run folders, logs and dumped bodies here")
     args = parser.parse_args()
     bfcl, acebench = find_harnesses(args.workload, args)
@@ -500,7 +518,7 @@ def main() -> int:
             data = acebench_data_dir(acebench.checkout)
             if args.limit is not None:
                 data = limited_acebench_data(data, acebench.checkout, args.limit, work / f"acebench-first-{args.limit}")
-        server = Server(args.latency, data)
+        server = Server(args.latency, data, AGENT_SCRIPTS[args.agent_rollouts])
         try:
             settings = Settings(server.base_url, args.limit, work, wheel, work / "toolboard-home", data)
             rows = [measure_workload(server, workload, args.repeat, work)

@@ -158,19 +158,20 @@ def _correct_script(data: str | None) -> Callable[[dict[str, Any]], dict[str, An
     return correct_reply
 
 
-def _acebench_agent_script(data: str | None) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def _acebench_agent_script(data: str | None, to_limit: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
     if not data:
         raise SystemExit("--script acebench_agent needs --script-data DIR (a folder holding ACEBench's data_en)")
     from benchmarks.acebench_agent_script import agent_script
     from tests.engine_fixtures import correct_reply
 
-    return agent_script(data, fallback=correct_reply)
+    return agent_script(data, fallback=correct_reply, to_limit=to_limit)
 
 
 # The reply functions main() can serve, by name; each takes the --script-data folder (or None).
 REPLY_SCRIPTS: dict[str, Callable[[str | None], Callable[[dict[str, Any]], dict[str, Any]]]] = {
     "correct": _correct_script,
     "acebench_agent": _acebench_agent_script,
+    "acebench_agent_to_limit": lambda data: _acebench_agent_script(data, to_limit=True),
 }
 
 
@@ -180,7 +181,8 @@ def main() -> None:
     bodies and times, "dump PATH" by writing the bodies received since, one per line). `--script NAME` chooses the
     reply function: `correct` (default, tests.engine_fixtures.correct_reply) or `acebench_agent` (the real ACEBench
     agent items played through, benchmarks/acebench_agent_script.py, reading the data in `--script-data DIR`; any
-    other request gets correct_reply's answer)."""
+    other request gets correct_reply's answer) or `acebench_agent_to_limit` (the same, every rollout run to the
+    message limit)."""
     import argparse
     import sys
 
