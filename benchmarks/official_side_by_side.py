@@ -169,6 +169,9 @@ def run_side(server: Server, side: Side, run_index: int, logs: Path, dump: Path 
     requests = server.ask("stats")["bodies"]
     if dump is not None:
         server.ask(f"dump {dump}")
+    label = "untimed" if run_index == 0 else f"run {run_index}"
+    print(f"  {logs.name} {side.name} {label}: {seconds:.2f} s, {peak:.0f} MB, {requests} requests", file=sys.stderr,
+          flush=True)
     return Measure(seconds, peak, requests)
 
 
