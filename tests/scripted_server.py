@@ -152,25 +152,53 @@ class ScriptedServer(LoopbackApp):
         return response
 
 
+def _correct_script(data: str | None) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    from tests.engine_fixtures import correct_reply
+
+    return correct_reply
+
+
+def _acebench_agent_script(data: str | None, to_limit: bool = False) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    if not data:
+        raise SystemExit("--script acebench_agent needs --script-data DIR (a folder holding ACEBench's data_en)")
+    from benchmarks.acebench_agent_script import agent_script
+    from tests.engine_fixtures import correct_reply
+
+    return agent_script(data, fallback=correct_reply, to_limit=to_limit)
+
+
+# The reply functions main() can serve, by name; each takes the --script-data folder (or None).
+REPLY_SCRIPTS: dict[str, Callable[[str | None], Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    "correct": _correct_script,
+    "acebench_agent": _acebench_agent_script,
+    "acebench_agent_to_limit": lambda data: _acebench_agent_script(data, to_limit=True),
+}
+
+
 def main() -> None:
     """Serve from its own process: python -m tests.scripted_server --latency 0.2 (prints the base URL;
     answers "stats" on stdin with the counters and the first and last times as JSON, "reset" by forgetting the
-    bodies and times, "dump PATH" by writing the bodies received since, one per line)."""
+    bodies and times, "dump PATH" by writing the bodies received since, one per line). `--script NAME` chooses the
+    reply function: `correct` (default, tests.engine_fixtures.correct_reply) or `acebench_agent` (the real ACEBench
+    agent items played through, benchmarks/acebench_agent_script.py, reading the data in `--script-data DIR`; any
+    other request gets correct_reply's answer) or `acebench_agent_to_limit` (the same, every rollout run to the
+    message limit)."""
     import argparse
     import sys
-
-    from tests.engine_fixtures import correct_reply
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of prompts whose first attempt gets a 503")
+    parser.add_argument("--script", choices=sorted(REPLY_SCRIPTS), default="correct", help="the reply function")
+    parser.add_argument("--script-data", default=None, help="the data folder a script reads (acebench_agent)")
     args = parser.parse_args()
+    reply = REPLY_SCRIPTS[args.script](args.script_data)
 
     def fault(key: str, attempt: int) -> Fault | None:
         unlucky = int(key, 16) % 1000 < args.fault_rate * 1000
         return Fault(status=503, headers={"Retry-After": "0"}) if attempt == 1 and unlucky else None
 
-    with ScriptedServer(reply=correct_reply, latency=args.latency, fault=fault) as server:
+    with ScriptedServer(reply=reply, latency=args.latency, fault=fault) as server:
         print(server.base_url, flush=True)
         for line in sys.stdin:
             command = line.strip()
