@@ -82,17 +82,17 @@ class AgentScript:
         # Longest questions first, so that a question contained in another never shadows it.
         self.items = sorted(items, key=lambda item: len(item.question), reverse=True)
 
-    def _item_in(self, text: str) -> AgentItem | None:
+    def item_in(self, text: str) -> AgentItem | None:
         return next((item for item in self.items if item.question in text), None)
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body.get("messages") or []
         texts = [m["content"] for m in messages if isinstance(m.get("content"), str)]
         first_is_system = bool(messages) and messages[0].get("role") == "system"
-        user_item = self._item_in(texts[0]) if first_is_system and texts else None
+        user_item = self.item_in(texts[0]) if first_is_system and texts else None
         if user_item is not None:
             return {"content": self._user_turn(user_item, texts[1:])}
-        agent_item = self._item_in("\n".join(texts))
+        agent_item = self.item_in("\n".join(texts))
         if agent_item is None:
             return self.fallback(body)
         return {"content": self._agent_turn(agent_item, texts[-1])}

@@ -46,10 +46,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.throughput import bare_sdk_seconds  # noqa: E402
+from benchmarks.throughput import bare_chain_seconds  # noqa: E402
 from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV, pinned_wheel  # noqa: E402
 from evaluators.core.phase_log import PHASE_LOG_ENV  # noqa: E402
+from evaluators.core.registry import get_benchmark  # noqa: E402
+from evaluators.core.selection import runnable_subsets  # noqa: E402
+from evaluators.engine.client import encode_body, request_of_event  # noqa: E402
 from evaluators.engine.preflight import CHECKS_FILE  # noqa: E402
+from evaluators.engine.store import Store  # noqa: E402
 
 WORKLOADS = {
     "bfcl": ["bfcl", "--subset", "simple_python", "multiple", "parallel", "live_simple"],
@@ -70,6 +74,7 @@ class Phases:
     whole: float
     sent: int
     inside: dict[str, float]  # seconds after the spawn
+    run_id: str
 
 
 class Server:
@@ -106,8 +111,26 @@ def server_script(workload: str, data: Path | None) -> list[str]:
     """The scripted server's reply script for a workload: the agent rollouts need the model's and the simulated
     user's turns played from the items' own milestones."""
     if workload == "acebench-agent" and data is not None:
-        return ["--script", "acebench_agent", "--script-data", str(data / "acebench")]
+        # Every rollout to the official 40-message limit: the issue's workload (1,030 requests for 50 rollouts).
+        return ["--script", "acebench_agent_to_limit", "--script-data", str(data / "acebench")]
     return []
+
+
+def rollout_chains(home: Path, run_id: str) -> list[list[bytes]]:
+    """Each sample's requests (a rollout's: the agent's and its simulated user's) in the order it sent them, as
+    the run's store keeps them (its events), encoded as the engine encodes a body; the samples in the run's order."""
+    store = Store(home / "toolboard.db")
+    try:
+        config = store.get_run(run_id).config
+        benchmark = get_benchmark(config["benchmark"])
+        subsets = runnable_subsets(benchmark, list(config["subsets"]) or None)
+        order = {sample.id: index for index, sample in
+                 enumerate(benchmark.load(config["data_dir"], language=config["language"], subsets=subsets))}
+        stored = sorted((s for s in store.iter_stored_samples(run_id) if s.events), key=lambda s: order[s.sample_id])
+        return [[encode_body(request_of_event(s.events, number)) for number in range(1, len(s.events) + 1)]
+                for s in stored]
+    finally:
+        store.close()
 
 
 def timed_cli_run(server: Server, arguments: list[str], env: dict[str, str], home: Path) -> Phases:
@@ -124,7 +147,8 @@ def timed_cli_run(server: Server, arguments: list[str], env: dict[str, str], hom
     stats = server.ask("stats")
     first, last = stats["first_request_at"], stats["last_answer_at"]
     inside = {phase: at - started for phase, at in json.loads(log.read_text()).items()}
-    return Phases(first - started, last - first, ended - last, ended - started, stats["bodies"], inside)
+    return Phases(first - started, last - first, ended - last, ended - started, stats["bodies"], inside,
+                  json.loads(done.stdout)["run_id"])
 
 
 def cli_import_seconds(env: dict[str, str], repeat: int) -> float:
@@ -166,11 +190,10 @@ def measure(workload: str, concurrency: int, args: argparse.Namespace, data: Pat
         dump = tmp / "bodies.jsonl"
         server.ask(f"dump {dump}")
         bodies = [line for line in dump.read_bytes().splitlines() if line.strip()]
-        if workload == "acebench-agent":
-            bare = float("nan")  # a rollout's requests depend on the answers before them: no fixed set to replay
-        else:
-            bare = statistics.median(asyncio.run(bare_sdk_seconds(server.base_url, bodies, concurrency))
-                                     for _ in range(args.repeat))
+        # A rollout's requests each wait for the answer before them: the bare client sends them as chains.
+        chains = rollout_chains(home, runs[-1].run_id) if workload == "acebench-agent" else [[body] for body in bodies]
+        bare = statistics.median(asyncio.run(bare_chain_seconds(server.base_url, chains, concurrency))
+                                 for _ in range(args.repeat))
         return Row(workload, concurrency, runs, bare)
     finally:
         server.close()
@@ -183,6 +206,9 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--workload", nargs="+", choices=list(WORKLOADS), default=list(WORKLOADS))
     args = parser.parse_args()
+    # Bytecode cached, as an installed copy has it (PYTHONDONTWRITEBYTECODE=1 here would compile every run anew).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "evaluators")], check=True,
+                   stdout=subprocess.DEVNULL)
     wheel = pinned_wheel()  # found (or fetched) once, outside the timed runs
     data = acebench_data()
     rows = []

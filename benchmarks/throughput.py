@@ -74,15 +74,22 @@ async def timed_engine_run(label: str, store: Store, config: RunConfig) -> Engin
 async def bare_sdk_seconds(base_url: str, bodies: list[bytes], concurrency: int) -> float:
     """The bodies through the openai SDK alone (no engine), `concurrency` at a time: the ceiling any engine
     built on the SDK can reach on this machine (first request out .. last answer in)."""
+    return await bare_chain_seconds(base_url, [[body] for body in bodies], concurrency)
+
+
+async def bare_chain_seconds(base_url: str, chains: list[list[bytes]], concurrency: int) -> float:
+    """Chains of bodies through the openai SDK alone, `concurrency` chains at a time, each chain's bodies one after
+    another (a rollout's requests, each waiting for the answer before it): first request out .. last answer in."""
     from openai import AsyncOpenAI, DefaultAioHttpClient
 
     client = AsyncOpenAI(base_url=base_url, api_key="not-needed", max_retries=0, http_client=DefaultAioHttpClient())
-    pending = list(reversed(bodies))
+    pending = list(reversed(chains))
 
     async def worker() -> None:
         while pending:
-            await client.post("/chat/completions", content=pending.pop(), cast_to=object,
-                              options={"headers": {"Content-Type": "application/json"}})
+            for body in pending.pop():
+                await client.post("/chat/completions", content=body, cast_to=object,
+                                  options={"headers": {"Content-Type": "application/json"}})
 
     started = time.perf_counter()
     await asyncio.gather(*[worker() for _ in range(concurrency)])

@@ -138,7 +138,7 @@ def test_a_deferred_package_runs_its_init_only_when_a_name_is_asked_of_it(tmp_pa
     package = tmp_path / "deferpkg"
     (package / "inner").mkdir(parents=True)
     (package / "__init__.py").write_text("import sys\nsys.modules['deferpkg_log'].runs.append('pkg')\n"
-                                          "from deferpkg.leaf import VALUE as SHOWN\nSUB = 'bound by init'\n"
+                                          "from deferpkg.leaf import VALUE as SHOWN\nSUB = 'bound by init'\n__version__ = '1.0'\n"
                                           "__all__ = ['SHOWN', 'SUB']\n")
     (package / "leaf.py").write_text("VALUE = 41\n")
     (package / "inner" / "__init__.py").write_text("import sys\nsys.modules['deferpkg_log'].runs.append('inner')\n")
@@ -153,7 +153,9 @@ def test_a_deferred_package_runs_its_init_only_when_a_name_is_asked_of_it(tmp_pa
         assert DEEP == 42 and log.runs == [], log.runs
         import deferpkg
         assert deferpkg.leaf.VALUE == 41 and log.runs == []   # a submodule asked by name is that submodule
-        assert deferpkg.SHOWN == 41 and log.runs == ["pkg"]   # any other name runs the __init__, once
+        from deferpkg import __version__                        # any other name, dunders too, runs the __init__
+        assert __version__ == "1.0" and log.runs == ["pkg"]
+        assert deferpkg.SHOWN == 41 and log.runs == ["pkg"]   # once
         assert deferpkg.SUB == "bound by init" and log.runs == ["pkg"]
         namespace = {{}}
         exec("from deferpkg import *", namespace)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -53,6 +54,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     phase_log.mark("imports done")
     args = build_parser().parse_args(argv)
+    if args.command != "run":
+        gc.enable()  # see evaluators/__main__.py; `run` turns it on once its run is created
     try:
         return COMMANDS[args.command](args)
     except ToolboardError as exc:

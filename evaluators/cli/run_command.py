@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import signal
 import sys
-
-from tqdm import tqdm
+from typing import Any
 
 from evaluators.cli.report_text import print_report
 from evaluators.cli.run_config import run_request
@@ -37,6 +37,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _run_or_queue(args: argparse.Namespace, store: Store) -> int:
     if args.queue:
+        _collect_from_now_on()
         return queued_run_command(args, store)
     rerun_errors = bool(args.rerun_errors)
     run_id = args.resume or args.rerun_errors
@@ -46,6 +47,7 @@ def _run_or_queue(args: argparse.Namespace, store: Store) -> int:
         print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
     else:
         store.get_run(run_id)  # an unknown id is refused by name; execute checks the stored run again
+    _collect_from_now_on()
     outcome = _execute_with_progress_bar(store, run_id, samples, rerun_errors)
     if outcome.status == "failed":
         print(f"run {run_id} failed: {store.get_run(run_id).message}\nre-send its requests with: python -m evaluators "
@@ -59,9 +61,49 @@ def _run_or_queue(args: argparse.Namespace, store: Store) -> int:
     return 0
 
 
+class _NoBar:
+    """What a run's progress bar is when stderr is not a terminal (tqdm would draw nothing there either)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.n = 0
+
+    def reset(self, total: int) -> None:
+        self.total, self.n = total, 0
+
+    def update(self, count: int = 1) -> None:
+        self.n += count
+
+    def set_postfix(self, **_: Any) -> None:
+        pass
+
+    def set_description_str(self, _: str, refresh: bool = True) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(run_id: str) -> Any:
+    """tqdm on a terminal; off one, nothing to draw, so tqdm is not even imported."""
+    if not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr)
+
+
+def _collect_from_now_on() -> None:
+    """The garbage collector back on where evaluators/__main__.py turned it off for start-up, with what start-up
+    made (modules, samples) set aside from its passes: they live as long as the run."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def _execute_with_progress_bar(store: Store, run_id: str, samples: list[Sample] | None,
                                rerun_errors: bool) -> RunOutcome:
-    bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
+    bar = _progress_bar(run_id)
 
     def on_progress(progress: Progress) -> None:
         if bar.total != progress.total_count:
@@ -122,6 +164,8 @@ def queued_run_command(args: argparse.Namespace, store: Store) -> int:
     if settings is None:
         raise ToolboardError(f"--queue needs {BROKER_ENV}=redis://HOST:6379/0 (the queue the workers read)")
     # What the watcher has to say while it waits (a run whose task the broker lost, sent again) goes above the bar.
+    from tqdm import tqdm
+
     jobs = QueueJobs(store, settings, poll_seconds=0.5,
                      notify=lambda run_id, text: tqdm.write(f"run {run_id}: {text}", file=sys.stderr))
     try:
@@ -153,7 +197,7 @@ def queued_run_command(args: argparse.Namespace, store: Store) -> int:
 
 def _follow(jobs: RunJobs, run_id: str) -> str:
     """The queued run's progress on a bar until it ends; its final status. Ctrl-C cancels it."""
-    bar = tqdm(total=0, unit="sample", desc=run_id, file=sys.stderr, disable=None)
+    bar = _progress_bar(run_id)
     try:
         while True:
             try:

@@ -6,7 +6,8 @@ response types (the Responses API, evals, graders, realtime, …) and builds a p
 the 0.5 s the import takes, paid by every run before its first request, though a chat completion needs a
 handful of them. `httpcore2/__init__.py` imports its whole sync and async stack (~80 ms) for the SDK's one
 `import httpcore2` line on the way to its aiohttp transport; `nltk/__init__.py` imports nearly all of NLTK
-(~0.15 s) where rouge-score uses its Porter stemmer module.
+(~0.15 s) where rouge-score uses its Porter stemmer module, and rouge-score imports numpy (~30 ms) for what
+Rouge-L never calls.
 
 A deferred package exists at once, its submodules import as usual (each with exactly what it imports
 itself), and a submodule asked for by name (`from nltk import redos`) is imported as that submodule, as
@@ -41,14 +42,12 @@ class _DeferredInit(importlib.abc.Loader):
         real = self.real
 
         def __getattr__(name: str) -> Any:
-            # The import system's own dunders (__path__, __spec__, …) are set already; `__all__` is asked by
-            # `from package import *`, which needs the real `__init__`.
-            if name.startswith("__") and name != "__all__":
-                raise AttributeError(name)
+            # Asked only for names the module does not hold yet: the import system's own (__path__, __spec__, …)
+            # are set already; any other, dunders too (`__all__`, `__version__`), is the real `__init__`'s.
             with _RUN_LOCK:
                 if module.__dict__.get("__getattr__") is not __getattr__:
                     return getattr(module, name)  # another thread ran the `__init__` meanwhile
-                if name != "__all__" and importlib.util.find_spec(f"{module.__name__}.{name}") is not None:
+                if not name.startswith("__") and importlib.util.find_spec(f"{module.__name__}.{name}") is not None:
                     return importlib.import_module(f"{module.__name__}.{name}")
                 del module.__dict__["__getattr__"]
                 real.exec_module(module)
@@ -59,11 +58,12 @@ class _DeferredInit(importlib.abc.Loader):
 
 class _DeferringFinder(importlib.abc.MetaPathFinder):
     def __init__(self) -> None:
-        self.packages: set[str] = set()
+        self.packages: set[str] = set()  # with every package below them
+        self.alone: set[str] = set()  # only the package itself
         self._finding = threading.local()
 
     def _deferred(self, name: str) -> bool:
-        return any(name == package or name.startswith(package + ".") for package in self.packages)
+        return name in self.alone or any(name == package or name.startswith(package + ".") for package in self.packages)
 
     def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if not self._deferred(fullname) or getattr(self._finding, "active", False):
@@ -82,9 +82,10 @@ class _DeferringFinder(importlib.abc.MetaPathFinder):
 _FINDER = _DeferringFinder()
 
 
-def defer_package_inits(*packages: str) -> None:
-    """Defer the `__init__` of these packages and of every package below them, from their first import on (a
-    package imported already is left as it is)."""
-    _FINDER.packages.update(packages)
+def defer_package_inits(*packages: str, below: bool = True) -> None:
+    """Defer the `__init__` of these packages and (`below`) of every package below them, from their first import
+    on (a package imported already is left as it is). `below=False` for a package whose sub-packages need their
+    own `__init__` run as they are imported (compiled extensions set up there)."""
+    (_FINDER.packages if below else _FINDER.alone).update(packages)
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)

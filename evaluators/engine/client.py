@@ -251,8 +251,9 @@ def _event_json(call: _Call, request: bytes | dict[str, Any]) -> str:
             text = echoed(text, MAX_EVENT_TEXT)
         response = {"text": text, "tool_calls": call.response.get("tool_calls"), "usage": call.response.get("usage")}
     request_text = request.decode() if isinstance(request, bytes) else _json(request)
+    error = "null" if call.error is None else _json(call.error)
     return (f'{{"role": {_json(call.role)}, "request": {request_text}, "response": {_json(response)}, '
-            f'"error": {_json(call.error)}, "latency": {_json(round(call.latency, 6))}, "cached": {_json(call.cached)}}}')
+            f'"error": {error}, "latency": {json.dumps(round(call.latency, 6))}, "cached": {"true" if call.cached else "false"}}}')
 
 
 def _json(value: Any) -> str:
@@ -341,6 +342,50 @@ class RetryPolicy:
         if wish is not None:
             return min(wish, self.max_retry_after)
         return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+
+
+class _CacheLookups:
+    """The response cache read once per loop turn for every request that asked in it: a run's samples ask
+    together (all at once when a rerun is answered by the cache), and one query for many keys costs about what
+    one for a key does. One per store and event loop."""
+
+    _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, _CacheLookups]] = weakref.WeakKeyDictionary()
+
+    def __init__(self, store: Any):
+        self.store = store
+        self.waiting: dict[str, list[asyncio.Future[dict[str, Any] | None]]] = {}
+
+    @classmethod
+    def of(cls, store: Any) -> _CacheLookups:
+        loop = asyncio.get_running_loop()
+        per_store = cls._by_loop.setdefault(loop, {})
+        lookups = per_store.get(id(store))
+        if lookups is None or lookups.store is not store:
+            lookups = per_store[id(store)] = cls(store)
+        return lookups
+
+    def get(self, key: str) -> asyncio.Future[dict[str, Any] | None]:
+        loop = asyncio.get_running_loop()
+        if not self.waiting:
+            loop.call_soon(self._answer)
+        future: asyncio.Future[dict[str, Any] | None] = loop.create_future()
+        self.waiting.setdefault(key, []).append(future)
+        return future
+
+    def _answer(self) -> None:
+        waiting, self.waiting = self.waiting, {}
+        try:
+            found = self.store.cache_get_many(list(waiting))
+        except Exception as error:  # noqa: BLE001 - each asker gets the store's error, as a lookup of its own would
+            for futures in waiting.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(error)
+            return
+        for key, futures in waiting.items():
+            for future in futures:
+                if not future.done():
+                    future.set_result(found.get(key))
 
 
 class _GlobalLimit:
@@ -501,7 +546,7 @@ class ChatClient:
             record.count += 1
             record.last = payload
         if self.use_cache and self.store is not None:
-            cached = self.store.cache_get(key)
+            cached = await _CacheLookups.of(self.store).get(key)
             if cached is not None:
                 return self._result(cached, key, 0.0, 0, cached=True)
         if self._limit is None:

@@ -274,7 +274,11 @@ def json_text(value: Any, default: Any = repr) -> str:
 
 def json_or_null(value: Any) -> str | None:
     """`value` as JSON text for a column that may be NULL (None stays None)."""
-    return None if value is None else json_text(value)
+    if value is None:
+        return None
+    if not value and isinstance(value, dict | list):  # most verdicts' metadata: not worth an encoder
+        return "{}" if isinstance(value, dict) else "[]"
+    return json_text(value)
 
 
 def token_count(value: Any) -> int | None:
@@ -1008,6 +1012,18 @@ class Store:
     def cache_get(self, key: str) -> dict[str, Any] | None:
         rows = self._query("SELECT response FROM cache WHERE key = ?", (key,))
         return json.loads(rows[0][0]) if rows else None
+
+    # Keys asked in one query (SQLite allows at least 999 bound values).
+    CACHE_KEYS_PER_QUERY = 500
+
+    def cache_get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The cached responses of these keys, by key (a key with none is left out), in few queries."""
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(keys), self.CACHE_KEYS_PER_QUERY):
+            part = keys[start:start + self.CACHE_KEYS_PER_QUERY]
+            rows = self._query(f"SELECT key, response FROM cache WHERE key IN ({', '.join('?' * len(part))})", tuple(part))
+            found.update((key, json.loads(response)) for key, response in rows)
+        return found
 
     # ---- whole runs as raw rows (hub sync export and import) ------------------------------
 

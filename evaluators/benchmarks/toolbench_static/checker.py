@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from evaluators.benchmarks.toolbench_static.metrics import official_skip_reason, step_metrics
 from evaluators.benchmarks.toolbench_static.parse import ACTION, Step, parse_step, tool_call_as_text
 from evaluators.core.types import Prediction, Sample, SampleScore
@@ -35,6 +37,12 @@ def _error_type(reference: Step, predicted: Step, metrics: dict[str, float]) -> 
     return None
 
 
+@lru_cache(maxsize=4096)
+def _reference_step(gold: str) -> Step:
+    """The reference step, parsed once for both scoring modes (a run scores each sample in each); never changed."""
+    return parse_step(gold)
+
+
 def score(sample: Sample, prediction: Prediction | None, mode: str = "official") -> SampleScore:
     strict = mode == "strict"
     if prediction is None or prediction.error is not None:
@@ -43,7 +51,7 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official")
     else:
         text = strict_native_tool_calls_are_actions(prediction) if strict else official_native_tool_calls_ignored(prediction)
         error_type = None
-    reference = parse_step(sample.gold)
+    reference = _reference_step(sample.gold) if isinstance(sample.gold, str) else parse_step(sample.gold)
     predicted = parse_step(text, strict=strict)
     tool_names = {tool["name"] for tool in sample.input["tools"]}
     # Shallow copies: the evidence is only written out (dataclasses.asdict would deep-copy every parsed input).

@@ -57,10 +57,12 @@ def _left_out(package: str) -> Iterator[None]:
 @cache
 def rouge_scorer() -> Any:
     """Imported on first use, so the app and the CLI pay for it only when a final answer is scored.
-    rouge-score imports nltk for its Porter stemmer: NLTK's own `__init__` (all of NLTK, ~0.15 s) is deferred
-    (see lazy_packages), and if it runs after all, its collocation measures try `scipy.stats` (1.2 s more) and
-    work without it; Rouge-L never uses them, so scipy is left out of that import."""
+    rouge-score imports nltk for its Porter stemmer and numpy for its bootstrap: NLTK's own `__init__` (all of
+    NLTK, ~0.15 s) and numpy's (~30 ms) are deferred (see lazy_packages), and if NLTK's runs after all, its
+    collocation measures try `scipy.stats` (1.2 s more) and work without it; Rouge-L never uses them, so scipy
+    is left out of that import."""
     defer_package_inits("nltk")
+    defer_package_inits("numpy", below=False)
     with _left_out("scipy"):
         from rouge_score import rouge_scorer as module
 
