@@ -303,3 +303,12 @@ def test_a_cli_run_logs_its_phases_in_order_and_ends_with_its_output_whole(tmp_p
              "requests done", "scored and stored", "report printed", "exit"]
     assert sorted(times) == sorted(order) and all(times[a] <= times[b] for a, b in zip(order, order[1:]))
     assert time.time() - times["exit"] < 600
+
+
+def test_the_cache_answers_many_keys_in_few_queries_and_leaves_out_the_unknown(tmp_path: Path):
+    store = Store(tmp_path / "db.sqlite")
+    keys = [f"k{index}" for index in range(Store.CACHE_KEYS_PER_QUERY + 20)]
+    store.save_batch("no-run", [(key, {"text": key}) for key in keys[::2]], [])
+    found = store.cache_get_many([*keys, "never"])
+    assert set(found) == set(keys[::2]) and found["k0"] == {"text": "k0"}
+    assert store.cache_get_many([]) == {}
