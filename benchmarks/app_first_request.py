@@ -14,44 +14,22 @@ Usage: python benchmarks/app_first_request.py [--runs 5] [--timeout 60]
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.board_browser_speed import CHROMIUM, started_app  # noqa: E402
 from benchmarks.screenshots import CHROMIUM_ARGS  # noqa: E402
+from benchmarks.server_process import ServerProcess  # noqa: E402
 
 GOAL_SECONDS = 0.3
 
 
-class Server:
-    """The scripted server in its own process, asked over its stdin."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.scripted_server", "--latency", "0.2"], cwd=ROOT,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        self.base_url = self.process.stdout.readline().strip()
-
-    def ask(self, command: str) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait()
-
-
-def first_request_after(server: Server, clicked: float, timeout_s: float) -> float:
+def first_request_after(server: ServerProcess, clicked: float, timeout_s: float) -> float:
     deadline = time.monotonic() + timeout_s
     while True:
         first = server.ask("stats")["first_request_at"]
@@ -62,7 +40,7 @@ def first_request_after(server: Server, clicked: float, timeout_s: float) -> flo
         time.sleep(0.02)
 
 
-def wait_until_quiet(server: Server, timeout_s: float, quiet_s: float = 1.0) -> None:
+def wait_until_quiet(server: ServerProcess, timeout_s: float, quiet_s: float = 1.0) -> None:
     """Until the server has had no request for `quiet_s` (the run's answers come every 0.2 s while it goes)."""
     deadline = time.monotonic() + timeout_s
     seen = server.ask("stats")["requests"]
@@ -83,7 +61,7 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    server = Server()
+    server = ServerProcess(0.2)
     times: list[float] = []
     try:
         with started_app(ROOT, args.timeout) as url, sync_playwright() as driver:

@@ -41,11 +41,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.server_process import ServerProcess  # noqa: E402
 from benchmarks.throughput import bare_chain_seconds  # noqa: E402
 from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV, pinned_wheel  # noqa: E402
 from evaluators.core.phase_log import PHASE_LOG_ENV  # noqa: E402
@@ -75,29 +75,6 @@ class Phases:
     sent: int
     inside: dict[str, float]  # seconds after the spawn
     run_id: str
-
-
-class Server:
-    """The scripted server in its own process, driven over its stdin (`script`: its reply script's options)."""
-
-    def __init__(self, latency: float, script: list[str] | None = None):
-        self.process = subprocess.Popen([sys.executable, "-m", "tests.scripted_server", "--latency", str(latency),
-                                         *(script or [])],
-                                        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        self.base_url = self.process.stdout.readline().strip()
-
-    def ask(self, command: str) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.terminate()
-        self.process.wait()
 
 
 def acebench_data() -> Path | None:
@@ -133,7 +110,7 @@ def rollout_chains(home: Path, run_id: str) -> list[list[bytes]]:
         store.close()
 
 
-def timed_cli_run(server: Server, arguments: list[str], env: dict[str, str], home: Path) -> Phases:
+def timed_cli_run(server: ServerProcess, arguments: list[str], env: dict[str, str], home: Path) -> Phases:
     (home / CHECKS_FILE).unlink(missing_ok=True)  # the endpoint is looked at, as in a first run
     log = home / "phases.json"
     log.unlink(missing_ok=True)
@@ -177,7 +154,7 @@ class Row:
 
 def measure(workload: str, concurrency: int, args: argparse.Namespace, data: Path | None, wheel: Path,
             tmp: Path) -> Row:
-    server = Server(args.latency, server_script(workload, data))
+    server = ServerProcess(args.latency, server_script(workload, data))
     try:
         home = tmp / workload
         home.mkdir(parents=True, exist_ok=True)

@@ -60,6 +60,7 @@ from benchmarks.official_harnesses import (  # noqa: E402
     bfcl_harness,
     official_env,
 )
+from benchmarks.server_process import ServerProcess  # noqa: E402
 from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV, pinned_wheel  # noqa: E402
 
 MODEL = "gpt-4o-2024-11-20"  # an API model of the official ACEBench inference map; its name holds "gpt"
@@ -115,29 +116,11 @@ class Workload:
     ours: Side
 
 
-class Server:
-    """The scripted server in its own process, driven over its stdin."""
+class Server(ServerProcess):
+    """The scripted server in its own process, with the agent reply script when the agent workload runs."""
 
     def __init__(self, latency: float, agent_data: Path | None, agent_script: str = "acebench_agent"):
-        script = ["--script", agent_script, "--script-data", str(agent_data)] if agent_data else []
-        self.command = [sys.executable, "-m", "tests.scripted_server", "--latency", str(latency), *script]
-        self.process = subprocess.Popen(self.command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        self.base_url = self.process.stdout.readline().strip()
-        if not self.base_url.startswith("http"):
-            raise SystemExit(f"the scripted server did not start: {self.base_url!r}")
-
-    def ask(self, command: str) -> dict[str, Any]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.terminate()
-        self.process.wait()
+        super().__init__(latency, ["--script", agent_script, "--script-data", str(agent_data)] if agent_data else [])
 
 
 # ---- running and measuring a process -------------------------------------------------------------------------
