@@ -70,20 +70,12 @@ class BfclHarness:
 
 
 @dataclass(frozen=True)
-class AcebenchHarness:
-    folder: Path
+class AcebenchHarness(OfficialVenv):
+    """The official ACEBench code's venv, laid out as the BFCL test venv is (venv/, stand_ins/), with the checkout."""
 
     @property
     def checkout(self) -> Path:
         return self.folder / "src"
-
-    @property
-    def python(self) -> Path:
-        return self.folder / "venv" / "bin" / "python"
-
-    @property
-    def stand_ins(self) -> Path:
-        return self.folder / "stand_ins"
 
 
 def _run(step: str, command: list[str], timeout: float = 1200, **kwargs) -> None:

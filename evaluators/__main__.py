@@ -18,17 +18,14 @@ def _leave(code: int) -> None:
     and object one by one takes ~0.2 s once the SDK is loaded, and nothing is left to do by then (the
     command has closed what it wrote). Exit handlers still run and the output is flushed first; a process
     with other threads still going, or output that cannot be flushed, ends the usual way."""
-    others = [thread for thread in threading.enumerate() if thread is not threading.main_thread() and not thread.daemon]
+    if any(thread is not threading.main_thread() and not thread.daemon for thread in threading.enumerate()):
+        raise SystemExit(code)
+    atexit._run_exitfuncs()  # they are run once: the interpreter finds none left if it ends the usual way
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
-        others.append(threading.main_thread())
-    if others:
-        raise SystemExit(code)
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
+        raise SystemExit(code) from None
     os._exit(code)
 
 
