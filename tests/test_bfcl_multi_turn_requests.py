@@ -93,8 +93,12 @@ def test_the_answer_is_echoed_as_the_sdk_echoes_it_and_old_cache_entries_as_cont
         assert list(fresh.echoed_message()) == ["content", "refusal", "role", "tool_calls", "reasoning_content", "zeta"]
         assert fresh.echoed_message()["zeta"] == {"b": 1, "a": 2}
         assert asyncio.run(ask()).cached and asyncio.run(ask()).echoed_message() == fresh.echoed_message()
-        # an answer cached before the message was kept
         key = cache_key(settings.base_url, encode_body(request_body(request, settings)))
+        # an answer cached with its message already echoed (earlier versions kept the echo): echoed again, unchanged
+        store.cache_put(key, {"text": "[f()]", "tool_calls": None, "usage": {}, "message": fresh.echoed_message()})
+        assert asyncio.run(ask()).echoed_message() == fresh.echoed_message()
+        assert list(asyncio.run(ask()).echoed_message()) == list(fresh.echoed_message())
+        # an answer cached before the message was kept
         store.cache_put(key, {"text": "[g()]", "tool_calls": None, "usage": {}})
         old = asyncio.run(ask())
         assert old.cached and old.echoed_message() == {"content": "[g()]", "role": "assistant"}

@@ -140,10 +140,18 @@ def test_cancel_then_resume(data: Path, tmp_path: Path):
 
 
 def test_scores_are_recomputable_from_stored_predictions(data: Path, tmp_path: Path):
-    with ScriptedServer(reply=correct_reply) as server:
+    def verdict_rows(run_id: str) -> list[tuple]:
+        rows = store._query("SELECT * FROM sample_scores WHERE run_id=? ORDER BY mode, rowid", (run_id,))
+        return [tuple(row) for row in rows]
+
+    with ScriptedServer(reply=lambda body: correct_reply(body) if _number(body) % 3 else {"content": "not a call"}) as server:
         store = Store(tmp_path / "db.sqlite")
         outcome = run_to_end(store, scripted_run_config(server, data))
+    # the verdicts' rows the run made as it went are those made again from the stored predictions
+    during_the_run = verdict_rows(outcome.run_id)
+    assert len(during_the_run) == 60 and {row[4] for row in during_the_run} == {0, 1}
     assert score_run(store, outcome.run_id).to_json() == outcome.report.to_json()
+    assert verdict_rows(outcome.run_id) == during_the_run
     assert store.load_report(outcome.run_id, "strict")["mode"] == "strict"
 
 

@@ -87,6 +87,27 @@ def test_the_cause_is_named(tmp_path: Path):
         check_endpoint("http://no-such-host.invalid/v1", "m", None)
 
 
+class OddListServer(ModelsServer):
+    """An endpoint whose model list is the given JSON, whatever its shape; its chat knows the model "m"."""
+
+    def __init__(self, listing: Any):
+        super().__init__(["m"])
+        self.listing = listing
+
+    async def _list(self, request: web.Request) -> web.Response:
+        return web.json_response(self.listing)
+
+
+def test_a_model_list_of_an_odd_shape_is_read_as_no_list_or_as_the_ids_it_holds():
+    for listing, chats in (({"data": {"id": "m"}}, 1), ([{"id": "m"}], 1), ({"object": "list"}, 0), ({"data": None}, 0)):
+        with OddListServer(listing) as server:  # no usable list: a tiny request decides; no list at all: it passes
+            check_endpoint(server.base_url, "m", None)
+            assert len(server.chats) == chats, listing
+    with OddListServer({"data": [{"id": "other"}, "junk", {"name": "m"}]}) as server:
+        with pytest.raises(EndpointCheckFailed, match=r"does not list the model 'm'; it lists: other"):
+            check_endpoint(server.base_url, "m", None)
+
+
 def test_a_model_the_list_does_not_hold_is_refused_even_by_a_server_that_answers_any_name(
         monkeypatch: pytest.MonkeyPatch):
     """A llama.cpp-like server answers every name with its one model: the list decides, naming what it

@@ -33,6 +33,7 @@ from evaluators.engine.sdk_transport import (
     EndpointSpec,
     make_sdk_client,
     post_completion,
+    sdk_echo,
     usable_delay,
 )
 from evaluators.engine.settings import ModelSettings
@@ -309,14 +310,15 @@ class ChatResult:
     cached: bool
     cache_key: str
     response: dict[str, Any]
-    # The answer's message as the SDK echoes it into a next request (sdk_transport.sdk_echo); set by the client.
+    # The answer's message as the server sent it (answers cached by earlier versions: as the SDK echoes it).
     message: dict[str, Any] | None = None
 
     def echoed_message(self) -> dict[str, Any]:
         """The assistant message a dialogue appends after this answer, as an official harness that appends
-        the SDK's `choices[0].message` sends it. Answers cached before the echo was kept give the plain
-        assistant message {"content", "role"} (what a server sending just those two fields gives)."""
-        return dict(self.message) if self.message is not None else {"content": self.text, "role": "assistant"}
+        the SDK's `choices[0].message` sends it (sdk_transport.sdk_echo, made here: most answers are never
+        echoed). Answers cached before the message was kept give the plain assistant message {"content",
+        "role"} (what a server sending just those two fields gives)."""
+        return sdk_echo(self.message) if self.message is not None else {"content": self.text, "role": "assistant"}
 
 
 def calls_with_benchmark_names(result: ChatResult, request: ChatRequest) -> list[ToolCall] | None:

@@ -39,7 +39,7 @@ from evaluators.engine.settings import (
     require_run_request,
     role_settings,
 )
-from evaluators.engine.store import Store, lease_holder_name
+from evaluators.engine.store import Store, lease_holder_name, sample_score_row
 from evaluators.engine.write_behind import WriteBehind
 
 
@@ -237,12 +237,14 @@ async def execute(
         todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
         store.set_status(run_id, "running")
         scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
+        score_rows: dict[str, dict[str, tuple[Any, ...]]] = {mode: {} for mode in SCORING_MODES}
 
         def on_stored(finished: list[tuple[Sample, Prediction]]) -> None:
             for sample, prediction in finished:
-                # Scoring is pure and cheap: done while other requests are in flight, not at the end.
+                # Scoring is pure and cheap: done while other requests are in flight, not at the end (its rows too).
                 for mode in SCORING_MODES:
-                    scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
+                    verdict = scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
+                    score_rows[mode][sample.id] = sample_score_row(run_id, mode, verdict)
                 progress.scored += 1
                 progress.correct += bool(scored["official"][sample.id].correct)
                 progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
@@ -291,7 +293,7 @@ async def execute(
             return RunOutcome(run_id, "cancelled", None, progress)
         phase_log.mark("requests done")
         _check_all_stored(store, run_id, samples, writer)
-        report = score_run(store, run_id, samples, scored)
+        report = score_run(store, run_id, samples, scored, score_rows)
         phase_log.mark("scored and stored")
         run = store.get_run(run_id)
         if todo and clients.requests_sent == 0 and run.status == "finished":
@@ -448,9 +450,11 @@ def score_run(
     run_id: str,
     samples: list[Sample] | None = None,
     scored: dict[str, dict[str, SampleScore]] | None = None,
+    score_rows: dict[str, dict[str, tuple[Any, ...]]] | None = None,
 ) -> Report:
     """Score the stored predictions (pure, re-computable at any time) and store scores and reports.
-    `scored` holds verdicts already computed from the same predictions, by mode and sample id."""
+    `scored` holds verdicts already computed from the same predictions, by mode and sample id; `score_rows`
+    the rows made of them (store.sample_score_row)."""
     config, benchmark, samples = _run_context(store, run_id, samples)
     scored = scored or {}
     # Predictions are read back only for samples not scored while the run went (e.g. a resumed run's).
@@ -459,7 +463,10 @@ def score_run(
     results = score_and_report(benchmark, samples, predictions, SCORING_MODES, language=config.language,
                                subsets=benchmark.expand_subsets(list(config.subsets) or None), known=scored)
     for mode, result in results.items():
-        store.save_scores(run_id, mode, result.scores, result.report)
+        known, made = scored.get(mode, {}), (score_rows or {}).get(mode, {})
+        rows = [made[score.sample_id] if known.get(score.sample_id) is score and score.sample_id in made
+                else sample_score_row(run_id, mode, score) for score in result.scores]
+        store.save_scores(run_id, mode, result.scores, result.report, rows)
     store.set_status(run_id, *ending(store.run_totals(run_id)))
     return results[SCORING_MODES[0]].report
 

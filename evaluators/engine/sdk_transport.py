@@ -190,12 +190,13 @@ def parse_completion(data: dict[str, Any]) -> dict[str, Any]:
         "text": message.get("content") if isinstance(message.get("content"), str) else None,
         "tool_calls": calls or None,
         "usage": {"prompt_tokens": int(usage.get("prompt_tokens") or 0), "completion_tokens": int(usage.get("completion_tokens") or 0)},
-        "message": sdk_echo(message),
+        # As sent: the SDK's echo of it (sdk_echo) is made only when a dialogue sends it back (ChatResult.echoed_message).
+        "message": message,
     }
 
 
 def sdk_echo(message: dict[str, Any]) -> dict[str, Any]:
-    """The answer's message as the SDK sends it back when a caller puts `choices[0].message` (the SDK's
+    """The answer's message (as the server sent it, or this echo of it: the echo of an echo is itself) as the SDK sends it back when a caller puts `choices[0].message` (the SDK's
     own object) into the next request's messages: the SDK builds that object without validation and
     dumps it with exclude_unset, in JSON mode. So: the fields the server sent, in the model's field order
     (content, refusal, role, …, tool_calls), nested objects likewise, and unknown fields after, as sent.

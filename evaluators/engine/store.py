@@ -965,18 +965,16 @@ class Store:
 
     # ---- scores and reports ---------------------------------------------------------------
 
-    def save_scores(self, run_id: str, mode: str, scores: list[SampleScore], report: Report) -> None:
+    def save_scores(self, run_id: str, mode: str, scores: list[SampleScore], report: Report,
+                    rows: Sequence[tuple[Any, ...]] | None = None) -> None:
+        """The run's verdicts in `mode` (replacing any stored) and its report. `rows`: the verdicts' rows made
+        already (sample_score_row), in their order."""
         with self._transaction() as db:
             db.execute("DELETE FROM sample_scores WHERE run_id=? AND mode=?", (run_id, mode))
             db.executemany(
                 "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
                 " metrics, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (run_id, mode, s.sample_id, s.subset, int(s.correct), storable_text(s.error_type),
-                     storable_text(s.rule), storable_text(s.detail), _safe_dumps(s.decoded), _safe_dumps(s.metrics),
-                     _safe_dumps(s.metadata))
-                    for s in scores
-                ],
+                rows if rows is not None else [sample_score_row(run_id, mode, score) for score in scores],
             )
             db.execute("INSERT OR REPLACE INTO reports (run_id, mode, report, created_at) VALUES (?,?,?,?)",
                        (run_id, mode, json_text(report.to_json()), time.time()))
@@ -1097,6 +1095,13 @@ class Store:
                 if table != "runs" and row.get("run_id") != run_id:
                     raise ToolboardError(f"cannot import run {run_id!r}: a {table} row belongs to run {row.get('run_id')!r}")
         return run_id
+
+
+def sample_score_row(run_id: str, mode: str, score: SampleScore) -> tuple[Any, ...]:
+    """A verdict's sample_scores row, its JSON texts made (a run makes them as its verdicts come, not at its end)."""
+    return (run_id, mode, score.sample_id, score.subset, int(score.correct), storable_text(score.error_type),
+            storable_text(score.rule), storable_text(score.detail), _safe_dumps(score.decoded),
+            _safe_dumps(score.metrics), _safe_dumps(score.metadata))
 
 
 def _safe_dumps(value: Any) -> str | None:

@@ -25,11 +25,7 @@ def official_format(template: str, **values: Any) -> str:
     """`template.format(**values)` for the plain named fields the official templates use; anything
     else (attribute or index access, conversions, format specs, unknown names) is refused."""
     out: list[str] = []
-    try:
-        parts = list(Formatter().parse(template))
-    except ValueError as exc:
-        raise DataError(f"official prompt template cannot be formatted: {exc}") from None
-    for literal, name, spec, conversion in parts:
+    for literal, name, spec, conversion in _template_parts(template):
         out.append(literal)
         if name is None:
             continue
@@ -37,6 +33,15 @@ def official_format(template: str, **values: Any) -> str:
             raise DataError(f"official prompt template has a field {{{name}}} that the official code does not fill")
         out.append(str(values[name]))  # format(value, "") of a str or list is its str()
     return "".join(out)
+
+
+@lru_cache(maxsize=64)
+def _template_parts(template: str) -> tuple[tuple[str, str | None, str | None, str | None], ...]:
+    """A template's literal texts and fields, parsed once (a run formats the same few templates for every request)."""
+    try:
+        return tuple(Formatter().parse(template))
+    except ValueError as exc:
+        raise DataError(f"official prompt template cannot be formatted: {exc}") from None
 
 
 def official_functions(functions: Any) -> list[Any]:
