@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,48 @@ def test_samples_are_read_once_and_kept_until_a_source_file_changes(tmp_path: Pa
     changed = load_samples(benchmark, str(data), None, None, None)
     assert calls == [1, 1, 1] and "Osla" in json.dumps([s.gold for s in changed])
     assert kept.exists()
+
+
+def _wait_for_the_file_clock_to_pass(folder: Path, ns: int) -> None:
+    """Until a file written now gets a change time after `ns` (file times move in ticks of a few ms)."""
+    probe = folder / "clock-probe"
+    deadline = time.monotonic() + 10
+    while True:
+        probe.write_text("tick")
+        if probe.stat().st_ctime_ns > ns:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("the file system's clock did not move in 10 s")
+
+
+def test_a_source_whose_times_are_as_they_were_is_not_hashed_again_and_any_write_is_seen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(parsed_data, "RACY_SECONDS", 0.0)  # the files were written just before: trust their times now
+    data = write_toolbench(tmp_path / "data")
+    source = data / "out_of_domain.jsonl"
+    _wait_for_the_file_clock_to_pass(tmp_path, source.stat().st_ctime_ns)
+    benchmark, calls = _counting("toolbench_static")
+    first = load_samples(benchmark, str(data), None, None, None)
+    hashed: list[str] = []
+    sha256 = parsed_data._sha256
+    monkeypatch.setattr(parsed_data, "_sha256", lambda path: hashed.append(path) or sha256(path))
+    assert load_samples(benchmark, str(data), None, None, None) == first and calls == [1] and hashed == []
+
+    # Written in place with the same size, its modification time set back: its change time tells.
+    _wait_for_the_file_clock_to_pass(tmp_path, source.stat().st_ctime_ns)
+    stat = source.stat()
+    source.write_text(source.read_text().replace("Oslo", "Osla"))
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "Osla" in json.dumps([s.gold for s in load_samples(benchmark, str(data), None, None, None)])
+    assert calls == [1, 1] and set(hashed) == {str(source)}  # checked, then hashed for the new copy
+
+    # A file just changed when it was kept is hashed on every use.
+    monkeypatch.setattr(parsed_data, "RACY_SECONDS", 3600.0)
+    source.write_text(source.read_text().replace("Osla", "Oslo"))
+    kept = load_samples(benchmark, str(data), None, None, None)
+    hashed.clear()
+    assert load_samples(benchmark, str(data), None, None, None) == kept and calls == [1, 1, 1]
+    assert str(source) in hashed
 
 
 def test_other_asks_get_their_own_copy_and_a_file_that_appears_where_the_loader_looked_is_read(tmp_path: Path):

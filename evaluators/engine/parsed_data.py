@@ -5,9 +5,12 @@ check, ~20 ms to read back).
 A kept copy is keyed by what the load was asked (benchmark, language, subsets, limit, data folder), the
 settings a loader reads (TOOLBOARD_* and HF_* variables, by hash) and the loader's code (its files' sizes and
 times), and holds what the load was made from: each file read, with its SHA-256, and each path looked for,
-with what was there. It is used only while every one of them is as it was: each file is hashed again (~10 ms for
-14 MB, against ~90 ms to parse and check it), and a different hash or size, or a path that appeared or went,
-means the data is read anew.
+with what was there. It is used only while every one of them is as it was: a file whose size, modification and
+change times and inode are those it had when it was hashed is taken as unchanged, as git's index takes a file
+(any write changes its change time, which `touch` cannot set back), provided it was hashed at least RACY_SECONDS
+after its last change (a write in the same tick of the file system's clock could leave its times as they were);
+any other file is hashed again (~10 ms for 14 MB, against ~90 ms to parse and check it). A different hash or
+size, or a path that appeared or went, means the data is read anew.
 
 The copy is `marshal` data (plain values only: reading it back runs no code); samples holding anything else
 are simply not kept. Writing one is best effort: a copy that cannot be written or read is never an error."""
@@ -20,6 +23,7 @@ import hashlib
 import marshal
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,10 @@ from evaluators.core.paths import toolboard_home
 from evaluators.core.registry import PACKAGES_DIR, Benchmark
 from evaluators.core.types import Sample
 
-FORMAT = 2
+FORMAT = 3
+# A file hashed sooner than this after its last change is hashed again each time (see above): above the coarsest
+# file time in use (FAT's 2 s).
+RACY_SECONDS = 2.5
 KEPT_COPIES = 16  # the most recent loads kept (one per benchmark, subsets and limit asked)
 _SETTING_PREFIXES = ("TOOLBOARD_", "HF_")
 # Settings no loader reads that change from run to run, and secrets (even hashed, they stay out of file names).
@@ -93,11 +100,16 @@ def _benchmark_package(module_file: Path) -> Path | None:
     return PACKAGES_DIR / relative.parts[0] if len(relative.parts) > 1 else None
 
 
-def _file_size(path: str) -> int | None:
+def _stat(path: str) -> os.stat_result | None:
     try:
-        return os.stat(path).st_size
+        return os.stat(path)
     except OSError:
         return None
+
+
+def _times(stat: os.stat_result) -> tuple[int, int, int]:
+    """What any write to a file changes: its modification and change times; and its inode (replaced by a new file)."""
+    return stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino
 
 
 def _sha256(path: str) -> str | None:
@@ -120,8 +132,11 @@ def _kept_rows(path: Path) -> list[Any] | None:
     if not isinstance(kept, dict) or kept.get("format") != FORMAT:
         return None
     try:
-        for name, size, sha256 in kept["read"]:
-            if _file_size(name) != size or _sha256(name) != sha256:
+        for name, size, sha256, times in kept["read"]:
+            stat = _stat(name)
+            if stat is None or stat.st_size != size:
+                return None
+            if (times is None or _times(stat) != tuple(times)) and _sha256(name) != sha256:
                 return None
         for name, kind in kept["looked_for"]:
             if source_files.path_kind(Path(name)) != kind:
@@ -134,11 +149,15 @@ def _kept_rows(path: Path) -> list[Any] | None:
 
 def _keep(path: Path, notes: source_files.SourceNotes, samples: list[Sample]) -> None:
     read = []
+    hashed_after = time.time_ns() - int(RACY_SECONDS * 1e9)
     for name in sorted(notes.read):
-        size, sha256 = _file_size(name), _sha256(name)
-        if size is None or sha256 is None:
+        stat = _stat(name)
+        sha256 = _sha256(name)
+        if stat is None or sha256 is None:
             return  # a source went while it was read: nothing kept
-        read.append((name, size, sha256))
+        times = _times(stat)
+        # Times of a file changed just before its hash are not trusted: it is hashed again on every use.
+        read.append((name, stat.st_size, sha256, times if max(times[0], times[1]) < hashed_after else None))
     kept = {"format": FORMAT, "read": read, "looked_for": sorted(notes.looked_for.items()),
             "rows": [tuple(getattr(sample, name) for name in _SAMPLE_FIELDS) for sample in samples]}
     try:
