@@ -463,9 +463,9 @@ def score_run(
     results = score_and_report(benchmark, samples, predictions, SCORING_MODES, language=config.language,
                                subsets=benchmark.expand_subsets(list(config.subsets) or None), known=scored)
     for mode, result in results.items():
-        known, made = scored.get(mode, {}), (score_rows or {}).get(mode, {})
-        rows = [made[score.sample_id] if known.get(score.sample_id) is score and score.sample_id in made
-                else sample_score_row(run_id, mode, score) for score in result.scores]
+        # A verdict made while the run went is kept as it was (score_and_report's `known`), and so is its row.
+        made = (score_rows or {}).get(mode, {})
+        rows = [made.get(score.sample_id) or sample_score_row(run_id, mode, score) for score in result.scores]
         store.save_scores(run_id, mode, result.scores, result.report, rows)
     store.set_status(run_id, *ending(store.run_totals(run_id)))
     return results[SCORING_MODES[0]].report

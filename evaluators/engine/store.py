@@ -1008,8 +1008,7 @@ class Store:
             )
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
-        rows = self._query("SELECT response FROM cache WHERE key = ?", (key,))
-        return json.loads(rows[0][0]) if rows else None
+        return self.cache_get_many([key]).get(key)
 
     # Keys asked in one query (SQLite allows at least 999 bound values).
     CACHE_KEYS_PER_QUERY = 500
