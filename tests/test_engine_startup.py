@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -21,11 +22,12 @@ from evaluators.core import source_files
 from evaluators.core.lazy_packages import defer_package_inits
 from evaluators.core.phase_log import PHASE_LOG_ENV
 from evaluators.core.registry import get_benchmark
-from evaluators.engine import parsed_data, preflight
+from evaluators.engine import parsed_data, preflight, runner
 from evaluators.engine.client import EventLog, _Call
 from evaluators.engine.parsed_data import load_samples, parsed_data_dir
 from evaluators.engine.preflight import EndpointCheckFailed, check_endpoint
 from evaluators.engine.sdk_transport import endpoint_tls_context, tls_context
+from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import ROW_REQUEST, Store
 from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.scripted_server import ScriptedServer
@@ -71,6 +73,27 @@ def test_samples_are_read_once_and_kept_until_a_source_file_changes(tmp_path: Pa
     changed = load_samples(benchmark, str(data), None, None, None)
     assert calls == [1, 1, 1] and "Osla" in json.dumps([s.gold for s in changed])
     assert kept.exists()
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for key, item in value.items() for text in _strings(key) + _strings(item)]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def test_a_kept_copy_reads_back_each_repeated_string_as_one_object(tmp_path: Path):
+    data = write_toolbench(tmp_path / "data")
+    benchmark, calls = _counting("toolbench_static")
+    first = load_samples(benchmark, str(data), None, None, None)
+    again = load_samples(benchmark, str(data), None, None, None)
+    assert calls == [1] and again == first
+    texts = _strings([[getattr(sample, field.name) for field in dataclasses.fields(sample)] for sample in again])
+    assert len(texts) > 2 * len(set(texts))  # the samples repeat their strings…
+    assert len({id(text) for text in texts}) == len(set(texts))  # …and each comes back as one object
 
 
 def _wait_for_the_file_clock_to_pass(folder: Path, ns: int) -> None:
@@ -217,16 +240,33 @@ def test_a_deferred_package_runs_its_init_only_when_a_name_is_asked_of_it(tmp_pa
 def test_the_sdk_imports_without_its_type_catalogue_and_still_has_every_name():
     script = textwrap.dedent("""
         import sys
-        from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client
+        from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client, sdk_errors
         make_sdk_client(EndpointSpec("http://127.0.0.1:9/v1", None, 5.0))
+        assert issubclass(sdk_errors().NotFoundError, sdk_errors().APIStatusError)
         loaded = sum(name.startswith("openai.types") for name in sys.modules)
         assert loaded < 150 and "httpcore2._async" not in sys.modules, loaded
         import openai
+        assert "__all__" not in vars(openai) and "openai.lib._tools" not in sys.modules   # its own __init__ not run
         assert openai.types.responses.Response.__name__ == "Response"   # asked for: built then
         assert openai.types.chat.ChatCompletion.__name__ == "ChatCompletion"
+        assert openai.AsyncOpenAI is sys.modules["openai._client"].AsyncOpenAI   # the whole package, when asked
+        assert openai.pydantic_function_tool.__module__ == "openai.lib._tools"
         print("ok")
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_with_openai_log_set_the_sdk_package_is_imported_whole_as_it_reads_that_setting_there():
+    script = textwrap.dedent("""
+        import sys
+        from evaluators.engine.sdk_transport import EndpointSpec, make_sdk_client
+        make_sdk_client(EndpointSpec("http://127.0.0.1:9/v1", None, 5.0))
+        assert "__all__" in vars(sys.modules["openai"])
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "OPENAI_LOG": "info"})
     assert done.stdout.strip() == "ok", done.stderr
 
 
@@ -258,6 +298,46 @@ def test_a_passed_endpoint_check_is_kept_for_the_same_endpoint_model_key_and_pol
     monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")
     with pytest.raises(EndpointCheckFailed):
         check_endpoint(base_url, "m1", None)  # and under another policy
+
+
+def test_samples_are_read_anew_only_once_the_endpoint_passed_and_a_kept_copy_while_it_is_looked_at(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    data = write_dataset(tmp_path / "data", 3)
+    benchmark, calls = _counting("acebench")
+    monkeypatch.setattr(runner, "get_benchmark", lambda name: benchmark)
+    store = Store(tmp_path / "toolboard.db")
+    with ModelsServer(["scripted"]) as server:
+        config = scripted_run_config(server, data)
+        dead = dataclasses.replace(config, model=dataclasses.replace(config.model, model="unknown-model"))
+        with pytest.raises(EndpointCheckFailed, match="does not list the model"):
+            runner.start_run(RunRequest(dead), store)
+        assert calls == [] and store.list_runs() == []  # a dead endpoint is told before the data is read
+
+        runner.start_run(RunRequest(config), store)
+        assert calls == [1]
+
+        # Kept: read while the endpoint is looked at (the check here waits until the copy has been read).
+        read = threading.Event()
+        kept_samples, check_endpoints = runner.kept_samples, runner._check_endpoints
+
+        def reading(*args):
+            samples = kept_samples(*args)
+            read.set()
+            return samples
+
+        def checking(*args):
+            if not read.wait(10):
+                raise AssertionError("the kept copy was not read while the endpoint was looked at")
+            check_endpoints(*args)
+
+        monkeypatch.setattr(runner, "kept_samples", reading)
+        monkeypatch.setattr(runner, "_check_endpoints", checking)
+        run_id, samples = runner.start_run(RunRequest(config), store)
+        assert calls == [1] and len(samples) == 3
+        with pytest.raises(EndpointCheckFailed):
+            runner.start_run(RunRequest(dead), store)
+        assert len(store.list_runs()) == 2
+    store.close()
 
 
 def test_a_kept_check_expires_and_a_damaged_file_of_checks_is_ignored(tmp_path: Path):

