@@ -1,7 +1,8 @@
 """Per-request engine work on a slot's path: for every request after a connection's first, the time from the
 server sending the answer before it on the same connection to this request arriving, for a CLI run and for a bare
 `AsyncOpenAI` client sending the very bodies the run sent at the same concurrency (the scripted server, 0.2 s per
-answer, in this process). The difference of the two is what the engine adds between an answer and the next request
+answer, in this process; the run and the bare client each in a process of its own, so neither shares the server's
+interpreter lock). The difference of the two is what the engine adds between an answer and the next request
 (parsing and keeping the answer, building the next request, scoring): at low concurrency it is most of what
 separates a run's request phase from the bare client's (issue 31).
 
@@ -62,7 +63,16 @@ def line(label: str, gaps: list[float]) -> str:
             f"{statistics.mean(ordered) * 1000:6.2f} ms, p90 {ordered[int(len(ordered) * 0.9)] * 1000:6.2f} ms")
 
 
+def bare_client(base_url: str, bodies_file: str, concurrency: str) -> int:
+    """The bare client's side, in a process of its own: the bodies (one per line) sent `concurrency` at a time."""
+    bodies = [line for line in Path(bodies_file).read_bytes().splitlines() if line.strip()]
+    asyncio.run(bare_sdk_seconds(base_url, bodies, int(concurrency)))
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--bare"]:
+        return bare_client(*sys.argv[2:5])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="bfcl")
     parser.add_argument("--concurrency", type=int, default=8)
@@ -78,7 +88,10 @@ def main() -> int:
                         server.base_url, "--model", "scripted", "--concurrency", str(args.concurrency), "--no-cache",
                         "--json"], cwd=ROOT, env=env, capture_output=True, check=True)
         ours = server.take()
-        asyncio.run(bare_sdk_seconds(server.base_url, list(server.raw_bodies), args.concurrency))
+        bodies = Path(home) / "bodies"
+        bodies.write_bytes(b"\n".join(server.raw_bodies))
+        subprocess.run([sys.executable, __file__, "--bare", server.base_url, str(bodies), str(args.concurrency)],
+                       cwd=ROOT, check=True)
         bare = server.take()
     print(line("engine", ours))
     print(line("bare SDK", bare))
