@@ -5,8 +5,11 @@ that ends without the interpreter's teardown."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import enum
 import json
+import marshal
 import os
 import sqlite3
 import subprocess
@@ -94,6 +97,11 @@ def test_a_kept_copy_reads_back_each_repeated_string_as_one_object(tmp_path: Pat
     texts = _strings([[getattr(sample, field.name) for field in dataclasses.fields(sample)] for sample in again])
     assert len(texts) > 2 * len(set(texts))  # the samples repeat their strings…
     assert len({id(text) for text in texts}) == len(set(texts))  # …and each comes back as one object
+
+    # A list or dict the loader shares between samples stays one object, written once.
+    shared = {"name": "shared tool", "parameters": {"type": "object"}}
+    rows = parsed_data._one_object_per_string([("a", [shared]), ("b", [shared])], {}, {})
+    assert rows == [("a", [shared]), ("b", [shared])] and rows[0][1][0] is rows[1][1][0]
 
 
 def _wait_for_the_file_clock_to_pass(folder: Path, ns: int) -> None:
@@ -185,6 +193,29 @@ def test_samples_holding_values_other_than_plain_data_are_not_kept(tmp_path: Pat
     assert load_samples(odd, str(data), None, None, None)[0].meta["folder"] == Path("/somewhere")
     assert not list(parsed_data_dir().glob("*.marshal"))
 
+    # Subclasses of plain types (an ordered dict, a named tuple, a string enum) are not made plain to be kept.
+    Pair = collections.namedtuple("Pair", "left right")
+    for odd_value in (collections.OrderedDict(a=1), Pair(1, 2), enum.StrEnum("Kind", "tool")("tool")):
+        def load_odd(*args, odd_value=odd_value, **kwargs):
+            samples = benchmark.load(*args, **kwargs)
+            samples[0].meta["odd"] = odd_value
+            return samples
+
+        load_odd.__module__ = benchmark.load.__module__
+        loaded = load_samples(dataclasses.replace(benchmark, load=load_odd), str(data), None, None, None)
+        assert type(loaded[0].meta["odd"]) is type(odd_value)
+        assert not list(parsed_data_dir().glob("*.marshal")), type(odd_value)
+
+
+def test_a_kept_copy_whose_rows_do_not_fit_the_samples_is_read_anew(tmp_path: Path):
+    data = write_toolbench(tmp_path / "data")
+    benchmark, calls = _counting("toolbench_static")
+    first = load_samples(benchmark, str(data), None, None, None)
+    (kept,) = parsed_data_dir().glob("*.marshal")
+    copy = marshal.loads(kept.read_bytes())
+    kept.write_bytes(marshal.dumps({**copy, "rows": [row[:-1] for row in copy["rows"]]}))  # a field short
+    assert load_samples(benchmark, str(data), None, None, None) == first and calls == [1, 1]
+
 
 def test_loaders_note_what_they_read_and_looked_for(tmp_path: Path):
     data = write_toolbench(tmp_path / "data")
@@ -235,6 +266,44 @@ def test_a_deferred_package_runs_its_init_only_when_a_name_is_asked_of_it(tmp_pa
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_deferred_init_run_in_one_thread_waits_for_a_submodule_another_is_importing(tmp_path: Path):
+    """Thread 1 imports a submodule, which asks the package for a sibling (`from . import helper`) midway; thread 2
+    meanwhile asks the package a name, so runs its `__init__`, which imports that same submodule (and waits for
+    thread 1 to finish it). Thread 1's sibling import must not wait for thread 2's run of the `__init__`."""
+    package = tmp_path / "racepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from .slow import VALUE\nNAME = 'bound by init'\n")
+    (package / "helper.py").write_text("HELP = 1\n")
+    (package / "slow.py").write_text(
+        "import racepkg_sync\nracepkg_sync.started.set()\nracepkg_sync.go.wait(30)\nfrom . import helper\nVALUE = helper.HELP\n")
+    script = textwrap.dedent(f"""
+        import os, sys, threading, time, types
+        sync = types.ModuleType("racepkg_sync"); sync.started, sync.go = threading.Event(), threading.Event()
+        sys.modules["racepkg_sync"] = sync
+        sys.path.insert(0, {str(tmp_path)!r})
+        from evaluators.core import lazy_packages
+        lazy_packages.defer_package_inits("racepkg")
+        first = threading.Thread(target=lambda: __import__("racepkg.slow"), daemon=True)
+        first.start()
+        assert sync.started.wait(30)
+        import racepkg
+        second = threading.Thread(target=lambda: getattr(racepkg, "NAME"), daemon=True)
+        second.start()
+        deadline = time.monotonic() + 30
+        while lazy_packages._RUN_LOCK.acquire(blocking=False):  # until the second thread runs the __init__
+            lazy_packages._RUN_LOCK.release()
+            assert time.monotonic() < deadline, "the second thread never ran the __init__"
+        sync.go.set()
+        first.join(30)
+        second.join(30)
+        print("hung" if first.is_alive() or second.is_alive() else f"ok {{racepkg.NAME}} {{racepkg.VALUE}}")
+        sys.stdout.flush()
+        os._exit(0)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok bound by init 1", done.stdout + done.stderr
 
 
 def test_the_sdk_imports_without_its_type_catalogue_and_still_has_every_name():
@@ -334,6 +403,13 @@ def test_samples_are_read_anew_only_once_the_endpoint_passed_and_a_kept_copy_whi
         monkeypatch.setattr(runner, "_check_endpoints", checking)
         run_id, samples = runner.start_run(RunRequest(config), store)
         assert calls == [1] and len(samples) == 3
+        with pytest.raises(EndpointCheckFailed):
+            runner.start_run(RunRequest(dead), store)
+
+        def failing(*args):
+            raise OSError("the copy could not be read")
+
+        monkeypatch.setattr(runner, "kept_samples", failing)  # the endpoint's failure is still the one told
         with pytest.raises(EndpointCheckFailed):
             runner.start_run(RunRequest(dead), store)
         assert len(store.list_runs()) == 2

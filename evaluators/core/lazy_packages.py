@@ -12,8 +12,10 @@ Rouge-L never calls.
 A deferred package exists at once, its submodules import as usual (each with exactly what it imports
 itself), and a submodule asked for by name (`from nltk import redos`) is imported as that submodule, as
 Python's import gives it when the package's own `__init__` does not bind the name otherwise. Any other name
-asked of the package runs its `__init__`, unchanged and whole, then answers from it. Nothing of the package
-is changed or left out: only built later, if ever."""
+asked of the package runs its `__init__`, unchanged and whole, then answers from it; other threads asking a
+name meanwhile wait for it to end, while submodules (which that `__init__` may be waiting for another thread
+to finish importing) are imported without waiting. Nothing of the package is changed or left out: only built
+later, if ever."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 _RUN_LOCK = threading.RLock()
+_RUNNING: set[str] = set()  # packages whose `__init__` the thread holding _RUN_LOCK is running
 
 
 class _DeferredInit(importlib.abc.Loader):
@@ -44,14 +47,27 @@ class _DeferredInit(importlib.abc.Loader):
         def __getattr__(name: str) -> Any:
             # Asked only for names the module does not hold yet: the import system's own (__path__, __spec__, …)
             # are set already; any other, dunders too (`__all__`, `__version__`), is the real `__init__`'s.
+            if not name.startswith("__") and importlib.util.find_spec(f"{module.__name__}.{name}") is not None:
+                # A submodule (`from . import x` in a module of the package) is imported without the lock: another
+                # thread may hold it, running the `__init__`, and wait for this very import to end.
+                return importlib.import_module(f"{module.__name__}.{name}")
             with _RUN_LOCK:
-                if module.__dict__.get("__getattr__") is not __getattr__:
-                    return getattr(module, name)  # another thread ran the `__init__` meanwhile
-                if not name.startswith("__") and importlib.util.find_spec(f"{module.__name__}.{name}") is not None:
-                    return importlib.import_module(f"{module.__name__}.{name}")
-                del module.__dict__["__getattr__"]
-                real.exec_module(module)
-            return getattr(module, name)
+                # This function stays in place while the `__init__` runs (which may replace it with its own), so
+                # that other threads asking a name wait here for the `__init__` to end.
+                if module.__dict__.get("__getattr__") is __getattr__ and module.__name__ not in _RUNNING:
+                    _RUNNING.add(module.__name__)
+                    try:
+                        real.exec_module(module)
+                    finally:
+                        _RUNNING.discard(module.__name__)
+                        if module.__dict__.get("__getattr__") is __getattr__:
+                            del module.__dict__["__getattr__"]
+            if name in module.__dict__:
+                return module.__dict__[name]
+            own = module.__dict__.get("__getattr__")
+            if own is None or own is __getattr__:  # none of its own; or asked by its `__init__` as it runs
+                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+            return own(name)
 
         module.__dict__["__getattr__"] = __getattr__
 

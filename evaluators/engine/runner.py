@@ -141,8 +141,10 @@ def _samples_once_endpoints_pass(config: RunConfig, benchmark: Benchmark, api_ke
     subsets = runnable_subsets(benchmark, config.subsets)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         checked = pool.submit(_check_endpoints, config, benchmark, api_key)
-        kept = kept_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
-        checked.result()
+        try:
+            kept = kept_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
+        finally:
+            checked.result()  # an endpoint's failure is told first, even over the read's
     phase_log.mark("endpoint checked")
     return kept if kept is not None else _load_samples(benchmark, config)
 
