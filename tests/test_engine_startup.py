@@ -274,35 +274,37 @@ def test_a_deferred_init_run_in_one_thread_waits_for_a_submodule_another_is_impo
     thread 1 to finish it). Thread 1's sibling import must not wait for thread 2's run of the `__init__`."""
     package = tmp_path / "racepkg"
     package.mkdir()
-    (package / "__init__.py").write_text("from .slow import VALUE\nNAME = 'bound by init'\n")
+    (package / "__init__.py").write_text(
+        "import racepkg_sync\nracepkg_sync.init_running.set()\nfrom .slow import VALUE\nNAME = 'bound by init'\n")
     (package / "helper.py").write_text("HELP = 1\n")
     (package / "slow.py").write_text(
-        "import racepkg_sync\nracepkg_sync.started.set()\nracepkg_sync.go.wait(30)\nfrom . import helper\nVALUE = helper.HELP\n")
+        "import racepkg_sync\nracepkg_sync.started.set()\nracepkg_sync.go.wait()\nfrom . import helper\nVALUE = helper.HELP\n")
     script = textwrap.dedent(f"""
-        import os, sys, threading, time, types
-        sync = types.ModuleType("racepkg_sync"); sync.started, sync.go = threading.Event(), threading.Event()
+        import os, sys, threading, types
+        sync = types.ModuleType("racepkg_sync")
+        sync.started, sync.go, sync.init_running = threading.Event(), threading.Event(), threading.Event()
         sys.modules["racepkg_sync"] = sync
         sys.path.insert(0, {str(tmp_path)!r})
         from evaluators.core import lazy_packages
         lazy_packages.defer_package_inits("racepkg")
         first = threading.Thread(target=lambda: __import__("racepkg.slow"), daemon=True)
         first.start()
-        assert sync.started.wait(30)
+        sync.started.wait()
         import racepkg
         second = threading.Thread(target=lambda: getattr(racepkg, "NAME"), daemon=True)
         second.start()
-        deadline = time.monotonic() + 30
-        while lazy_packages._RUN_LOCK.acquire(blocking=False):  # until the second thread runs the __init__
-            lazy_packages._RUN_LOCK.release()
-            assert time.monotonic() < deadline, "the second thread never ran the __init__"
+        sync.init_running.wait()  # the second thread runs the __init__ (and holds the lock while it does)
         sync.go.set()
-        first.join(30)
-        second.join(30)
-        print("hung" if first.is_alive() or second.is_alive() else f"ok {{racepkg.NAME}} {{racepkg.VALUE}}")
+        first.join()
+        second.join()
+        print(f"ok {{racepkg.NAME}} {{racepkg.VALUE}}")
         sys.stdout.flush()
         os._exit(0)
     """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the two threads wait for each other: the submodule's import waits for the __init__ to end")
     assert done.stdout.strip() == "ok bound by init 1", done.stdout + done.stderr
 
 

@@ -54,13 +54,16 @@ def load_samples(benchmark: Benchmark, data_dir: str | None, language: str | Non
                  limit: int | None) -> list[Sample]:
     """`benchmark.load(...)`'s samples, from the kept copy when its sources are unchanged."""
     kept = kept_samples(benchmark, data_dir, language, subsets, limit)
-    if kept is not None:
-        return kept
-    path = _copy_path(benchmark, data_dir, language, subsets, limit)
+    return kept if kept is not None else fresh_samples(benchmark, data_dir, language, subsets, limit)
+
+
+def fresh_samples(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
+                  limit: int | None) -> list[Sample]:
+    """`benchmark.load(...)`'s samples read from their sources, and kept for the next load."""
     with source_files.noting() as notes:
         samples = benchmark.load(data_dir, language=language, subsets=list(subsets) if subsets is not None else None,
-                               limit=limit)
-    _keep(path, notes, samples)
+                                 limit=limit)
+    _keep(_copy_path(benchmark, data_dir, language, subsets, limit), notes, samples)
     return samples
 
 

@@ -28,7 +28,7 @@ from evaluators.engine.client import (
     start_request_count,
 )
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
-from evaluators.engine.parsed_data import kept_samples, load_samples
+from evaluators.engine.parsed_data import fresh_samples, kept_samples, load_samples
 from evaluators.engine.preflight import check_endpoint
 from evaluators.engine.redact import redact
 from evaluators.engine.scoring import score_and_report
@@ -146,7 +146,7 @@ def _samples_once_endpoints_pass(config: RunConfig, benchmark: Benchmark, api_ke
         finally:
             checked.result()  # an endpoint's failure is told first, even over the read's
     phase_log.mark("endpoint checked")
-    return kept if kept is not None else _load_samples(benchmark, config)
+    return kept if kept is not None else fresh_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
 
 
 def stop_cause(stopped: BaseException) -> str:

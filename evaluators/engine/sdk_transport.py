@@ -223,9 +223,10 @@ def parse_completion(data: dict[str, Any]) -> dict[str, Any]:
 def sdk_echo(message: dict[str, Any]) -> dict[str, Any]:
     """The answer's message (as the server sent it, or this echo of it: the echo of an echo is itself) as the
     SDK sends it back when a caller puts `choices[0].message` (the SDK's own object) into the next request's
-    messages: the SDK builds that object without validation and dumps it with exclude_unset, in JSON mode. So: the fields the server sent, in the model's field order
-    (content, refusal, role, …, tool_calls), nested objects likewise, and unknown fields after, as sent.
-    Multi-turn dialogues that echo the assistant message this way send exactly these bytes."""
+    messages: the SDK builds that object without validation and dumps it with exclude_unset, in JSON mode.
+    So: the fields the server sent, in the model's field order (content, refusal, role, …, tool_calls),
+    nested objects likewise, and unknown fields after, as sent. Multi-turn dialogues that echo the assistant
+    message this way send exactly these bytes."""
     from openai.types.chat import ChatCompletionMessage
 
     built = ChatCompletionMessage.construct(**message)
