@@ -281,7 +281,7 @@ def _lying_zip(path: Path, declared: int, real: int) -> None:
 
 
 def show_probes() -> bool:
-    """Print the hostile-visitor cases of issue 27; True when every one held. Imported here, after the measured
+    """Print the hostile-visitor cases of issues 27 and 41; True when every one held. Imported here, after the measured
     processes: the probes load the app's modules, and a forked child counts its parent's pages in its peak
     memory until it execs."""
     from benchmarks.public_probes import print_probes, public_probe_rows
@@ -297,7 +297,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--probes-only", action="store_true", help="only the hostile-visitor cases of issue 27")
+    parser.add_argument("--probes-only", action="store_true", help="only the hostile-visitor cases of issues 27 and 41")
     args = parser.parse_args()
     if args.probes_only:
         return 0 if show_probes() else 1

@@ -1,4 +1,4 @@
-"""The hostile-visitor cases of issue 27, replayed for benchmarks/faults.py: each probe tries one thing a
+"""The hostile-visitor cases of issues 27 and 41, replayed for benchmarks/faults.py: each probe tries one thing a
 bad endpoint, a bad upload or a bad day would bring, and says whether the guarantee held and what was seen.
 
 Only this machine is ever a target: a "public host" is a loopback server on 127.0.0.2 that the endpoint
@@ -267,11 +267,14 @@ def flood_probes(tmp: Path) -> list[Probe]:
     from evaluators.engine.quota import Admission
     from evaluators.service.submissions import check_submission, store_submission
     from tests.acebench_fixtures import EXAMPLE_DIR
+    from tests.app_fixtures import items_copy
     from tests.test_hardening_flood import public_app
 
     formula = '=HYPERLINK("http://x.example","open me")'
     with public_app(tmp / "flood", Admission(max_uploads_per_day=10)) as app:
-        submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en", data_dir=EXAMPLE_DIR)
+        # Scored on a copy of the example's items: rows scored on the built-in example itself never join the board.
+        submission = check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en",
+                                      data_dir=items_copy(app.context.store))
         ids = [store_submission(app.context.store, submission, f"flood-{index:03d}", "flood notes") for index in range(149)]
         ids.append(store_submission(app.context.store, submission, formula, "notes"))
         with sqlite3.connect(app.db_path) as db:
@@ -324,6 +327,135 @@ def native_parser_probes(tmp: Path) -> list[Probe]:
     return probes
 
 
+def hidden_character_probes(tmp: Path) -> list[Probe]:
+    """Issue 41, case 1: a name with ANSI colour codes and a right-to-left override, through Add and Start on a
+    public app, and in a row an older version stored (the board, its CSV and the model page show it escaped)."""
+    import csv
+    import sqlite3
+
+    from gradio_client import Client, handle_file
+
+    from evaluators.engine.quota import Admission
+    from evaluators.service.submissions import check_submission, store_submission
+    from tests.acebench_fixtures import EXAMPLE_DIR
+    from tests.app_fixtures import form, items_copy
+    from tests.test_hardening_flood import public_app
+    from tests.test_public_limits import HOSTILE_NAME
+
+    hidden = ("\x1b", "\u202e")
+    with public_app(tmp / "names", Admission()) as app:
+        client = Client(app.url, verbose=False)
+        client.predict(handle_file(str(EXAMPLE_DIR / "predictions.jsonl")), "acebench", "en", "built-in example", "",
+                       api_name="/check_upload")
+        added = str(client.predict(HOSTILE_NAME, "", owner_token="names-probe-visitor-token", api_name="/add_upload"))
+        started = str(client.predict(**form(app.server.base_url, HOSTILE_NAME, app.data,
+                                            owner_token="names-probe-visitor-token", data_source="built-in example"),
+                                     api_name="/start_run"))
+        refused_everywhere = not app.context.store.list_runs()
+        store = app.context.store
+        old_row = store_submission(store, check_submission(EXAMPLE_DIR / "predictions.jsonl", "acebench", language="en",
+                                                           data_dir=items_copy(store)), "placeholder")
+        with sqlite3.connect(app.db_path) as db:
+            db.execute("UPDATE runs SET model=? WHERE id=?", (HOSTILE_NAME, old_row))
+        store.create_run("acebench", "en", "bump", "upload", {}, "f", 1, source="upload")
+        board = ("acebench", "en", "", ["published", "evaluated", "uploaded"], ["overall"], False, "official", "overall")
+        shown = json.dumps(client.predict(*board, api_name="/leaderboard"), ensure_ascii=False)
+        with open(client.predict(*board, api_name="/download_csv"), encoding="utf-8") as handle:
+            shown += json.dumps(list(csv.reader(handle)), ensure_ascii=False)
+        page = client.predict(HOSTILE_NAME, api_name="/model")
+        shown += json.dumps([page["model"], page["runs"]], ensure_ascii=False)
+    said = f"Add: {added[:70]}… Start: {'refused' if 'invisible character' in started else started[:60]}"
+    return [
+        Probe("upload and run named with ESC and U+202E", refused_everywhere and "invisible character" in added
+              and "invisible character" in started, said),
+        Probe("a row stored with them before the rule", not any(mark in shown for mark in hidden),
+              "board, CSV and model page show it as \\x1b[31mANSI\\x1b[0m\\u202eRTL"),
+    ]
+
+
+def killed_add_probe(tmp: Path) -> Probe:
+    """Issue 41, case 2: kill -9 while an upload is being added (its predictions and first verdicts written)."""
+    import sqlite3
+
+    from evaluators.engine.store import Store
+    from tests.acebench_fixtures import EXAMPLE_DIR
+    from tests.app_fixtures import items_copy
+    from tests.test_public_limits import KILLED_CHILD
+
+    store = Store(tmp / "killed" / "toolboard.db")
+    data = items_copy(store)
+    (data / "predictions.jsonl").write_text((EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8"),
+                                            encoding="utf-8")
+    marker = tmp / "killed" / "inside"
+    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(store.path), str(data), str(marker)], cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 120
+    while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    with sqlite3.connect(store.path) as db:
+        left = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("runs", "predictions", "sample_scores")}
+    return Probe("kill -9 during Add", marker.exists() and not any(left.values()),
+                 "left behind: " + ", ".join(f"{count} {table}" for table, count in left.items()))
+
+
+def disk_probes(tmp: Path) -> list[Probe]:
+    """Issue 41, case 3: a 47 MB upload's bytes on disk (the store and its write-ahead log), then the same upload
+    against a store capped 10 MB above what it holds, and against one visitor's daily byte budget."""
+    from evaluators.engine.quota import MB, Admission, NoRoomError
+    from evaluators.engine.store import Store
+    from evaluators.service.submissions import check_submission, store_submission
+    from tests.acebench_fixtures import EXAMPLE_DIR
+    from tests.app_fixtures import items_copy
+
+    store = Store(tmp / "disk" / "toolboard.db")
+    rows = [json.loads(line) for line in (EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    pad = 47 * MB // len(rows)
+    upload = tmp / "disk" / "bulky.jsonl"
+    upload.write_text("".join(json.dumps({**row, "output": row["output"] + " " * pad} if "output" in row else row) + "\n"
+                              for row in rows), encoding="utf-8")
+    submission = check_submission(upload, "acebench", language="en", data_dir=items_copy(store))
+    before = store.used_bytes()
+    store_submission(store, submission, "bulky", owner="disk-probe-visitor")
+    grown = store.used_bytes() - before
+    wal = store.path.with_name(store.path.name + "-wal")
+    wal_bytes = wal.stat().st_size if wal.exists() else 0
+    ratio = grown / upload.stat().st_size
+    outcomes = []
+    for name, admission in (("store capped 10 MB above its size", Admission(max_store_bytes=store.used_bytes() + 10 * MB)),
+                            ("visitor past 100 MB stored today", Admission(max_stored_bytes_per_day=100 * MB))):
+        size = store.used_bytes()
+        try:
+            store_submission(store, submission, "again", owner="disk-probe-visitor", admission=admission)
+            outcomes.append(Probe(f"47 MB upload, {name}", False, "added"))
+        except NoRoomError as refused:
+            outcomes.append(Probe(f"47 MB upload, {name}", store.used_bytes() == size and len(store.list_runs()) == 1,
+                                  str(refused)[:120]))
+    return [Probe("47 MB upload: bytes on disk per uploaded byte", ratio < 1.5 and wal_bytes == 0,
+                  f"{ratio:.2f} (store +{grown / MB:.1f} MB), write-ahead log {wal_bytes / MB:.1f} MB after"),
+            *outcomes]
+
+
+def other_visitors_runs_probe(tmp: Path) -> Probe:
+    """Issue 41, case 4: a second visitor reads /model for a model whose run the first visitor has going."""
+    from gradio_client import Client
+
+    from evaluators.engine.quota import Admission
+    from tests.app_fixtures import form, running_app
+
+    with running_app(tmp / "model-page", latency=0.5, public=True, data_is_default=True, admission=Admission()) as app:
+        first, second = Client(app.url, verbose=False), Client(app.url, verbose=False)
+        started = first.predict(**form(app.server.base_url, "probe-model", app.data, owner_token="first-visitor-token-1",
+                                       data_source="download"), api_name="/start_run")
+        run_id = started["run_id"] if isinstance(started, dict) else ""
+        seen = json.dumps(second.predict("probe-model", api_name="/model"))
+        listed = json.loads(seen).get("runs", [])
+    return Probe("/model read by a second visitor", bool(run_id) and run_id not in seen and bool(listed),
+                 f"{len(listed)} run listed, its id {'shown' if run_id and run_id in seen else 'not shown'}")
+
+
 def public_probe_rows(tmp: Path) -> list[Probe]:
     data = write_dataset(tmp / "probe-data", 20)
     steps: list[Callable[[], Probe | list[Probe]]] = [
@@ -341,6 +473,10 @@ def public_probe_rows(tmp: Path) -> list[Probe]:
         lambda: lost_queue_task_probe(tmp, data),
         lambda: flood_probes(tmp),
         lambda: native_parser_probes(tmp),
+        lambda: hidden_character_probes(tmp),
+        lambda: killed_add_probe(tmp),
+        lambda: disk_probes(tmp),
+        lambda: other_visitors_runs_probe(tmp),
     ]
     probes: list[Probe] = []
     for step in steps:
@@ -350,6 +486,6 @@ def public_probe_rows(tmp: Path) -> list[Probe]:
 
 
 def print_probes(probes: list[Probe]) -> None:
-    print(f"{'hostile case (issue 27)':52} {'held':>4}  seen")
+    print(f"{'hostile case (issues 27, 41)':52} {'held':>4}  seen")
     for probe in probes:
         print(f"{probe.name:52} {'yes' if probe.held else 'NO':>4}  {probe.seen[:150]}")

@@ -149,7 +149,7 @@ def test_failed_download_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.delenv("TOOLBOARD_DATA_DIR", raising=False)
     with _Server(tmp_path) as base:
         monkeypatch.setenv(data.ARCHIVE_URL_ENV, f"{base}/missing.zip")
-        with pytest.raises(DataError, match="download of .* failed"):
+        with pytest.raises(DataError, match=r"could not download the ACEBench data \(127\.0\.0\.1:\d+ answered HTTP 404 Not Found\)"):
             data.load(None, language="en")
 
 

@@ -167,7 +167,8 @@ def test_an_index_without_the_wheel_or_unreachable_is_a_clear_error(tmp_path: Pa
         with pytest.raises(DataError, match=f"the package index lists no {WHEEL_NAME}"):
             pinned_wheel()
     monkeypatch.setenv(INDEX_URL_ENV, "http://127.0.0.1:9/pypi")
-    with pytest.raises(DataError, match=f"could not ask the package index .* set {WHEEL_PATH_ENV} to its path"):
+    with pytest.raises(DataError, match=rf"could not download the BFCL data and prompt texts .*\(127\.0\.0\.1:9 refused the "
+                                        rf"connection\); download {WHEEL_NAME} yourself and set {WHEEL_PATH_ENV} to its path"):
         pinned_wheel()
 
 

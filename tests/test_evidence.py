@@ -18,7 +18,15 @@ from evaluators.core.types import ChatRequest, Prediction
 from evaluators.engine.client import ChatClient, SentRequests
 from evaluators.engine.runner import execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
-from evaluators.engine.store import MAX_EVIDENCE_BYTES, MIGRATIONS, SCHEMA_VERSION, Evidence, Store
+from evaluators.engine.store import (
+    MAX_EVIDENCE_BYTES,
+    MIGRATIONS,
+    REBUILT_WHEN_SHOWN,
+    SCHEMA_VERSION,
+    UPLOADED_PROMPT_NOTE,
+    Evidence,
+    Store,
+)
 from evaluators.service import explore
 from evaluators.service.explore import sample_detail
 from tests.agent_fixtures import ITEMS, milestone_plans, write_agent_dataset
@@ -164,9 +172,10 @@ def test_a_companion_clients_requests_never_replace_the_tested_models(tmp_path: 
 
 # ---- uploads: gold and the prompt this tool would send, marked not sent ------------------------------
 
-def test_an_upload_keeps_gold_and_the_prompt_it_would_send_marked_not_sent(data: Path, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch):
-    from evaluators.engine.client import request_body
+def test_an_upload_keeps_gold_and_builds_the_prompt_it_would_send_when_shown(data: Path, tmp_path: Path):
+    """An upload keeps each item's gold, and a note instead of the body this tool would send: that body is the
+    item's and the benchmark's alone, built again when the sample is shown (issue 41: an upload's rows once held
+    a copy of every prompt, most of what it stored)."""
     from evaluators.service.submissions import check_submission, store_submission
 
     upload = tmp_path / "predictions.jsonl"
@@ -178,14 +187,18 @@ def test_an_upload_keeps_gold_and_the_prompt_it_would_send_marked_not_sent(data:
     sample = next(s for s in submission.samples if s.id == "normal_atom_bool_1")
     stored = store.load_sample_evidence(run_id, sample.id)
     assert stored.gold == sample.gold == {"Clock.setAlarm": {"time": "01:01"}}
-    assert stored.request["not_sent"] is True and "not necessarily the one used" in stored.request["note"]
+    assert stored.request == {"not_sent": True, "body": None, REBUILT_WHEN_SHOWN: True, "note": UPLOADED_PROMPT_NOTE}
+    explore._samples_for.cache_clear()
     would_send = get_benchmark("acebench").build_request(sample, mode="prompt", prompt_style="toolboard")
-    assert stored.request["body"] == request_body(would_send, ModelSettings(base_url="upload", model="uploaded-model"))
-    shutil.rmtree(data)
-    _no_reload(monkeypatch)
     detail = sample_detail(store, run_id, sample.id)
     assert detail["prompt_messages"] == would_send.messages and detail["verdict"] == "wrong"
-    assert detail["prompt_note"] == stored.request["note"] and detail["gold"] == sample.gold
+    assert detail["prompt_note"] == UPLOADED_PROMPT_NOTE and detail["gold"] == sample.gold
+    # Without its data, the page says why there is no prompt; the verdict and the gold are still there.
+    shutil.rmtree(data)
+    explore._samples_for.cache_clear()
+    gone = sample_detail(store, run_id, sample.id)
+    assert gone["prompt_messages"] == [] and "the run's data cannot be read here" in gone["prompt_note"]
+    assert gone["gold"] == sample.gold and gone["verdict"] == "wrong"
 
 
 def test_an_uploaded_agent_item_keeps_gold_and_says_it_has_no_single_prompt(tmp_path: Path):
@@ -199,8 +212,10 @@ def test_an_uploaded_agent_item_keeps_gold_and_says_it_has_no_single_prompt(tmp_
     run_id = store_submission(store, submission, "agent-upload")
     stored = store.load_sample_evidence(run_id, "agent_multi_step_0")
     assert stored.request["not_sent"] is True and stored.request["body"] is None
-    assert stored.request["note"].startswith("uploaded predictions: no single prompt for this item")
     assert stored.gold == ITEMS[0]["gold"]
+    explore._samples_for.cache_clear()
+    detail = sample_detail(store, run_id, "agent_multi_step_0")
+    assert detail["prompt_messages"] == [] and detail["prompt_note"].startswith("uploaded predictions: no single prompt")
 
 
 # ---- rows stored before migration 5 ----------------------------------------------------------------
@@ -222,7 +237,7 @@ def test_a_schema_4_store_migrates_and_explore_shows_its_old_rows_by_reloading(d
                 db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
     explore._samples_for.cache_clear()
     store = Store(path)
-    assert store.schema_version() == SCHEMA_VERSION == 6
+    assert store.schema_version() == SCHEMA_VERSION == 7
     old = store.load_sample_evidence(outcome.run_id, "normal_atom_bool_3")
     assert not old.gold_kept and not old.request_kept and old.prediction.output and old.score.correct
     detail = sample_detail(store, outcome.run_id, "normal_atom_bool_3")

@@ -61,15 +61,18 @@ def test_an_upload_is_its_visitors_until_they_share_it(public: AppServices, exam
 
     assert [run.id for run in explore_queries.visible_runs(public, alice)] == [run_id]
     assert explore_queries.visible_runs(public, bob) == []
-    with pytest.raises(ToolboardError, match="shown only to the visitor who started it"):
+    # Not shared: for Bob there is no such run (the words an id nobody has gets).
+    with pytest.raises(ToolboardError, match=f"no run '{run_id}' here that you can see"):
         explore_queries.samples(public, run_id, "official", None, None, None, bob)
-    with pytest.raises(ToolboardError, match="started by another visitor: only they can share it"):
+    with pytest.raises(ToolboardError, match=f"no run '{run_id}' here that you can see"):
         act_on_run(public, "share", run_id, None, bob)
-    with pytest.raises(ToolboardError, match="started by another visitor: only they can cancel it"):
+    with pytest.raises(ToolboardError, match=f"no run '{run_id}' here that you can see"):
         act_on_run(public, "cancel", run_id, None, bob)
 
     assert "now shown to every visitor" in act_on_run(public, "share", run_id, None, alice)
     assert [run.id for run in explore_queries.visible_runs(public, bob)] == [run_id]
+    with pytest.raises(ToolboardError, match="started by another visitor: only they can cancel it"):
+        act_on_run(public, "cancel", run_id, None, bob)  # shared: Bob sees it, and is told why he cannot act
     frame = explore_queries.samples(public, run_id, "official", None, None, None, bob)
     assert len(frame) == len(example.load(example.example.folder, language=example.example.language, subsets=None))
     assert job_state(public, run_id, bob).owned is False and job_state(public, run_id, alice).owned is True

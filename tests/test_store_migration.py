@@ -56,10 +56,13 @@ def test_an_old_store_migrates_once_moving_the_benchmark_columns_into_evidence_a
     path = tmp_path / "old.db"
     _schema_5_store(path)
     store = Store(path)
-    assert store.schema_version() == SCHEMA_VERSION == 6
+    assert store.schema_version() == SCHEMA_VERSION == 7
     assert "result" not in store.table_columns("predictions") and "process" not in store.table_columns("predictions")
     assert "process_score" not in store.table_columns("sample_scores")
     assert {"events", "extra"} <= set(store.table_columns("predictions")) and "metadata" in store.table_columns("sample_scores")
+    # Migration 7: each run's bytes of text, counted once from what it holds (a visitor's daily byte budget).
+    expected = store._query("SELECT sum(length(CAST(extra AS BLOB))) + sum(length(CAST(output AS BLOB))) FROM predictions")[0][0]
+    assert store.get_run("old-run").stored_bytes >= expected > 0
 
     predictions = store.load_predictions("old-run")
     assert predictions["agent_multi_step_0"].extra == {"stop": "finish", "result": END_STATE, "process": PROCESS}

@@ -311,15 +311,18 @@ def declare_explore_api(context: AppContext, views: ExploreViews) -> None:
 def declare_model_api(context: AppContext) -> None:
     """model, model_names and compare_models (evaluators/service/model_page.py)."""
 
-    def model_api(name: str) -> dict[str, Any]:
+    def model_api(name: str, owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
         """One model across every benchmark (any spelling the boards or the facts table know): {"query", "found",
         "model", "key", "facts", "benchmarks": [{"benchmark", "title", "view_label", "headline", "headline_title",
         "rows": [{"view", "view_title", "source", "model", "run_ids", "ranked", "apart_reason", "updated",
         "figures": [{"column", "title", "value", "low", "high", "n", "lower_is_better"}]}]}], "runs", "suggestions"};
-        values are fractions, low/high their 95% Wilson interval; runs without endpoints or keys. Not found:
-        found false and similar names in suggestions."""
+        values are fractions, low/high their 95% Wilson interval; runs without endpoints or keys. On a public
+        deployment a run you may not see (another visitor's, until it has finished and they share it) is listed as
+        the queue lists it: "hidden" true, no run_id, tokens, latency or errors; owner_token (else your client
+        session) names you. Not found: found false and similar names in suggestions."""
+        owner = _caller(context, owner_token, request)
         try:
-            return model_page.model_page(context, name)
+            return model_page.model_page(context, name, owner=owner)
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
             raise gr.Error(plain_error(exc, context.redact_paths)) from None
 

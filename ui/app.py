@@ -136,7 +136,7 @@ def build_app(context: AppContext) -> gr.Blocks:
             with gr.Tab("Overview", id="overview") as overview_tab_item:
                 overview = overview_tab.build(context)
             with gr.Tab("Model", id=model_tab.TAB_ID):
-                model = model_tab.build(context)
+                model = model_tab.build(context, visitor)
             with gr.Tab("Evaluate"):
                 jobs = evaluate_tab.build(context, visitor)
             with gr.Tab("Submit"):
@@ -159,7 +159,7 @@ def build_app(context: AppContext) -> gr.Blocks:
                                  **READ_EVENT)
         # A model's page by address (?model=NAME, the board's and the overview's links): its tab selected and filled
         # in one call.
-        demo.load(model.open_from_url, None, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
+        demo.load(model.open_from_url, visitor, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
         # The queue is read when its tab is opened (and by its button), not polled.
         queue_tab_item.select(queue.refresh, None, queue.cards, api_visibility="private", **READ_EVENT)
         # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.

@@ -308,7 +308,7 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
         status = ""
         if (chosen or "").strip():
             try:
-                status = live_status(context, chosen.strip())
+                status = live_status(context, chosen.strip(), owner_of(context, token, request))
             except ToolboardError:
                 status = "unknown"
         report_updates = (panel.report.all_updates(stored_report) if status != last_status

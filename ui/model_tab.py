@@ -1,7 +1,8 @@
 """Model tab: one model across every benchmark (its figures with their 95% intervals, drawn; its facts; its runs on
-this deployment) and two to six models compared on one benchmark's view. Opened by the app's address with
-`?model=<urllib.parse.quote(name)>` (the board's model names link there). Every text from a model, a file or a
-visitor is escaped; the page is cards in one column, so a phone reads it as a desktop does."""
+this deployment, as the visitor may see them: evaluators/service/model_page.py) and two to six models compared on
+one benchmark's view. Opened by the app's address with `?model=<urllib.parse.quote(name)>` (the board's model
+names link there). Every text from a model, a file or a visitor is escaped; the page is cards in one column, so a
+phone reads it as a desktop does."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from evaluators.core.display_names import subset_title
+from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks
 from evaluators.service import model_page
 from ui.api import declare_model_api
 from ui.context import READ_EVENT, AppContext
 from ui.format import MODEL_PARAMETER, model_href, picked_value, user_error
+from ui.visitor import owner_of
 
 # The column of a table (the Overview's) whose names open a model's page when clicked.
 MODEL_COLUMN = "model"
@@ -104,11 +107,15 @@ def page_html(page: dict[str, Any]) -> str:
 
 
 def runs_html(runs: list[dict[str, Any]]) -> str:
-    """The model's runs on this deployment as cards (no endpoint, key or configuration: model_page.model_runs)."""
+    """The model's runs on this deployment as cards (no endpoint, key or configuration: model_page.model_runs); a
+    run the visitor may not see ("hidden") as the Queue shows it, without its id."""
     if not runs:
         return "<div class='model-page'><h3>Runs on this deployment</h3><p>None yet.</p></div>"
     cards = []
     for run in runs:
+        if run.get("hidden"):
+            cards.append(_queued_card(run))
+            continue
         facts = [f"{run['done']:,} of {run['items']:,} items"]
         if run["request_errors"]:
             facts.append(f"{run['request_errors']:,} request errors")
@@ -123,8 +130,21 @@ def runs_html(runs: list[dict[str, Any]]) -> str:
                      f"{html.escape(run['source'])} · "
                      f"{html.escape(run['status'])} {html.escape(when)}</div>"
                      f"<div class='model-more'>{''.join(f'<span>{html.escape(f)}</span>' for f in facts)}</div></div>")
+    hidden = ("<p class='model-head'>A run listed without its id is one you may not open (another visitor's, until it "
+              "has finished and they share it): it is shown as the Queue shows it.</p>"
+              if any(run.get("hidden") for run in runs) else "")
     return (f"<div class='model-page'><h3>Runs on this deployment ({len(runs)})</h3>"
-            f"<div class='model-cards'>{''.join(cards)}</div></div>")
+            f"<div class='model-cards'>{''.join(cards)}</div>{hidden}</div>")
+
+
+def _queued_card(run: dict[str, Any]) -> str:
+    """A run the visitor may not see: benchmark, language, status, progress and days only (as the Queue)."""
+    language = f" {subset_title(run['benchmark'], run['language'])}" if run["language"] else ""
+    days = " · ".join(f"{label} {run[key]}" for label, key in (("created", "created"), ("finished", "finished"))
+                      if run[key])
+    return (f"<div class='model-card'><h4>{html.escape(run['benchmark_title'] + language)}</h4>"
+            f"<div class='model-head'>{html.escape(run['status'])}{' · ' + html.escape(days) if days else ''}</div>"
+            f"<div class='model-more'><span>{run['done']:,} of {run['items']:,} items</span></div></div>")
 
 
 def _empty_figure(message: str) -> go.Figure:
@@ -224,16 +244,17 @@ def comparison_html(compared: dict[str, Any]) -> str:
 
 @dataclass
 class ModelTab:
-    """What the app wires: `open_from_url` (page load: the tab and the page the address names), `open_picked` (a
-    click on a model name in a table, e.g. the Overview's: its page), both with outputs the tabs then
-    `url_outputs`."""
+    """What the app wires: `open_from_url` (page load: the tab and the page the address names; input: the visitor's
+    token), `open_picked` (a click on a model name in a table, e.g. the Overview's: its page; inputs: the table and
+    the visitor's token), both with outputs the tabs then `url_outputs`."""
 
     open_from_url: Callable[..., tuple[Any, ...]]
     open_picked: Callable[..., tuple[Any, ...]]
     url_outputs: list[Any]
 
 
-def build(context: AppContext) -> ModelTab:
+def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
+    """The tab; `visitor` holds the page's visitor token (whose runs the page shows with their ids)."""
     names = model_page.board_models(context)
     benchmarks = [(benchmark.title, benchmark.name) for benchmark in all_benchmarks()]
     first_views, first_view = model_page.benchmark_views(benchmarks[0][1])
@@ -254,10 +275,17 @@ def build(context: AppContext) -> ModelTab:
 
     declare_model_api(context)
 
-    def show(name: str | None) -> tuple[Any, ...]:
-        """The page of `name`: its cards, its chart, its runs, and the comparison's models led by it."""
+    def viewer(token: Any, request: gr.Request | None) -> str | None:
+        """The visitor, or nobody (only the runs everyone may see) when the token is not valid."""
         try:
-            found = model_page.model_page(context, str(name or ""))
+            return owner_of(context, token, request)
+        except ToolboardError:
+            return None
+
+    def show(name: str | None, token: Any = None, request: gr.Request = None) -> tuple[Any, ...]:
+        """The page of `name` for whoever asks: its cards, its chart, its runs, and the comparison's models led by it."""
+        try:
+            found = model_page.model_page(context, str(name or ""), owner=viewer(token, request))
         except Exception as exc:  # noqa: BLE001 - the visitor reads why
             return (f"<p>⚠️ {html.escape(context.redact_paths(str(exc)))}</p>", gr.update(visible=False), "", gr.update())
         drawn = bool(found["found"] and found["benchmarks"])
@@ -271,27 +299,28 @@ def build(context: AppContext) -> ModelTab:
     def unchanged() -> tuple[Any, ...]:
         return (gr.update(), *(gr.update() for _ in (picker, *page_outputs)))
 
-    def opened(name: str) -> tuple[Any, ...]:
+    def opened(name: str, token: Any, request: gr.Request | None) -> tuple[Any, ...]:
         """The Model tab selected, showing `name`."""
-        shown = show(name)
+        shown = show(name, token, request)
         found = shown[-1].get("value") if isinstance(shown[-1], dict) else None
         return (gr.Tabs(selected=TAB_ID), gr.update(choices=model_page.board_models(context),
                                                     value=found[0] if found else name), *shown)
 
-    def open_from_url(request: gr.Request) -> tuple[Any, ...]:
-        """On page load: with `?model=NAME` in the address, the Model tab selected and filled; else nothing changes."""
+    def open_from_url(token: Any, request: gr.Request) -> tuple[Any, ...]:
+        """On page load (inputs: the visitor's token): with `?model=NAME` in the address, the Model tab selected and
+        filled; else nothing changes."""
         params = getattr(request, "query_params", None) or {}
         name = str(params.get(MODEL_PARAMETER) or "").strip()
-        return opened(name) if name else unchanged()
+        return opened(name, token, request) if name else unchanged()
 
-    def open_picked(evt: gr.SelectData, table: pd.DataFrame) -> tuple[Any, ...]:
+    def open_picked(evt: gr.SelectData, table: pd.DataFrame, token: Any, request: gr.Request) -> tuple[Any, ...]:
         """A click on a table's model name opens that model's page; a click elsewhere in the table changes nothing."""
         index = evt.index if isinstance(evt.index, list | tuple) else [evt.index, None]
         columns = [str(column) for column in table.columns] if isinstance(table, pd.DataFrame) else []
         if MODEL_COLUMN not in columns or len(index) < 2 or index[1] != columns.index(MODEL_COLUMN):
             return unchanged()
         name = picked_value(table, index, MODEL_COLUMN)
-        return opened(name) if name else unchanged()
+        return opened(name, token, request) if name else unchanged()
 
     def views_of(name: str) -> Any:
         choices, default = model_page.benchmark_views(name)
@@ -304,12 +333,13 @@ def build(context: AppContext) -> ModelTab:
             return user_error(exc, context.redact_paths), gr.update(visible=False), ""
         return "", gr.update(value=comparison_chart(found), visible=True), comparison_html(found)
 
-    # The address follows the model shown, so it can be shared.
-    picker.input(show, picker, page_outputs, api_visibility="private", **READ_EVENT,
+    # The address follows the model shown, so it can be shared (in the browser, no call).
+    picker.input(None, picker, None, api_visibility="private",
                  js=f"(name) => {{ const url = new URL(window.location.href); "
                     f"if (name) url.searchParams.set('{MODEL_PARAMETER}', name); "
                     f"else url.searchParams.delete('{MODEL_PARAMETER}'); "
                     "window.history.replaceState(null, '', url); return name; }")
+    picker.input(show, [picker, visitor], page_outputs, api_visibility="private", **READ_EVENT)
     benchmark.input(views_of, benchmark, view, api_visibility="private", **READ_EVENT)
     compare.click(compared, [chosen, benchmark, view], [compare_note, compare_chart, compare_detail],
                   api_visibility="private", **READ_EVENT)

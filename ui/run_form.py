@@ -205,7 +205,7 @@ def start_job(context: AppContext, form: dict[str, Any], api_key: str | None, ow
     limits allow it); the key goes to the job only. {"run_id", "message"}: the message is plain text (as API
     callers get it; the page shows it through as_markdown), run_id empty when refused."""
     try:
-        run_id = context.jobs.start(run_request(context, form, api_key or None), owner=owner)
+        run_id = context.start_run(run_request(context, form, api_key or None), owner=owner)
     except Exception as exc:  # noqa: BLE001 - every failure is shown on the page
         return {"run_id": "", "message": plain_error(exc, context.redact_paths)}
     requests = requests_of(context, run_id)

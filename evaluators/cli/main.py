@@ -59,7 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except ToolboardError as exc:
-        print(f"error: {message_of(exc)}", file=sys.stderr)
+        from evaluators.cli.data_hint import with_data_hint  # only a failure needs it (a failed download's hint)
+
+        print(f"error: {message_of(with_data_hint(exc, args))}", file=sys.stderr)
         return EXIT_REFUSED
     except sqlite3.DatabaseError as exc:
         if not is_damage(exc):

@@ -3,6 +3,7 @@ counted as it is read, since a zip's headers (sizes, checksums) can lie."""
 
 from __future__ import annotations
 
+import errno
 import io
 import shutil
 import tempfile
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
+from evaluators.core.downloads import download_failed
 from evaluators.core.errors import DataError
 from evaluators.core.public_hosts import HostNotAllowedError, check_redirect_hop
 
@@ -30,6 +32,8 @@ RATIO_FLOOR_BYTES = MB  # a tiny member (padding, blank lines) may compress bett
 # which a bomb can make gigabytes, and no benchmark or results archive uses them.
 READABLE_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
 ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError)
+# A download that fails writing its file here: said as this machine's problem, not the host's.
+_DISK_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 
 
 class ByteBudget:
@@ -110,8 +114,14 @@ def checked_opener() -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(CheckedRedirects)
 
 
-def download(url: str, target: Path, description: str, timeout: float = 60.0) -> Path:
-    """Stream `url` to `target` with a progress bar; the file appears only when complete."""
+def download(url: str, target: Path, description: str, timeout: float = 60.0, what: str | None = None,
+             advice: str = "", avoidable: bool = True) -> Path:
+    """Stream `url` to `target` with a progress bar; the file appears only when complete. A failure is a
+    DownloadFailed naming `what` (default: `description`), the URL's host and the reason in a few words, with
+    the caller's `advice` and `avoidable` (see core/downloads.py); a file that cannot be written here is a
+    DataError naming it."""
+    import http.client
+
     from tqdm import tqdm
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -123,9 +133,12 @@ def download(url: str, target: Path, description: str, timeout: float = 60.0) ->
                 while chunk := response.read(_CHUNK):
                     out.write(chunk)
                     bar.update(len(chunk))
-    except (OSError, HostNotAllowedError) as exc:
+    except (OSError, HostNotAllowedError, http.client.HTTPException) as exc:
         partial.unlink(missing_ok=True)
-        raise DataError(f"download of {url} failed: {exc}") from None
+        if isinstance(exc, OSError) and (exc.filename == str(partial) or exc.errno in _DISK_ERRORS):
+            # this machine's file, not the download
+            raise DataError(f"cannot be written ({exc.strerror or type(exc).__name__})", partial) from None
+        raise download_failed(exc, what or description, url, advice, timeout, avoidable) from None
     partial.replace(target)
     return target
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from evaluators.core.errors import ToolboardError
 
@@ -19,6 +20,61 @@ MAX_ECHOED_CHARS = 80
 
 class TextTooLongError(ToolboardError):
     """A free-text field over its limit."""
+
+
+class UnprintableTextError(ToolboardError):
+    """A free-text field holding a control, bidi, zero-width or other invisible character."""
+
+
+# What a multi-line field (notes) may hold besides printable characters.
+LINE_BREAKS = frozenset("\n\t")
+
+
+def _hidden_character(text: str, allowed: frozenset[str]) -> tuple[int, str] | None:
+    """The first character of `text` a reader would not see as itself, and where: controls (ESC, NUL), format
+    characters (bidi overrides such as U+202E, zero-width joiners), line and paragraph separators, spaces other than
+    U+0020, private-use, unassigned and surrogate code points. `str.isprintable` is exactly that rule."""
+    for index, character in enumerate(text):
+        if not character.isprintable() and character not in allowed:
+            return index, character
+    return None
+
+
+def character_name(character: str) -> str:
+    """U+202E RIGHT-TO-LEFT OVERRIDE; U+001B (a control character) where Unicode gives no name."""
+    name = unicodedata.name(character, "")
+    return f"U+{ord(character):04X} {name}" if name else f"U+{ord(character):04X} (a control character)"
+
+
+def visitor_text(value: str | None, field: str, limit: int, *, lines: bool = False, fix: str = "") -> str:
+    """The one rule for text a visitor gives that others will read (a model name, an upload's notes and file name,
+    a base URL): at most `limit` characters, and every character printable (`lines`: line breaks and tabs too, a
+    Windows line end read as one break). Returns the text stripped; else TextTooLongError or UnprintableTextError
+    naming the field, the character and where it is, followed by `fix` (what to do)."""
+    text = (value or "").replace("\r\n", "\n").strip() if lines else (value or "").strip()
+    suffix = f": {fix}" if fix else ""
+    if len(text) > limit:
+        raise TextTooLongError(f"{field} is {len(text):,} characters long; at most {limit:,} are accepted{suffix}")
+    hidden = _hidden_character(text, LINE_BREAKS if lines else frozenset())
+    if hidden is not None:
+        index, character = hidden
+        raise UnprintableTextError(f"{field} holds a control or invisible character ({character_name(character)}, "
+                                   f"character {index + 1}), which would show differently from what it says"
+                                   f"{suffix or ': type it again without it'}")
+    return text
+
+
+def shown_text(value: object, limit: int, *, lines: bool = False) -> object:
+    """A stored text as pages, downloads and APIs show it: cut as `cut_text` cuts it, and each character
+    `visitor_text` refuses written out as its escape (\\u202e), so a row stored before the rule (or read from
+    another results dataset) can never pass for another name. Anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    allowed = LINE_BREAKS if lines else frozenset()
+    if _hidden_character(value, allowed) is not None:
+        value = "".join(character if character.isprintable() or character in allowed
+                        else character.encode("unicode_escape").decode("ascii") for character in value)
+    return cut_text(value, limit)
 
 
 def echoed(value: object, limit: int = MAX_ECHOED_CHARS) -> str:

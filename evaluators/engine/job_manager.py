@@ -4,11 +4,32 @@ this process) or queued (queue_jobs.QueueJobs: Celery workers). The app and the 
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from evaluators.engine.quota import Admission
     from evaluators.engine.settings import RunRequest
+
+log = logging.getLogger(__name__)
+
+# What a front door's services say of a run that failed with this error (run id, error), or None to leave the
+# engine's words: e.g. the app names the other Data sources when the run's data could not be downloaded.
+ExplainFailure = Callable[[str, BaseException], str | None]
+
+
+def failure_message(run_id: str, error: BaseException, explain: ExplainFailure | None = None) -> str:
+    """A failed run's message: `explain`'s words for `error` when it has some, else the error with its type."""
+    if explain is not None:
+        try:
+            explained = explain(run_id, error)
+        except Exception as problem:  # noqa: BLE001 - the run's own failure is still told
+            log.warning("run %s: explaining its failure: %s", run_id, problem)
+            explained = None
+        if explained:
+            return explained
+    return f"{type(error).__name__}: {error}"
 
 
 class RunJob(Protocol):

@@ -12,7 +12,9 @@ slot taken under one lock, so concurrent starts can never exceed the limits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +24,7 @@ from typing import Any, final
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
-from evaluators.engine.job_manager import RunJobs
+from evaluators.engine.job_manager import ExplainFailure, RunJobs, failure_message
 from evaluators.engine.local_model import is_local
 from evaluators.engine.quota import Admission
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
@@ -89,10 +91,13 @@ class JobManager(RunJobs):
     """Starts, cancels, resumes and reports runs in the background, on an event loop in this process."""
 
     def __init__(self, store: Store, on_finished: Callable[[str], None] | None = None,
-                 admission: Admission | None = None, clock: Callable[[], float] = time.monotonic):
-        """`clock` measures how long runs take (for the time limit); tests pass one they move by hand."""
+                 admission: Admission | None = None, clock: Callable[[], float] = time.monotonic,
+                 explain_failure: ExplainFailure | None = None):
+        """`clock` measures how long runs take (for the time limit); tests pass one they move by hand.
+        `explain_failure`: the front door's words for a run that failed (see job_manager.failure_message)."""
         self.store = store
         self.on_finished = on_finished
+        self.explain_failure = explain_failure
         self.admission = admission or Admission()
         self.clock = clock
         self._jobs: dict[str, Job] = {}
@@ -240,6 +245,7 @@ class JobManager(RunJobs):
             raise ToolboardError(f"you have {limits.max_active_per_owner} run(s) going on already (the most one visitor "
                                  "runs at once here); wait for it to finish, or cancel it")
         limits.check_runs_quota(self.store, owner, pending=list(self._reserved.values()).count(owner))
+        limits.check_room(self.store, owner)
         if limits.max_run_seconds is not None and run_id is not None \
                 and self._seconds_used.get(run_id, 0.0) >= limits.max_run_seconds:
             raise ToolboardError(f"run {run_id} has used all its time: {self._over_time_message(limits.max_run_seconds)}")
@@ -295,6 +301,8 @@ class JobManager(RunJobs):
     def _finish(self, job: Job, future: Future[RunOutcome]) -> None:
         try:
             self._record_end(job, future)
+            with contextlib.suppress(sqlite3.Error):  # the store may be closing
+                self.store.checkpoint()  # a run's writes leave the log at its largest size until emptied
         finally:
             job.ended.set()
 
@@ -311,7 +319,7 @@ class JobManager(RunJobs):
             return
         except Exception as exc:  # noqa: BLE001 - shown on the jobs panel, the run stays resumable
             job.status = "failed"
-            job.message = f"{type(exc).__name__}: {exc}"
+            job.message = failure_message(job.run_id, exc, self.explain_failure)
             exc.__traceback__ = None  # its frames hold the run's API key; nothing keeps them alive
             log.warning("run %s failed: %s", job.run_id, job.message)
             try:

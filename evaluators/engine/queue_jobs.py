@@ -30,7 +30,7 @@ from typing import Any, final
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
-from evaluators.engine.job_manager import RunJobs
+from evaluators.engine.job_manager import ExplainFailure, RunJobs, failure_message
 from evaluators.engine.jobs import LIVE_ELSEWHERE_MESSAGE, RUNNING_ELSEWHERE
 from evaluators.engine.queue_app import (
     RESULT_EXPIRES_S,
@@ -110,12 +110,15 @@ class QueueJobs(RunJobs):
 
     def __init__(self, store: Store, settings: QueueSettings, on_finished: Callable[[str], None] | None = None,
                  admission: Admission | None = None, poll_seconds: float = POLL_SECONDS, public: bool = False,
-                 clock: Callable[[], float] = time.monotonic, notify: Callable[[str, str], None] | None = None):
+                 clock: Callable[[], float] = time.monotonic, notify: Callable[[str, str], None] | None = None,
+                 explain_failure: ExplainFailure | None = None):
         """`public`: the app is a public deployment; its runs carry that, and workers apply the public
         endpoint and key rules to them (the endpoint is resolved again where the requests are sent).
         `clock`: seconds, for how long a task has been missing (tests move it themselves). `notify(run_id, text)`:
-        told when a lost task is sent again or cannot be (default: a warning in the log)."""
+        told when a lost task is sent again or cannot be (default: a warning in the log). `explain_failure`: the
+        front door's words for a run whose task failed (see job_manager.failure_message)."""
         self.store = store
+        self.explain_failure = explain_failure
         self.clock = clock
         self.notify = notify or (lambda run_id, text: log.warning("run %s: %s", run_id, text))
         self._look_gap = max(LOOK_GAP_S, 3 * poll_seconds)
@@ -263,6 +266,7 @@ class QueueJobs(RunJobs):
                                  " one visitor has at once here); wait for it to finish, or cancel it")
         starting = sum(job.run_id.startswith(STARTING_PREFIX) and job.owner == owner for job in list(self._jobs.values()))
         limits.check_runs_quota(self.store, owner, pending=starting)
+        limits.check_room(self.store, owner)
 
     def _send(self, run_id: str, action: str, api_key: str | None, owner: str | None, *, created_here: bool = False,
               document: dict[str, Any] | None = None) -> None:
@@ -361,7 +365,8 @@ class QueueJobs(RunJobs):
             elif state == "REVOKED":
                 self._end(job, "cancelled", "cancelled")
             elif state == "FAILURE":
-                self._end(job, "failed", f"{type(info).__name__}: {info}" if isinstance(info, BaseException) else str(info))
+                self._end(job, "failed", failure_message(job.run_id, info, self.explain_failure)
+                          if isinstance(info, BaseException) else str(info))
         if positions is None:  # the queue could not be read: nothing is known missing from this look
             return
         unseen = [job for job in waiting if job.status in ACTIVE and not any(task_id in positions

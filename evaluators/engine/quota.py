@@ -1,5 +1,6 @@
 """Daily quotas: how many runs one visitor may start, and how many uploads they may add to the board, in any
-24 hours (a rolling window, not a calendar day).
+24 hours (a rolling window, not a calendar day); and room on disk: a cap on the store's size, a free-disk floor,
+and the bytes one visitor's runs and uploads may store per day.
 
 They are counted from the store (each run's creation time and owner), so a restarted app forgets nothing and
 every process sharing the store counts the same runs. On a public deployment the owner is the visitor's hash
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,10 +26,20 @@ RUNS_PER_DAY_SETTING = "TOOLBOARD_MAX_RUNS_PER_DAY"
 UPLOADS_PER_DAY_SETTING = "TOOLBOARD_MAX_UPLOADS_PER_DAY"
 # What a setting takes to mean "no limit" (a private deployment's default).
 NO_LIMIT_WORDS = ("off", "none", "unlimited")
+# Room on disk, in MB (10^6 bytes): the store's cap (its used pages and its write-ahead log), the bytes of text one
+# visitor's runs and uploads may store in any 24 hours, and the free space always left on the store's disk.
+MAX_STORE_MB_SETTING = "TOOLBOARD_MAX_STORE_MB"
+MAX_STORED_MB_PER_DAY_SETTING = "TOOLBOARD_MAX_STORED_MB_PER_DAY"
+MIN_FREE_DISK_MB_SETTING = "TOOLBOARD_MIN_FREE_DISK_MB"
+MB = 1_000_000
 
 
 class QuotaReached(ToolboardError):
     """A visitor (or a private deployment as a whole) has used its daily quota."""
+
+
+class NoRoomError(QuotaReached):
+    """The store is at its cap, its disk is nearly full, or a visitor has stored their bytes for the day."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,59 @@ def check_daily_quota(store: Store, quota: DailyQuota, limit: int | None, owner:
     raise QuotaReached(f"{who} ({setting}): {when}; until then {quota.refused}")
 
 
+def check_room(store: Store, owner: str | None, now: float, *, max_store_bytes: int | None = None,
+               max_stored_bytes_per_day: int | None = None, min_free_disk_bytes: int | None = None,
+               window: float = DAY_SECONDS) -> None:
+    """NoRoomError, saying what is full and what to do, when the store is past one of the limits (None: no limit):
+    its cap, the free space left on its disk, `owner`'s bytes stored in `window`. Asked before a run starts (its
+    size is not known yet), and for an upload both before and after its rows are written, inside its transaction,
+    so an upload that would pass a limit is rolled back whole."""
+    if min_free_disk_bytes is not None:
+        free = shutil.disk_usage(store.path.parent).free
+        if free < min_free_disk_bytes:
+            raise NoRoomError(f"the disk holding this deployment's results has {_mb(free)} free, and at least "
+                              f"{_mb(min_free_disk_bytes)} are kept free ({MIN_FREE_DISK_MB_SETTING}): new runs and "
+                              "uploads are refused until the operator frees space; the board and finished runs still "
+                              "show (nothing was stored)")
+    if max_store_bytes is not None:
+        used = store.used_bytes()
+        if used > max_store_bytes:
+            raise NoRoomError(f"this deployment's results store holds {_mb(used)}, past its cap of "
+                              f"{_mb(max_store_bytes)} ({MAX_STORE_MB_SETTING}): new runs and uploads are refused until "
+                              "the operator raises the cap or removes runs; the board and finished runs still show "
+                              "(nothing was stored)")
+    if max_stored_bytes_per_day is not None:
+        stored = store.stored_bytes_since(owner, now - window)
+        if stored > max_stored_bytes_per_day:
+            who = ("your runs and uploads have stored" if owner is not None
+                   else "the runs and uploads of this deployment have stored")
+            raise NoRoomError(f"{who} {_mb(stored)} in the last 24 hours, past the {_mb(max_stored_bytes_per_day)} "
+                              f"{'one visitor' if owner is not None else 'it'} may store per day here "
+                              f"({MAX_STORED_MB_PER_DAY_SETTING}): try again once older runs leave the 24 hours, or "
+                              "add a smaller file (nothing was stored)")
+
+
+def _mb(size: int) -> str:
+    return f"{size / MB:,.1f} MB"
+
+
+def megabytes_from_env(name: str, default: float | None, environ: Mapping[str, str] | None = None) -> int | None:
+    """A size setting in MB as bytes: unset or empty gives `default`; off, none or unlimited lifts it; anything
+    but a number >= 0 stops the app with a clear message."""
+    raw = (os.environ if environ is None else environ).get(name, "").strip()
+    if not raw:
+        return None if default is None else int(default * MB)
+    if raw.lower() in NO_LIMIT_WORDS:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise ToolboardError(f"{name} must be a size in MB (e.g. 500) or off (no limit), not {echoed(raw)!r}")
+    return int(value * MB)
+
+
 def plural(noun: str, count: int) -> str:
     return noun if count == 1 else f"{noun}s"
 
@@ -113,6 +178,10 @@ class Admission:
     # the store (evaluators/engine/quota.py): runs started, uploads added to the board.
     max_runs_per_day: int | None = None
     max_uploads_per_day: int | None = None
+    # Room on disk, in bytes (check_room): the store's cap, one visitor's bytes per 24 hours, the disk's free floor.
+    max_store_bytes: int | None = None
+    max_stored_bytes_per_day: int | None = None
+    min_free_disk_bytes: int | None = None
     # The wall clock the quotas are counted by (the store's creation times); tests pass one they move by hand.
     now: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
@@ -124,3 +193,9 @@ class Admission:
     def check_uploads_quota(self, store: Store, owner: str | None) -> None:
         """QuotaReached when `owner` has added max_uploads_per_day uploads to the board in the last 24 hours."""
         check_daily_quota(store, UPLOADS_QUOTA, self.max_uploads_per_day, owner, self.now())
+
+    def check_room(self, store: Store, owner: str | None) -> None:
+        """NoRoomError when the store, its disk or `owner`'s daily bytes are past their limits (check_room)."""
+        check_room(store, owner, self.now(), max_store_bytes=self.max_store_bytes,
+                   max_stored_bytes_per_day=self.max_stored_bytes_per_day,
+                   min_free_disk_bytes=self.min_free_disk_bytes)

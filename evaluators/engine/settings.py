@@ -11,7 +11,7 @@ from typing import Any
 from evaluators.core.declarations import Role
 from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
-from evaluators.core.limits import MAX_MODEL_NAME_CHARS, check_text_length, echoed
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, echoed, visitor_text
 
 REQUEST_MODES = ("prompt", "tools")
 # Sampling fields a user may set; those left unset take the benchmark's value for each request.
@@ -265,6 +265,4 @@ def check_run_settings(config: RunConfig, max_concurrency: int | None = None, ma
 def check_model_name(name: str, label: str) -> None:
     if not name or not name.strip():
         raise ToolboardError(f"{label} is empty")
-    check_text_length(name, label, MAX_MODEL_NAME_CHARS)
-    if any(not character.isprintable() for character in name):
-        raise ToolboardError(f"{label} holds a control or invisible character: {echoed(name)!r}")
+    visitor_text(name, label, MAX_MODEL_NAME_CHARS)

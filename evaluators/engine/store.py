@@ -57,6 +57,17 @@ def migrate_to_generic_evidence(db: sqlite3.Connection) -> None:
 
 
 # Each: SQL run as one script, or a function given the connection (both inside one transaction).
+def _text_bytes_sql(*columns: str) -> str:
+    """SQL adding up the UTF-8 bytes of `columns` (NULL counts 0)."""
+    return " + ".join(f"ifnull(length(CAST({column} AS BLOB)), 0)" for column in columns)
+
+
+def text_bytes(row: Sequence[Any]) -> int:
+    """The bytes a row's texts take in the store: what Store.stored_bytes counts (numbers and NULLs are not counted;
+    SQLite's own page overhead comes on top, see benchmarks/store_bytes.py)."""
+    return sum(len(value.encode("utf-8", "surrogatepass")) for value in row if isinstance(value, str))
+
+
 MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     CREATE TABLE runs (
@@ -144,6 +155,17 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """,
     # 6: one generic record per sample (see migrate_to_generic_evidence).
     migrate_to_generic_evidence,
+    # 7: the bytes of text each run has written to this store (what a visitor's daily byte budget counts), filled
+    # in once for the runs stored before.
+    f"""
+    ALTER TABLE runs ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0;
+    UPDATE runs SET stored_bytes =
+        COALESCE((SELECT sum({_text_bytes_sql("output", "tool_calls", "error", "extra", "gold", "request", "events")})
+                  FROM predictions WHERE run_id = runs.id), 0)
+      + COALESCE((SELECT sum({_text_bytes_sql("error_type", "rule", "detail", "decoded", "metrics", "metadata")})
+                  FROM sample_scores WHERE run_id = runs.id), 0)
+      + COALESCE((SELECT sum(length(CAST(report AS BLOB))) FROM reports WHERE run_id = runs.id), 0);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -169,6 +191,7 @@ class RunRow:
     shared: int = 0
     lease_holder: str | None = None
     lease_expires: float | None = None
+    stored_bytes: int = 0
 
 
 TOTAL_KEYS = ("done", "errors", "latency", "prompt_tokens", "completion_tokens")
@@ -185,6 +208,10 @@ def default_db_path() -> Path:
 
 
 NEW_ID_ATTEMPTS = 5
+# A run created this recently may still be on its way to its first request in another process: not settled yet.
+HALF_MADE_GRACE_SECONDS = 10 * 60
+NEVER_STARTED_MESSAGE = ("the process that created it stopped before its first request (the app restarted or was "
+                         "killed): resume to run it")
 
 
 def new_run_id() -> str:
@@ -312,6 +339,10 @@ def unstorable(prediction: Prediction, problem: BaseException) -> Prediction:
 MAX_EVIDENCE_BYTES = 1 << 20
 # Of a request, what a note kept instead of it still says.
 REQUEST_NOTE_KEYS = ("requests", "not_sent")
+# An uploaded prediction's request note (no body): the prompt this tool would send is the sample's and the
+# benchmark's alone, so Explore builds it again when the sample is shown instead of every upload keeping a copy.
+REBUILT_WHEN_SHOWN = "rebuilt_when_shown"
+UPLOADED_PROMPT_NOTE = "uploaded predictions: the prompt this tool would send, not necessarily the one used"
 UNWRITABLE_NOTE = '{"unstorable": true, "note": "could not be written as JSON"}'
 
 
@@ -606,6 +637,8 @@ class Store:
         with contextlib.suppress(FileExistsError):  # an existing folder on read-only media says so, not EEXIST
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        # Inside atomic(): the store's own transactions become savepoints of the one around them.
+        self._atomic_depth = 0
         # Processes opening a new store at once (a queue worker's pool) would each create and migrate it.
         with _opening(self.path) as read_only:
             if _emptied(self.path):
@@ -624,6 +657,9 @@ class Store:
         self._db.row_factory = sqlite3.Row
         try:
             if read_only is None:
+                # Taken only by a store with no table yet, and only before WAL mode is set: deleted runs' pages can
+                # then go back to the disk (reclaim_space). An older store keeps its mode and reuses freed pages.
+                self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -654,8 +690,13 @@ class Store:
     @contextlib.contextmanager
     def _transaction(self, begin: str = "BEGIN") -> Iterator[sqlite3.Connection]:
         """All or nothing: committed when the block ends, rolled back if it raises. `BEGIN IMMEDIATE`
-        when what the block reads must not change before it writes."""
+        when what the block reads must not change before it writes. Inside atomic() it is a savepoint: rolled
+        back alone if it raises, committed only with the whole."""
         with self._lock:
+            if self._atomic_depth:
+                with self._savepoint():
+                    yield self._db
+                return
             self._db.execute(begin)
             try:
                 yield self._db
@@ -664,6 +705,100 @@ class Store:
                 if self._db.in_transaction:  # SQLite may have rolled back by itself already
                     self._db.execute("ROLLBACK")
                 raise
+
+    @contextlib.contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        name = f"inner_{self._atomic_depth}"
+        self._db.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            if self._db.in_transaction:  # an I/O error or a full disk may have rolled back the whole already
+                self._db.execute(f"ROLLBACK TO {name}")
+                self._db.execute(f"RELEASE {name}")
+            raise
+        self._db.execute(f"RELEASE {name}")
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One transaction around several of the store's writes (an upload's run, its rows, verdicts and status):
+        a crash at any moment, kill -9 included, leaves all of them or none. Other threads' store calls wait
+        until it ends; other processes' writes wait for its lock (BEGIN IMMEDIATE)."""
+        with self._lock:
+            if self._atomic_depth:
+                with self._savepoint():
+                    yield
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            self._atomic_depth = 1
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            finally:
+                self._atomic_depth = 0
+
+    # ---- room: what the store takes on disk ------------------------------------------------
+
+    def used_bytes(self) -> int:
+        """The bytes of the store's pages that hold data, as this connection sees them (inside a transaction, with
+        its writes). Pages freed by deletions are reused before the file grows, so they do not count; nor does the
+        write-ahead log, emptied after large writes (checkpoint): the free-disk floor covers it meanwhile."""
+        with self._lock:
+            pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+            free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+            size = self._db.execute("PRAGMA page_size").fetchone()[0]
+        return int((pages - free) * size)
+
+    def stored_bytes_since(self, owner: str | None, since: float) -> int:
+        """The bytes of text written by `owner`'s runs and uploads (None: the operator's, every run on a private
+        deployment) created at or after `since`: what a visitor's daily byte budget counts."""
+        row = self._query("SELECT COALESCE(sum(stored_bytes), 0) FROM runs WHERE owner IS ? AND created_at >= ?",
+                          (owner, since))
+        return int(row[0][0])
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the store and empty it (after a large write: else the log keeps the
+        write's size on disk until the next checkpoint). Best effort: readers in other processes may hold it."""
+        if self.read_only is not None:
+            return
+        with self._lock, contextlib.suppress(sqlite3.OperationalError):
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def reclaim_space(self) -> None:
+        """Return the pages freed by deletions to the file system where the store allows it (stores made by this
+        version: auto_vacuum=INCREMENTAL), then checkpoint. Older stores reuse freed pages before growing."""
+        if self.read_only is not None:
+            return
+        with self._lock, contextlib.suppress(sqlite3.OperationalError):
+            self._db.execute("PRAGMA incremental_vacuum").fetchall()
+        self.checkpoint()
+
+    def reconcile_half_made(self, now: float | None = None, grace: float = HALF_MADE_GRACE_SECONDS) -> list[str]:
+        """Runs left half-made by a process that died (kill -9, a lost machine), settled when an app starts: an
+        upload's run still `created` (stored before uploads were one transaction) is deleted with its rows, so it
+        neither shows nor counts against a quota; a run started from an endpoint that never got to its first
+        request (`created`, older than `grace` seconds, no live lease) is marked interrupted with why, so it can be
+        resumed. Returns a line per run settled; the space of deleted runs is reclaimed."""
+        now = time.time() if now is None else now
+        settled: list[str] = []
+        candidates = self._query("SELECT id, source FROM runs WHERE status = 'created' AND created_at < ?",
+                                 (now - grace,))
+        for run_id, source in candidates:
+            if self.run_is_live(run_id, now):
+                continue
+            if source == "upload":
+                self.delete_run(run_id)
+                settled.append(f"upload {run_id}: half-stored when its process stopped; removed")
+            else:
+                self.set_status(run_id, "interrupted", NEVER_STARTED_MESSAGE)
+                settled.append(f"run {run_id}: {NEVER_STARTED_MESSAGE}")
+        if any(line.startswith("upload") for line in settled):
+            self.reclaim_space()
+        return settled
 
     # ---- schema ---------------------------------------------------------------------------
 
@@ -888,6 +1023,18 @@ class Store:
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
+            self._count_bytes(db, rows)
+
+    @staticmethod
+    def _count_bytes(db: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:
+        """Add the rows' text bytes but their run id's (each row's first value) to their runs' stored_bytes, in the
+        transaction that writes them; import_rows counts a run's rows the same way. A row written again (a re-sent
+        sample) counts again: an upper bound."""
+        written: dict[str, int] = {}
+        for row in rows:
+            written[row[0]] = written.get(row[0], 0) + text_bytes(row[1:])
+        db.executemany("UPDATE runs SET stored_bytes = stored_bytes + ? WHERE id = ?",
+                       [(size, run_id) for run_id, size in written.items()])
 
     def load_predictions(self, run_id: str) -> dict[str, Prediction]:
         """The run's predictions by sample id (without their evidence: see load_sample_evidence)."""
@@ -969,15 +1116,18 @@ class Store:
                     rows: Sequence[tuple[Any, ...]] | None = None) -> None:
         """The run's verdicts in `mode` (replacing any stored) and its report. `rows`: the verdicts' rows made
         already (sample_score_row), in their order."""
+        rows = rows if rows is not None else [sample_score_row(run_id, mode, score) for score in scores]
+        report_text = json_text(report.to_json())
         with self._transaction() as db:
             db.execute("DELETE FROM sample_scores WHERE run_id=? AND mode=?", (run_id, mode))
             db.executemany(
                 "INSERT INTO sample_scores (run_id, mode, sample_id, subset, correct, error_type, rule, detail, decoded,"
                 " metrics, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                rows if rows is not None else [sample_score_row(run_id, mode, score) for score in scores],
+                rows,
             )
             db.execute("INSERT OR REPLACE INTO reports (run_id, mode, report, created_at) VALUES (?,?,?,?)",
-                       (run_id, mode, json_text(report.to_json()), time.time()))
+                       (run_id, mode, report_text, time.time()))
+            self._count_bytes(db, [*rows, (run_id, mode, report_text)])
 
     def load_report(self, run_id: str, mode: str = "official") -> dict[str, Any] | None:
         rows = self._query("SELECT report FROM reports WHERE run_id=? AND mode=?", (run_id, mode))
@@ -1027,6 +1177,8 @@ class Store:
     RUN_TABLES = ("runs", "predictions", "sample_scores", "reports")
     # Which process executes a run is this machine's business: never exported, never imported.
     LEASE_COLUMNS = ("lease_holder", "lease_expires")
+    # This store's own bookkeeping of a run, never exported: the lease, and the bytes it wrote here.
+    LOCAL_COLUMNS = (*LEASE_COLUMNS, "stored_bytes")
 
     def has_run(self, run_id: str) -> bool:
         return bool(self._query("SELECT 1 FROM runs WHERE id = ?", (run_id,)))
@@ -1040,7 +1192,7 @@ class Store:
     def export_rows(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """Every stored row of one run, by table, as raw column values in storage order (one consistent read)."""
         with self._transaction() as db:
-            rows = {"runs": [{key: value for key, value in dict(r).items() if key not in Store.LEASE_COLUMNS}
+            rows = {"runs": [{key: value for key, value in dict(r).items() if key not in Store.LOCAL_COLUMNS}
                              for r in db.execute("SELECT * FROM runs WHERE id = ?", (run_id,))]}
             for table in self.RUN_TABLES[1:]:
                 cursor = db.execute(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY rowid", (run_id,))
@@ -1063,12 +1215,16 @@ class Store:
                 if stored is not None:
                     for table in reversed(self.RUN_TABLES):
                         db.execute(f"DELETE FROM {table} WHERE {'id' if table == 'runs' else 'run_id'} = ?", (run_id,))
+                written = 0
                 for table in self.RUN_TABLES:
                     for row in rows.get(table, []):
                         if table == "runs":
-                            row = {key: value for key, value in row.items() if key not in self.LEASE_COLUMNS}
+                            row = {key: value for key, value in row.items() if key not in self.LOCAL_COLUMNS}
+                        else:
+                            written += text_bytes([value for key, value in row.items() if key != "run_id"])
                         columns, marks = ", ".join(row), ", ".join("?" * len(row))
                         db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(row.values()))
+                db.execute("UPDATE runs SET stored_bytes = ? WHERE id = ?", (written, run_id))
         except sqlite3.Error as error:
             raise ToolboardError(f"run {run_id!r} could not be stored (nothing was written): {error}") from None
         return True

@@ -25,7 +25,7 @@ import pandas as pd
 from evaluators.core.board_layout import BoardLayout
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
-from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text, shown_text
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.engine.ranking_rule import on_example_data, unranked_reasons
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
@@ -452,11 +452,13 @@ def _add_cost_columns(rows: list[dict[str, Any]], store: Store | None) -> None:
 
 
 def _cut_texts(row: dict[str, Any]) -> None:
-    """The row's texts cut to what a board shows (a store written before the limits, another results dataset):
-    the model name to MAX_MODEL_NAME_CHARS, any other text to MAX_SHOWN_TEXT_CHARS."""
+    """The row's texts as a board shows them (a store written before the limits, another results dataset): the
+    model name cut to MAX_MODEL_NAME_CHARS, any other text to MAX_SHOWN_TEXT_CHARS, and every control or invisible
+    character written out as its escape (core/limits.shown_text), so no row can pass for another model's."""
     for column, value in row.items():
         if isinstance(value, str):
-            row[column] = cut_text(value, MAX_MODEL_NAME_CHARS if column == "model" else MAX_SHOWN_TEXT_CHARS)
+            row[column] = shown_text(value, MAX_MODEL_NAME_CHARS if column == "model" else MAX_SHOWN_TEXT_CHARS,
+                                     lines=column != "model")
 
 
 def is_missing(value: Any) -> bool:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
@@ -25,12 +26,23 @@ from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.jobs import JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
-from evaluators.engine.quota import RUNS_PER_DAY_SETTING, UPLOADS_PER_DAY_SETTING, Admission, limit_from_env
+from evaluators.engine.quota import (
+    MAX_STORE_MB_SETTING,
+    MAX_STORED_MB_PER_DAY_SETTING,
+    MIN_FREE_DISK_MB_SETTING,
+    RUNS_PER_DAY_SETTING,
+    UPLOADS_PER_DAY_SETTING,
+    Admission,
+    limit_from_env,
+    megabytes_from_env,
+)
+from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store, open_app_store
 from evaluators.publish.hub_sync import HubSync, from_env
 from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
 from evaluators.service import run_request
 from evaluators.service.board import board_rows
+from evaluators.service.data_sources import download_failure_message, run_failure_message
 from evaluators.service.ownership import Visitors
 from evaluators.service.redaction import server_path_redactor, shown_as_is
 from evaluators.service.run_request import BUILT_IN_EXAMPLE, LOCAL_FOLDER, local_folder
@@ -52,17 +64,31 @@ View = TypeVar("View")
 # private deployment has no quota unless they are set (then it counts the deployment as a whole).
 PUBLIC_MAX_RUNS_PER_DAY = 20
 PUBLIC_MAX_UPLOADS_PER_DAY = 10
+# Room on disk (MB; settings TOOLBOARD_MAX_STORE_MB, TOOLBOARD_MAX_STORED_MB_PER_DAY, TOOLBOARD_MIN_FREE_DISK_MB): a
+# public deployment's store stops taking runs and uploads at 5 GB (a Space's disk is shared with the app and its
+# caches), one visitor stores at most 250 MB a day (five 50 MB uploads: an upload is stored at about its size, see
+# README), and every deployment keeps 200 MB of its disk free, so SQLite always has room to finish a write.
+PUBLIC_MAX_STORE_MB = 5_000
+PUBLIC_MAX_STORED_MB_PER_DAY = 250
+MIN_FREE_DISK_MB = 200
 PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
                              max_run_seconds=PUBLIC_MAX_RUN_SECONDS, max_runs_per_day=PUBLIC_MAX_RUNS_PER_DAY,
                              max_uploads_per_day=PUBLIC_MAX_UPLOADS_PER_DAY)
 
 
 def admission_for(public: bool, environ: Mapping[str, str] | None = None) -> Admission:
-    """The limits on runs and uploads: the public ones on a public deployment, none on a private one; the daily
-    quotas from TOOLBOARD_MAX_RUNS_PER_DAY and TOOLBOARD_MAX_UPLOADS_PER_DAY when set (a bad value stops the app)."""
+    """The limits on runs and uploads: the public ones on a public deployment, none on a private one but the
+    free-disk floor; the daily quotas (TOOLBOARD_MAX_RUNS_PER_DAY, TOOLBOARD_MAX_UPLOADS_PER_DAY) and the room on
+    disk (TOOLBOARD_MAX_STORE_MB, TOOLBOARD_MAX_STORED_MB_PER_DAY, TOOLBOARD_MIN_FREE_DISK_MB) when set (a bad
+    value stops the app)."""
     base = PUBLIC_ADMISSION if public else Admission()
     return replace(base, max_runs_per_day=limit_from_env(RUNS_PER_DAY_SETTING, base.max_runs_per_day, environ),
-                   max_uploads_per_day=limit_from_env(UPLOADS_PER_DAY_SETTING, base.max_uploads_per_day, environ))
+                   max_uploads_per_day=limit_from_env(UPLOADS_PER_DAY_SETTING, base.max_uploads_per_day, environ),
+                   max_store_bytes=megabytes_from_env(MAX_STORE_MB_SETTING, PUBLIC_MAX_STORE_MB if public else None,
+                                                      environ),
+                   max_stored_bytes_per_day=megabytes_from_env(
+                       MAX_STORED_MB_PER_DAY_SETTING, PUBLIC_MAX_STORED_MB_PER_DAY if public else None, environ),
+                   min_free_disk_bytes=megabytes_from_env(MIN_FREE_DISK_MB_SETTING, MIN_FREE_DISK_MB, environ))
 
 
 @dataclass
@@ -99,16 +125,22 @@ class AppServices:
     _others_loaded_at: float | None = field(init=False, default=None)
     _others_reload: threading.Thread | None = field(init=False, default=None)
     _others_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    # What was left half-made by a process that died, settled when these services started (Store.reconcile_half_made).
+    settled_at_start: list[str] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
         admission = self.admission or admission_for(self.public)
+        self.settled_at_start = [] if self.store.read_only else self.store.reconcile_half_made()
+        for line in self.settled_at_start:
+            log.warning("settled at start: %s", line)
         if self.queue is not None:  # queue mode: Celery workers execute the runs (evaluators/engine/queue_jobs.py)
             from evaluators.engine.queue_jobs import QueueJobs
 
             self.jobs = QueueJobs(self.store, self.queue, on_finished=self.after_run, admission=admission,
-                                  public=self.public)
+                                  public=self.public, explain_failure=self.explain_failure)
         else:
-            self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock)
+            self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock,
+                                   explain_failure=self.explain_failure)
         self.visitors = Visitors(self.public, self.store.path.parent)
         self.redact_paths = (server_path_redactor(self.store.path.parent, self.default_data_dir) if self.public
                              else shown_as_is)
@@ -187,6 +219,23 @@ class AppServices:
             self.load_other_results(repos)
         except Exception as exc:  # noqa: BLE001 - a reload never breaks the board; the last rows stay
             log.warning("could not reload other results datasets: %s", exc)
+
+    def start_run(self, request: RunRequest, owner: str | None = None) -> str:
+        """Create the run a checked request describes and have it executed (self.jobs.start); its id. A start
+        whose data could not be downloaded is refused in the app's words, naming the other Data sources this
+        benchmark and deployment offer (service/data_sources.py)."""
+        try:
+            return self.jobs.start(request, owner=owner)
+        except Exception as error:
+            explained = download_failure_message(error, request.config.benchmark, request.config.data_dir, self.public)
+            if explained is None:
+                raise
+            raise ToolboardError(explained) from None
+
+    def explain_failure(self, run_id: str, error: BaseException) -> str | None:
+        """A run that failed after it was created (a resume, a queue worker) whose data could not be downloaded:
+        the same words as at its start; None for any other failure (the engine's words stay)."""
+        return run_failure_message(self.store, run_id, error, self.public)
 
     def after_run(self, run_id: str) -> None:
         if self.hub is not None:

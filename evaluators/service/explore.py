@@ -16,11 +16,11 @@ import pandas as pd
 
 from evaluators.core.display_names import benchmark_title, subset_title
 from evaluators.core.errors import ToolboardError
-from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text, echoed
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, echoed, shown_text
 from evaluators.core.registry import MODES, get_benchmark
 from evaluators.core.types import Prediction, Sample, SampleScore
 from evaluators.engine.settings import RunConfig
-from evaluators.engine.store import RunRow, Store
+from evaluators.engine.store import REBUILT_WHEN_SHOWN, UPLOADED_PROMPT_NOTE, RunRow, Store
 
 # The flipped-samples table before any comparison (and after a refused one): its runs' columns named by role.
 COMPARE_COLUMNS = ("sample_id", "subset", "change", "first run", "second run")
@@ -138,8 +138,21 @@ def _rebuilt_prompt(run: RunRow, sample: Sample) -> tuple[list[dict[str, Any]], 
     except Exception as exc:  # noqa: BLE001 - some items (agent rollouts) have no single prompt
         return [], f"no single prompt for this item ({exc})"
     if run.source == "upload" and messages:
-        return messages, "uploaded predictions: this is the prompt this tool would send, not necessarily the one used"
+        return messages, UPLOADED_PROMPT_NOTE
     return messages, ""
+
+
+def _upload_prompt(store: Store, run: RunRow, sample_id: str) -> tuple[list[dict[str, Any]], str]:
+    """The prompt this tool would send for an uploaded prediction, built from the run's data now (the upload kept
+    a note, not the body); what the page says instead when the data cannot be read any more."""
+    try:
+        sample = run_samples(store, run.id).get(sample_id)
+    except (ToolboardError, OSError):  # its message may name server folders: the page says what it means
+        return [], f"{UPLOADED_PROMPT_NOTE}: it is built from the data when shown, and the run's data cannot be read here"
+    if sample is None:
+        return [], f"{UPLOADED_PROMPT_NOTE}: it is built from the data when shown, and the data no longer holds this item"
+    messages, note = _rebuilt_prompt(run, sample)
+    return messages, UPLOADED_PROMPT_NOTE if messages else f"uploaded predictions: {note}"
 
 
 def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "official") -> dict[str, Any]:
@@ -154,6 +167,8 @@ def sample_detail(store: Store, run_id: str, sample_id: str, mode: str = "offici
     if stored.evidence_kept:
         subset, gold = stored.subset, stored.gold
         messages, prompt_note = _prompt_of(stored.request)
+        if isinstance(stored.request, dict) and stored.request.get(REBUILT_WHEN_SHOWN):
+            messages, prompt_note = _upload_prompt(store, run, sample_id)
     else:
         sample = run_samples(store, run_id).get(sample_id)
         if sample is None:
@@ -218,7 +233,7 @@ def run_label(run: RunRow) -> str:
     """How a person tells a run apart where it names a column: its model, the short end of its id (unique among
     runs started the same second) and the day it finished (or was created)."""
     day = datetime.fromtimestamp(run.finished_at or run.created_at, UTC).date().isoformat()
-    return f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} · {run.id.rsplit('-', 1)[-1]} · {day}"
+    return f"{shown_text(run.model, MAX_MODEL_NAME_CHARS)} · {run.id.rsplit('-', 1)[-1]} · {day}"
 
 
 def compare_runs(store: Store, run_a: str, run_b: str, mode: str = "official") -> pd.DataFrame:

@@ -22,8 +22,9 @@ def visible_runs(services: AppServices, owner: str | None = None) -> list[RunRow
 
 
 def check_outputs_visible(services: AppServices, run_id: str, owner: str | None) -> None:
-    """A clear refusal when there is no such run, or its outputs are not `owner`'s to see."""
-    check_may_see_outputs(services.public, find_run(services.store, run_id), owner)
+    """A clear refusal when there is no such run, or its outputs are not `owner`'s to see (the same words for
+    both on a public deployment: ownership.run_not_found)."""
+    check_may_see_outputs(services.public, find_run(services.store, run_id, services.public), owner)
 
 
 def samples(services: AppServices, run_id: str, mode: str, subset: str | None, verdict: str | None,

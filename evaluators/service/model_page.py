@@ -1,10 +1,12 @@
 """One model across every benchmark (the Model page and its API): the figures the boards hold for it (published,
 evaluated here, uploaded; each with its 95% interval), its facts (leaderboard_data/models.json) and its runs on
-this deployment (public fields only: no endpoint, key, owner or configuration); and two to six models compared on
-one benchmark's view, with the latency of the runs behind their rows.
+this deployment (public fields only: no endpoint, key, owner or configuration; on a public deployment a run the
+visitor may not see, ownership.may_see_job, only as the Queue shows it: no id, tokens, latency or errors); and two
+to six models compared on one benchmark's view, with the latency of the runs behind their rows.
 
-Everything is read from the cached boards (AppServices.board_frame) and the store: nothing is rebuilt here. Model
-text is returned as data; the front doors escape it."""
+Everything is read from the cached boards (AppServices.board_frame) and the store: nothing is rebuilt here; what
+depends on the visitor (their runs) is read after the cache, never kept in it. Model text is returned as data; the
+front doors escape it."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import pandas as pd
 from evaluators.core.display_names import column_title, subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.leaderboard import load_model_facts
-from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text, echoed
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, echoed, shown_text
 from evaluators.core.registry import all_benchmarks, get_benchmark
 from evaluators.engine.store import RunRow
 from evaluators.service.app_services import AppServices
@@ -42,6 +44,7 @@ from evaluators.service.board import (
     model_key,
     run_ids_of,
 )
+from evaluators.service.ownership import may_see_job
 
 # The page's figures come from each benchmark's official board (the published tables are official figures).
 PAGE_MODE = "official"
@@ -164,32 +167,53 @@ def _benchmark_part(services: AppServices, benchmark_name: str, key: str) -> dic
             "rows": found}
 
 
+def _queued_run(services: AppServices, run: RunRow, totals: dict[str, Any]) -> dict[str, Any]:
+    """A run the visitor may not see, as the Queue shows it (runs.public_queue): benchmark, language, model, status,
+    done of total, the days it was created and finished; the other fields None (no id, tokens, latency or
+    errors)."""
+    return {"run_id": None, "benchmark": run.benchmark, "benchmark_title": get_benchmark(run.benchmark).title,
+            "language": run.language, "source": None, "status": run.status,
+            "model": shown_text(services.redact_paths(run.model), MAX_MODEL_NAME_CHARS), "created": _day(run.created_at),
+            "finished": _day(run.finished_at), "items": run.total, "done": int(totals.get("done") or 0),
+            "request_errors": None, "latency_mean_s": None, "tokens": None, "hidden": True}
+
+
 def _public_run(run: RunRow, totals: dict[str, Any]) -> dict[str, Any]:
-    """What anyone may read of a run: never its endpoint, key, owner, configuration or message."""
+    """What anyone who may see the run may read of it: never its endpoint, key, owner, configuration or message."""
     done = int(totals.get("done") or 0)
     latency = _number(totals.get("latency"))
     return {"run_id": run.id, "benchmark": run.benchmark, "benchmark_title": get_benchmark(run.benchmark).title,
             "language": run.language, "source": SOURCE_OF_RUN.get(run.source, run.source), "status": run.status,
-            "model": cut_text(run.model, MAX_MODEL_NAME_CHARS), "created": _day(run.created_at),
+            "model": shown_text(run.model, MAX_MODEL_NAME_CHARS), "created": _day(run.created_at),
             "finished": _day(run.finished_at), "items": run.total, "done": done,
             "request_errors": int(totals.get("errors") or 0) if run.source == "endpoint" else None,
             "latency_mean_s": round(latency / done, 3) if run.source == "endpoint" and done and latency else None,
-            "tokens": int((totals.get("prompt_tokens") or 0) + (totals.get("completion_tokens") or 0)) or None}
+            "tokens": int((totals.get("prompt_tokens") or 0) + (totals.get("completion_tokens") or 0)) or None,
+            "hidden": False}
 
 
-def model_runs(services: AppServices, key: str, limit: int = MAX_LISTED_RUNS) -> list[dict[str, Any]]:
-    """The model's runs on this deployment (every status), newest first, public fields only."""
-    runs = [run for run in services.store.list_runs() if model_key(run.model) == key][:limit]
+def model_runs(services: AppServices, key: str, owner: str | None = None,
+               limit: int = MAX_LISTED_RUNS) -> list[dict[str, Any]]:
+    """The model's runs on this deployment (every status), newest first, public fields only. On a public
+    deployment a run `owner` may not see (ownership.may_see_job) is listed only as the Queue lists it
+    (_queued_run: "hidden" True, run_id None), and only if the Queue lists it (a run evaluated here, not an
+    upload); a private deployment's are everyone's."""
+    runs = [run for run in services.store.list_runs() if model_key(run.model) == key
+            and (run.source == "endpoint" or may_see_job(services.public, run, owner))][:limit]
     totals = services.store.all_run_totals([run.id for run in runs]) if runs else {}
-    return [_public_run(run, totals.get(run.id, {})) for run in runs]
+    return [_public_run(run, totals.get(run.id, {})) if may_see_job(services.public, run, owner)
+            else _queued_run(services, run, totals.get(run.id, {})) for run in runs]
 
 
-def model_page(services: AppServices, name: str) -> dict[str, Any]:
-    """Everything the Model page shows of `name` (any spelling the boards or the facts table know):
+def model_page(services: AppServices, name: str, owner: str | None = None) -> dict[str, Any]:
+    """Everything the Model page shows of `name` (any spelling the boards or the facts table know) to the visitor
+    `owner` (their hash; None on a private deployment, or for nobody in particular):
     {"query", "found", "model", "key", "facts", "benchmarks": [{"benchmark", "title", "view_label", "headline",
     "headline_title", "rows": [{"view", "view_title", "source", "model", "run_ids", "ranked", "apart_reason",
     "updated", "figures": [{"column", "title", "value", "low", "high", "n", "lower_is_better"}]}]}], "runs",
-    "suggestions"}. Values are fractions. Not found: found False, and names alike in `suggestions`."""
+    "suggestions"}. Values are fractions. Not found: found False, and names alike in `suggestions`. The boards'
+    part is cached for every visitor alike (AppServices.board_view); the runs are read for this visitor
+    (model_runs: on a public deployment a run they may not see has no id, tokens or latency)."""
     query = str(name or "").strip()
     if not query:
         return {"query": "", "found": False, "model": "", "key": "", "facts": None, "benchmarks": [], "runs": [],
@@ -200,7 +224,7 @@ def model_page(services: AppServices, name: str) -> dict[str, Any]:
     benchmarks = services.board_view(("model_page", key), lambda: [
         part for benchmark in all_benchmarks() if (part := _benchmark_part(services, benchmark.name, key))])
     facts = _facts(query)
-    runs = model_runs(services, key)
+    runs = model_runs(services, key, owner)
     found = bool(benchmarks or facts or runs)
     shown = facts["name"] if facts else next((row["model"] for part in benchmarks for row in part["rows"]),
                                              runs[0]["model"] if runs else query)

@@ -5,6 +5,12 @@ session (the front door reads those: ui/visitor.py). A run stores only a salted 
 keyed by a secret made once per installation and kept next to the store, apart from the API-key cache salt so
 neither secret serves two purposes), never the token itself. On a private deployment nobody is anyone: every run
 is everyone's.
+
+On a public deployment a run the visitor may not see (`may_see_job`: not theirs, and not finished and shared or
+the operator's) does not exist for them: every refusal about it (find_run, check_owns, check_may_see_job,
+check_may_see_outputs) is word for word the one an id nobody has gets (`run_not_found`), so no message tells
+"someone else's" from "no such run". A run they may see but not act on (another visitor's finished shared run, an
+operator's finished run) is refused with its own reason.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import secrets
 from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
 from evaluators.core.secret_file import secret_file
 from evaluators.engine.store import RunRow, Store
 
@@ -82,10 +89,19 @@ class Visitors:
         return hmac.new(self._secret, f"{kind}:{value}".encode(), hashlib.sha256).hexdigest()
 
 
-def find_run(store: Store, run_id: str) -> RunRow:
-    """The run, with an error that names no server path (the store's names its file)."""
+def run_not_found(run_id: str, public: bool) -> ToolboardError:
+    """The refusal of an id with no run behind it; on a public deployment also of a run the visitor may not see
+    (the same words, so neither is told from the other)."""
+    if not public:
+        return ToolboardError(f"no run {run_id!r} here")
+    return ToolboardError(f"no run {echoed(run_id)!r} here that you can see (a run another visitor started is shown"
+                          " only to them until it has finished and they share it)")
+
+
+def find_run(store: Store, run_id: str, public: bool = False) -> RunRow:
+    """The run, with an error that names no server path (the store's names its file): run_not_found's."""
     if not store.has_run(run_id):
-        raise ToolboardError(f"no run {run_id!r} here")
+        raise run_not_found(run_id, public)
     return store.get_run(run_id)
 
 
@@ -103,25 +119,29 @@ def may_see_outputs(public: bool, run: RunRow, owner: str | None) -> bool:
 
 
 def may_see_job(public: bool, run: RunRow, owner: str | None) -> bool:
-    """A run's progress and report: its owner's while it runs; once finished, whoever may see its outputs."""
+    """A run's progress and report, its id and its fields (the Model page, errors naming it): its owner's while it
+    runs; once finished, whoever may see its outputs."""
     return owns(public, run, owner) or (run.status == "finished" and may_see_outputs(public, run, owner))
 
 
 def check_owns(public: bool, run: RunRow, owner: str | None, action: str) -> None:
+    """Only the owner acts on a run; a run the visitor may not see is refused as an id with no run is."""
     if owns(public, run, owner):
         return
+    if not may_see_job(public, run, owner):
+        raise run_not_found(run.id, public)
     if run.owner is None:
         raise ToolboardError(f"run {run.id} belongs to the operator of this deployment: visitors cannot {action} it")
     raise ToolboardError(f"run {run.id} was started by another visitor: only they can {action} it")
 
 
 def check_may_see_outputs(public: bool, run: RunRow, owner: str | None) -> None:
+    """Outputs the visitor may not see: refused as an id with no run is (such a run is never one they may see)."""
     if not may_see_outputs(public, run, owner):
-        raise ToolboardError(f"the outputs of run {run.id} are shown only to the visitor who started it, until they"
-                             " share them (its scores are on the leaderboard once it has finished)")
+        raise run_not_found(run.id, public)
 
 
 def check_may_see_job(public: bool, run: RunRow, owner: str | None) -> None:
+    """A run the visitor may not see: refused as an id with no run is."""
     if not may_see_job(public, run, owner):
-        raise ToolboardError(f"run {run.id} was started by another visitor: it is shown only to them until it has"
-                             " finished and they share it")
+        raise run_not_found(run.id, public)

@@ -10,6 +10,7 @@ from typing import Any
 
 from evaluators.core.display_names import benchmark_title, subset_title
 from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, shown_text
 from evaluators.engine.endpoint_guard import check_endpoint_allowed
 from evaluators.engine.jobs import shown_message
 from evaluators.engine.settings import describe_requests
@@ -58,8 +59,8 @@ def visible_jobs(services: AppServices, owner: str | None = None) -> list[JobSta
 
 def job_state(services: AppServices, run_id: str, owner: str | None = None) -> JobState:
     """One run's state, for whoever may see it (its owner while it runs; once finished, whoever may see its
-    outputs); a clear refusal otherwise."""
-    run = find_run(services.store, run_id)
+    outputs); otherwise refused as an id with no run is (ownership.run_not_found)."""
+    run = find_run(services.store, run_id, services.public)
     check_may_see_job(services.public, run, owner)
     return _state(services, run, services.store.run_totals(run_id), services.store.load_report(run_id), owner,
                   detail=True)
@@ -82,9 +83,12 @@ def _state(services: AppServices, run: RunRow, totals: dict[str, int], report: d
                     requests=services.redact_paths(describe_requests(run.config)) if detail else "")
 
 
-def live_status(services: AppServices, run_id: str) -> str:
-    """The run's status as the jobs manager sees it now (a refusal names no server path when there is no such run)."""
-    return services.jobs.status_of(run_id, find_run(services.store, run_id).status)
+def live_status(services: AppServices, run_id: str, owner: str | None = None) -> str:
+    """The run's status as the jobs manager sees it now, for whoever may see the run (a refusal names no server
+    path, and reads the same for a run the visitor may not see as for no run)."""
+    run = find_run(services.store, run_id, services.public)
+    check_may_see_job(services.public, run, owner)
+    return services.jobs.status_of(run_id, run.status)
 
 
 def requests_of(services: AppServices, run_id: str) -> str:
@@ -95,13 +99,14 @@ def requests_of(services: AppServices, run_id: str) -> str:
 
 def act_on_run(services: AppServices, action: str, run_id: str, api_key: str | None, owner: str | None) -> str:
     """Cancel, resume, re-send the errors of, or share a run; only its owner may on a public deployment.
-    The message is plain text (as API callers get it)."""
+    The message is plain text (as API callers get it). A run the visitor may not see is refused as an id with no
+    run is; one they may see but not act on, with its reason."""
     run_id = (run_id or "").strip()
     if not run_id:
         raise ToolboardError("type or pick a run id first")
     if action not in ACTIONS:
         raise ToolboardError(f"unknown action {action!r}: one of {', '.join(ACTIONS)}")
-    run = find_run(services.store, run_id)
+    run = find_run(services.store, run_id, services.public)
     check_owns(services.public, run, owner, ACTIONS[action])
     if action == "cancel":
         services.jobs.cancel(run_id)
@@ -167,7 +172,8 @@ def public_queue(services: AppServices) -> list[QueueEntry]:
     redact = services.redact_paths if services.public else (lambda text: text)
     entries = [QueueEntry(benchmark=benchmark_title(run.benchmark), language=run.language,
                           language_title=subset_title(run.benchmark, run.language) if run.language else None,
-                          model=redact(run.model), status=services.jobs.status_of(run.id, run.status),
+                          model=redact(str(shown_text(run.model, MAX_MODEL_NAME_CHARS))),
+                          status=services.jobs.status_of(run.id, run.status),
                           done=int(totals[run.id]["done"]), total=int(run.total), created_at=run.created_at,
                           started_at=run.started_at, finished_at=run.finished_at) for run in runs]
     waiting = sorted((e for e in entries if e.stage != "finished"), key=lambda e: (e.stage != "running", e.created_at))

@@ -17,7 +17,8 @@ from evaluators.core.limits import (
     MAX_MODEL_NAME_CHARS,
     MAX_NOTES_CHARS,
     TextTooLongError,
-    check_text_length,
+    UnprintableTextError,
+    visitor_text,
 )
 from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, ParsedPredictions, parse_predictions
 from evaluators.core.registry import MODES, Benchmark, get_benchmark
@@ -30,6 +31,7 @@ from evaluators.engine.store import Store
 from evaluators.publish.board_table import on_example_data
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+
 UPLOAD_BASE_URL = "upload"
 # A visitor's daily upload quota is checked and their upload's row created under this lock, so two adds at once
 # never both take the last slot.
@@ -170,13 +172,16 @@ def without_folder(text: str, path: Path) -> str:
     return text.replace(str(path.parent) + os.sep, "") if path.parent != Path(".") else text
 
 
-def checked_text(value: str, field: str, limit: int, fix: str) -> str:
-    """`value` when it is at most `limit` characters; else TextTooLongError saying the length, the limit and
-    `fix` (what to do), and that nothing was stored."""
+def checked_text(value: str, field: str, limit: int, fix: str, *, lines: bool = False) -> str:
+    """`value` stripped when it passes the rule of visitors' text (core/limits.visitor_text: at most `limit`
+    characters, none of them a control or invisible one; `lines`: line breaks allowed); else its error saying
+    `fix` (what to do about the length) and that nothing was stored."""
     try:
-        return check_text_length(value, field, limit) or ""
+        return visitor_text(value, field, limit, lines=lines)
     except TextTooLongError as exc:
         raise TextTooLongError(f"{exc}: {fix} (nothing was stored)") from None
+    except UnprintableTextError as exc:
+        raise UnprintableTextError(f"{exc} (nothing was stored)") from None
 
 
 def subsets_in_file(upload: ReadUpload, benchmark: Benchmark, subsets: list[str]) -> list[str]:
@@ -197,25 +202,32 @@ def subsets_in_file(upload: ReadUpload, benchmark: Benchmark, subsets: list[str]
 
 def store_submission(store: Store, submission: Submission, model: str, notes: str = "", *, owner: str | None = None,
                      admission: Admission | None = None) -> str:
-    """Add a clean, scored submission to the leaderboard as an uploaded run. The model name, the notes and the
-    file name are refused over their limits (core/limits.py), and the upload over `admission`'s daily quota of
-    `owner` (a public deployment's visitor; None: the operator, or everyone on a private deployment), before
-    anything is stored. An upload with an owner is counted against its owner's quota and stays shared: its
+    """Add a clean, scored submission to the leaderboard as an uploaded run, in one transaction: a crash at any
+    moment (kill -9 included) leaves the whole row or nothing. The model name, the notes and the file name are
+    refused outside the rule of visitors' text (core/limits.visitor_text), and the upload over `admission`'s daily
+    quota of `owner` (a public deployment's visitor; None: the operator, or everyone on a private deployment) or
+    its room on disk (checked before, and again with the upload's own bytes written, which then roll back), before
+    anything is kept. An upload with an owner is counted against its owner's quota and stays shared: its
     outputs are shown to every visitor, as the operator's are."""
-    model = (model or "").strip()
-    notes = (notes or "").strip()
+    model = checked_text(model, "the model name", MAX_MODEL_NAME_CHARS, "shorten it and add the file again")
+    notes = checked_text(notes, "the notes field", MAX_NOTES_CHARS, "shorten it and add the file again", lines=True)
     if not model:
         raise ToolboardError("give the model a name before adding it to the leaderboard")
-    checked_text(model, "the model name", MAX_MODEL_NAME_CHARS, "shorten it and add the file again")
-    checked_text(notes, "the notes field", MAX_NOTES_CHARS, "shorten it and add the file again")
     checked_text(submission.file_name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
     if not submission.ok or not submission.reports:
         raise ToolboardError("this file has problems; fix them and upload it again (nothing was stored)")
-    with _ADDING:
-        if admission is not None:
-            admission.check_uploads_quota(store, owner)
-        run_id, config = _create_upload_run(store, submission, model, notes, owner)
-    return _store_upload(store, submission, run_id, config, owner)
+    try:
+        with _ADDING, store.atomic():
+            if admission is not None:
+                admission.check_uploads_quota(store, owner)
+                admission.check_room(store, owner)
+            run_id, config = _create_upload_run(store, submission, model, notes, owner)
+            _store_upload(store, submission, run_id, config, owner)
+            if admission is not None:
+                admission.check_room(store, owner)  # with this upload's bytes: past a limit, it all rolls back
+    finally:
+        store.checkpoint()  # the log holds the whole upload (kept or rolled back) until emptied
+    return run_id
 
 
 def _create_upload_run(store: Store, submission: Submission, model: str, notes: str,
@@ -233,37 +245,24 @@ def _create_upload_run(store: Store, submission: Submission, model: str, notes: 
     ), config
 
 
-def _store_upload(store: Store, submission: Submission, run_id: str, config: RunConfig, owner: str | None) -> str:
-    """The predictions, scores and reports of the upload whose run was just created; all or nothing."""
-    from evaluators.engine.client import request_body
-    from evaluators.engine.store import Evidence
+def _store_upload(store: Store, submission: Submission, run_id: str, config: RunConfig, owner: str | None) -> None:
+    """The predictions, scores and reports of the upload whose run was just created, inside its transaction. The
+    request kept with each prediction is a note, not the body this tool would send: that body is the sample's and
+    the benchmark's alone, so Explore builds it again when the sample is shown (service/explore.py) instead of
+    every upload storing a copy of every prompt (most of an upload's bytes when its answers are short)."""
+    from evaluators.engine.store import REBUILT_WHEN_SHOWN, UPLOADED_PROMPT_NOTE, Evidence
 
-    def would_send(sample: Sample) -> dict[str, Any]:
-        """The request kept with an uploaded prediction: the body this tool would send, marked as not sent."""
-        kept = {"not_sent": True, "note": "uploaded predictions: the prompt this tool would send, not necessarily the one used"}
-        build = submission.benchmark.build_request
-        if build is None:
-            return {**kept, "note": "uploaded predictions: the request they answered is not known", "body": None}
-        options = {} if submission.benchmark.request_profile is None else {"prompt_style": "toolboard"}
-        try:
-            return {**kept, "body": request_body(build(sample, mode="prompt", **options), config.model)}
-        except Exception as exc:  # noqa: BLE001 - some items (agent rollouts) have no single prompt
-            return {**kept, "note": f"uploaded predictions: no single prompt for this item ({str(exc)[:300]})", "body": None}
-
+    if owner is not None:
+        store.set_shared(run_id, True)  # counted as the visitor's, shown as every upload is
     by_id = {s.id: s for s in submission.samples}
-    try:
-        if owner is not None:
-            store.set_shared(run_id, True)  # counted as the visitor's, shown as every upload is
-        store.save_batch(run_id, [], [(by_id[p.sample_id].subset, p, 0, Evidence(by_id[p.sample_id].gold,
-                                                                                 would_send(by_id[p.sample_id])))
-                                      for p in submission.predictions.values() if p.sample_id in by_id])
-        for mode in MODES:
-            store.save_scores(run_id, mode, submission.scores[mode], submission.reports[mode])
-        store.set_status(run_id, "finished", f"uploaded {submission.file_name}: {submission.summary.matched} predictions")
-    except BaseException:
-        store.delete_run(run_id)  # all or nothing: a half-stored upload would show a wrong row
-        raise
-    return run_id
+    note = {"not_sent": True, "body": None, REBUILT_WHEN_SHOWN: True, "note": UPLOADED_PROMPT_NOTE}
+    if submission.benchmark.build_request is None:
+        note = {"not_sent": True, "body": None, "note": "uploaded predictions: the request they answered is not known"}
+    store.save_batch(run_id, [], [(by_id[p.sample_id].subset, p, 0, Evidence(by_id[p.sample_id].gold, note))
+                                  for p in submission.predictions.values() if p.sample_id in by_id])
+    for mode in MODES:
+        store.save_scores(run_id, mode, submission.scores[mode], submission.reports[mode])
+    store.set_status(run_id, "finished", f"uploaded {submission.file_name}: {submission.summary.matched} predictions")
 
 
 def _digest(path: Path) -> str:

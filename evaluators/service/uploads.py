@@ -12,7 +12,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from evaluators.core.errors import ToolboardError
 from evaluators.service.app_services import AppServices, resolve_data_dir
+from evaluators.service.data_sources import download_failure_message
 from evaluators.service.submissions import ReadUpload, Submission, check_read, read_upload, store_submission
 
 # What the uploads read and held for visitors' sessions may take in all, how many there may be, and how long one
@@ -84,7 +86,13 @@ def check_read_upload(services: AppServices, upload: ReadUpload, benchmark: str,
     """An upload read before, checked and scored (nothing stored); `data_source` as a form offers it (see
     resolve_data_dir)."""
     data_dir = resolve_data_dir(services, data_source, data_folder, benchmark, language)
-    return check_read(upload, benchmark, language=language, data_dir=data_dir)
+    try:
+        return check_read(upload, benchmark, language=language, data_dir=data_dir)
+    except ToolboardError as error:  # data that could not be downloaded: the other Data sources, as Start says
+        explained = download_failure_message(error, benchmark, data_dir, services.public)
+        if explained is None:
+            raise
+        raise ToolboardError(explained) from None
 
 
 def check_upload(services: AppServices, path: Path, benchmark: str, language: str | None, data_source: str,

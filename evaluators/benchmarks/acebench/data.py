@@ -37,11 +37,12 @@ def find_language_dir(root: Path, language: str) -> Path | None:
     return None
 
 
-def _official_archive() -> Path:
-    """The official repository archive at the pinned commit, downloaded once (callers delete it)."""
+def _official_archive(what: str) -> Path:
+    """The official repository archive at the pinned commit, downloaded once (callers delete it); `what` the
+    caller needs of it, as a failed download names it."""
     archive = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}.zip"
     if not archive.is_file():
-        download(official_archive_url(), archive, "ACEBench data")
+        download(official_archive_url(), archive, "ACEBench data", what=what)
     return archive
 
 
@@ -60,7 +61,7 @@ def download_official_data() -> Path:
     target = datasets_dir() / f"acebench-{OFFICIAL_COMMIT[:12]}"
     if source_files.is_dir(target / "data_all"):
         return target
-    archive = _official_archive()
+    archive = _official_archive("the ACEBench data")
     _extract(archive, target, "data_all")
     if not _has_code(official_code_target()):
         try:  # from the same archive while we have it; official requests and agent rollouts read it
@@ -87,7 +88,7 @@ def download_official_code() -> Path:
     """The official `model_inference/` folder from the pinned archive (Python files, read but never run)."""
     target = official_code_target()
     if not _has_code(target):
-        archive = _official_archive()
+        archive = _official_archive("ACEBench's official request code (model_inference/)")
         _extract(archive, target, OFFICIAL_CODE)
         archive.unlink(missing_ok=True)
     return target

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, checked_opener, download, open_member
+from evaluators.core.downloads import download_failed
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 from evaluators.core.public_hosts import HostNotAllowedError
@@ -31,6 +32,11 @@ WHEEL_SHA256_ENV = "TOOLBOARD_BFCL_WHEEL_SHA256"
 MAX_INDEX_ANSWER_BYTES = 4 * MB  # the JSON of one release is a few kB
 MAX_MEMBER_BYTES = 64 * MB  # the largest data file in the wheel is ~3 MB
 DATA_PREFIX = "bfcl_eval/data/"
+INDEX_TIMEOUT = 60.0
+WHAT = f"the BFCL data and prompt texts in the {PACKAGE} {VERSION} wheel"
+# What else a failed download can do (the official prompt texts are read from the wheel whatever the data source).
+WHEEL_ADVICE = (f"download {WHEEL_NAME} yourself and set {WHEEL_PATH_ENV} to its path (the official prompt texts are "
+                "read from it whatever the data source)")
 
 
 def expected_sha256() -> str:
@@ -58,14 +64,14 @@ def index_url() -> str:
 
 def wheel_url_from_index() -> str:
     """The wheel's download address, read from the package index's JSON API."""
+    import http.client
+
     url = index_url()
     try:
-        with checked_opener().open(url, timeout=60) as response:
+        with checked_opener().open(url, timeout=INDEX_TIMEOUT) as response:
             raw = response.read(MAX_INDEX_ANSWER_BYTES + 1)
-    except (OSError, HostNotAllowedError) as exc:
-        raise DataError(f"could not ask the package index for {PACKAGE} {VERSION} ({url}): {exc}. The wheel holds "
-                        "the data (without --data-dir) and always the official prompt texts: download "
-                        f"{WHEEL_NAME} yourself and set {WHEEL_PATH_ENV} to its path") from None
+    except (OSError, HostNotAllowedError, http.client.HTTPException) as exc:
+        raise download_failed(exc, WHAT, url, WHEEL_ADVICE, INDEX_TIMEOUT, avoidable=False) from None
     if len(raw) > MAX_INDEX_ANSWER_BYTES:
         raise DataError(f"the package index's answer is larger than {MAX_INDEX_ANSWER_BYTES // MB} MB", url)
     try:
@@ -86,7 +92,7 @@ def check_sha256(path: Path, what: str) -> None:
 def download_wheel() -> Path:
     """Download the wheel into the cache; a file with the wrong sha256 is refused and not kept."""
     target = cached_wheel_path()
-    download(wheel_url_from_index(), target, WHEEL_NAME)
+    download(wheel_url_from_index(), target, WHEEL_NAME, what=WHAT, advice=WHEEL_ADVICE, avoidable=False)
     try:
         check_sha256(target, "the downloaded wheel")
     except DataError:

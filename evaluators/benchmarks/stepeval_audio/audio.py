@@ -13,6 +13,7 @@ from typing import Any
 
 from evaluators.benchmarks.stepeval_audio.data import HF_DATASET, HF_REVISION_ENV
 from evaluators.core.archive import staged_folder
+from evaluators.core.downloads import download_failed
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 
@@ -66,21 +67,21 @@ def _unpacked(archive: Path) -> Path:
 
 def download_archive() -> Path:
     """wav.tar from the HF dataset (about 1.2 GB, cached)."""
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.utils import HfHubHTTPError
 
+    endpoint = os.environ.get("HF_ENDPOINT") or None
     try:
         return Path(
             hf_hub_download(
                 HF_DATASET, AUDIO_ARCHIVE, repo_type="dataset", revision=os.environ.get(HF_REVISION_ENV),
-                endpoint=os.environ.get("HF_ENDPOINT") or None, cache_dir=str(datasets_dir() / "huggingface"),
+                endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )
     except (HfHubHTTPError, OSError) as exc:
-        raise DataError(
-            f"audio mode needs {AUDIO_ARCHIVE} from the hub dataset {HF_DATASET} and its download failed "
-            f"({exc.__class__.__name__}: {exc}); unpack it beside the data files (wav/) and pass --data-dir"
-        ) from None
+        raise download_failed(exc, f"the audio of audio mode, {AUDIO_ARCHIVE}, from the hub dataset {HF_DATASET}",
+                              endpoint or constants.ENDPOINT,
+                              f"{AUDIO_ARCHIVE} can also be unpacked beside the data files (wav/) of a local data folder") from None
 
 
 def _find_audio_root(meta: dict[str, Any]) -> Path:

@@ -10,6 +10,7 @@ from typing import Any
 from evaluators.benchmarks.stepeval_audio.extract import step_text_call
 from evaluators.benchmarks.stepeval_audio.tools import POLARITIES, TOOLS, canonical_name, file_stem
 from evaluators.core import source_files
+from evaluators.core.downloads import download_failed
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -111,23 +112,25 @@ def local_files(root: Path) -> dict[str, Path]:
 
 def download_file(stem: str) -> Path | None:
     """One data file from the HF dataset (cached under TOOLBOARD_HOME); None when the dataset lacks it."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.utils import EntryNotFoundError, HfHubHTTPError
+    from huggingface_hub import constants, hf_hub_download
+    from huggingface_hub.utils import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
 
+    endpoint = os.environ.get("HF_ENDPOINT") or None
     try:
         return Path(
             hf_hub_download(
                 HF_DATASET, f"{stem}.jsonl", repo_type="dataset", revision=os.environ.get(HF_REVISION_ENV),
-                endpoint=os.environ.get("HF_ENDPOINT") or None, cache_dir=str(datasets_dir() / "huggingface"),
+                endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )
-    except EntryNotFoundError:
-        return None
+    except EntryNotFoundError as exc:
+        if not isinstance(exc, LocalEntryNotFoundError):  # the Hub answered: the dataset has no such file
+            return None
+        failure: BaseException = exc  # the Hub could not be asked, and the file is not in the cache
     except (HfHubHTTPError, OSError) as exc:
-        raise DataError(
-            f"could not download {stem}.jsonl from the hub dataset {HF_DATASET} ({exc.__class__.__name__}: {exc}); "
-            "download the dataset and pass --data-dir"
-        ) from None
+        failure = exc
+    raise download_failed(failure, f"StepEval-Audio-Toolcall's {stem}.jsonl from the hub dataset {HF_DATASET}",
+                          endpoint or constants.ENDPOINT) from None
 
 
 def load(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.core import source_files
+from evaluators.core.downloads import download_failed
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -31,25 +32,28 @@ def subset_file(folder: Path, subset: str) -> Path | None:
 
 
 def download_subset(subset: str) -> Path | None:
-    """The subset's file from the hub dataset (cached); None when the dataset has no such file."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.utils import EntryNotFoundError, HfHubHTTPError
+    """The subset's file from the hub dataset (cached); None when the dataset has no such file. A Hub that
+    cannot be reached (or answers an error) is a DownloadFailed, never taken for a missing file."""
+    from huggingface_hub import constants, hf_hub_download
+    from huggingface_hub.utils import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
 
+    endpoint = os.environ.get("HF_ENDPOINT") or None
     try:
         return Path(
             hf_hub_download(
                 HF_DATASET, f"{subset}.jsonl", repo_type="dataset", revision=os.environ.get(HF_REVISION_ENV),
-                endpoint=os.environ.get("HF_ENDPOINT") or None,
-                cache_dir=str(datasets_dir() / "huggingface"),
+                endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )
-    except EntryNotFoundError:
-        return None
+    except EntryNotFoundError as exc:
+        if not isinstance(exc, LocalEntryNotFoundError):  # the Hub answered: the dataset has no such file
+            return None
+        failure: BaseException = exc  # the Hub could not be asked, and the file is not in the cache
     except (HfHubHTTPError, OSError) as exc:
-        raise DataError(
-            f"could not download {subset}.jsonl from the hub dataset {HF_DATASET} ({exc.__class__.__name__}: {exc}); "
-            f"download it (or {MODELSCOPE_DATASET} from ModelScope) and pass --data-dir"
-        ) from None
+        failure = exc
+    raise download_failed(failure, f"ToolBench-Static's {subset}.jsonl from the hub dataset {HF_DATASET}",
+                          endpoint or constants.ENDPOINT,
+                          f"the same files are on ModelScope ({MODELSCOPE_DATASET}) to download by hand") from None
 
 
 @lru_cache(maxsize=4096)
