@@ -132,10 +132,11 @@ def test_a_visitor_cannot_see_or_act_on_another_visitors_run_until_it_is_shared(
         app.server.latency = 0.0
     assert wait_for_status(app.context, run_id, ("finished",)) == "finished"
 
-    # Finished: its scores are on the board for everyone; its raw outputs are Alice's alone.
+    # Finished: its scores are on the board for everyone, named by a reference (its id is Alice's until she shares
+    # it); its raw outputs are Alice's alone.
     board = table_rows(bob.predict("acebench", "en", "alice-model", ["evaluated"], ["overall"], True, "official",
                                    "overall", api_name="/leaderboard"))
-    assert [row["run_id"] for row in board] == [run_id]
+    assert [row["run_id"] for row in board] == [app.context.visitors.run_ref(run_id)]
     refused = bob.predict(run_id=run_id, api_name="/samples")
     assert refused["data"] == [] and UNSEEN in refused["count"]
     evidence = bob.predict(run_id, "normal_atom_bool_0", "official", api_name="/sample")
@@ -150,6 +151,9 @@ def test_a_visitor_cannot_see_or_act_on_another_visitors_run_until_it_is_shared(
     assert UNSEEN in message and not app.context.store.get_run(run_id).shared
     message, _ = alice.predict(run_id, api_name="/share_run")
     assert "now shown to every visitor" in message
+    board = table_rows(bob.predict("acebench", "en", "alice-model", ["evaluated"], ["overall"], True, "official",
+                                   "overall", api_name="/leaderboard"))
+    assert [row["run_id"] for row in board] == [run_id]
     assert bob.predict(run_id=run_id, api_name="/samples")["count"] == f"{SAMPLES} samples"
     assert "Raw output" in bob.predict(run_id, "normal_atom_bool_0", "official", api_name="/sample")
     assert run_id in {pair[1] for pair in bob.predict(api_name="/explore_runs")}

@@ -291,3 +291,35 @@ def test_an_upload_is_stored_at_about_its_size_and_leaves_no_write_ahead_log(tmp
     assert grown < 1.5 * bulky.stat().st_size, (grown, bulky.stat().st_size)
     wal = store.path.with_name(store.path.name + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_a_run_past_the_stores_cap_while_it_writes_is_stopped_and_keeps_what_it_finished(tmp_path: Path):
+    """A run's size is not known when it starts: the app checks the room every few seconds while runs go (the
+    test calls that check itself), and stops a run once its store has passed a limit, resumable later."""
+    with running_app(tmp_path / "app", latency=0.2, samples=30) as app:
+        store = app.context.store
+        app.context.jobs.admission = Admission(max_store_bytes=store.used_bytes() + 20_000)
+        started = Client(app.url, verbose=False).predict(**form(app.server.base_url, "growing", app.data, limit=None,
+                                                                concurrency=1), api_name="/start_run")
+        run_id = started["run_id"]
+        assert run_id, started["message"]
+        deadline = time.monotonic() + 60
+        while not app.context.jobs.check_room_limits():
+            assert time.monotonic() < deadline, "the run never passed the cap"
+            time.sleep(0.2)
+        assert app.context.jobs.wait(run_id, timeout=60) == "cancelled"
+        run = store.get_run(run_id)
+        assert "past its cap" in run.message and "TOOLBOARD_MAX_STORE_MB" in run.message
+        assert "what it finished is kept" in run.message and 0 < len(store.load_predictions(run_id)) < 30
+
+
+def test_a_runs_cached_answers_count_in_its_bytes(tmp_path: Path):
+    with running_app(tmp_path / "app") as app:
+        run_id = Client(app.url, verbose=False).predict(**form(app.server.base_url, "counted", app.data),
+                                                        api_name="/start_run")["run_id"]
+        assert app.context.jobs.wait(run_id, timeout=60) == "finished"
+        with sqlite3.connect(app.db_path) as db:
+            cached = db.execute("SELECT sum(length(CAST(response AS BLOB))) FROM cache").fetchone()[0]
+            kept = db.execute("SELECT sum(length(CAST(request AS BLOB)) + ifnull(length(CAST(events AS BLOB)), 0))"
+                              " FROM predictions WHERE run_id = ?", (run_id,)).fetchone()[0]
+        assert cached > 0 and app.context.store.get_run(run_id).stored_bytes >= cached + kept

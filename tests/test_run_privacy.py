@@ -186,3 +186,36 @@ def test_the_model_tab_shows_a_browsers_own_run_with_its_id_and_another_browser_
         shown = other.locator(".model-page", has_text="Runs on this deployment").first.inner_text()
         assert "ACEBench English" in shown and "finished" in shown and run_id not in shown
         assert run_id not in other.content()
+
+
+def test_a_public_board_names_an_unshared_run_by_a_reference_until_it_is_shared(app: RunningApp):
+    """The board (its API, its downloads, the model page's rows) shows a visitor's finished run's scores, but
+    names it by a reference until they share it; the charts still read its latency and error types."""
+    from evaluators.core.registry import get_benchmark
+    from ui import charts
+
+    alice, bob = Client(app.url, verbose=False), Client(app.url, verbose=False)
+    finished = started(alice, app, "board-privacy-model", limit=3)
+    assert wait_for_status(app.context, finished, ("finished",)) == "finished"
+    board = ("acebench", "", "board-privacy-model", ["published", "evaluated", "uploaded"], ["overall"], False,
+             "official", "overall")
+    seen = bob.predict(*board, api_name="/leaderboard")
+    rows = [dict(zip(seen["headers"], row)) for row in seen["data"]]
+    with open(bob.predict(*board, api_name="/download_csv"), encoding="utf-8") as handle:
+        downloaded = handle.read()
+    page = json.dumps(bob.predict("board-privacy-model", api_name="/model"))
+    assert rows and all(row["run_id"].startswith("unshared-") for row in rows)
+    for shown in (json.dumps(seen), downloaded, page):
+        assert finished not in shown and finished[-6:] not in shown
+    # The server's own reads still find the run: its latency chart has its point, its error types their bar.
+    frame = app.context.board_frame("acebench", "official")
+    ours = frame[frame["model"] == "board-privacy-model"]
+    layout = get_benchmark("acebench").board_layout()
+    latency = charts.accuracy_vs_cost(app.context.store, ours, layout, "latency", "t", resolve=app.context.board_run_id)
+    assert len(latency.data) == 1 and len(latency.data[0].x) == len(ours)
+    errors = charts.error_types(app.context.store, ours, "t", resolve=app.context.board_run_id)
+    assert errors.data and finished[-6:] not in json.dumps(errors.to_plotly_json()["data"])
+    # Shared, it is named by its id.
+    alice.predict(finished, owner_token=ALICE_TOKEN, api_name="/share_run")
+    again = bob.predict(*board, api_name="/leaderboard")
+    assert {dict(zip(again["headers"], row))["run_id"] for row in again["data"]} == {finished}

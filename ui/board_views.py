@@ -98,9 +98,10 @@ def _figure(context: AppContext, rows: pd.DataFrame, benchmark: str, kind: str, 
     if kind == "radar":
         return charts.radar(rows, chosen, title)
     if kind in ("accuracy vs latency", "accuracy vs tokens"):
-        return charts.accuracy_vs_cost(context.store, rows, chosen, kind.split()[-1], title, score_column=sort_by or None)
+        return charts.accuracy_vs_cost(context.store, rows, chosen, kind.split()[-1], title, score_column=sort_by or None,
+                                       resolve=context.board_run_id)
     if kind == "error types":
-        return charts.error_types(context.store, rows, title)
+        return charts.error_types(context.store, rows, title, resolve=context.board_run_id)
     return charts.subset_bars(rows, chosen, title)
 
 

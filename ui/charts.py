@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -88,9 +89,17 @@ def radar(frame: pd.DataFrame, layout: BoardLayout, title: str) -> go.Figure:
     return figure
 
 
-def _run_costs(store: Store, frame: pd.DataFrame) -> pd.DataFrame:
-    run_ids = [run_id for run_id in frame["run_id"].dropna().unique() if run_id and COMBINED not in run_id]
-    return run_costs(store, run_ids)
+def _as_shown(run_id: str) -> str:
+    return run_id
+
+
+def _run_costs(store: Store, frame: pd.DataFrame, resolve: Callable[[str], str]) -> pd.DataFrame:
+    """Latency and tokens of the frame's single runs, by the run id the frame shows (`resolve`: the stored run a
+    shown id stands for: a public board shows an unshared run by a reference)."""
+    shown = [run_id for run_id in frame["run_id"].dropna().unique() if run_id and COMBINED not in run_id]
+    stored = {resolve(run_id): run_id for run_id in shown}
+    costs = run_costs(store, list(stored))
+    return costs.assign(run_id=costs["run_id"].map(stored)) if not costs.empty else costs
 
 
 def score_column_of(row: pd.Series, layout: BoardLayout, preferred: str | None = None) -> str | None:
@@ -103,9 +112,10 @@ def score_column_of(row: pd.Series, layout: BoardLayout, preferred: str | None =
 
 
 def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cost: str, title: str,
-                     score_column: str | None = None) -> go.Figure:
+                     score_column: str | None = None, resolve: Callable[[str], str] = _as_shown) -> go.Figure:
     """One point per run evaluated here: its score against mean latency or tokens per sample. The score is
-    `score_column` (the table's sort) or the headline where the row has it, else its first scored column."""
+    `score_column` (the table's sort) or the headline where the row has it, else its first scored column.
+    `resolve`: the stored run a shown run id stands for (AppServices.board_run_id)."""
     if frame.empty:
         return _empty("No rows in this view: widen the search or the sources")
     ours = frame[frame["source"] == "evaluated"]
@@ -114,7 +124,7 @@ def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cos
     if ours.empty:
         return _empty(f"None of the {len(frame)} charted rows was evaluated here: latency and tokens are measured only "
                       "for runs started in the Evaluate tab (published rows and uploads have none)")
-    costs = _run_costs(store, ours)
+    costs = _run_costs(store, ours, resolve)
     points = ours.merge(costs, on="run_id")
     if points.empty:
         combined = int(ours["run_id"].astype(str).str.contains(COMBINED, regex=False).sum())
@@ -144,8 +154,8 @@ def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cos
 NO_ERROR = "no error"
 
 
-def _run_label(store: Store, run_id: str) -> str:
-    return html.escape(f"{run_model(store, run_id)} · {run_id[-6:]}")
+def _run_label(store: Store, shown: str, resolve: Callable[[str], str]) -> str:
+    return html.escape(f"{run_model(store, resolve(shown))} · {shown[-6:]}")
 
 
 def error_shares(report: dict[str, Any]) -> dict[str, float]:
@@ -161,9 +171,9 @@ def error_shares(report: dict[str, Any]) -> dict[str, float]:
             **{kind: 100 * count / total for kind, count in errors.items()}}
 
 
-def error_types(store: Store, frame: pd.DataFrame, title: str) -> go.Figure:
+def error_types(store: Store, frame: pd.DataFrame, title: str, resolve: Callable[[str], str] = _as_shown) -> go.Figure:
     """100% stacked bars: the share of each run's samples that failed in each way (in the row's scoring mode),
-    so runs of different sizes compare."""
+    so runs of different sizes compare. `resolve`: the stored run a shown run id stands for."""
     if frame.empty:
         return _empty("No rows in this view: widen the search or the sources")
     runs: dict[str, str] = {}
@@ -176,13 +186,13 @@ def error_types(store: Store, frame: pd.DataFrame, title: str) -> go.Figure:
                       " have no per-sample verdicts, and combined rows average several runs")
     shares = {}
     for run_id, mode in list(runs.items())[:MAX_MODELS]:
-        found = error_shares(run_report(store, run_id, mode))
+        found = error_shares(run_report(store, resolve(run_id), mode))
         if found:
             shares[run_id] = found
     if not shares:
         return _empty(f"The {len(runs)} runs charted have no scored samples in their reports")
     kinds = [NO_ERROR, *sorted({kind for found in shares.values() for kind in found} - {NO_ERROR})]
-    labels = [_run_label(store, run_id) for run_id in shares]
+    labels = [_run_label(store, run_id, resolve) for run_id in shares]
     figure = go.Figure()
     for kind in kinds:
         name = kind if kind == NO_ERROR else error_type_title(kind)

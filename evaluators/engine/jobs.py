@@ -26,7 +26,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.job_manager import ExplainFailure, RunJobs, failure_message
 from evaluators.engine.local_model import is_local
-from evaluators.engine.quota import Admission
+from evaluators.engine.quota import Admission, NoRoomError
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig, RunRequest, require_run_request
 from evaluators.engine.store import Store
@@ -59,8 +59,8 @@ def shown_message(stored_status: str, shown_status: str, message: str | None) ->
     return message or ""
 LIVE_ELSEWHERE_MESSAGE = ("run {run_id} is being executed right now by another process (e.g. the command line):"
                           " wait for it to end, or stop it there, before resuming it here")
-# How often the time limit is checked while runs go (tests call check_time_limits themselves).
-TIME_LIMIT_CHECK_SECONDS = 5.0
+# How often the time limit and the room on disk are checked while runs go (tests call the checks themselves).
+LIMITS_CHECK_SECONDS = 5.0
 
 
 async def _cancel_other_tasks() -> None:
@@ -81,7 +81,8 @@ class Job:
     owner: str | None = None
     future: Future[RunOutcome] | None = None
     cancel: asyncio.Event | None = None
-    over_time: bool = False
+    # Stopped by a deployment's limit (its time, the room on disk): its message says which, and it ends cancelled.
+    stopped_by_limit: bool = False
     # Set once the job's end is recorded (status, message, after-run work): what `wait` waits for.
     ended: threading.Event = field(default_factory=threading.Event)
 
@@ -109,8 +110,8 @@ class JobManager(RunJobs):
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="toolboard-jobs", daemon=True)
         self._thread.start()
-        if self.admission.max_run_seconds is not None:
-            asyncio.run_coroutine_threadsafe(self._watch_time_limit(), self._loop)
+        if self.admission.max_run_seconds is not None or self.admission.watches_room:
+            asyncio.run_coroutine_threadsafe(self._watch_limits(), self._loop)
 
     # ---- actions ---------------------------------------------------------------------------
 
@@ -165,12 +166,32 @@ class JobManager(RunJobs):
             if job.status not in ("queued", "running") or job.cancel is None:
                 continue
             if self._seconds_of(job) >= limit:
-                job.over_time = True
-                job.message = self._over_time_message(limit)
-                job.status = "cancelling"
-                self._loop.call_soon_threadsafe(job.cancel.set)
+                self._stop_by_limit(job, self._over_time_message(limit))
                 stopped.append(job.run_id)
         return stopped
+
+    def check_room_limits(self) -> list[str]:
+        """Cancel the runs whose store or visitor has passed a limit on disk while they write (Admission.check_room:
+        a run's size is not known when it starts); returns their ids. Called every few seconds while the app
+        runs, so a run overshoots by at most what it writes meanwhile; what it finished is kept, and it resumes
+        once there is room."""
+        stopped = []
+        for job in list(self._jobs.values()):
+            if job.status not in ("queued", "running") or job.cancel is None:
+                continue
+            try:
+                self.admission.check_room(self.store, job.owner)
+            except NoRoomError as full:
+                self._stop_by_limit(job, f"stopped: {full}".replace(" (nothing was stored)", "; what it finished is kept"))
+                stopped.append(job.run_id)
+        return stopped
+
+    def _stop_by_limit(self, job: Job, message: str) -> None:
+        job.stopped_by_limit = True
+        job.message = message
+        job.status = "cancelling"
+        if job.cancel is not None:
+            self._loop.call_soon_threadsafe(job.cancel.set)
 
     def wait(self, run_id: str, timeout: float | None = None) -> str | None:
         """Block until the run's job has ended here (tests and scripts): its final status, or None on timeout."""
@@ -259,13 +280,14 @@ class JobManager(RunJobs):
         return (f"a run may take at most {limit / 60:g} minutes in all on this deployment, so it was stopped; what it"
                 " finished is kept")
 
-    async def _watch_time_limit(self) -> None:
+    async def _watch_limits(self) -> None:
         while True:
-            await asyncio.sleep(TIME_LIMIT_CHECK_SECONDS)
-            try:
-                self.check_time_limits()
-            except Exception as exc:  # noqa: BLE001 - the watch goes on
-                log.warning("checking run time limits: %s", exc)
+            await asyncio.sleep(LIMITS_CHECK_SECONDS)
+            for check in (self.check_time_limits, self.check_room_limits):
+                try:
+                    await asyncio.to_thread(check)  # the room's reads of the store must not hold up the loop
+                except Exception as exc:  # noqa: BLE001 - the watch goes on
+                    log.warning("checking runs' limits: %s", exc)
 
     def _launch(self, run_id: str, action: str, samples: list | None, api_key: str | None, *, rerun_errors: bool,
                 owner: str | None = None, slot: object | None = None) -> None:
@@ -329,7 +351,7 @@ class JobManager(RunJobs):
             return
         job.status = outcome.status
         job.progress = outcome.progress.snapshot()
-        if job.over_time and outcome.status == "cancelled":
+        if job.stopped_by_limit and outcome.status == "cancelled":
             done = f"{job.progress.get('done', 0)}/{job.progress.get('total', 0)} done"
             job.message = f"{done}; {job.message}"
             try:

@@ -26,7 +26,8 @@ RUNS_PER_DAY_SETTING = "TOOLBOARD_MAX_RUNS_PER_DAY"
 UPLOADS_PER_DAY_SETTING = "TOOLBOARD_MAX_UPLOADS_PER_DAY"
 # What a setting takes to mean "no limit" (a private deployment's default).
 NO_LIMIT_WORDS = ("off", "none", "unlimited")
-# Room on disk, in MB (10^6 bytes): the store's cap (its used pages and its write-ahead log), the bytes of text one
+# Room on disk, in MB (10^6 bytes): the store's cap (its used pages; the write-ahead log is emptied after large
+# writes, and the free-disk floor covers it meanwhile), the bytes of text one
 # visitor's runs and uploads may store in any 24 hours, and the free space always left on the store's disk.
 MAX_STORE_MB_SETTING = "TOOLBOARD_MAX_STORE_MB"
 MAX_STORED_MB_PER_DAY_SETTING = "TOOLBOARD_MAX_STORED_MB_PER_DAY"
@@ -115,8 +116,8 @@ def check_room(store: Store, owner: str | None, now: float, *, max_store_bytes: 
                    else "the runs and uploads of this deployment have stored")
             raise NoRoomError(f"{who} {_mb(stored)} in the last 24 hours, past the {_mb(max_stored_bytes_per_day)} "
                               f"{'one visitor' if owner is not None else 'it'} may store per day here "
-                              f"({MAX_STORED_MB_PER_DAY_SETTING}): try again once older runs leave the 24 hours, or "
-                              "add a smaller file (nothing was stored)")
+                              f"({MAX_STORED_MB_PER_DAY_SETTING}): try again once older runs and uploads leave the 24 "
+                              "hours (nothing was stored)")
 
 
 def _mb(size: int) -> str:
@@ -193,6 +194,12 @@ class Admission:
     def check_uploads_quota(self, store: Store, owner: str | None) -> None:
         """QuotaReached when `owner` has added max_uploads_per_day uploads to the board in the last 24 hours."""
         check_daily_quota(store, UPLOADS_QUOTA, self.max_uploads_per_day, owner, self.now())
+
+    @property
+    def watches_room(self) -> bool:
+        """Whether a run's writes are to be watched against a limit on disk (any is set)."""
+        return any(limit is not None for limit in (self.max_store_bytes, self.max_stored_bytes_per_day,
+                                                   self.min_free_disk_bytes))
 
     def check_room(self, store: Store, owner: str | None) -> None:
         """NoRoomError when the store, its disk or `owner`'s daily bytes are past their limits (check_room)."""

@@ -208,6 +208,8 @@ def default_db_path() -> Path:
 
 
 NEW_ID_ATTEMPTS = 5
+# How long a write waits for another process's lock on the store (sqlite3.connect's timeout), in ms.
+BUSY_TIMEOUT_MS = 30_000
 # A run created this recently may still be on its way to its first request in another process: not settled yet.
 HALF_MADE_GRACE_SECONDS = 10 * 60
 NEVER_STARTED_MESSAGE = ("the process that created it stopped before its first request (the app restarted or was "
@@ -608,7 +610,7 @@ def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
     even SQLite's shared-memory file cannot be made: nothing can change the file then anyway)."""
     db: _Connection | None
     if read_only is None:
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30, factory=_Connection)
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, factory=_Connection)
     else:
         if not path.exists():
             raise StoreReadOnlyError(path, f"{read_only}, and there is no store there yet")
@@ -616,7 +618,7 @@ def _connect(path: Path, read_only: str | None) -> sqlite3.Connection:
         for flags in ("mode=ro", "immutable=1"):
             try:
                 db = sqlite3.connect(f"{path.absolute().as_uri()}?{flags}", uri=True, check_same_thread=False,
-                                     isolation_level=None, timeout=30, factory=_Connection)
+                                     isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, factory=_Connection)
                 db.store_path, db.read_only_reason = path, read_only
                 db.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 break
@@ -766,7 +768,13 @@ class Store:
         if self.read_only is not None:
             return
         with self._lock, contextlib.suppress(sqlite3.OperationalError):
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            # Never waits: with another process reading, it copies what it can now and the log empties next time
+            # (waiting out the busy timeout would hold every thread of this process that reads the store).
+            self._db.execute("PRAGMA busy_timeout=0")
+            try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def reclaim_space(self) -> None:
         """Return the pages freed by deletions to the file system where the store allows it (stores made by this
@@ -924,10 +932,12 @@ class Store:
 
     def board_version(self) -> tuple[Any, ...]:
         """Changes whenever what a leaderboard shows may have changed (a run added, deleted or ended, a report
-        written), in this process or another; one cheap query, so a cached board can be checked on every read."""
+        written, a run's outputs shared: a public board shows a run's id only then), in this process or another;
+        one cheap query, so a cached board can be checked on every read."""
         row = self._query("SELECT (SELECT count(*) FROM runs), (SELECT max(finished_at) FROM runs),"
                           " (SELECT count(*) FROM runs WHERE status = 'finished'),"
-                          " (SELECT count(*) FROM reports), (SELECT max(created_at) FROM reports)")[0]
+                          " (SELECT count(*) FROM reports), (SELECT max(created_at) FROM reports),"
+                          " (SELECT count(*) FROM runs WHERE shared = 1)")[0]
         return tuple(row)
 
     def delete_run(self, run_id: str) -> None:
@@ -972,9 +982,9 @@ class Store:
                 for item, prediction, kept in zip(predictions, stored, evidence, strict=True)]
         bad = {index for index, row in enumerate(rows) if isinstance(row, BaseException)}
         try:
-            self._write_batch(cache_rows, [row for index, row in enumerate(rows) if index not in bad])
+            self._write_batch(cache_rows, [row for index, row in enumerate(rows) if index not in bad], run_id)
         except REFUSED_VALUE:  # one value SQLite refuses: each row on its own
-            self._write_cache_rows_alone(cache_rows)
+            self._write_cache_rows_alone(cache_rows, run_id)
             for index, row in enumerate(rows):
                 if index not in bad:
                     try:
@@ -988,10 +998,10 @@ class Store:
             self._write_batch([], [self._prediction_row(run_id, subset, stored[index], attempts, now, evidence[index])])
         return stored
 
-    def _write_cache_rows_alone(self, cache_rows: list[tuple[Any, ...]]) -> None:
+    def _write_cache_rows_alone(self, cache_rows: list[tuple[Any, ...]], run_id: str) -> None:
         for row in cache_rows:
             try:
-                self._write_batch([row], [])
+                self._write_batch([row], [], run_id)
             except REFUSED_VALUE:
                 continue
 
@@ -1014,7 +1024,9 @@ class Store:
         except (ValueError, TypeError, RecursionError) as problem:  # e.g. an integer too long to write
             return problem
 
-    def _write_batch(self, cache_rows: list[tuple[Any, ...]], rows: list[Any]) -> None:
+    def _write_batch(self, cache_rows: list[tuple[Any, ...]], rows: list[Any], run_id: str | None = None) -> None:
+        """Cached answers and predictions rows in one transaction; the cached answers' bytes count for `run_id`,
+        whose requests they answered (the rows' own for theirs)."""
         with self._transaction() as db:
             db.executemany("INSERT OR REPLACE INTO cache (key, response, created_at) VALUES (?, ?, ?)", cache_rows)
             db.executemany(
@@ -1023,7 +1035,7 @@ class Store:
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
-            self._count_bytes(db, rows)
+            self._count_bytes(db, [*rows, *((run_id, *row) for row in cache_rows if run_id is not None)])
 
     @staticmethod
     def _count_bytes(db: sqlite3.Connection, rows: Sequence[Sequence[Any]]) -> None:

@@ -41,7 +41,7 @@ from evaluators.engine.store import Store, open_app_store
 from evaluators.publish.hub_sync import HubSync, from_env
 from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
 from evaluators.service import run_request
-from evaluators.service.board import board_rows
+from evaluators.service.board import board_rows, run_ids_of
 from evaluators.service.data_sources import download_failure_message, run_failure_message
 from evaluators.service.ownership import Visitors
 from evaluators.service.redaction import server_path_redactor, shown_as_is
@@ -127,6 +127,8 @@ class AppServices:
     _others_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
     # What was left half-made by a process that died, settled when these services started (Store.reconcile_half_made).
     settled_at_start: list[str] = field(init=False, default_factory=list)
+    # The references a public board shows for unshared runs, and the runs they stand for (board_run_id).
+    _private_refs: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         admission = self.admission or admission_for(self.public)
@@ -164,9 +166,32 @@ class AppServices:
             loaded = self.other_results.current  # one load, its version and rows together
             version = (self.store.board_version(), loaded.version)
             if cached is None or cached[0] != version:
-                cached = (version, board_rows(benchmark, self.store, mode, others=loaded.rows_for(benchmark, mode)))
+                frame = board_rows(benchmark, self.store, mode, others=loaded.rows_for(benchmark, mode))
+                cached = (version, self._private_run_ids_replaced(frame) if self.public else frame)
                 self._boards[key] = cached
         return cached[1]
+
+    def _private_run_ids_replaced(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The board as a public deployment shows it: a visitor's run whose outputs they have not shared is named
+        by a reference (Visitors.run_ref), never by its id, on the board, its downloads, model pages and
+        comparisons alike (its scores are there as any finished run's); board_run_id turns it back."""
+        private = {run.id for run in self.store.list_runs() if run.owner is not None and not run.shared}
+        if frame.empty or not private.intersection(part for value in frame["run_id"]
+                                                   for part in run_ids_of({"run_id": value})):
+            return frame
+        refs = {run_id: self.visitors.run_ref(run_id) for run_id in private}
+        self._private_refs.update({ref: run_id for run_id, ref in refs.items()})
+
+        def replaced(value: Any) -> Any:
+            parts = run_ids_of({"run_id": value})
+            return " + ".join(refs.get(part, part) for part in parts) if private.intersection(parts) else value
+
+        return frame.assign(run_id=frame["run_id"].map(replaced))
+
+    def board_run_id(self, shown: str) -> str:
+        """The run a board row names (its id, or on a public deployment the reference of an unshared run), for the
+        server's own reads of it (a chart's latency, a run's error types); never shown."""
+        return self._private_refs.get(shown, shown)
 
     def board_view(self, query: tuple[Any, ...], build: Callable[[], View]) -> View:
         """What `build` makes of the board for `query` (hashable: the kind of view and every filter), kept

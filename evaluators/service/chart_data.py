@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, shown_text
 from evaluators.engine.store import Store
 
 COST_COLUMNS = ("run_id", "latency", "tokens")
@@ -29,5 +30,5 @@ def run_report(store: Store, run_id: str, mode: str) -> dict[str, Any]:
 
 
 def run_model(store: Store, run_id: str) -> str:
-    """The model a run evaluated, as it was named."""
-    return store.get_run(run_id).model
+    """The model a run evaluated, as a board shows it (core/limits.shown_text)."""
+    return str(shown_text(store.get_run(run_id).model, MAX_MODEL_NAME_CHARS))

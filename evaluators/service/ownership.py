@@ -33,6 +33,8 @@ SECRET_FILE = "visitor-secret"
 SECRET_BYTES = 32
 MIN_TOKEN_CHARS = 16
 MAX_TOKEN_CHARS = 200
+# How a public board names a run whose id only its visitor may know (Visitors.run_ref).
+PRIVATE_RUN_PREFIX = "unshared-"
 
 
 def installation_secret(folder: Path) -> bytes:
@@ -84,6 +86,12 @@ class Visitors:
         if session_hash:
             return self._hash("session", session_hash)
         raise ToolboardError("this request has no visitor identity: pass owner_token (a random secret you keep)")
+
+    def run_ref(self, run_id: str) -> str:
+        """What a public board shows instead of the id of a run whose visitor has not shared it: stable (the same
+        run, the same reference, across restarts), and telling nothing of the id (an HMAC with the installation's
+        secret). AppServices.board_run_id turns it back for the server's own reads (charts)."""
+        return PRIVATE_RUN_PREFIX + hmac.new(self._secret, f"run:{run_id}".encode(), hashlib.sha256).hexdigest()[:12]
 
     def _hash(self, kind: str, value: str) -> str:
         return hmac.new(self._secret, f"{kind}:{value}".encode(), hashlib.sha256).hexdigest()

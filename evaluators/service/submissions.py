@@ -216,17 +216,20 @@ def store_submission(store: Store, submission: Submission, model: str, notes: st
     checked_text(submission.file_name, "the file name", MAX_FILE_NAME_CHARS, "rename the file and upload it again")
     if not submission.ok or not submission.reports:
         raise ToolboardError("this file has problems; fix them and upload it again (nothing was stored)")
+    written = False
     try:
         with _ADDING, store.atomic():
             if admission is not None:
                 admission.check_uploads_quota(store, owner)
                 admission.check_room(store, owner)
             run_id, config = _create_upload_run(store, submission, model, notes, owner)
+            written = True
             _store_upload(store, submission, run_id, config, owner)
             if admission is not None:
                 admission.check_room(store, owner)  # with this upload's bytes: past a limit, it all rolls back
     finally:
-        store.checkpoint()  # the log holds the whole upload (kept or rolled back) until emptied
+        if written:
+            store.checkpoint()  # the log holds the whole upload (kept or rolled back) until emptied
     return run_id
 
 
