@@ -386,18 +386,15 @@ def killed_add_probe(tmp: Path) -> Probe:
     data = items_copy(store)
     (data / "predictions.jsonl").write_text((EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8"),
                                             encoding="utf-8")
-    marker = tmp / "killed" / "inside"
-    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(store.path), str(data), str(marker)], cwd=ROOT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    deadline = time.monotonic() + 120
-    while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(store.path), str(data)], cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
+    inside = child.stdout is not None and child.stdout.readline().strip() == "inside"  # blocks until it is
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
     with sqlite3.connect(store.path) as db:
         left = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 for table in ("runs", "predictions", "sample_scores")}
-    return Probe("kill -9 during Add", marker.exists() and not any(left.values()),
+    return Probe("kill -9 during Add", inside and not any(left.values()),
                  "left behind: " + ", ".join(f"{count} {table}" for table, count in left.items()))
 
 

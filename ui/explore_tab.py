@@ -23,7 +23,7 @@ from evaluators.core.declarations import (
 )
 from evaluators.core.display_names import benchmark_title, error_type_title, subset_title
 from evaluators.core.errors import ToolboardError
-from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text, shown_text
 from evaluators.core.registry import MODES, unique_titles
 from evaluators.engine.client import request_of_event
 from evaluators.service import explore_queries
@@ -48,7 +48,7 @@ def run_choices(context: AppContext, owner: str | None = None) -> list[tuple[str
     titles, its model and source."""
     return [(f"{run.id} · {benchmark_title(run.benchmark)}"
              f"{' ' + subset_title(run.benchmark, run.language) if run.language else ''} · "
-             f"{cut_text(run.model, MAX_MODEL_NAME_CHARS)} ({run.source}"
+             f"{shown_text(run.model, MAX_MODEL_NAME_CHARS)} ({run.source}"
              f"{', ' + EXAMPLE_DATA_LABEL if run_on_example_data(run) else ''})", run.id)
             for run in explore_queries.visible_runs(context, owner)]
 

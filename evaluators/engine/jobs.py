@@ -176,13 +176,19 @@ class JobManager(RunJobs):
         runs, so a run overshoots by at most what it writes meanwhile; what it finished is kept, and it resumes
         once there is room."""
         stopped = []
+        full: dict[str | None, str | None] = {}  # the room of each owner with runs going on, looked at once
         for job in list(self._jobs.values()):
             if job.status not in ("queued", "running") or job.cancel is None:
                 continue
-            try:
-                self.admission.check_room(self.store, job.owner)
-            except NoRoomError as full:
-                self._stop_by_limit(job, f"stopped: {full}".replace(" (nothing was stored)", "; what it finished is kept"))
+            if job.owner not in full:
+                try:
+                    self.admission.check_room(self.store, job.owner)
+                    full[job.owner] = None
+                except NoRoomError as refused:
+                    full[job.owner] = f"stopped: {refused}".replace(" (nothing was stored)", "; what it finished is kept")
+            message = full[job.owner]
+            if message is not None:
+                self._stop_by_limit(job, message)
                 stopped.append(job.run_id)
         return stopped
 

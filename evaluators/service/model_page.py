@@ -198,11 +198,12 @@ def model_runs(services: AppServices, key: str, owner: str | None = None,
     deployment a run `owner` may not see (ownership.may_see_job) is listed only as the Queue lists it
     (_queued_run: "hidden" True, run_id None), and only if the Queue lists it (a run evaluated here, not an
     upload); a private deployment's are everyone's."""
-    runs = [run for run in services.store.list_runs() if model_key(run.model) == key
-            and (run.source == "endpoint" or may_see_job(services.public, run, owner))][:limit]
-    totals = services.store.all_run_totals([run.id for run in runs]) if runs else {}
-    return [_public_run(run, totals.get(run.id, {})) if may_see_job(services.public, run, owner)
-            else _queued_run(services, run, totals.get(run.id, {})) for run in runs]
+    runs = [(run, may_see_job(services.public, run, owner)) for run in services.store.list_runs()
+            if model_key(run.model) == key]
+    listed = [(run, seen) for run, seen in runs if seen or run.source == "endpoint"][:limit]
+    totals = services.store.all_run_totals([run.id for run, _ in listed]) if listed else {}
+    return [_public_run(run, totals.get(run.id, {})) if seen else _queued_run(services, run, totals.get(run.id, {}))
+            for run, seen in listed]
 
 
 def model_page(services: AppServices, name: str, owner: str | None = None) -> dict[str, Any]:
