@@ -96,3 +96,13 @@ def check_example_predictions(page: Any, timeout_s: float = 120.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"the upload never arrived in {timeout_s:.0f} s")
         page.wait_for_timeout(500)
+
+
+def add_answer(page: Any, pattern: str) -> str:
+    """The Submit tab's answer to Add, once it says `pattern` (a regex): the text of the answer box only, never a
+    label elsewhere on the page that happens to hold the same words. Wait for it before the next click: a click on
+    Add while Add is still pending is ignored by the page (its trigger fires once at a time)."""
+    answer = page.locator("#submit-added span.prose")
+    answer.get_by_text(re.compile(pattern)).wait_for()
+    return answer.inner_text()
+

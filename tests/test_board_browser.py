@@ -14,7 +14,14 @@ import pytest
 from gradio_client import Client
 
 from tests.app_fixtures import form, items_copy, running_app, wait_for_status
-from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, check_example_predictions, start_example_run
+from tests.browser_fixtures import (
+    CHROMIUM,
+    add_answer,
+    assert_no_data_folders,
+    browser_page,
+    check_example_predictions,
+    start_example_run,
+)
 from tests.scripted_server import Fault, ScriptedServer, prompt_key
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -160,12 +167,12 @@ def submit_with_a_failed_add(page: Any, app: Any) -> None:
     first_row(page.get_by_label("Report (official; strict summary included): as on the leaderboard")).wait_for()
     before = len(app.context.store.list_runs())
     page.get_by_role("button", name="Add to leaderboard").click()  # no model name yet
-    page.get_by_text(re.compile("model name", re.IGNORECASE)).first.wait_for()
+    add_answer(page, "give the model a name")
     assert len(app.context.store.list_runs()) == before
     # the checked file is kept: a name, then Add, stores it without checking it again
     page.get_by_label("Model name").fill("uploaded-after-a-failed-add")
     page.get_by_role("button", name="Add to leaderboard").click()
-    page.get_by_text(re.compile("^Added as run")).wait_for()
+    add_answer(page, "^Added as run")
     assert "uploaded-after-a-failed-add" in {run.model for run in app.context.store.list_runs()}
 
 

@@ -32,7 +32,7 @@ from evaluators.service.board import MAX_BOARD_ROWS, board_rows
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, items_copy, running_app, table_rows, wait_for_status, write_predictions
-from tests.browser_fixtures import CHROMIUM, browser_page, check_example_predictions
+from tests.browser_fixtures import CHROMIUM, add_answer, browser_page, check_example_predictions
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLES = 12
@@ -391,9 +391,10 @@ def test_a_browser_keeps_its_upload_quota_across_reloads(tmp_path: Path):
     with public_app(tmp_path, Admission(max_uploads_per_day=1)) as app, browser_page() as (page, problems):
         page.goto(app.url, wait_until="load")
         add_in_the_page(page, "browser upload 1")
-        page.get_by_text(re.compile("^Added as run")).wait_for()
+        add_answer(page, "^Added as run")
         page.reload(wait_until="load")
         add_in_the_page(page, "browser upload 2")
-        page.get_by_text(re.compile("TOOLBOARD_MAX_UPLOADS_PER_DAY=1")).wait_for()
+        refused = add_answer(page, "^⚠️")
+        assert "TOOLBOARD_MAX_UPLOADS_PER_DAY=1" in refused, refused
         assert [run.model for run in app.context.store.list_runs()] == ["browser upload 1"]
         assert not [problem for problem in problems if "page error" in problem], problems

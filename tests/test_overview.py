@@ -1,6 +1,6 @@
 """The overview across benchmarks: one row per model with each benchmark's declared headline figures,
-ranked over what each model has: more benchmarks (coverage) first, then the mean of one column per benchmark
-over those it has; partial runs and uploads never feed it. From the real published tables (a fresh store: no
+ranked head to head: by mean win rate over the benchmarks each model has (no figure averaged across
+benchmarks), never above a model that beats it on every figure they share; partial runs and uploads never feed it. From the real published tables (a fresh store: no
 model is in every table, and the page still ranks them), from synthetic boards, from a real store, and through
 the /overview API of a launched page."""
 
@@ -27,10 +27,10 @@ from evaluators.service.board import APART_COLUMN, board_rows, model_key
 from evaluators.service.overview import (
     AGGREGATE_COLUMN,
     COVERAGE_COLUMN,
-    COVERED_COLUMN,
     LACKS_COLUMN,
     aggregate_rule,
     at_least,
+    dominance_violations,
     headlines,
     overview_rows,
 )
@@ -41,7 +41,7 @@ from ui import overview_tab
 from ui.context import AppContext
 
 ACE, TOOLBENCH, STEPEVAL = "ACEBench · Overall", "ToolBench-Static · Act.EM", "StepEval-Audio-Toolcall · Precision"
-BFCL = "BFCL v4 · Live AST"
+BFCL = "BFCL v4 · Overall"
 
 
 def test_each_benchmark_declares_its_headline_figures():
@@ -49,7 +49,7 @@ def test_each_benchmark_declares_its_headline_figures():
     assert declared["acebench"] == Overview("en", ("overall",), "overall", declared["acebench"].why)
     assert declared["toolbench_static"].columns == ("act_em", "f1") and declared["toolbench_static"].view == "in_domain"
     assert declared["stepeval_audio"].columns == ("precision", "recall") and declared["stepeval_audio"].view == "macro"
-    assert declared["bfcl"] == Overview("all", ("non_live_ast", "live_ast"), "live_ast", declared["bfcl"].why)
+    assert declared["bfcl"] == Overview("all", ("overall", "non_live_ast", "live_ast"), "overall", declared["bfcl"].why)
     assert [h.aggregate_column for h in headlines()] == [ACE, BFCL, STEPEVAL, TOOLBENCH]
     for part in (ACE, BFCL, STEPEVAL, TOOLBENCH):
         assert part in aggregate_rule()
@@ -79,19 +79,22 @@ def test_with_the_published_tables_alone_every_model_is_ranked_over_what_it_has(
     keys = {name: {model_key(m) for m in _published_models(name)} for name in benchmark_names()}
     # What is true of the shipped tables: no model is in every table (the alias table decides who is the same).
     assert not set.intersection(*keys.values())
-    # ... and still the overview has a rank and a mean for every model, with its coverage
+    # ... and still the overview has a rank and a win rate for every model, with its coverage
     assert len(frame) == len(set.union(*keys.values())) > 50
     assert frame["rank"].notna().all() and frame[AGGREGATE_COLUMN].notna().all()
     assert set(frame[COVERAGE_COLUMN]) == {"1 of 4", "2 of 4"}
-    # more coverage first (then the mean, best first); the ranks follow that order
-    covered = list(frame[COVERED_COLUMN])
-    assert covered == sorted(covered, reverse=True) and covered[0] == 2 and list(frame["rank"]) == sorted(frame["rank"])
-    for count in (1, 2):
-        means = list(frame.loc[frame[COVERED_COLUMN] == count, AGGREGATE_COLUMN])
-        assert means == sorted(means, reverse=True)
-    assert frame["rank"].iloc[0] == 1 and frame.loc[frame[COVERED_COLUMN] == 1, "rank"].min() == 6
-    # the minimum-coverage control keeps the head of the list, with its ranks
-    assert list(at_least(frame, 2)["rank"]) == list(frame["rank"][:5]) and at_least(frame, 3).empty
+    assert list(frame["rank"]) == sorted(frame["rank"]) and frame["rank"].iloc[0] == 1
+    # no model stands above one that is at least as good on every figure they share (183 pairs did, ranked by
+    # coverage then by a mean across benchmarks)
+    assert dominance_violations(frame) == []
+    # the minimum-coverage control keeps the models with more benchmarks, each with its rank among all
+    two = at_least(frame, 2)
+    assert len(two) == 5 and set(two["rank"]) <= set(frame["rank"]) and at_least(frame, 3).empty
+    # a model is not pushed down for what it lacks: the best model of each table wins every head-to-head it has and
+    # shares the first rank, though each has one benchmark of four
+    first = frame[frame["rank"] == 1]
+    assert set(first["model"]) == {"Claude-Opus-4-5-20251101", "GPT-4o", "13B alpha-UMi w/ reuse", "Step-Audio 2"}
+    assert set(first[COVERAGE_COLUMN]) == {"1 of 4"} and set(first[AGGREGATE_COLUMN]) == {1.0}
     # a model in several tables (per the alias table) is one row with each figure, lacking only the others
     tables_of = {k: sum(k in found for found in keys.values()) for k in set.union(*keys.values())}
     lacking = {model_key(m): lacks.count(", ") + 1 for m, lacks in zip(frame["model"], frame[LACKS_COLUMN])}
@@ -104,7 +107,7 @@ def test_with_the_published_tables_alone_every_model_is_ranked_over_what_it_has(
     # figures of the declared views: ACEBench's English table, ToolBench's in-domain split, StepEval's tool mean
     gpt4o = rows.loc[model_key("GPT-4o")]
     assert gpt4o[ACE] == pytest.approx(0.811) and gpt4o["ACEBench · source"] == "published"
-    assert gpt4o[AGGREGATE_COLUMN] == pytest.approx(0.811) and gpt4o[COVERAGE_COLUMN] == "1 of 4"
+    assert gpt4o[AGGREGATE_COLUMN] == pytest.approx(_win_rate(frame, ACE, gpt4o[ACE])) and gpt4o[COVERAGE_COLUMN] == "1 of 4"
     assert gpt4o[LACKS_COLUMN] == "BFCL v4, StepEval-Audio-Toolcall, ToolBench-Static"
     published = json.loads((LEADERBOARD_DIR / "toolbench_static.json").read_text(encoding="utf-8"))["rows"]
     gpt4 = next(r for r in published if r["model"] == "GPT-4 (0-shot)" and r["subset"] == "in_domain")
@@ -112,6 +115,14 @@ def test_with_the_published_tables_alone_every_model_is_ranked_over_what_it_has(
     audio = rows.loc[model_key("Step-Audio 2")]
     assert audio["StepEval-Audio-Toolcall · source"].startswith("published (modality audio")
     assert 0 < audio[STEPEVAL] < 1
+
+
+def _win_rate(frame: pd.DataFrame, column: str, value: float) -> float:
+    """The share of the other models with a figure in `column` that `value` beats, a tie counting half."""
+    others = [round(v * 100, 1) for v in pd.to_numeric(frame[column], errors="coerce").dropna()]
+    value = round(value * 100, 1)  # compared as shown
+    others.remove(value)
+    return (sum(value > other for other in others) + 0.5 * sum(value == other for other in others)) / len(others)
 
 
 def test_the_models_of_one_published_table_stay_apart():
@@ -135,19 +146,19 @@ def test_the_models_of_one_published_table_stay_apart():
 
 def test_a_model_with_bfcl_and_another_published_table_is_ranked():
     """BFCL's site names ("Hammer2.1-7b (FC)") join the other tables through the alias table: over ACEBench and BFCL
-    alone, the models in both are ranked by the mean of ACEBench's overall and BFCL's Live AST."""
+    alone, the models in both have the mean of their two win rates (ACEBench's overall, BFCL's Overall)."""
     benchmarks = [get_benchmark("acebench"), get_benchmark("bfcl")]
     frame = overview_rows({b.name: board_rows(b.name, None) for b in benchmarks}, benchmarks)
-    ranked = frame[frame[COVERAGE_COLUMN] == "2 of 2"]
-    assert list(frame["rank"][:4]) == [1, 2, 3, 4] and list(ranked.index) == [0, 1, 2, 3]
-    assert set(ranked["model"].map(model_key)) == {"Hammer2.1-3B", "Hammer2.1-7B", "Kimi-K2-Instruct",
-                                                   "Llama-3.2-3B-Instruct"}
-    hammer = ranked.set_index(ranked["model"].map(model_key)).loc["Hammer2.1-7B"]
+    both = frame[frame[COVERAGE_COLUMN] == "2 of 2"]
+    assert set(both["model"].map(model_key)) == {"Hammer2.1-3B", "Hammer2.1-7B", "Kimi-K2-Instruct",
+                                                 "Llama-3.2-3B-Instruct"}
+    hammer = both.set_index(both["model"].map(model_key)).loc["Hammer2.1-7B"]
     published = json.loads((LEADERBOARD_DIR / "bfcl.json").read_text(encoding="utf-8"))["rows"]
-    live = next(r for r in published if r["model"] == "Hammer2.1-7b (FC)")["summary"]["live_ast"]
-    assert hammer[BFCL] == pytest.approx(live) and hammer["BFCL v4 · source"] == "published (as Hammer2.1-7b (FC))"
-    assert hammer[AGGREGATE_COLUMN] == pytest.approx((hammer[ACE] + live) / 2)
-    assert list(frame["rank"][:4]) == sorted(frame["rank"][:4]) and hammer[LACKS_COLUMN] == ""
+    overall = next(r for r in published if r["model"] == "Hammer2.1-7b (FC)")["summary"]["overall"]
+    assert hammer[BFCL] == pytest.approx(overall) and hammer["BFCL v4 · source"] == "published (as Hammer2.1-7b (FC))"
+    assert hammer[AGGREGATE_COLUMN] == pytest.approx((_win_rate(frame, ACE, hammer[ACE])
+                                                      + _win_rate(frame, BFCL, overall)) / 2)
+    assert hammer[LACKS_COLUMN] == "" and dominance_violations(frame, headlines(benchmarks)) == []
 
 
 def _board(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -158,7 +169,7 @@ def _board(name: str, rows: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame([{**base, **row} for row in rows])
 
 
-def test_models_with_more_benchmarks_come_first_each_ranked_by_the_mean_of_what_it_has():
+def test_each_model_is_ranked_by_its_win_rate_over_what_it_has_and_never_above_its_better():
     frames = {
         "acebench": _board("acebench", [
             {"model": "Full-A", "overall": 0.8}, {"model": "full-b", "overall": 0.5}, {"model": "Lacks-Tool", "overall": 0.9},
@@ -185,18 +196,21 @@ def test_models_with_more_benchmarks_come_first_each_ranked_by_the_mean_of_what_
     frame = overview_rows(frames)
     rows = frame.set_index("model")
     # one row per model: case, spaces, underscores and a provider prefix are the same model
-    assert list(frame["model"]) == ["Full-A", "full-b", "Lacks-Tool"]
-    assert rows.loc["Full-A", AGGREGATE_COLUMN] == pytest.approx((0.8 + 0.6 + 0.4) / 3)
-    assert rows.loc["full-b", AGGREGATE_COLUMN] == pytest.approx((0.5 + 0.7 + 0.3) / 3)
-    # Lacks-Tool has the best mean, over two benchmarks of three: it comes after the models with all three
-    assert list(frame["rank"]) == [1, 2, 3] and list(frame[COVERAGE_COLUMN]) == ["3 of 3", "3 of 3", "2 of 3"]
+    assert list(frame["model"]) == ["Lacks-Tool", "Full-A", "full-b"]
+    # ACEBench: Lacks-Tool 0.9 beats both; Full-A 0.8 one. ToolBench (act_em): Full_B beats Full-A. StepEval
+    # (precision): Lacks-Tool, then Full-A, then FULL B.
+    assert rows.loc["Full-A", AGGREGATE_COLUMN] == pytest.approx((0.5 + 0 + 0.5) / 3)
+    assert rows.loc["full-b", AGGREGATE_COLUMN] == pytest.approx((0 + 1 + 0) / 3)
+    # Lacks-Tool beats both on every benchmark it has: first, though it lacks one; full-b has the same win rate as
+    # Full-A and neither beats the other on every figure they share: they share a rank
+    assert list(frame["rank"]) == [1, 2, 2] and list(frame[COVERAGE_COLUMN]) == ["2 of 3", "3 of 3", "3 of 3"]
     # ToolBench's two figures are shown, but only act_em weighs
     assert rows.loc["full-b", "ToolBench-Static · F1"] == pytest.approx(0.2)
     assert rows.loc["Full-A", "ACEBench · source"] == "published"
     assert rows.loc["Full-A", "StepEval-Audio-Toolcall · source"] == "evaluated run r2 (modality text, as openai/full-a)"
     assert rows.loc["full-b", "StepEval-Audio-Toolcall · source"] == "published (modality audio, as FULL B)"
     lacks = rows.loc["Lacks-Tool"]
-    assert lacks[AGGREGATE_COLUMN] == pytest.approx((0.9 + 0.99) / 2) and lacks[LACKS_COLUMN] == "ToolBench-Static"
+    assert lacks[AGGREGATE_COLUMN] == 1.0 and lacks[LACKS_COLUMN] == "ToolBench-Static"
     assert pd.isna(lacks[TOOLBENCH]) and lacks["ToolBench-Static · source"] == ""
     assert rows.loc["Full-A", LACKS_COLUMN] == ""
 
@@ -263,7 +277,7 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
     assert f'data-rows="{models}"' in page and models > 50
     fewer, _ = parts.refresh(2)
     assert 'data-rows="5"' in fewer and "GPT-4o" not in fewer
-    assert "ranked by coverage first" in overview_tab.overview_note()
+    assert "mean win rate" in overview_tab.overview_note()
     demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
         result = Client(demo.local_url, verbose=False).predict(api_name="/overview")
@@ -272,10 +286,13 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
         context.close()
     assert result["aggregate"] == aggregate_rule()
     rows = {model_key(row["model"]): row for row in table_rows(result)}
-    assert result["headers"][:4] == ["rank", "model", "coverage", "aggregate"]
+    assert result["headers"][:4] == ["rank", "model", "coverage", "win_rate"]
     gpt4o = rows[model_key("GPT-4o")]
-    assert gpt4o[ACE] == 81.1 and gpt4o[TOOLBENCH] is None and gpt4o["aggregate"] == 81.1
-    assert gpt4o["coverage"] == "1 of 4" and gpt4o["benchmarks"] == 1 and gpt4o["rank"] > 5
+    assert gpt4o[ACE] == 81.1 and gpt4o[TOOLBENCH] is None and 0 < gpt4o["win_rate"] <= 100
+    assert gpt4o["coverage"] == "1 of 4" and gpt4o["benchmarks"] == 1 and gpt4o["rank"] == 1
+    # the dominance count over /overview is 0
+    frame = pd.DataFrame(result["data"], columns=result["headers"])
+    assert dominance_violations(frame) == []
     assert rows[model_key("Step-Audio 2")]["StepEval-Audio-Toolcall · source"].startswith("published (modality audio")
 
 
@@ -297,7 +314,7 @@ def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_
         first = table.locator("tbody tr").first
         link = first.locator("a")
         assert link.get_attribute("href") == f"?model={quote(link.inner_text().strip())}"
-        assert "2 of 4" in first.inner_text()
+        assert first.locator("td").first.inner_text().strip() == "1"
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {size[0]}px"
         if size[0] < 640:  # a card per model: the rank, the name and the figures it has, one under the other

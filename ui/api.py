@@ -211,9 +211,10 @@ def declare_overview_api(context: AppContext, overview_in_percent: Callable[[], 
     """overview: the table across benchmarks that the Overview tab shows, in %."""
 
     def overview_api() -> dict[str, Any]:
-        """The overview (values in %): {"headers", "data", "aggregate"}; one row per model, every one ranked:
-        more benchmarks first (`coverage` "2 of 4", `benchmarks` 2), then `aggregate`, the mean of those it has;
-        `lacks` names the others; `<title> · source` says where each benchmark's figures come from."""
+        """The overview (values in %): {"headers", "data", "aggregate"}; one row per model in rank order: by
+        `win_rate`, the mean win rate over the benchmarks it has, never above a model that beats it on every
+        figure they share ("aggregate" states the rule); `coverage` ("2 of 4") and `benchmarks` (2) say how many it
+        has, `lacks` names the others; `<title> · source` says where each benchmark's figures come from."""
         try:
             frame = overview_in_percent()
         except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure

@@ -21,7 +21,7 @@ from evaluators.core.registry import all_benchmarks
 from evaluators.service import model_page
 from ui.api import declare_model_api
 from ui.context import READ_EVENT, AppContext
-from ui.format import MODEL_PARAMETER, model_href, picked_value, user_error
+from ui.format import MODEL_PARAMETER, interval_parts, model_href, picked_value, user_error
 from ui.visitor import owner_of
 
 # The column of a table (the Overview's) whose names open a model's page when clicked.
@@ -51,9 +51,11 @@ def _percent(value: float | None) -> str:
 
 
 def _interval(figure: dict[str, Any]) -> str:
-    if figure["low"] is None or figure["high"] is None:
+    """The 95% interval as the board writes it (ui/format.interval_parts: `± 1.2`, or each side where lopsided)."""
+    if figure["value"] is None or figure["low"] is None or figure["high"] is None:
         return ""
-    return f"<span class='model-ci'>{_percent(figure['low'])}–{_percent(figure['high'])}</span>"
+    _, interval = interval_parts(figure["value"] * 100, figure["low"] * 100, figure["high"] * 100)
+    return f"<span class='model-ci'>{html.escape(interval)}</span>"
 
 
 def _fact_line(facts: dict[str, Any] | None) -> str:

@@ -1,5 +1,5 @@
-"""Overview tab: one row per model with each benchmark's headline figures side by side, ranked over what each
-model has (more benchmarks first, then the mean of those it has), with a control to list only the models with
+"""Overview tab: one row per model with each benchmark's headline figures side by side, ranked head to head by
+mean win rate (evaluators/service/overview.py states the rule), with a control to list only the models with
 at least N benchmarks; each model's name opens its page. An HTML table on a desktop, one card per model on a
 phone; a button per benchmark opens its table."""
 
@@ -29,6 +29,7 @@ from evaluators.service.overview import (
     at_least,
     headlines,
     overview_rows,
+    shown_percent,
 )
 from ui.api import declare_overview_api
 from ui.context import READ_EVENT, AppContext
@@ -80,10 +81,10 @@ def coverage_note(frame: pd.DataFrame) -> str:
     most = int(frame[COVERED_COLUMN].max())
     if most == total:
         complete = int((frame[COVERED_COLUMN] == total).sum())
-        return f"{complete} model{'s have' if complete != 1 else ' has'} a figure on all {total} benchmarks; they come first."
+        return f"{complete} model{'s have' if complete != 1 else ' has'} a figure on all {total} benchmarks."
     return (f"**No model has a figure on every benchmark yet** (the most any has is {most} of {total}), so models are "
-            "ranked over what they have: those with more benchmarks first, then by the mean of theirs. Evaluate a "
-            "model on the benchmarks it lacks to rank it against more models.")
+            "ranked head to head on the benchmarks they share. Evaluate a model on the benchmarks it lacks to rank it "
+            "against more models.")
 
 
 def _figures(frame: pd.DataFrame) -> list[str]:
@@ -91,10 +92,10 @@ def _figures(frame: pd.DataFrame) -> list[str]:
 
 
 def in_percent(frame: pd.DataFrame) -> pd.DataFrame:
-    """Figures and the mean as percentages with one decimal (numbers; None where blank), as the board's API."""
+    """Figures and the win rate as percentages with one decimal (numbers; None where blank), as the board's API."""
     shown = frame.copy()
     for column in _figures(frame):
-        shown[column] = pd.to_numeric(shown[column], errors="coerce").mul(100).round(1)
+        shown[column] = shown_percent(pd.to_numeric(shown[column], errors="coerce"))
     return shown
 
 
@@ -111,12 +112,12 @@ def _figure_cell(value: Any, label: str, source: str = "") -> str:
 
 
 def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> str:
-    """The page's table: rank, model (a link to its page), coverage (what the model lacks as its tooltip), mean,
+    """The page's table: rank, model (a link to its page), coverage (what the model lacks as its tooltip), win rate,
     then each benchmark's figures (in %, one decimal; each with its source as a tooltip); on a phone, what a model
     lacks is written under its name."""
     parts = headlines() if parts is None else parts
     figure_columns = [(h, column) for h in parts for column in h.columns]
-    head = ['<th class="ov-num">#</th>', '<th class="ov-model">Model</th>', '<th>Coverage</th>', '<th>Mean %</th>',
+    head = ['<th class="ov-num">#</th>', '<th class="ov-model">Model</th>', '<th>Coverage</th>', '<th>Win rate %</th>',
             *[f"<th>{html.escape(column)} %</th>" for _, column in figure_columns]]
     body = []
     for record in frame.to_dict("records"):
@@ -129,7 +130,7 @@ def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> s
             '<td class="ov-num" data-label="Coverage"'
             + (f' title="lacks {html.escape(lacks, quote=True)}"' if lacks else "")
             + f">{html.escape(str(record[COVERAGE_COLUMN]))}</td>",
-            _figure_cell(record[AGGREGATE_COLUMN], "Mean %"),
+            _figure_cell(record[AGGREGATE_COLUMN], "Win rate %"),
             *[_figure_cell(record[column], f"{column} %", str(record.get(h.source_column) or ""))
               for h, column in figure_columns],
         ]

@@ -24,6 +24,9 @@ class Metric:
     # a share of some other count (a precision, an accuracy over triggered items) or a mean score (F1,
     # ROUGE): the board shows no n and no interval rather than a wrong one.
     share_of_items: bool = True
+    # A figure that is a weighted sum of others (a mean of category shares, an official weighting): its parts as
+    # (column, weight). Its interval is the item bootstrap's (items resampled within each part), computed exactly.
+    made_of: tuple[tuple[str, float], ...] = ()
 
     @property
     def shown_as(self) -> str:

@@ -76,9 +76,46 @@ def wilson_interval(p: float | None, n: int | None, z: float = Z95) -> tuple[flo
     return (0.0 if p == 0 else max(0.0, centre - half)), (1.0 if p == 1 else min(1.0, centre + half))
 
 
+def composite_interval(row: dict[str, Any], column: str, parts_of: dict[str, tuple[tuple[str, float], ...]],
+                       z: float = Z95) -> tuple[float, float] | None:
+    """The 95% interval of a figure that is a weighted sum of item shares (`parts_of[column]`, nested sums
+    allowed): value ± z·se, where se² = Σ weight² · se(part)² and an item share p over n items has se² =
+    p(1 − p)/n. That is the variance of the item bootstrap that resamples each part's items apart (as
+    lm-evaluation-harness bootstraps aggregates), computed exactly instead of by resampling. None when the value,
+    or any part's value or n, is not known."""
+    def variance(name: str, depth: int) -> float | None:
+        if name in parts_of and depth < len(parts_of) + 1:
+            terms = [variance(part, depth + 1) for part, _ in parts_of[name]]
+            if any(term is None for term in terms):
+                return None
+            return sum(weight * weight * term for (_, weight), term in zip(parts_of[name], terms))  # type: ignore[operator]
+        share, n = row.get(name), row.get(name + N_SUFFIX)
+        if not isinstance(share, int | float) or isinstance(share, bool) or math.isnan(share):
+            return None
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            return None
+        share = min(max(float(share), 0.0), 1.0)
+        return share * (1 - share) / n
+
+    value = row.get(column)
+    if column not in parts_of or not isinstance(value, int | float) or math.isnan(value):
+        return None
+    found = variance(column, 0)
+    if found is None:
+        return None
+    half = z * math.sqrt(found)
+    return max(0.0, float(value) - half), min(1.0, float(value) + half)
+
+
 def fraction_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:
     """The layout's metric columns that are shares (declared kind "fraction"; undeclared ones count as shares)."""
     return [c for c in (*layout.columns, *layout.detail_columns) if benchmark.metric(c).kind == "fraction"]
+
+
+def composite_columns(benchmark: Benchmark, layout: BoardLayout) -> dict[str, tuple[tuple[str, float], ...]]:
+    """The parts of every declared weighted sum among the benchmark's metrics (Metric.made_of), by column."""
+    names = {*layout.columns, *layout.detail_columns, *(m.name for m in (*benchmark.metrics, *benchmark.summary_metrics))}
+    return {name: benchmark.metric(name).made_of for name in names if benchmark.metric(name).made_of}
 
 
 def item_share_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:
@@ -419,15 +456,20 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
         rows += _others_rows(others, store)
     _add_cost_columns(rows, store)
     fractions, item_shares = fraction_columns(spec, layout), item_share_columns(spec, layout)
+    parts_of = composite_columns(spec, layout)
     for row in rows:
         _cut_texts(row)
         row.setdefault(NEWEST_COLUMN, False)
         row.update(_fact_values(row["model"]))
+        composites = {column: composite_interval(row, column, parts_of) for column in parts_of}
         for column in fractions:
-            if column not in item_shares:  # its n is not the view's items (e.g. a precision): no interval
+            if column not in item_shares:  # its n is not the view's items (e.g. a precision): no Wilson interval
                 row.pop(column + N_SUFFIX, None)
             value = row.get(column)
-            interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
+            if column in parts_of:
+                interval = composites[column]
+            else:
+                interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
             row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
     interval_columns = [c + suffix for c in fractions for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     columns = board_columns(spec, layout, others=others is not None)

@@ -1,14 +1,18 @@
 """One view across benchmarks: a row per model with each benchmark's headline figures side by side (as
-its package declares them, `Benchmark.overview`), ranked over what each model has: the models with more
-benchmarks first (coverage), then by the mean of the benchmarks they have. So the page ranks models from the
-published tables alone, before anyone runs anything here. Pure data (pandas), fractions; the app only shows it."""
+its package declares them, `Benchmark.overview`), ranked head to head. Models differ in which benchmarks they
+have, so no figure is averaged across benchmarks: each model's mean win rate (as HELM ranks models) is, over the
+benchmarks it has, the share of the other models with that benchmark that it beats on the benchmark's headline,
+and no model is ever placed above one that beats it on every figure they share. So the page ranks models from
+the published tables alone, before anyone runs anything here. Pure data (pandas), fractions; the app only shows it."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evaluators.core.declarations import Overview
@@ -16,20 +20,22 @@ from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark
 from evaluators.service.board import APART_COLUMN, ORIGIN_COLUMN, RANK_COLUMN, model_facts, model_key
 
 MODEL_COLUMN = "model"
-AGGREGATE_COLUMN = "aggregate"
+# The mean win rate (a share): the column models are ranked by.
+AGGREGATE_COLUMN = "win_rate"
 # The benchmarks a model has no ranked figure in (empty on ranked rows).
 LACKS_COLUMN = "lacks"
 SOURCE_SUFFIX = " · source"
 # How many of the benchmarks a model has a figure in, e.g. "3 of 4" (COVERED_COLUMN: the number alone).
 COVERAGE_COLUMN = "coverage"
 COVERED_COLUMN = "benchmarks"
-AGGREGATE_RULE = ("Mean = the plain mean of one column per benchmark ({columns}), as shares, over the benchmarks a "
-                  "model has a figure in; each benchmark weighs the same whatever the number of its columns. Models "
-                  "are ranked by coverage first (a model with more benchmarks comes before one with fewer: a mean over "
-                  "fewer benchmarks is not comparable with it), then by that mean; equal coverage and mean share a "
-                  "rank. Compare means only between models of the same coverage, and read which benchmarks they "
-                  "cover. Each figure is the model's best ranked row of the benchmark's view (a published row or a "
-                  "comparable evaluated run; never a partial run or an upload).")
+AGGREGATE_RULE = ("Models are ranked by mean win rate, as HELM ranks models: for each benchmark a model has, the share "
+                  "of the other models with that benchmark whose headline figure it beats (a tie counts half), averaged "
+                  "over its benchmarks ({columns}). Figures of different benchmarks are never averaged together, and "
+                  "a model with fewer benchmarks is not pushed down for what it lacks. One more rule comes first: no "
+                  "model is placed above a model that is at least as good on every headline figure the two share and "
+                  "better on one of them. Equal win rates share a rank. A win rate over few benchmarks or few rivals "
+                  "says less: read the coverage beside it. Each figure is the model's best ranked row of the "
+                  "benchmark's view (a published row or a comparable evaluated run; never a partial run or an upload).")
 
 
 @dataclass(frozen=True)
@@ -110,8 +116,8 @@ def _source(row: pd.Series, benchmark: Benchmark, shown_name: str) -> str:
 
 
 def overview_columns(benchmarks: Sequence[Benchmark] | None = None) -> list[str]:
-    """The overview's columns: rank, model, coverage, the mean, every headline figure, what a model lacks, the
-    number of benchmarks it has, the sources."""
+    """The overview's columns: rank, model, coverage, the mean win rate, every headline figure, what a model
+    lacks, the number of benchmarks it has, the sources."""
     parts = headlines(benchmarks)
     return [RANK_COLUMN, MODEL_COLUMN, COVERAGE_COLUMN, AGGREGATE_COLUMN, *[c for h in parts for c in h.columns],
             LACKS_COLUMN, COVERED_COLUMN, *[h.source_column for h in parts]]
@@ -120,9 +126,8 @@ def overview_columns(benchmarks: Sequence[Benchmark] | None = None) -> list[str]
 def overview_rows(board_frames: Mapping[str, pd.DataFrame], benchmarks: Sequence[Benchmark] | None = None) -> pd.DataFrame:
     """One row per model (matched across tables by evaluators.service.board.model_key) from each benchmark's board
     frame (board_rows, official mode), keyed by benchmark name: its headline figures (fractions) and their
-    sources; `coverage` ("3 of 4") and `benchmarks` (3): how many benchmarks' aggregate column it has; `aggregate`:
-    the mean of those (AGGREGATE_RULE); the benchmarks it lacks. Every model with a figure is ranked: more coverage
-    first, then the higher mean; equal coverage and mean share a rank.
+    sources; `coverage` ("3 of 4") and `benchmarks` (3): how many benchmarks' headline it has; `win_rate`: its
+    mean win rate (AGGREGATE_RULE); the benchmarks it lacks. Rows come in rank order (head_to_head_order).
     `benchmarks`: the declarations of the frames' benchmarks (by default looked up by name)."""
     chosen = list(benchmarks) if benchmarks is not None else [get_benchmark(name) for name in board_frames]
     parts = headlines([b for b in chosen if b.name in board_frames])
@@ -134,47 +139,127 @@ def overview_rows(board_frames: Mapping[str, pd.DataFrame], benchmarks: Sequence
         facts = model_facts(str(first["model"]))
         shown = facts.name if facts is not None else str(first["model"])
         record: dict[str, Any] = {MODEL_COLUMN: shown}
-        lacking, aggregates = [], []
+        lacking = []
         for h in parts:
             row = best[h.benchmark.name].get(key)
             for metric, column in zip(h.overview.columns, h.columns):
                 record[column] = None if row is None else _number(row.get(metric))
             record[h.source_column] = "" if row is None else _source(row, h.benchmark, shown)
-            value = record[h.aggregate_column]
-            if value is None:
+            if record[h.aggregate_column] is None:
                 lacking.append(h.benchmark.title)
-            else:
-                aggregates.append(value)
-        record[AGGREGATE_COLUMN] = sum(aggregates) / len(aggregates) if aggregates else None
-        record[COVERED_COLUMN] = len(aggregates)
-        record[COVERAGE_COLUMN] = f"{len(aggregates)} of {len(parts)}"
+        record[COVERED_COLUMN] = len(parts) - len(lacking)
+        record[COVERAGE_COLUMN] = f"{len(parts) - len(lacking)} of {len(parts)}"
         record[LACKS_COLUMN] = ", ".join(lacking)
         records.append(record)
     frame = pd.DataFrame(records, columns=overview_columns([h.benchmark for h in parts])).drop(columns=RANK_COLUMN)
     frame[COVERED_COLUMN] = frame[COVERED_COLUMN].astype(int)
-    frame = frame.assign(_name=frame[MODEL_COLUMN].str.lower())
-    frame = frame.sort_values([COVERED_COLUMN, AGGREGATE_COLUMN, "_name"], ascending=[False, False, True],
-                              na_position="last", kind="stable").drop(columns="_name").reset_index(drop=True)
-    frame.insert(0, RANK_COLUMN, pd.array(coverage_ranks(list(frame[COVERED_COLUMN]), list(frame[AGGREGATE_COLUMN])),
-                                          dtype="Int64"))
+    frame[AGGREGATE_COLUMN] = mean_win_rates(frame, parts)
+    order, ranks = head_to_head_order(frame, parts)
+    frame = frame.iloc[order].reset_index(drop=True)
+    frame.insert(0, RANK_COLUMN, pd.array(ranks, dtype="Int64"))
     return frame
 
 
-def coverage_ranks(covered: list[int], means: list[float | None]) -> list[int | None]:
-    """Ranks of rows sorted by coverage then mean (best first): a row takes its 1-based position unless it has the
-    same coverage and mean as the row above, when it shares that row's rank; no mean, no rank."""
-    result: list[int | None] = []
-    for position, (count, mean) in enumerate(zip(covered, means), 1):
-        if mean is None or pd.isna(mean):
-            result.append(None)
-        elif result and result[-1] is not None and (count, mean) == (covered[position - 2], means[position - 2]):
-            result.append(result[-1])
+def shown_percent(values: Any) -> Any:
+    """Shares as the page and the API show them: percent with one decimal."""
+    return np.round(np.asarray(values, dtype=float) * 100, 1)
+
+
+def _better_signs(frame: pd.DataFrame, columns: Sequence[tuple[str, bool]]) -> np.ndarray:
+    """sign[k, i, j] = +1 where model i is better than model j on column k, -1 worse, 0 equal, compared as shown
+    (shown_percent: what a reader can check); NaN where either lacks it and between a model and itself.
+    `columns`: (column, higher is better)."""
+    values = np.array([shown_percent(pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan))
+                       for column, _ in columns]).reshape(len(columns), len(frame))
+    directions = np.array([1.0 if higher else -1.0 for _, higher in columns]).reshape(-1, 1, 1)
+    signs = np.sign(values[:, :, None] - values[:, None, :]) * directions
+    signs[:, np.arange(len(frame)), np.arange(len(frame))] = np.nan
+    return signs
+
+
+def _headline_columns(parts: Sequence[Headline], aggregate_only: bool) -> list[tuple[str, bool]]:
+    chosen = [(h, metric) for h in parts for metric in (h.overview.columns if not aggregate_only else (h.overview.aggregate,))]
+    return [(h.column(metric), h.benchmark.metric(metric).higher_is_better) for h, metric in chosen]
+
+
+def mean_win_rates(frame: pd.DataFrame, parts: Sequence[Headline]) -> list[float | None]:
+    """Each model's mean win rate: per benchmark it has (and at least one other model has), the share of the other
+    models with that benchmark whose headline figure (the declared aggregate column) it beats, a tie counting half;
+    the mean over those benchmarks. None for a model with no rival on any benchmark."""
+    if frame.empty:
+        return []
+    signs = _better_signs(frame, _headline_columns(parts, aggregate_only=True))
+    known = ~np.isnan(signs)
+    rivals = known.sum(axis=2)  # (benchmark, model): the other models with both figures
+    wins = np.where(known, (np.nan_to_num(signs) + 1) / 2, 0.0).sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(rivals > 0, wins / np.maximum(rivals, 1), np.nan)
+    counted = (~np.isnan(rates)).sum(axis=0)
+    means = np.where(counted > 0, np.nansum(rates, axis=0) / np.maximum(counted, 1), np.nan)
+    return [None if np.isnan(mean) else float(mean) for mean in means]
+
+
+def dominance(frame: pd.DataFrame, parts: Sequence[Headline]) -> np.ndarray:
+    """beats[i, j]: model i is at least as good as model j on every headline figure the two share (every declared
+    column of every benchmark), better on at least one, and they share at least one."""
+    if frame.empty:
+        return np.zeros((0, 0), dtype=bool)
+    signs = _better_signs(frame, _headline_columns(parts, aggregate_only=False))
+    shared = ~np.isnan(signs)
+    never_worse = np.where(shared, signs >= 0, True).all(axis=0)
+    once_better = np.where(shared, signs > 0, False).any(axis=0)
+    return never_worse & once_better & shared.any(axis=0)
+
+
+def dominance_violations(frame: pd.DataFrame, parts: Sequence[Headline] | None = None) -> list[tuple[str, str]]:
+    """(placed above, its better) for every pair of an overview's rows (in their order) where a model stands above
+    one that beats it on every figure they share (the rule of AGGREGATE_RULE; empty when the order keeps it)."""
+    parts = headlines() if parts is None else parts
+    beats = dominance(frame, parts)
+    names = list(frame[MODEL_COLUMN])
+    return [(names[above], names[below]) for above in range(len(names)) for below in range(above + 1, len(names))
+            if beats[below, above]]
+
+
+def head_to_head_order(frame: pd.DataFrame, parts: Sequence[Headline]) -> tuple[list[int], list[int | None]]:
+    """(row positions in rank order, their ranks). By mean win rate (then name), except that a model is never
+    placed before one that beats it on every figure they share: the order is the win rates' order made to respect
+    that (a topological order taking the best win rate free to go next). Should three models beat each other in a
+    circle, the best win rate among those left goes next. Equal win rates share a rank unless one of the two beats
+    the other; a model without a win rate has no rank and comes last."""
+    rates = [(-1.0 if rate is None or pd.isna(rate) else float(rate)) for rate in frame[AGGREGATE_COLUMN]]
+    names = [str(name).lower() for name in frame[MODEL_COLUMN]]
+    beats = dominance(frame, parts)
+    waiting = beats.sum(axis=0).astype(int) if len(frame) else np.zeros(0, dtype=int)
+    placed = np.zeros(len(frame), dtype=bool)
+    free = [(-rates[i], names[i], i) for i in range(len(frame)) if waiting[i] == 0]
+    heapq.heapify(free)
+    order: list[int] = []
+    while len(order) < len(frame):
+        if not free:  # a circle: the best of those left goes next
+            left = min((i for i in range(len(frame)) if not placed[i]), key=lambda i: (-rates[i], names[i]))
+            free.append((-rates[left], names[left], left))
+        _, _, chosen = heapq.heappop(free)
+        if placed[chosen]:
+            continue
+        placed[chosen] = True
+        order.append(chosen)
+        for beaten in np.flatnonzero(beats[chosen] & ~placed):
+            waiting[beaten] -= 1
+            if waiting[beaten] == 0:
+                heapq.heappush(free, (-rates[beaten], names[beaten], int(beaten)))
+    ranks: list[int | None] = []
+    for position, row in enumerate(order, 1):
+        if rates[row] < 0:
+            ranks.append(None)
+        elif ranks and ranks[-1] is not None and rates[order[position - 2]] == rates[row] \
+                and not beats[order[position - 2], row]:
+            ranks.append(ranks[-1])
         else:
-            result.append(position)
-    return result
+            ranks.append(position)
+    return order, ranks
 
 
 def at_least(frame: pd.DataFrame, minimum: int) -> pd.DataFrame:
-    """The overview's models with at least `minimum` benchmarks (a shorter list, the same ranks: models with more
-    coverage come first, so only the tail is cut)."""
+    """The overview's models with at least `minimum` benchmarks (a shorter list; each keeps its rank among all)."""
     return frame[frame[COVERED_COLUMN] >= minimum].reset_index(drop=True)

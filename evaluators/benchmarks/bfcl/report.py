@@ -29,6 +29,19 @@ OVERALL_LACKS = "overall_lacks"
 OFFICIAL_PLACES = 4
 
 
+def mean_of(parts: Sequence[str]) -> tuple[tuple[str, float], ...]:
+    """An unweighted mean's parts as a Metric's `made_of`: each part weighs the same."""
+    return tuple((part, 1 / len(parts)) for part in parts)
+
+
+def overall_parts() -> tuple[tuple[str, float], ...]:
+    """The official Overall as a Metric's `made_of`: each part and its share of the whole (agentic split evenly
+    between web search and memory)."""
+    total = sum(OVERALL_WEIGHTS.values())
+    parts = [(name, weight / total) for name, weight in OVERALL_WEIGHTS.items() if name != "agentic"]
+    return (*parts, *((name, OVERALL_WEIGHTS["agentic"] / total / len(AGENTIC)) for name in AGENTIC))
+
+
 def official_round(value: float | None) -> float | None:
     return None if value is None else round(value, OFFICIAL_PLACES)
 

@@ -1,0 +1,100 @@
+"""Issue 42, the board's answer: each board ranks by its benchmark's headline (BFCL by Overall, as the official
+board does), the figures made of others (BFCL's Overall and group means) carry the interval of the item bootstrap,
+and an interval is written one way on the board and on a model's page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evaluators.core.registry import all_benchmarks, get_benchmark
+from evaluators.publish.board_table import N_SUFFIX, composite_columns, composite_interval
+from evaluators.service.board import BoardQuery, board_rows, layout_for, query_board
+from tests.app_fixtures import running_app
+from tests.browser_fixtures import CHROMIUM, browser_page
+from ui import model_tab
+
+
+def test_every_board_sorts_by_the_headline_its_benchmark_declares():
+    for benchmark in all_benchmarks():
+        assert benchmark.overview is not None, benchmark.name
+        assert benchmark.board_layout().default_sort == benchmark.overview.aggregate, benchmark.name
+    assert layout_for("bfcl").default_sort == "overall"
+
+
+def test_the_bfcl_board_ranks_by_overall_as_the_official_board():
+    frame = board_rows("bfcl", None)
+    shown = query_board(frame, layout_for("bfcl"), BoardQuery(view="all", part="ranked"))
+    # by rank, then by Overall (a row with a wide interval may share a better rank than rows of higher Overall)
+    order = list(zip(shown["rank"], -shown["overall"].astype(float)))
+    assert order == sorted(order)
+    # the official board's first: the best Overall, not the best Live AST (BitAgent-Bounty-8B, Overall 46.2)
+    assert shown["model"].iloc[0] == frame.loc[frame["overall"].astype(float).idxmax(), "model"]
+    assert shown["model"].iloc[0] != frame.loc[frame["live_ast"].astype(float).idxmax(), "model"]
+    ranks = shown["rank"].tolist()
+    assert ranks[0] == 1 and ranks == sorted(ranks)
+    # ranks come from the intervals: rows whose Overall intervals overlap the leader's share its rank
+    assert len(set(ranks)) < len(ranks)
+
+
+def test_every_published_bfcl_row_has_an_overall_interval_and_a_run_without_overall_has_none():
+    frame = board_rows("bfcl", None)
+    for column in ("overall", "non_live_ast", "irrelevance_detection", "non_live_simple_ast"):
+        low, value, high = (frame[column + s].astype(float) for s in ("_low", "", "_high"))
+        # (a share of 0 or 1 in every part has no spread: its interval is the point)
+        assert (low <= value).all() and (value <= high).all() and ((high - low) > 0).mean() > 0.9, column
+    # Overall's parts: about ±1.6 points for the leader (thousands of items behind it), not a Wilson interval of
+    # some n the figure is not a share of
+    first = frame.loc[frame["overall"].astype(float).idxmax()]
+    assert 0.01 < (first["overall_high"] - first["overall_low"]) / 2 < 0.025
+    assert first.get("overall" + N_SUFFIX) is None or np.isnan(first.get("overall" + N_SUFFIX))
+    parts = composite_columns(get_benchmark("bfcl"), layout_for("bfcl"))
+    assert composite_interval({"overall": None, "live_ast": 0.8, "live_ast_n": 1351}, "overall", parts) is None
+    # a run's row lacks web search and memory: no interval, however many parts it has
+    run_row = {name: 0.8 for name, _ in parts["overall"]} | {"overall": 0.8}
+    run_row |= {f"{name}{N_SUFFIX}": 200 for name, _ in parts["overall"] if name not in ("web_search", "memory")}
+    assert composite_interval(run_row, "overall", parts) is None
+
+
+def test_a_weighted_sum_has_the_interval_of_the_item_bootstrap():
+    """The interval of a weighted sum of item shares equals the item bootstrap's (resampling each part's items),
+    here checked against 20,000 seeded resamples of a mean of a mean."""
+    parts = {"total": (("simple", 0.5), ("parallel", 0.25), ("other", 0.25)), "simple": (("a", 0.5), ("b", 0.5))}
+    items = {"a": (0.9, 400), "b": (0.6, 100), "parallel": (0.75, 200), "other": (0.3, 50)}
+    row: dict[str, object] = {name: share for name, (share, _) in items.items()}
+    row |= {f"{name}{N_SUFFIX}": n for name, (_, n) in items.items()}
+    row["simple"] = (0.9 + 0.6) / 2
+    row["total"] = 0.5 * row["simple"] + 0.25 * 0.75 + 0.25 * 0.3  # type: ignore[operator]
+    low, high = composite_interval(row, "total", parts)
+    rng = np.random.default_rng(42)
+    resampled = {name: rng.binomial(n, share, size=20_000) / n for name, (share, n) in items.items()}
+    totals = 0.5 * (resampled["a"] + resampled["b"]) / 2 + 0.25 * resampled["parallel"] + 0.25 * resampled["other"]
+    assert (high - low) / 2 == pytest.approx(1.959964 * totals.std(), rel=0.03)
+    assert (low + high) / 2 == pytest.approx(row["total"])
+
+
+def test_the_model_page_writes_an_interval_as_the_board_does():
+    assert model_tab._interval({"value": 0.5, "low": 0.45, "high": 0.55}) == "<span class='model-ci'>± 5.0</span>"
+    assert "−" in model_tab._interval({"value": 0.99, "low": 0.9, "high": 1.0})
+    assert model_tab._interval({"value": 0.5, "low": None, "high": None}) == ""
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+def test_a_visitor_opening_the_bfcl_board_reads_it_in_the_official_order(tmp_path: Path):
+    frame = board_rows("bfcl", None)
+    leader = frame.loc[frame["overall"].astype(float).idxmax()]
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.goto(f"{app.url}?benchmark=bfcl", wait_until="load")
+        # the page opens on its default board, then switches to the one its address names
+        rows = page.locator(".board-ranked tbody tr").filter(visible=True)
+        rows.locator("td.model a", has_text=leader["model"]).first.wait_for()
+        first = rows.first
+        assert first.locator("td.model a").inner_text() == leader["model"]
+        assert page.locator(".board-ranked th.sorted").filter(visible=True).first.inner_text().startswith("Overall")
+        # the Overall cell carries its interval, written as everywhere else
+        cells = first.inner_text()
+        assert f"{leader['overall'] * 100:.1f}" in cells and re.search(r"± \d\.\d", cells)
+    assert not [p for p in problems if "favicon" not in p], problems
