@@ -66,9 +66,16 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_label("Sample id").fill("normal_atom_bool_0")
         page.get_by_label("Sample id").press("Enter")
         page.get_by_text("Gold answer").wait_for()
+        # evidence first: the model's answer and the gold answer open, above the prompt and tool docs, which are
+        # folded (printed once, one click away)
+        answer, given = page.locator("#explore-answer"), page.locator("#explore-given")
+        assert answer.bounding_box()["y"] < page.locator("#explore-gold").bounding_box()["y"] < given.bounding_box()["y"]
+        assert given.get_attribute("open") is None and not page.locator("h4", has_text="Prompt messages").is_visible()
+        given.locator("summary").click()
         # the sample's detail with the run's request profile (a private app shows request errors with their paths)
         profile = page.locator("h4", has_text="Request profile of the run")
         profile.wait_for()
+        assert page.locator("h4", has_text="Prompt messages").count() == 1
         assert_no_data_folders(page, app, within=profile.locator("xpath=.."))
 
         html = page.content()

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 from evaluators.core.registry import all_benchmarks, get_benchmark
+from evaluators.engine.store import Store
 from evaluators.publish.board_table import N_SUFFIX, composite_columns, composite_interval
-from evaluators.service.board import BoardQuery, board_rows, layout_for, query_board
-from tests.app_fixtures import running_app
+from evaluators.service.board import BoardQuery, board_rows, board_updated, layout_for, query_board
+from tests.acebench_fixtures import EXAMPLE_DIR
+from tests.app_fixtures import running_app, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui import model_tab
 
@@ -98,3 +100,34 @@ def test_a_visitor_opening_the_bfcl_board_reads_it_in_the_official_order(tmp_pat
         cells = first.inner_text()
         assert f"{leader['overall'] * 100:.1f}" in cells and re.search(r"± \d\.\d", cells)
     assert not [p for p in problems if "favicon" not in p], problems
+
+
+def test_a_partial_upload_says_it_is_partial_and_how_much_it_covers(tmp_path: Path):
+    """A file that answers a few items of one subset: its reason names the coverage first (it used to say only that
+    how the predictions were made is not known), and its row keeps the figure of the subset it has."""
+    store = Store(tmp_path / "board.sqlite")
+    first = (EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    one_line = tmp_path / "one.jsonl"
+    one_line.write_text(first + "\n", encoding="utf-8")
+    upload(store, "one-line-upload", one_line)
+    frame = board_rows("acebench", store)
+    row = frame[frame["model"] == "one-line-upload"].iloc[0]
+    subsets = len(get_benchmark("acebench").subsets)
+    assert re.fullmatch(rf"partial: 1 of {subsets} subsets, 1 of \d+ items answered; uploaded: how the predictions "
+                        r"were made is not known", row["apart_reason"]), row["apart_reason"]
+    shown = [c for c in layout_for("acebench").detail_columns if not np.isnan(float(row[c] if row[c] is not None else "nan"))]
+    assert len(shown) == 1
+    # the whole example file answers every item of every subset of its data: nothing partial is said
+    upload(store, "whole-example")
+    frame = board_rows("acebench", store)
+    whole = frame.loc[frame["model"] == "whole-example", "apart_reason"].iloc[0]
+    assert whole == "uploaded: how the predictions were made is not known"
+
+
+def test_a_row_kept_apart_does_not_move_the_boards_last_update(tmp_path: Path):
+    store = Store(tmp_path / "board.sqlite")
+    published = board_updated(board_rows("acebench", None))
+    upload(store, "an-upload-today")  # kept apart: changes no ranking
+    frame = board_rows("acebench", store)
+    assert frame.loc[frame["model"] == "an-upload-today", "updated"].iloc[0] > published
+    assert board_updated(frame) == published

@@ -151,6 +151,13 @@ def test_the_call_text_is_bounded_and_its_syntax_errors_are_specific():
     assert isinstance(parse_call_text("[f(a='" + "x" * 1000 + "')]"), ast.List)
     with pytest.raises(CallSyntaxError, match="invalid syntax"):
         parse_call_text("[f(a=]")
+    # the parser's words once, with where: never "invalid syntax: invalid syntax"
+    for text, said in (("f(a=)", "invalid syntax at character 5"),
+                       ("f(a b)", "invalid syntax at character 3: Perhaps you forgot a comma?"),
+                       ("[f(a=1", "invalid syntax at character 3: '(' was never closed")):
+        with pytest.raises(CallSyntaxError) as raised:
+            parse_call_text(text)
+        assert str(raised.value) == said
     with pytest.raises(CallSyntaxError, match="null bytes"):
         parse_call_text("[f(a='\x00')]")
     with pytest.raises(TooLargeError, match="4,300 digits"):

@@ -273,7 +273,7 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
     assert ">GPT-4o</a>" in row and ">81.1<" in row and ">1 of 4<" in row and "lacks BFCL v4" in row
     assert 'href="?model=x%3Cb%3E%22bold%22%3C/b%3E%20%26%20y"' in page
     assert ">x&lt;b&gt;&quot;bold&quot;&lt;/b&gt; &amp; y</a>" in page and "<b>" not in page
-    models = page.count("<tr>") - 1  # the header's row
+    models = page.count("<tr>") - 2  # the header's two rows
     assert f'data-rows="{models}"' in page and models > 50
     fewer, _ = parts.refresh(2)
     assert 'data-rows="5"' in fewer and "GPT-4o" not in fewer
@@ -315,6 +315,14 @@ def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_
         link = first.locator("a")
         assert link.get_attribute("href") == f"?model={quote(link.inner_text().strip())}"
         assert first.locator("td").first.inner_text().strip() == "1"
+        if size[0] >= 640:  # every header on one line (each benchmark's title over its figures' names)
+            heights = page.evaluate("[...document.querySelectorAll('.overview-html thead tr:last-child th')].map("
+                                    "t => t.getBoundingClientRect().height / parseFloat(getComputedStyle(t).lineHeight))")
+            assert heights and max(heights) < 2, heights
+        else:  # the rule is folded: a phone reaches the first card on its first screen (it used to take ~1,350 px)
+            top = page.evaluate("document.querySelector('.overview-html tbody tr').getBoundingClientRect().top + scrollY")
+            assert top < size[1], top
+        assert "hover" not in page.locator("body").inner_text().lower()
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {size[0]}px"
         if size[0] < 640:  # a card per model: the rank, the name and the figures it has, one under the other

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators.core.display_names import column_title
+from evaluators.core.text import plural
 from evaluators.service.board import (
     APART_COLUMN,
     COST_COLUMN,
@@ -234,7 +235,7 @@ def table_html(frame: pd.DataFrame, layout: BoardLayout, state: BoardState, show
     labels = [(first + offset, "n" if column == N_SUFFIX else label(layout, state.benchmark, column))
               for offset, column in enumerate(columns)]
     return (f'<div class="board-scroll {kind} {kind}-cards" tabindex="0">{phone_labels(kind, labels)}'
-            f'<table class="board-table"><caption>{text(caption)} · {len(frame):,} rows</caption>'
+            f'<table class="board-table"><caption>{text(caption)} · {len(frame):,} {plural("row", len(frame))}</caption>'
             f'{header_html(layout, state, shown, ranked)}{rows_html(frame, layout, state, shown, ranked)}</table></div>')
 
 

@@ -135,7 +135,8 @@ def exporter(context: AppContext, kind: str) -> Callable[..., str]:
             state = replace(state, view="")
         frame = state_percent(context, state)
         folder = Path(tempfile.mkdtemp(prefix="toolboard-view-"))
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"leaderboard-{values[0]}-{values[1] or 'all'}")
+        # Named for what it holds: the benchmark, the view (or every view) and the scoring.
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"leaderboard-{state.benchmark}-{state.view or 'every-view'}-{state.mode}")
         path = folder / f"{name}.{kind}"
         if kind == "csv":
             write_csv(frame, path)  # text cells a spreadsheet would run as formulas are neutralised

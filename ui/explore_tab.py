@@ -170,10 +170,11 @@ def evidence_parts(items: list[dict[str, Any]], checker_detail: str = "") -> lis
             for item in items if item is rollout or (item["source"], item["key"]) not in used]
 
 
-def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is) -> str:
+def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is, prompt: Any = None) -> str:
     """Every model call made for the sample (the tested model's, a judge's, a simulated user's), each folded:
-    its role and answer in the summary, the request's messages and the rest inside. Always escaped; a call's
-    error through `redact` (it can name a server file, as a request error can)."""
+    its role and answer in the summary, the request's messages and the rest inside; messages equal to the sample's
+    `prompt` (shown once, apart) are not printed again. Always escaped; a call's error through `redact` (it can name
+    a server file, as a request error can)."""
     if not events:
         return ""
     parts = []
@@ -188,7 +189,9 @@ def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is) -
         summary = f"{number}. {event.get('role') or '?'}{' (cached)' if event.get('cached') else ''}: {cut_text(str(said), 160)}"
         request = request_of_event(events, number)
         messages = request.get("messages") if isinstance(request, dict) else None
-        inside = [turns_html("Request messages", messages if isinstance(messages, list) else None),
+        repeated = isinstance(messages, list) and bool(messages) and messages == prompt
+        inside = ["<p>Request messages: the prompt messages, as shown above.</p>" if repeated else
+                  turns_html("Request messages", messages if isinstance(messages, list) else None),
                   escaped_block("Request, besides its messages", request_besides_messages({"body": request})
                                 if isinstance(request, dict) else request),
                   escaped_block("Response", event.get("response")), escaped_block("Error", event.get("error"))]
@@ -214,23 +217,41 @@ def detail_html(context: AppContext, run_id: str | None, sample_id: str | None, 
     head = (f"<h3>{html.escape(detail['sample_id'])} — {verdict}</h3>"
             f"<p>Subset: {subset_shown}; error type: {error_shown}; decided by rule "
             f"<code>{html.escape(str(detail['rule'] or '—'))}</code></p>")
-    parts = [
-        head,
-        escaped_block("Checker detail", detail["detail"]),
-        escaped_block("Request error", detail["request_error"] and context.redact_paths(detail["request_error"])),
+    # Evidence first: the verdict and why, what the model did (its answer, the transcript with the state it changed),
+    # the gold answer; then, folded and printed once, what it was given (the prompt with every tool's docs, the
+    # request as sent) and every model call.
+    answer = "".join(filter(None, [
+        escaped_block("Raw output", detail["raw_output"]),
+        escaped_block("Native tool calls", detail["tool_calls"]),
+        escaped_block("Decoded calls", detail["decoded"]),
+        *evidence_parts(detail["evidence"], str(detail["detail"] or "")),
+    ]))
+    given = "".join(filter(None, [
         turns_html("Prompt messages" + (f" ({context.redact_paths(detail['prompt_note'])})" if detail["prompt_note"] else ""),
                    detail["prompt_messages"]),
         escaped_block("Request as sent, besides its messages (how many requests; model, tools, sampling)",
                       request_besides_messages(detail["request_as_sent"])),
         escaped_block("Request profile of the run (prompt style, sampling sent, known differences)",
                       detail["request_profile"]),
-        escaped_block("Raw output", detail["raw_output"]),
-        escaped_block("Native tool calls", detail["tool_calls"]),
-        escaped_block("Decoded calls", detail["decoded"]),
-        *evidence_parts(detail["evidence"], str(detail["detail"] or "")),
-        escaped_block("Per-sample metrics", detail["metrics"]),
-        events_html(detail["events"], context.redact_paths),
-        escaped_block("Gold answer", detail["gold"]),
+    ]))
+    calls = events_html(detail["events"], context.redact_paths, detail["prompt_messages"])
+    # (anchor, its jump link, title when folded, content, shown open)
+    sections = [("explore-answer", "the model's answer", "", answer, True),
+                ("explore-gold", "the expected answer", "", escaped_block("Gold answer", detail["gold"]), True),
+                ("explore-metrics", "metrics", "", escaped_block("Per-sample metrics", detail["metrics"]), True),
+                ("explore-given", "prompt and tool docs", "What the model was given: the prompt with every tool's docs, "
+                 "the request as sent", given, False),
+                ("explore-calls", "every model call", "Every model call", calls, False)]
+    present = [section for section in sections if section[3]]
+    jumps = " · ".join(f"<a href='#{anchor}'>{html.escape(link)}</a>" for anchor, link, _, _, _ in present)
+    parts = [
+        head,
+        escaped_block("Checker detail", detail["detail"]),
+        escaped_block("Request error", detail["request_error"] and context.redact_paths(detail["request_error"])),
+        f"<p class='explore-jumps'>Jump to: {jumps}</p>" if jumps else "",
+        *(f"<div id='{anchor}'>{inner}</div>" if shown else
+          f"<details id='{anchor}'><summary><b>{html.escape(title)}</b> (folded)</summary>{inner}</details>"
+          for anchor, _, title, inner, shown in present),
     ]
     return "".join(part for part in parts if part)
 

@@ -30,11 +30,12 @@ RUN_HEADER = "Run"
 PAGE_WIDTHS = {RUN_HEADER: 240, "Benchmark": 150, "Language": 100, "Model": 170, "Status": 100, "Score": 190,
                "Done": 84, "Errors": 72, "Req/s": 72, "ETA": 72, "Message": 320}
 PAGE_CLASS = "jobs-table"
-# On a phone the columns a person follows a run by (model, status, score, progress); the others stay in the
+# On a phone the columns a person follows a run by (benchmark, model, status, score, progress); the others stay in the
 # row's detail below the table (clicking a row picks its run). Positions are 1-based, as CSS counts.
 # Each with its share of the screen's width (the header and the rows are two tables: the same shares keep
 # them aligned).
-PHONE_COLUMNS = {"Model": 28, "Status": 27, "Score": 24, "Done": 21}
+# The benchmark stays: two runs of one model differ by it.
+PHONE_COLUMNS = {"Benchmark": 24, "Model": 20, "Status": 23, "Score": 18, "Done": 15}
 _HIDDEN_ON_PHONE = ", ".join(f":nth-child({position})" for position, header in enumerate(PAGE_WIDTHS, 1)
                              if header not in PHONE_COLUMNS)
 _PHONE_WIDTHS = "\n".join(
@@ -139,6 +140,14 @@ def time_left(status: str, progress: dict[str, Any]) -> float | None:
     return progress.get("eta_s")
 
 
+def pace_text(progress: dict[str, Any]) -> str:
+    """How fast requests go; a run whose samples all came from the response cache sent none, and says so rather
+    than "0.0 requests/s"."""
+    if not progress.get("requests") and progress.get("done_now"):
+        return "no request sent (answers from the response cache)"
+    return f"{progress['requests_per_s']:.1f} requests/s"
+
+
 def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tuple[str, dict[str, Any] | None]:
     """Per-subset progress (live, or from the store) and the finished report."""
     run_id = (run_id or "").strip()
@@ -153,7 +162,7 @@ def job_detail(context: AppContext, run_id: str, owner: str | None = None) -> tu
     if job.progress:
         progress = job.progress
         lines.append(f"{progress['done']}/{progress['total']} samples, {progress['errors']} request errors, "
-                     f"{progress['requests_per_s']:.1f} requests/s"
+                     + pace_text(progress)
                      + (f", about {eta:.0f} s left" if (eta := time_left(status, progress)) else ""))
         for name, counts in progress["per_subset"].items():
             lines.append(f"- {markdown_text(subset_title(run.benchmark, name))}: {counts['done']}/{counts['total']}")

@@ -268,6 +268,19 @@ def warm_up(context: AppContext) -> None:
             return
 
 
+# One click downloads: once the file box shows the view's file, the browser is asked to save it (the box stays, with
+# the file's name, for a second copy).
+SAVE_DOWNLOAD_JS = """() => {
+  let tries = 0;
+  const save = () => {
+    const link = document.querySelector('#board-download a[download], #board-download a[href*="/file="]');
+    if (link) { link.click(); return; }
+    if (++tries < 40) setTimeout(save, 50);
+  };
+  save();
+}"""
+
+
 def build(context: AppContext) -> LeaderboardParts:
     facts = facts_of(context)
     overtaken = Overtaken()
@@ -315,7 +328,7 @@ def build(context: AppContext) -> LeaderboardParts:
         with gr.Row():
             csv_button = gr.Button("Download CSV", size="sm", scale=0, min_width=140)
             json_button = gr.Button("Download JSON", size="sm", scale=0, min_width=140)
-            download = gr.File(label="Download", interactive=False, height=60, visible=False)
+            download = gr.File(label="Download", interactive=False, height=60, visible=False, elem_id="board-download")
             # Whether the download box shows a file: a redraw hides it (an update, which costs) only then.
             download_shown = gr.Checkbox(False, visible=False)
         # The query string of the board's state; hidden but rendered, so its change runs the URL script.
@@ -435,7 +448,8 @@ def build(context: AppContext) -> LeaderboardParts:
     # empties and hides it again (each redraw), so it never offers the previous view's file.
     for button, kind in ((csv_button, "csv"), (json_button, "json")):
         declare_download(context, kind, button, filters, download).then(
-            lambda: (gr.update(visible=True), True), None, [download, download_shown], **PRIVATE_READ)
+            lambda: (gr.update(visible=True), True), None, [download, download_shown], **PRIVATE_READ).then(
+            None, None, None, js=SAVE_DOWNLOAD_JS, **PRIVATE_READ)
 
     declare_board_api(context)
     load_outputs = [*outputs, more]

@@ -44,7 +44,8 @@ CSS = """
 .overview-html table { border-collapse: collapse; width: 100%; font-size: var(--text-md); }
 .overview-html th, .overview-html td { padding: 4px 8px; border-bottom: 1px solid var(--border-color-primary);
   text-align: right; vertical-align: top; }
-.overview-html th { word-break: normal; overflow-wrap: normal; font-weight: 700; }
+.overview-html th { word-break: normal; overflow-wrap: normal; font-weight: 700; white-space: nowrap; }
+.overview-html th.ov-bench { text-align: center; border-bottom: none; }
 .overview-html .ov-model, .overview-html th.ov-model { text-align: left; }
 .overview-html .ov-num { white-space: nowrap; font-variant-numeric: tabular-nums; }
 .overview-html .ov-blank { color: var(--body-text-color-subdued); }
@@ -117,8 +118,14 @@ def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> s
     lacks is written under its name."""
     parts = headlines() if parts is None else parts
     figure_columns = [(h, column) for h in parts for column in h.columns]
-    head = ['<th class="ov-num">#</th>', '<th class="ov-model">Model</th>', '<th>Coverage</th>', '<th>Win rate %</th>',
-            *[f"<th>{html.escape(column)} %</th>" for _, column in figure_columns]]
+    # Two header rows, so no header wraps into several lines: each benchmark's title over its figures, then each
+    # figure's name (values in %, said once above the table).
+    first = ['<th class="ov-num" rowspan="2">#</th>', '<th class="ov-model" rowspan="2">Model</th>',
+             '<th rowspan="2">Coverage</th>', '<th rowspan="2">Win rate</th>',
+             *[f'<th class="ov-bench" colspan="{len(h.columns)}">{html.escape(h.benchmark.title)}</th>' for h in parts]]
+    second = [f"<th>{html.escape(h.benchmark.metric(metric).shown_as)}</th>"
+              for h in parts for metric in h.overview.columns]
+    head = [*first[:4], *second]
     body = []
     for record in frame.to_dict("records"):
         rank = record[RANK_COLUMN]
@@ -136,15 +143,15 @@ def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> s
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     rows = "".join(body) or f'<tr><td colspan="{len(head)}">No model has this many benchmarks.</td></tr>'
-    return (f'<div class="overview-html" data-rows="{len(body)}"><table><thead><tr>{"".join(head)}</tr></thead>'
-            f"<tbody>{rows}</tbody></table></div>")
+    return (f'<div class="overview-html" data-rows="{len(body)}"><table><thead><tr>{"".join(first)}</tr>'
+            f'<tr>{"".join(second)}</tr></thead><tbody>{rows}</tbody></table></div>')
 
 
 def overview_note() -> str:
     """What the page states above the table: how models are ranked, and the view each benchmark's figures come from."""
     lines = ["**How models are ranked.** " + aggregate_rule(), "",
-             "Values in %. Hover a figure for where it comes from, a coverage for what the model lacks; a model's "
-             "name opens its page. "
+             "Values in %. On a desktop a figure's tooltip says where it comes from and a coverage's what the model "
+             "lacks (a phone's card says it under the name); a model's name opens its page. "
              "Each benchmark's figures come from one view of its table:"]
     for h in headlines():
         view = f"{h.benchmark.board_layout().view_label.lower()} {subset_title(h.benchmark.name, h.overview.view)}"
@@ -172,8 +179,16 @@ class OverviewParts:
     open_buttons: list[tuple[gr.Button, str]]
 
 
+SUMMARY = ("Every model with a published or comparable figure, ranked head to head by **mean win rate** on the "
+           "benchmarks it has (values in %); no model is ever placed above one that beats it on every figure they "
+           "share.")
+
+
 def build(context: AppContext) -> OverviewParts:
-    gr.Markdown(overview_note())
+    # The rule in one line; its whole statement folded, so a phone reaches the first card at once.
+    gr.Markdown(SUMMARY)
+    with gr.Accordion("How models are ranked, and where each figure comes from", open=False):
+        gr.Markdown(overview_note())
 
     def refresh(minimum: int | None = 1) -> tuple[str, str]:
         frame = overview_frame(context)

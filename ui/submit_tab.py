@@ -256,9 +256,13 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
         # A file the server no longer holds leaves the box, so the box never shows what cannot be checked.
         return gr.update(value=None) if path and held_file is None else gr.update()
 
+    def checked_message(text: str) -> tuple[str, str]:
+        # A new check answers for the file now in the box: an earlier Add's answer (a warning, a run id) is gone.
+        return as_markdown(text), ""
+
     declare_check_upload(check, on_check, [upload, benchmark, language, data_source, data_folder, held],
                          [validation, report.raw, pending, message_text, held]).then(
-        as_markdown, [message_text], [message], api_visibility="private").then(
+        checked_message, [message_text], [message, added], api_visibility="private").then(
         report.updates, [report.raw], report.outputs(), api_visibility="private").then(
         box_agrees, [upload, held], [upload], api_visibility="private")
 

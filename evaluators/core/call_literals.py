@@ -73,6 +73,15 @@ class UnsupportedValueError(CallLiteralError):
 # ---- parsing ------------------------------------------------------------------------------------
 
 
+def syntax_error_text(exc: SyntaxError) -> str:
+    """The parser's complaint once ("invalid syntax", never "invalid syntax: invalid syntax"), with where it is."""
+    said = str(exc.msg or "").strip()
+    if said.lower().startswith("invalid syntax"):
+        said = said[len("invalid syntax"):].lstrip(".:; ")
+    where = f" at character {exc.offset}" if exc.offset else ""
+    return f"invalid syntax{where}" + (f": {said}" if said else "")
+
+
 def parse_call_text(source: str, max_chars: int = MAX_CALL_TEXT_CHARS) -> ast.expr:
     """The expression `source` holds, its parser failures as CallSyntaxError (or NestedTooDeepError)."""
     if len(source) > max_chars:
@@ -82,7 +91,7 @@ def parse_call_text(source: str, max_chars: int = MAX_CALL_TEXT_CHARS) -> ast.ex
     except SyntaxError as exc:
         if "integer string conversion" in str(exc.msg):
             raise TooLargeError("an integer literal has more than 4,300 digits") from None
-        raise CallSyntaxError(f"invalid syntax: {exc.msg}") from None
+        raise CallSyntaxError(syntax_error_text(exc)) from None
     except ValueError as exc:  # e.g. null bytes
         raise CallSyntaxError(f"invalid syntax: {exc}") from None
     except (RecursionError, MemoryError):  # the parser's own depth limits

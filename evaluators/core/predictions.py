@@ -180,11 +180,38 @@ def _rows_from_array(raw: bytes, where: str, first_line: int, rows: _RowBudget) 
     return [Row(where, index + 1, item) for index, item in enumerate(items)]
 
 
+# How much of a file is looked at to tell text from a binary file, and the share of its characters that may be
+# undecodable before the whole file is refused as not text (one bad line is reported as that line's problem).
+SNIFF_BYTES = 8192
+MAX_UNDECODABLE_SHARE = 0.1
+
+
+def not_text_reason(head: bytes) -> str | None:
+    """Why a file whose first bytes are `head` is not a predictions text file (a picture, a PDF, a UTF-16 file,
+    an archive other than zip), or None when it reads as text. Said before any line, so the sender is told what
+    the file is, not that no prediction matched."""
+    if not head:
+        return None
+    shown = " ".join(f"0x{byte:02x}" for byte in head[:4])
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (b"\x00" in head and head[1:2] == b"\x00"):
+        return f"not a UTF-8 text file: it looks like UTF-16 (it starts {shown}); save it as UTF-8"
+    decoded = head.decode("utf-8", errors="replace")
+    undecodable = decoded.count("\ufffd") / max(len(decoded), 1)
+    if b"\x00" in head or undecodable > MAX_UNDECODABLE_SHARE:
+        return (f"not a text file: predictions are JSON Lines or JSON (UTF-8 text), or a zip of them; this file's "
+                f"first bytes ({shown}) are binary (a picture, a PDF or another archive?)")
+    return None
+
+
 def _rows_of_file(path: Path, budget: ByteBudget, rows: _RowBudget, keep_unreadable: bool = False) -> list[Row]:
     size = path.stat().st_size
     if size > budget.left:
         raise PredictionsError(f"the file is {size / MB:.3g} MB; at most {MAX_UNPACKED_BYTES / MB:.3g} MB is read", path)
     with path.open("rb") as handle:
+        reason = not_text_reason(handle.read(SNIFF_BYTES))
+        if reason is not None:
+            raise PredictionsError(reason, path)
+        handle.seek(0)
         return _rows_from_stream(io.BufferedReader(CountedReader(handle, path, budget)), str(path), rows, keep_unreadable)
 
 

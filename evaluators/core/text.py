@@ -30,3 +30,8 @@ def without_think_blocks(text: str) -> str:
         end += len(THINK_END)
         text = _THINK_BLOCK.sub("", text[:end]) + text[end:]
     return text.split(THINK_END, 1)[1] if THINK_END in text else text
+
+
+def plural(noun: str, count: int) -> str:
+    """`noun` as a count of `count` takes it: "row" for 1, "rows" otherwise (regular nouns only)."""
+    return noun if count == 1 else f"{noun}s"

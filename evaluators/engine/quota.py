@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
+from evaluators.core.text import plural
 from evaluators.engine.store import Store
 
 DAY_SECONDS = 24 * 60 * 60
@@ -139,10 +140,6 @@ def megabytes_from_env(name: str, default: float | None, environ: Mapping[str, s
     if not math.isfinite(value) or value < 0:
         raise ToolboardError(f"{name} must be a size in MB (e.g. 500) or off (no limit), not {echoed(raw)!r}")
     return int(value * MB)
-
-
-def plural(noun: str, count: int) -> str:
-    return noun if count == 1 else f"{noun}s"
 
 
 def slot_time(free_at: float, now: float) -> str:

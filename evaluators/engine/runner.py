@@ -79,6 +79,8 @@ class Progress:
             "errors": self.errors,
             "per_subset": {name: {"done": self.done.get(name, 0), "total": count} for name, count in self.total.items()},
             "requests_per_s": self.requests / elapsed,
+            "requests": self.requests,
+            "done_now": new,
             "eta_s": remaining / rate if rate > 0 else None,
             "elapsed_s": elapsed,
             "scored": self.scored,

@@ -279,7 +279,7 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
             continue
         # Failed requests score as failures: the count stays beside the scores so nobody mistakes them.
         errors = all_totals[run.id]["errors"] if run.source == "endpoint" else None
-        apart = apart_reason(run, benchmark, all_totals.get(run.id))
+        apart = apart_reason(run, benchmark, all_totals.get(run.id), report)
         item_shares = item_share_columns(benchmark, layout)
         for view, values in layout.run_values(report).items():
             counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in item_shares if c in values}
@@ -323,12 +323,30 @@ def _repeated(count: int) -> str:
     return f" (and {count} identical earlier run{'s' if count > 1 else ''})" if count else ""
 
 
-def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | None = None) -> str:
+def upload_coverage(report: dict[str, Any], benchmark: Benchmark) -> str:
+    """What part of the benchmark an uploaded file covers, when not all of it: "partial: 1 of 17 subsets, 10 of
+    50 items answered" (the subsets its lines named; their items it left out score as failures); empty when whole."""
+    subsets = report.get("subsets") or {}
+    items = sum(int((value or {}).get("n") or 0) for value in subsets.values())
+    given = report.get("missing") or 0  # a report keeps the count (older ones: the ids)
+    missing = len(given) if isinstance(given, list) else int(given)
+    parts = []
+    if len(subsets) < len(benchmark.subsets):
+        parts.append(f"{len(subsets)} of {len(benchmark.subsets)} subsets")
+    if missing and items:
+        parts.append(f"{items - missing:,} of {items:,} items answered")
+    return "partial: " + ", ".join(parts) if parts else ""
+
+
+def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | None = None,
+                 report: dict[str, Any] | None = None) -> str:
     """Empty when an evaluated run is the same experiment as the published rows (its settings, by the one
     rule the Evaluate form also reads: engine/ranking_rule.py, and every request answered); else, plainly,
-    why it is not."""
+    why it is not. An upload says first what part of the benchmark it covers (`report`: its report), when not
+    all of it."""
     if run.source != "endpoint":
-        return "uploaded: how the predictions were made is not known"
+        partial = upload_coverage(report or {}, benchmark)
+        return "; ".join(filter(None, [partial, "uploaded: how the predictions were made is not known"]))
     reasons = unranked_reasons(run.config, benchmark)
     if totals and totals.get("errors"):
         # Failed requests score as failures: not a measure of the model until they are re-sent.
@@ -514,5 +532,11 @@ def fact_choices(frame: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def board_updated(frame: pd.DataFrame) -> str | None:
-    """When the board's newest numbers were produced (ISO date), None for an empty board."""
-    return _newest(frame[UPDATED_COLUMN]) if UPDATED_COLUMN in frame.columns else None
+    """When the board's newest ranked numbers were produced (ISO date): a row kept apart (a partial run, an upload)
+    changes no ranking, so it does not make the board newer; None for a board without ranked rows."""
+    if UPDATED_COLUMN not in frame.columns:
+        return None
+    ranked = frame[UPDATED_COLUMN]
+    if APART_COLUMN in frame.columns:
+        ranked = ranked[[is_missing(reason) or not str(reason).strip() for reason in frame[APART_COLUMN]]]
+    return _newest(ranked)
