@@ -131,3 +131,62 @@ def test_a_row_kept_apart_does_not_move_the_boards_last_update(tmp_path: Path):
     frame = board_rows("acebench", store)
     assert frame.loc[frame["model"] == "an-upload-today", "updated"].iloc[0] > published
     assert board_updated(frame) == published
+
+
+def _acebench_run(store: Store, name: str, overall: float) -> str:
+    """A finished, comparable ACEBench run of `name` (every subset, official requests)."""
+    from evaluators.core.types import Report, SubsetResult
+
+    settings = {"base_url": "http://127.0.0.1:9/v1", "model": name, "request_mode": "prompt", "prompt_style": "official"}
+    config = {"benchmark": "acebench", "model": settings, "language": "en", "subsets": [], "limit": None}
+    run_id = store.create_run("acebench", "en", name, settings["base_url"], config, f"fp-{name}", 1)
+    report = Report("acebench", "official", {"normal_atom_bool": SubsetResult(1, {"accuracy": overall})},
+                    {"overall": overall, "normal": overall}, {}, language="en")
+    store.save_scores(run_id, "official", [], report)
+    store.set_status(run_id, "finished")
+    return run_id
+
+
+def test_one_identity_per_model_the_pickers_know_every_spelling_and_a_family_page_holds_its_snapshots(tmp_path: Path):
+    from evaluators.service import model_page
+    from ui.context import AppContext
+
+    store = Store(tmp_path / "board.sqlite")
+    _acebench_run(store, "gpt-4o-2024-11-20", 0.7)
+    context = AppContext(store=store)
+    try:
+        choices = dict((value, label) for label, value in model_page.board_model_choices(context))
+        assert len(choices) == len(model_page.board_model_choices(context))  # one choice per model
+        # the ACEBench board's spelling is in the label of the one model it is
+        assert choices["Kimi-K2-Instruct"].startswith("Kimi-K2-Instruct (also Kimi-k2-0711")
+        assert "Kimi-k2-0711" not in choices
+        # GPT-4o's page holds its dated snapshot's run, named apart; the snapshot's own page is that model alone
+        family = model_page.model_page(context, "GPT-4o")
+        rows = [row for part in family["benchmarks"] for row in part["rows"]]
+        snapshot = [row for row in rows if row["snapshot"]]
+        assert [row["model"] for row in snapshot] == ["gpt-4o-2024-11-20"] and snapshot[0]["figures"]
+        assert any(not row["snapshot"] and row["model"] == "GPT-4o" for row in rows)
+        assert "gpt-4o-2024-11-20" in {run["model"] for run in family["runs"]}
+        alone = model_page.model_page(context, "gpt-4o-2024-11-20")
+        assert {row["model"] for part in alone["benchmarks"] for row in part["rows"]} == {"gpt-4o-2024-11-20"}
+        html_page = model_tab.page_html(family)
+        assert "snapshot <b>gpt-4o-2024-11-20</b>" in html_page
+    finally:
+        context.close()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+def test_typing_a_boards_spelling_into_compare_finds_the_model(tmp_path: Path):
+    with running_app(tmp_path) as app, browser_page() as (page, problems):
+        page.goto(f"{app.url}?model=GPT-4o", wait_until="load")
+        page.locator(".model-page h2", has_text="GPT-4o").first.wait_for()
+        chosen = page.get_by_label("Models (2 to 6)")
+        chosen.click()
+        chosen.fill("Kimi-k2-0711")
+        option = page.get_by_role("option", name=re.compile(r"^Kimi-K2-Instruct \(also Kimi-k2-0711"))
+        option.click()
+        page.keyboard.press("Escape")
+        page.get_by_role("button", name="Compare", exact=True).click()
+        page.locator(".model-page", has_text="Each model by one row of the view").first.wait_for()
+        assert "Kimi-K2-Instruct" in page.locator(".model-page").last.inner_text()
+    assert not [p for p in problems if "AbortError" not in p and "Connection errored out" not in p], problems

@@ -75,3 +75,17 @@ def test_a_clean_check_clears_the_last_adds_warning_and_a_download_is_one_click(
         page.wait_for_function("!document.querySelector('#submit-added').innerText.includes('give the model a name')")
         assert not re.search("give the model a name", answer.inner_text())
     assert not [p for p in problems if "favicon" not in p], problems
+
+
+def test_a_multi_turn_verdict_without_deviations_shows_no_empty_deviations():
+    from evaluators.benchmarks.bfcl.multi_turn.checker import verdict_of_result
+    from evaluators.core.types import Sample
+    from ui.format import escaped_block
+
+    sample = Sample("multi_turn_base_0", "multi_turn_base", {}, [])
+    passed = {"valid": True, "failed_turn": None, "differences": None, "missing_items": None, "turn_states": None,
+              "deviations": {}}
+    assert "deviations" not in verdict_of_result(sample, passed, []).metadata
+    met = verdict_of_result(sample, {**passed, "deviations": {"deviation_unsupported_expression": 1}}, [])
+    assert met.metadata["deviations"] == {"deviation_unsupported_expression": 1}
+    assert escaped_block("Per-sample metrics", {}) == ""

@@ -214,7 +214,7 @@ MAX_BLOCK_CHARS = 20_000
 
 def escaped_block(title: str, value: Any) -> str:
     """A titled <pre> block; everything from a model or a file is escaped."""
-    if value is None or value == "" or value == []:
+    if value is None or value == "" or value == [] or value == {}:
         return ""
     if isinstance(value, str):
         text = value

@@ -74,12 +74,16 @@ def _fact_line(facts: dict[str, Any] | None) -> str:
     return f"<div class='model-facts'>{''.join(parts)}</div>"
 
 
-def _row_card(part: dict[str, Any], row: dict[str, Any]) -> str:
+def _row_card(part: dict[str, Any], row: dict[str, Any], page_model: str = "") -> str:
     figures = row["figures"]
     headline = next((f for f in figures if f["column"] == part["headline"]), figures[0] if figures else None)
     status = "ranked" if row["ranked"] else "not ranked"
+    # The board's own spelling when it is not the page's name: a snapshot, a request mode ("(FC)", "(Prompt)").
+    spelled = "" if row["model"] == page_model else (
+        f" · {'snapshot ' if row.get('snapshot') else 'as '}<b>{html.escape(row['model'])}</b>")
     head = (f"<div class='model-head'>{html.escape(part['view_label'])} {html.escape(row['view_title'])} · "
-            f"{html.escape(row['source'])} · {status}{' · ' + html.escape(row['updated']) if row['updated'] else ''}</div>")
+            f"{html.escape(row['source'])} · {status}{' · ' + html.escape(row['updated']) if row['updated'] else ''}"
+            f"{spelled}</div>")
     top = ("<div class='model-figure'>no figure</div>" if headline is None else
            f"<div class='model-figure'>{html.escape(headline['title'])} <b>{_percent(headline['value'])}</b> "
            f"{_interval(headline)}</div>")
@@ -100,7 +104,7 @@ def page_html(page: dict[str, Any]) -> str:
                 f"<p>No board, run or facts entry knows this model.</p>{hint}</div>")
     sections = []
     for part in page["benchmarks"]:
-        cards = "".join(_row_card(part, row) for row in part["rows"])
+        cards = "".join(_row_card(part, row, page["model"]) for row in part["rows"])
         sections.append(f"<h3>{html.escape(part['title'])}</h3><div class='model-cards'>{cards}</div>")
     figures = "".join(sections) or "<p>No board holds figures for this model yet.</p>"
     return (f"<div class='model-page'><h2>{html.escape(page['model'])}</h2>{_fact_line(page['facts'])}"
@@ -209,7 +213,7 @@ def comparison_chart(compared: dict[str, Any]) -> go.Figure:
         lows = [by_column.get(c["column"], {}).get("low") for c in columns]
         highs = [by_column.get(c["column"], {}).get("high") for c in columns]
         chart.add_trace(go.Bar(
-            name=html.escape(f"{model['model']} ({model['source']})"), x=[html.escape(c["title"]) for c in columns],
+            name=html.escape(f"{model['identity']} ({model['source']})"), x=[html.escape(c["title"]) for c in columns],
             y=[None if v is None else v * 100 for v in values], error_y=_whiskers(values, lows, highs),
             hovertemplate="%{x}: %{y:.1f}%<extra>%{fullData.name}</extra>"))
     lower = [c["title"] for c in columns if c["lower_is_better"]]
@@ -231,7 +235,8 @@ def comparison_html(compared: dict[str, Any]) -> str:
         if model.get("cost") is not None:
             latency += f"; ${model['cost']:.3g} per 1,000 items"
         runs = ", ".join(model["run_ids"])
-        cards.append(f"<div class='model-card'><h4>{html.escape(model['model'])}</h4>"
+        spelled = "" if model["model"] == model["identity"] else f" <span class='model-ci'>as {html.escape(model['model'])}</span>"
+        cards.append(f"<div class='model-card'><h4>{html.escape(model['identity'])}{spelled}</h4>"
                      f"<div class='model-head'>{html.escape(model['source'])}"
                      f"{' · run ' + html.escape(runs) if runs else ''}</div>"
                      f"<div class='model-more'><span>{html.escape(latency)}</span></div>"
@@ -257,7 +262,8 @@ class ModelTab:
 
 def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
     """The tab; `visitor` holds the page's visitor token (whose runs the page shows with their ids)."""
-    names = model_page.board_models(context)
+    # Each model once, by its name, labelled with the other spellings the boards use (typing any of them finds it).
+    names = model_page.board_model_choices(context)
     benchmarks = [(benchmark.title, benchmark.name) for benchmark in all_benchmarks()]
     first_views, first_view = model_page.benchmark_views(benchmarks[0][1])
     picker = gr.Dropdown(names, value=None, label="Model (type to search)", allow_custom_value=True, filterable=True)
@@ -292,7 +298,8 @@ def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
             return (f"<p>⚠️ {html.escape(context.redact_paths(str(exc)))}</p>", gr.update(visible=False), "", gr.update())
         drawn = bool(found["found"] and found["benchmarks"])
         # The comparison offers every model of the boards now (runs finished since the page was built too).
-        offered = gr.update(choices=model_page.board_models(context), value=[found["model"]]) if found["found"] else gr.update()
+        offered = (gr.update(choices=model_page.board_model_choices(context), value=[found["model"]]) if found["found"]
+                   else gr.update())
         return (page_html(found), gr.update(value=figures_chart(found), visible=drawn),
                 runs_html(found["runs"]) if found["found"] else "", offered)
 
@@ -305,7 +312,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
         """The Model tab selected, showing `name`."""
         shown = show(name, token, request)
         found = shown[-1].get("value") if isinstance(shown[-1], dict) else None
-        return (gr.Tabs(selected=TAB_ID), gr.update(choices=model_page.board_models(context),
+        return (gr.Tabs(selected=TAB_ID), gr.update(choices=model_page.board_model_choices(context),
                                                     value=found[0] if found else name), *shown)
 
     def open_from_url(token: Any, request: gr.Request) -> tuple[Any, ...]:

@@ -103,13 +103,23 @@ def _figures(row: pd.Series, benchmark: str, columns: tuple[str, ...], lower: fr
     return figures
 
 
-def _model_rows(services: AppServices, benchmark: str, key: str, mode: str = PAGE_MODE) -> pd.DataFrame:
-    """The rows of a benchmark's (cached) board whose model is `key`."""
+def _model_rows(services: AppServices, benchmark: str, key: str, mode: str = PAGE_MODE,
+                family: bool = False) -> pd.DataFrame:
+    """The rows of a benchmark's (cached) board whose model is `key` (`family`: or one of its dated snapshots)."""
     frame = services.board_frame(benchmark, mode)
     if frame.empty:
         return frame
     keys = services.board_view(("model_keys", benchmark, mode), lambda: frame["model"].astype(str).map(model_key))
-    return frame[keys == key]
+    return frame[keys.isin(family_keys(key) if family else (key,))]
+
+
+def family_keys(key: str) -> tuple[str, ...]:
+    """A model and its dated snapshots (the facts table's `snapshots`: the same facts, each its own model on the
+    boards): one page shows them all, each row named by the board's spelling so that figures that differ stay
+    apart."""
+    facts = next((facts for facts in load_model_facts() if facts.name == key), None)
+    snapshots = [model_key(snapshot) for snapshot in facts.snapshots] if facts is not None else []
+    return tuple(dict.fromkeys([key, *snapshots]))
 
 
 def board_models(services: AppServices) -> list[str]:
@@ -123,6 +133,32 @@ def board_models(services: AppServices) -> list[str]:
         return sorted(names.values(), key=str.lower)
 
     return services.board_view(("model_names",), build)
+
+
+# At most this many other spellings written beside a model's name in a picker.
+MAX_SHOWN_ALIASES = 3
+
+
+def board_model_choices(services: AppServices) -> list[tuple[str, str]]:
+    """(label, name) for every model of board_models: the label names the other spellings the boards and the facts
+    table use ("Kimi-K2-Instruct (also Kimi-k2-0711, Kimi K2, …)"), so that typing a board's name finds the model;
+    the value is its one name. Kept until a board changes."""
+    def build() -> list[tuple[str, str]]:
+        spellings: dict[str, list[str]] = {}
+        for facts in load_model_facts():
+            spellings.setdefault(facts.name, []).extend(facts.aliases)
+        for benchmark in all_benchmarks():
+            for name in dict.fromkeys(services.board_frame(benchmark.name, PAGE_MODE)["model"].astype(str)):
+                spellings.setdefault(model_key(name), []).append(name)
+        choices = []
+        for name in board_models(services):
+            others = list(dict.fromkeys(spelling for spelling in spellings.get(model_key(name), [])
+                                        if spelling.lower() != name.lower()))
+            shown = ", ".join(others[:MAX_SHOWN_ALIASES]) + (", …" if len(others) > MAX_SHOWN_ALIASES else "")
+            choices.append((f"{name} (also {shown})" if others else name, name))
+        return choices
+
+    return services.board_view(("model_choices",), build)
 
 
 def suggestions(services: AppServices, name: str, limit: int = MAX_SUGGESTIONS) -> list[str]:
@@ -144,7 +180,7 @@ def _facts(name: str) -> dict[str, Any] | None:
 
 
 def _benchmark_part(services: AppServices, benchmark_name: str, key: str) -> dict[str, Any] | None:
-    rows = _model_rows(services, benchmark_name, key)
+    rows = _model_rows(services, benchmark_name, key, family=True)
     if rows.empty:
         return None
     benchmark, layout = get_benchmark(benchmark_name), layout_for(benchmark_name)
@@ -156,6 +192,7 @@ def _benchmark_part(services: AppServices, benchmark_name: str, key: str) -> dic
         found.append({
             "view": str(row["view"]), "view_title": subset_title(benchmark_name, str(row["view"])),
             "source": str(row["source"]), "model": str(row["model"]), "run_ids": run_ids_of(row.to_dict()),
+            "snapshot": model_key(str(row["model"])) != key,
             "ranked": not apart, "apart_reason": apart,
             "updated": None if is_missing(row.get(UPDATED_COLUMN)) else str(row.get(UPDATED_COLUMN)),
             "figures": _figures(row, benchmark_name, layout.columns, layout.lower_is_better),
@@ -198,8 +235,9 @@ def model_runs(services: AppServices, key: str, owner: str | None = None,
     deployment a run `owner` may not see (ownership.may_see_job) is listed only as the Queue lists it
     (_queued_run: "hidden" True, run_id None), and only if the Queue lists it (a run evaluated here, not an
     upload); a private deployment's are everyone's."""
+    family = family_keys(key)
     runs = [(run, may_see_job(services.public, run, owner)) for run in services.store.list_runs()
-            if model_key(run.model) == key]
+            if model_key(run.model) in family]
     listed = [(run, seen) for run, seen in runs if seen or run.source == "endpoint"][:limit]
     totals = services.store.all_run_totals([run.id for run, _ in listed]) if listed else {}
     return [_public_run(run, totals.get(run.id, {})) if seen else _queued_run(services, run, totals.get(run.id, {}))
@@ -210,7 +248,7 @@ def model_page(services: AppServices, name: str, owner: str | None = None) -> di
     """Everything the Model page shows of `name` (any spelling the boards or the facts table know) to the visitor
     `owner` (their hash; None on a private deployment, or for nobody in particular):
     {"query", "found", "model", "key", "facts", "benchmarks": [{"benchmark", "title", "view_label", "headline",
-    "headline_title", "rows": [{"view", "view_title", "source", "model", "run_ids", "ranked", "apart_reason",
+    "headline_title", "rows": [{"view", "view_title", "source", "model", "snapshot", "run_ids", "ranked", "apart_reason",
     "updated", "figures": [{"column", "title", "value", "low", "high", "n", "lower_is_better"}]}]}], "runs",
     "suggestions"}. Values are fractions. Not found: found False, and names alike in `suggestions`. The boards'
     part is cached for every visitor alike (AppServices.board_view); the runs are read for this visitor
@@ -267,7 +305,8 @@ def checked_models(names: list[str] | None) -> list[str]:
 def compare_models(services: AppServices, names: list[str] | None, benchmark: str, view: str | None = None) -> dict[str, Any]:
     """Two to six models on one benchmark's view (default: the benchmark's overview view, else its first), each
     by one row (published and ranked first: SOURCE_PREFERENCE): {"benchmark", "title", "view", "view_title",
-    "view_label", "columns": [{"column", "title", "lower_is_better"}], "models": [{"name", "model", "source",
+    "view_label", "columns": [{"column", "title", "lower_is_better"}], "models": [{"name", "identity" (the model's one
+    name: the facts table's, else the name given), "model" (the row's own spelling), "source",
     "run_ids", "apart_reason", "figures", "latency_mean_s", "latency_p95_s", "cost", "cost_note"}], "missing": [names
     without a row in the view], "cost_note"}. Values are fractions; cost (USD per 1,000 items) and latency (seconds
     per item, mean and p95) are the board's columns of the runs behind a row evaluated here
@@ -289,7 +328,9 @@ def compare_models(services: AppServices, names: list[str] | None, benchmark: st
             continue
         run_ids = run_ids_of(row.to_dict())
         apart = "" if is_missing(row.get(APART_COLUMN)) else str(row.get(APART_COLUMN))
-        models.append({"name": name, "model": str(row["model"]), "source": str(row["source"]), "run_ids": run_ids,
+        facts = model_facts(name)
+        models.append({"name": name, "identity": facts.name if facts is not None else name,
+                       "model": str(row["model"]), "source": str(row["source"]), "run_ids": run_ids,
                        "apart_reason": apart, "figures": _figures(row, benchmark, layout.columns, layout.lower_is_better),
                        "latency_mean_s": _figure_of(row, LATENCY_MEAN_COLUMN),
                        "latency_p95_s": _figure_of(row, LATENCY_P95_COLUMN), "cost": _figure_of(row, COST_COLUMN),

@@ -165,8 +165,9 @@ def checker_request(sample: Sample, decoded: list[list[list[str]]], model_name: 
 
 
 def verdict_of_result(sample: Sample, result: dict[str, Any], decoded: Any) -> SampleScore:
-    metadata = {key: result.get(key) for key in ("failed_turn", "differences", "missing_items", "turn_states",
-                                                 "deviations")}
+    metadata = {key: result.get(key) for key in ("failed_turn", "differences", "missing_items", "turn_states")}
+    if result.get("deviations"):  # kept only when the documented deviations were met (Explore shows no empty {})
+        metadata["deviations"] = result["deviations"]
     if result["valid"]:
         return _verdict(sample, True, None, PASS_RULE, "", decoded, metadata)
     return _verdict(sample, False, result["error_type"], result["rule"], result["error_message"], decoded, metadata)
