@@ -15,7 +15,7 @@ from evaluators.engine.store import Store
 from evaluators.publish.board_table import N_SUFFIX, composite_columns, composite_interval
 from evaluators.service.board import BoardQuery, board_rows, board_updated, layout_for, query_board
 from tests.acebench_fixtures import EXAMPLE_DIR
-from tests.app_fixtures import running_app, upload
+from tests.app_fixtures import items_copy, running_app, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui import model_tab
 
@@ -109,14 +109,30 @@ def test_a_partial_upload_says_it_is_partial_and_how_much_it_covers(tmp_path: Pa
     first = (EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[0]
     one_line = tmp_path / "one.jsonl"
     one_line.write_text(first + "\n", encoding="utf-8")
+    from evaluators.service.submissions import check_submission
+
+    # before Add, the check says how the row will read: not ranked, and the very reason the board then shows
+    preview = check_submission(one_line, "acebench", language="en", data_dir=items_copy(store)).board_preview()
     upload(store, "one-line-upload", one_line)
     frame = board_rows("acebench", store)
     row = frame[frame["model"] == "one-line-upload"].iloc[0]
+    assert preview == row["apart_reason"]
     subsets = len(get_benchmark("acebench").subsets)
     assert re.fullmatch(rf"partial: 1 of {subsets} subsets, 1 of \d+ items answered; uploaded: how the predictions "
-                        r"were made is not known", row["apart_reason"]), row["apart_reason"]
+                        r"were made is not known; its figures: [^,;]+ \d+\.\d%", row["apart_reason"]), row["apart_reason"]
     shown = [c for c in layout_for("acebench").detail_columns if not np.isnan(float(row[c] if row[c] is not None else "nan"))]
     assert len(shown) == 1
+    # its model page shows that figure, not "no figure"
+    from evaluators.service import model_page
+    from ui.context import AppContext
+
+    context = AppContext(store=store)
+    try:
+        page = model_page.model_page(context, "one-line-upload")
+        figures = [figure["column"] for part in page["benchmarks"] for row in part["rows"] for figure in row["figures"]]
+        assert figures == shown
+    finally:
+        context.close()
     # the whole example file answers every item of every subset of its data: nothing partial is said
     upload(store, "whole-example")
     frame = board_rows("acebench", store)

@@ -103,7 +103,11 @@ def test_a_file_scored_on_the_example_is_not_shown_on_the_board(tmp_path: Path):
         # the same file on one's own copy of the items is an upload like any other: it joins (not ranked)
         upload_file(page, PREDICTIONS)
         choose_data(page, "local folder", items)
-        assert check(page).startswith("Scored:")
+        scored = check(page)
+        assert scored.startswith("Scored:")
+        # before Add, the page says how the row will be listed: not ranked, and why
+        assert ("Once added, its row is listed among the rows not ranked, with the reason: uploaded: how the "
+                "predictions were made is not known.") in scored, scored
         page.get_by_label("Model name").fill("own-folder-model")
         page.get_by_role("button", name="Add to leaderboard").click()
         added.get_by_text(re.compile("on the leaderboard \\(source: uploaded\\)")).wait_for()

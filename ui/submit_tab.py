@@ -103,7 +103,9 @@ def check_file(context: AppContext, path: str | None, benchmark: str, language: 
     if submission.on_example_data:
         return validation, report, submission, example_scored(report, counts), held
     return (validation, report, submission,
-            f"Scored: {counts} Name the model and add it to the leaderboard if you want it listed.", held)
+            f"Scored: {counts} Name the model and add it to the leaderboard if you want it listed.\n\n"
+            f"Once added, its row is listed among the rows not ranked, with the reason: {submission.board_preview()}.",
+            held)
 
 
 def example_scored(report: dict[str, Any], counts: str) -> str:

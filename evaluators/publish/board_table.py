@@ -283,14 +283,38 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
         item_shares = item_share_columns(benchmark, layout)
         for view, values in layout.run_values(report).items():
             counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in item_shares if c in values}
+            reason = "; ".join(filter(None, [apart, own_figures(benchmark, layout, values)])) if apart else apart
             rows.append({"model": cut_text(run.model, MAX_MODEL_NAME_CHARS),
                          "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
                          "mode": mode, "run_id": run.id, "fingerprint": run.fingerprint,
                          "details": _run_details(run) + _repeated(repeats.get(run.id, 0)),
-                         "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: apart,
+                         "request_errors": errors, "pair_key": _pair_key(run), APART_COLUMN: reason,
                          "request_mode": _run_request_mode(run), UPDATED_COLUMN: _iso_day(run.finished_at),
                          NEWEST_COLUMN: run.id == finished[0].id, **values, **counts})
     return rows
+
+
+# At most this many of a partial row's own figures written in its reason.
+MAX_OWN_FIGURES = 4
+
+
+def own_figures(benchmark: Benchmark, layout: BoardLayout, values: dict[str, Any]) -> str:
+    """What a row kept apart has when none of the table's headline columns is filled (a file or a run of a few
+    subsets: the summaries need every part): its per-subset figures, in %, said in its reason ("its figures:
+    Atom bool 20.0%, …"); empty when it has a headline figure or nothing at all."""
+    def number(column: str) -> float | None:
+        value = values.get(column)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value) \
+            else None
+
+    if any(number(column) is not None for column in layout.columns):
+        return ""
+    found = [(column, number(column)) for column in layout.detail_columns if number(column) is not None]
+    if not found:
+        return ""
+    shown = ", ".join(f"{benchmark.column_title(column)} {value * 100:.1f}%" for column, value in found[:MAX_OWN_FIGURES])
+    more = f" and {len(found) - MAX_OWN_FIGURES} more in the per-subset detail" if len(found) > MAX_OWN_FIGURES else ""
+    return f"its figures: {shown}{more}"
 
 
 def run_on_example_data(run: RunRow) -> bool:
@@ -338,6 +362,24 @@ def upload_coverage(report: dict[str, Any], benchmark: Benchmark) -> str:
     return "partial: " + ", ".join(parts) if parts else ""
 
 
+UPLOAD_REASON = "uploaded: how the predictions were made is not known"
+
+
+def upload_reason(report: dict[str, Any], benchmark: Benchmark) -> str:
+    """Why an upload's rows are kept apart (an upload never ranks: how its predictions were made is not known),
+    what part of the benchmark it covers first when not all of it."""
+    return "; ".join(filter(None, [upload_coverage(report, benchmark), UPLOAD_REASON]))
+
+
+def upload_preview(report: dict[str, Any], benchmark: Benchmark) -> str:
+    """How a checked upload's row will read on the board once added: not ranked, its reason, and its own figures
+    when it has no headline figure (as the board's rows say them; the first view of the benchmark's table)."""
+    layout = benchmark.board_layout()
+    views = layout.run_values(report)
+    values = next(iter(views.values()), {}) if views else {}
+    return "; ".join(filter(None, [upload_reason(report, benchmark), own_figures(benchmark, layout, values)]))
+
+
 def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | None = None,
                  report: dict[str, Any] | None = None) -> str:
     """Empty when an evaluated run is the same experiment as the published rows (its settings, by the one
@@ -345,8 +387,7 @@ def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | Non
     why it is not. An upload says first what part of the benchmark it covers (`report`: its report), when not
     all of it."""
     if run.source != "endpoint":
-        partial = upload_coverage(report or {}, benchmark)
-        return "; ".join(filter(None, [partial, "uploaded: how the predictions were made is not known"]))
+        return upload_reason(report or {}, benchmark)
     reasons = unranked_reasons(run.config, benchmark)
     if totals and totals.get("errors"):
         # Failed requests score as failures: not a measure of the model until they are re-sent.

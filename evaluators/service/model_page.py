@@ -195,7 +195,9 @@ def _benchmark_part(services: AppServices, benchmark_name: str, key: str) -> dic
             "snapshot": model_key(str(row["model"])) != key,
             "ranked": not apart, "apart_reason": apart,
             "updated": None if is_missing(row.get(UPDATED_COLUMN)) else str(row.get(UPDATED_COLUMN)),
-            "figures": _figures(row, benchmark_name, layout.columns, layout.lower_is_better),
+            # a row without a headline figure (a few subsets) shows the per-subset figures it has
+            "figures": (_figures(row, benchmark_name, layout.columns, layout.lower_is_better)
+                        or _figures(row, benchmark_name, layout.detail_columns, layout.lower_is_better)),
         })
     found.sort(key=lambda part: (order.get(part["view"], len(order)), sources.get(part["source"], len(sources)),
                                  not part["ranked"]))

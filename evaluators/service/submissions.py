@@ -28,7 +28,7 @@ from evaluators.engine.quota import Admission
 from evaluators.engine.scoring import score_and_report
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
-from evaluators.publish.board_table import on_example_data
+from evaluators.publish.board_table import on_example_data, upload_preview
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 
@@ -62,6 +62,11 @@ class Submission:
     def on_example_data(self) -> bool:
         """Scored against the benchmark's built-in example: stored, it stays off the board (board_table)."""
         return on_example_data({"data_dir": self.data_dir}, self.benchmark)
+
+    def board_preview(self) -> str:
+        """How its row will read on the board once added (before anything is stored): never ranked, and why."""
+        report = self.reports.get("official")
+        return upload_preview(report.to_json(), self.benchmark) if report is not None else ""
 
     def validation(self) -> dict[str, Any]:
         """What the file held, measured against the benchmark: shown before anything is scored."""
