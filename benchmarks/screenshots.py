@@ -6,7 +6,7 @@ standing vertically, and on the phone a page that scrolls sideways.
 Starts `python app.py` as a new user would (fresh TOOLBOARD_HOME holding a few uploaded runs besides the
 published rows, a free port), starts one small run of a built-in example against a scripted endpoint on
 127.0.0.1 (so the jobs panel has a row) and drives Debian's Chromium (/usr/bin/chromium) with playwright: each tab
-at each size, plus the leaderboard with its per-subset detail on. Prints each file written and each
+at each size, plus one sample's evidence in Explore and the leaderboard with its per-subset detail on. Prints each file written and each
 problem found; a problem, or a tab that cannot be reached (e.g. hidden in an overflow menu), makes the exit
 status 1.
 
@@ -17,6 +17,7 @@ Usage: python benchmarks/screenshots.py [--out /tmp/toolboard-screenshots] [--ru
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -74,6 +75,20 @@ def shoot_size(browser, url: str, size: str, out: Path, expected: list[str]) -> 
             continue
         tab.click()
         shoot(page, out / f"{size}-{name.lower().replace(' ', '-')}.png", missing)
+    explore = tab_button(page, "Explore")
+    if explore.is_visible():  # one sample's evidence, as a reader of a run sees it: the answer first, the prompt folded
+        explore.click()
+        page.get_by_role("button", name="Reload runs").click()
+        page.get_by_text(re.compile(r"^\d+ samples?$")).first.wait_for()
+        ids = page.locator(".cell-wrap span.text").filter(has_text=re.compile(r"^\s*[a-z][a-z_]*_\d+(_\d+)*\s*$"))
+        sample = ids.first.inner_text().strip() if ids.count() else ""
+        if sample:
+            page.get_by_label("Sample id").fill(sample)
+            page.get_by_label("Sample id").press("Enter")
+            page.locator("#explore-answer, #explore-gold").first.wait_for()
+            shoot(page, out / f"{size}-explore-sample.png", missing)
+        else:
+            missing.append(f"{size}: Explore listed no sample to open")
     board = tab_button(page, "Leaderboard")
     if board.is_visible():
         board.click()

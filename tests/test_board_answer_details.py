@@ -89,3 +89,15 @@ def test_a_multi_turn_verdict_without_deviations_shows_no_empty_deviations():
     met = verdict_of_result(sample, {**passed, "deviations": {"deviation_unsupported_expression": 1}}, [])
     assert met.metadata["deviations"] == {"deviation_unsupported_expression": 1}
     assert escaped_block("Per-sample metrics", {}) == ""
+
+
+def test_per_subset_detail_says_why_published_rows_have_no_subset_figures():
+    from dataclasses import replace
+
+    from evaluators.service.board import BoardQuery, query_board
+    from ui.board_html import NO_DETAIL_FIGURES, board_html
+
+    state = replace(default_state("acebench"), details=True)
+    frame = query_board(board_rows("acebench", None), layout_for("acebench"), BoardQuery(view="en", details=True))
+    assert NO_DETAIL_FIGURES in board_html(frame, state, "benchmark=acebench")
+    assert NO_DETAIL_FIGURES not in board_html(frame, replace(state, details=False), "benchmark=acebench")

@@ -81,10 +81,15 @@ def test_zip_bombs_and_huge_lines_are_refused_while_memory_stays_bounded(tmp_pat
                                  zeros_crc(megabytes))
     one_long_line = tmp_path / "long.jsonl"
     with one_long_line.open("wb") as handle:
-        handle.truncate(100 * MB)  # sparse: 100 MB of zeros, no line end, no disk used
+        handle.write(b'{"id": "a", "output": "' + b"a" * 9000)  # text past the first bytes the reader looks at
+        handle.truncate(100 * MB)  # then sparse: 100 MB in all, no line end, no disk used
+    all_zeros = tmp_path / "zeros.jsonl"
+    with all_zeros.open("wb") as handle:
+        handle.truncate(100 * MB)  # 100 MB of zeros: not text at all
     assert liar.stat().st_size < 2 * MB
     # The reading runs in a child so its own peak memory can be measured (and a failure cannot take pytest down).
-    child = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, str(liar), str(honest), str(one_long_line)],
+    child = subprocess.run([sys.executable, "-c", READ_IN_A_CHILD, str(liar), str(honest), str(one_long_line),
+                            str(all_zeros)],
                            cwd=PROJECT, capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr
     lines = child.stdout.splitlines()
@@ -93,6 +98,7 @@ def test_zip_bombs_and_huge_lines_are_refused_while_memory_stays_bounded(tmp_pat
     assert "liar.zip:preds.jsonl, line 1: invalid JSON" in lines[0]  # only the 48 declared bytes were unpacked
     assert "honest.zip: the zip unpacks to 320 MB; at most 128 MB is read" in lines[1]
     assert "long.jsonl, line 1: line longer than 8 MB" in lines[2]
+    assert "zeros.jsonl: not a text file" in lines[3]  # told from its first bytes, before any line
 
 
 def test_json_that_would_take_far_more_memory_than_its_text_is_refused(tmp_path: Path):

@@ -186,6 +186,15 @@ SNIFF_BYTES = 8192
 MAX_UNDECODABLE_SHARE = 0.1
 
 
+def looks_like_utf16(head: bytes) -> bool:
+    """UTF-16 text without a byte-order mark: one of each two bytes zero (ASCII text), the other not."""
+    even, odd = head[0::2], head[1::2]
+    if len(head) < 4:
+        return False
+    zeros_even, zeros_odd = even.count(0) / len(even), odd.count(0) / max(len(odd), 1)
+    return (zeros_odd > 0.9 and zeros_even < 0.1) or (zeros_even > 0.9 and zeros_odd < 0.1)
+
+
 def not_text_reason(head: bytes) -> str | None:
     """Why a file whose first bytes are `head` is not a predictions text file (a picture, a PDF, a UTF-16 file,
     an archive other than zip), or None when it reads as text. Said before any line, so the sender is told what
@@ -193,7 +202,7 @@ def not_text_reason(head: bytes) -> str | None:
     if not head:
         return None
     shown = " ".join(f"0x{byte:02x}" for byte in head[:4])
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (b"\x00" in head and head[1:2] == b"\x00"):
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or looks_like_utf16(head):
         return f"not a UTF-8 text file: it looks like UTF-16 (it starts {shown}); save it as UTF-8"
     decoded = head.decode("utf-8", errors="replace")
     undecodable = decoded.count("\ufffd") / max(len(decoded), 1)
