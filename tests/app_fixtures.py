@@ -98,5 +98,22 @@ def items_copy(store: Store) -> Path:
     return folder
 
 
-__all__ = ["SECRET_KEY", "RunningApp", "correct_reply", "form", "running_app", "table_rows", "upload", "wait_for_status",
+def finished_acebench_run(store: Store, name: str, overall: float, language: str = "en", fingerprint: str | None = None,
+                          **config: Any) -> str:
+    """A finished ACEBench run of `name` with `overall` (one subset's item), the official experiment unless `config`
+    says otherwise (`model` overrides the endpoint settings); its run id."""
+    from evaluators.core.types import Report, SubsetResult
+
+    settings = {"base_url": "http://127.0.0.1:9/v1", "model": name, "request_mode": "prompt",
+                "prompt_style": "official", **config.pop("model", {})}
+    run_config = {"benchmark": "acebench", "model": settings, "language": language, "subsets": [], "limit": None, **config}
+    run_id = store.create_run("acebench", language, name, settings["base_url"], run_config, fingerprint or f"fp-{name}", 1)
+    report = Report("acebench", "official", {"normal_atom_bool": SubsetResult(1, {"accuracy": overall})},
+                    {"overall": overall, "normal": overall}, {}, language=language)
+    store.save_scores(run_id, "official", [], report)
+    store.set_status(run_id, "finished")
+    return run_id
+
+
+__all__ = ["SECRET_KEY", "RunningApp", "correct_reply", "finished_acebench_run", "form", "running_app", "table_rows", "upload", "wait_for_status",
            "write_predictions"]

@@ -15,7 +15,7 @@ from evaluators.engine.store import Store
 from evaluators.publish.board_table import N_SUFFIX, composite_columns, composite_interval
 from evaluators.service.board import BoardQuery, board_rows, board_updated, layout_for, query_board
 from tests.acebench_fixtures import EXAMPLE_DIR
-from tests.app_fixtures import items_copy, running_app, upload
+from tests.app_fixtures import finished_acebench_run, items_copy, running_app, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
 from ui import model_tab
 
@@ -149,26 +149,12 @@ def test_a_row_kept_apart_does_not_move_the_boards_last_update(tmp_path: Path):
     assert board_updated(frame) == published
 
 
-def _acebench_run(store: Store, name: str, overall: float) -> str:
-    """A finished, comparable ACEBench run of `name` (every subset, official requests)."""
-    from evaluators.core.types import Report, SubsetResult
-
-    settings = {"base_url": "http://127.0.0.1:9/v1", "model": name, "request_mode": "prompt", "prompt_style": "official"}
-    config = {"benchmark": "acebench", "model": settings, "language": "en", "subsets": [], "limit": None}
-    run_id = store.create_run("acebench", "en", name, settings["base_url"], config, f"fp-{name}", 1)
-    report = Report("acebench", "official", {"normal_atom_bool": SubsetResult(1, {"accuracy": overall})},
-                    {"overall": overall, "normal": overall}, {}, language="en")
-    store.save_scores(run_id, "official", [], report)
-    store.set_status(run_id, "finished")
-    return run_id
-
-
 def test_one_identity_per_model_the_pickers_know_every_spelling_and_a_family_page_holds_its_snapshots(tmp_path: Path):
     from evaluators.service import model_page
     from ui.context import AppContext
 
     store = Store(tmp_path / "board.sqlite")
-    _acebench_run(store, "gpt-4o-2024-11-20", 0.7)
+    finished_acebench_run(store, "gpt-4o-2024-11-20", 0.7)
     context = AppContext(store=store)
     try:
         choices = dict((value, label) for label, value in model_page.board_model_choices(context))
@@ -202,7 +188,82 @@ def test_typing_a_boards_spelling_into_compare_finds_the_model(tmp_path: Path):
         option = page.get_by_role("option", name=re.compile(r"^Kimi-K2-Instruct \(also Kimi-k2-0711"))
         option.click()
         page.keyboard.press("Escape")
+        page.locator(".block", has=chosen).last.locator(".token").nth(1).wait_for()  # GPT-4o and Kimi-K2-Instruct
         page.get_by_role("button", name="Compare", exact=True).click()
-        page.locator(".model-page", has_text="Each model by one row of the view").first.wait_for()
-        assert "Kimi-K2-Instruct" in page.locator(".model-page").last.inner_text()
+        compared = page.locator(".model-page", has_text="Each model by one row of the view").first
+        refused = page.locator("#compare-note", has_text="⚠️")
+        compared.or_(refused).first.wait_for()
+        assert not refused.count(), refused.inner_text()
+        # the comparison names the model by its one name, and the board's spelling beside it
+        assert "Kimi-K2-Instruct as Kimi-k2-0711" in compared.inner_text()
     assert not [p for p in problems if "AbortError" not in p and "Connection errored out" not in p], problems
+
+
+def _toolbench_scores(count: int, seed: int = 7) -> list:
+    from random import Random
+
+    from evaluators.core.types import SampleScore
+
+    draw = Random(seed)
+    return [SampleScore(f"s{i}", "in_domain" if i % 2 else "out_of_domain", True,
+                        metrics={"act_em": float(draw.random() < 0.6), "f1": draw.random(), "rouge_l": draw.random()})
+            for i in range(count)]
+
+
+def test_a_mean_over_items_keeps_the_interval_of_the_item_bootstrap_in_its_report():
+    """ToolBench's F1 is a mean over steps: its report keeps mean ± 1.96·sd/√n (the bootstrap's spread, exact),
+    checked against 20,000 seeded resamples of the steps."""
+    from evaluators.benchmarks.toolbench_static.report import summarize
+
+    scores = _toolbench_scores(300)
+    report = summarize([], scores)
+    low, high = report.intervals["summary"]["f1"]
+    values = np.array([score.metrics["f1"] for score in scores])
+    means = np.random.default_rng(3).choice(values, size=(20_000, len(values))).mean(axis=1)
+    assert (high - low) / 2 == pytest.approx(1.959964 * means.std(), rel=0.03)
+    assert (low + high) / 2 == pytest.approx(report.summary["f1"])
+    assert set(report.intervals["subsets"]) == {"in_domain", "out_of_domain"}
+    # kept through the report's JSON, as the store keeps it
+    from evaluators.core.types import Report
+
+    assert Report.from_json(report.to_json()).intervals == report.intervals
+
+
+def test_stepeval_shares_of_triggered_calls_and_their_macro_mean_have_intervals():
+    from evaluators.benchmarks.stepeval_audio.report import tool_estimates, tool_intervals
+
+    counts = {"positives": 40, "negatives": 60, "TP": 30, "FN": 10, "FP": 10, "FP_any": 12, "right_tool": 27,
+              "param_ok": 20}
+    estimates = {"tool_a": tool_estimates(counts), "tool_b": tool_estimates({**counts, "TP": 36, "param_ok": None})}
+    found = tool_intervals(estimates)
+    # precision of tool_a: 30 of the 40 calls it drew; its interval 0.75 ± 1.96·√(0.75·0.25/40)
+    low, high = found["subsets"]["tool_a"]["precision"]
+    assert (high - low) / 2 == pytest.approx(1.959964 * (0.75 * 0.25 / 40) ** 0.5)
+    # the macro mean of two tools: half the root of the summed variances
+    b = 36 / 46
+    macro = found["summary"]["precision"]
+    assert (macro[1] - macro[0]) / 2 == pytest.approx(1.959964 * ((0.75 * 0.25 / 40 + b * (1 - b) / 46) ** 0.5) / 2)
+    assert "param_accuracy" not in found["subsets"]["tool_b"]  # a tool without arguments has none
+
+
+def test_a_toolbench_runs_board_row_carries_its_reports_intervals_and_ranks_by_them(tmp_path: Path):
+    from evaluators.benchmarks.toolbench_static.report import summarize
+
+    store = Store(tmp_path / "board.sqlite")
+    settings = {"base_url": "http://127.0.0.1:9/v1", "model": "tb-model", "request_mode": "prompt",
+                "prompt_style": "official"}
+    config = {"benchmark": "toolbench_static", "model": settings, "language": None, "subsets": [], "limit": None}
+    run_id = store.create_run("toolbench_static", None, "tb-model", settings["base_url"], config, "fp-tb", 1)
+    report = summarize([], _toolbench_scores(400))
+    store.save_scores(run_id, "official", [], report)
+    store.set_status(run_id, "finished")
+    frame = board_rows("toolbench_static", store)
+    row = frame[(frame["run_id"] == run_id) & (frame["view"] == "in_domain")].iloc[0]
+    kept = report.intervals["subsets"]["in_domain"]
+    assert (row["f1_low"], row["f1_high"]) == pytest.approx(tuple(kept["f1"]))
+    assert (row["rouge_l_low"], row["rouge_l_high"]) == pytest.approx(tuple(kept["rouge_l"]))
+    # Act.EM is a share of the view's items: its Wilson interval, as before
+    assert row["act_em_n"] == 200 and row["act_em_low"] is not None
+    # published rows print no item counts: no interval is made up for them
+    published = frame[frame["source"] == "published"]
+    assert published["f1_low"].map(lambda value: value is None).all()

@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
 from evaluators.publish import board_table
 from evaluators.service.board import (
@@ -22,20 +20,9 @@ from evaluators.service.board import (
     ranks,
     wilson_interval,
 )
+from tests.app_fixtures import finished_acebench_run as _endpoint_run
 from tests.app_fixtures import upload
 from ui.format import NEWEST_MARK, as_percent, best_cells, board_display
-
-
-def _endpoint_run(store: Store, name: str, overall: float, language: str = "en", **config: Any) -> str:
-    settings = {"base_url": "http://127.0.0.1:9/v1", "model": name, "request_mode": "prompt",
-                "prompt_style": "official", **config.pop("model", {})}
-    run_config = {"benchmark": "acebench", "model": settings, "language": language, "subsets": [], "limit": None, **config}
-    run_id = store.create_run("acebench", language, name, settings["base_url"], run_config, f"fp-{name}", 1)
-    report = Report("acebench", "official", {"normal_atom_bool": SubsetResult(1, {"accuracy": overall})},
-                    {"overall": overall, "normal": overall}, {}, language=language)
-    store.save_scores(run_id, "official", [], report)
-    store.set_status(run_id, "finished")
-    return run_id
 
 
 def test_only_comparable_runs_rank_with_the_published_rows(tmp_path: Path):

@@ -220,8 +220,14 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
         page.get_by_label("Models (2 to 6)").click()
         page.get_by_role("option", name=PUBLISHED, exact=True).click()
         page.keyboard.press("Escape")
+        # both models chosen (the page's model and the one picked) before Compare is pressed
+        chosen = page.locator(".block", has=page.get_by_label("Models (2 to 6)")).last
+        chosen.locator(".token").nth(1).wait_for()
         page.get_by_role("button", name="Compare", exact=True).click()
-        page.locator(".model-page", has_text="Each model by one row of the view").first.wait_for()
+        compared = page.locator(".model-page", has_text="Each model by one row of the view").first
+        refused = page.locator("#compare-note", has_text="⚠️")
+        compared.or_(refused).first.wait_for()
+        assert not refused.count(), refused.inner_text()
         page.screenshot(path=str(tmp_path / "model-compare-390.png"), full_page=True)
 
         # A model name clicked in the Overview opens its page.

@@ -21,7 +21,6 @@ from evaluators.core.declarations import Overview
 from evaluators.core.errors import ToolboardError
 from evaluators.core.leaderboard import LEADERBOARD_DIR
 from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchmark
-from evaluators.core.types import Report, SubsetResult
 from evaluators.engine.store import Store
 from evaluators.service.board import APART_COLUMN, board_rows, model_key
 from evaluators.service.overview import (
@@ -34,7 +33,7 @@ from evaluators.service.overview import (
     headlines,
     overview_rows,
 )
-from tests.app_fixtures import running_app, table_rows, upload
+from tests.app_fixtures import finished_acebench_run, running_app, table_rows, upload
 from tests.browser_fixtures import browser_page
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab
@@ -230,14 +229,7 @@ def test_equal_aggregates_share_a_rank_and_a_later_benchmark_joins_by_its_declar
 
 
 def _endpoint_run(store: Store, name: str, overall: float, **config: Any) -> str:
-    settings = {"base_url": "http://127.0.0.1:9/v1", "model": name, "request_mode": "prompt", "prompt_style": "official"}
-    run_config = {"benchmark": "acebench", "model": settings, "language": "en", "subsets": [], "limit": None, **config}
-    run_id = store.create_run("acebench", "en", name, settings["base_url"], run_config, f"fp-{name}-{overall}", 1)
-    report = Report("acebench", "official", {"normal_atom_bool": SubsetResult(1, {"accuracy": overall})},
-                    {"overall": overall, "normal": overall}, {}, language="en")
-    store.save_scores(run_id, "official", [], report)
-    store.set_status(run_id, "finished")
-    return run_id
+    return finished_acebench_run(store, name, overall, fingerprint=f"fp-{name}-{overall}", **config)
 
 
 def test_from_a_real_store_comparable_runs_count_and_partial_runs_and_uploads_do_not(tmp_path: Path):

@@ -277,7 +277,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
         benchmark = gr.Dropdown(benchmarks, value=benchmarks[0][1], label="Benchmark")
         view = gr.Dropdown(first_views, value=first_view, label="View")
     compare = gr.Button("Compare", size="sm")
-    compare_note = gr.Markdown()
+    compare_note = gr.Markdown(elem_id="compare-note")
     compare_chart = gr.Plot(label="Per-column figures with their 95% intervals", visible=False)
     compare_detail = gr.HTML(css_template=CSS, js_on_load=None)
 

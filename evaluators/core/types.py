@@ -93,6 +93,9 @@ class Report:
     language: str | None = None
     missing: list[str] = field(default_factory=list)
     unavailable: list[str] = field(default_factory=list)
+    # 95% intervals of figures that are not a plain share of items (core/intervals.py), in the report's own shape:
+    # {"summary": {metric: [low, high]}, "subsets": {name: {metric: [low, high]}}}; empty when none is declared.
+    intervals: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Report:
@@ -101,7 +104,7 @@ class Report:
         subsets = {name: SubsetResult(value["n"], dict(value["metrics"])) for name, value in data["subsets"].items()}
         return cls(data["benchmark"], data["mode"], subsets, dict(data["summary"]), dict(data.get("errors") or {}),
                    language=data.get("language"), missing=[""] * int(data.get("missing") or 0),
-                   unavailable=list(data.get("unavailable") or []))
+                   unavailable=list(data.get("unavailable") or []), intervals=dict(data.get("intervals") or {}))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"benchmark": self.benchmark}
@@ -116,6 +119,8 @@ class Report:
         out["missing"] = len(self.missing)
         if self.unavailable:
             out["unavailable"] = list(self.unavailable)
+        if self.intervals:
+            out["intervals"] = self.intervals
         return out
 
 

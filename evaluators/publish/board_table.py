@@ -281,8 +281,11 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
         errors = all_totals[run.id]["errors"] if run.source == "endpoint" else None
         apart = apart_reason(run, benchmark, all_totals.get(run.id), report)
         item_shares = item_share_columns(benchmark, layout)
+        kept_bounds = report_bounds(layout, report)
         for view, values in layout.run_values(report).items():
             counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in item_shares if c in values}
+            counts |= {column + suffix: bound for column, pair in kept_bounds.get(view, {}).items()
+                       for suffix, bound in zip((LOW_SUFFIX, HIGH_SUFFIX), pair)}
             reason = "; ".join(filter(None, [apart, own_figures(benchmark, layout, values)])) if apart else apart
             rows.append({"model": cut_text(run.model, MAX_MODEL_NAME_CHARS),
                          "source": SOURCE_OF_RUN.get(run.source, run.source), "view": view,
@@ -315,6 +318,31 @@ def own_figures(benchmark: Benchmark, layout: BoardLayout, values: dict[str, Any
     shown = ", ".join(f"{benchmark.column_title(column)} {value * 100:.1f}%" for column, value in found[:MAX_OWN_FIGURES])
     more = f" and {len(found) - MAX_OWN_FIGURES} more in the per-subset detail" if len(found) > MAX_OWN_FIGURES else ""
     return f"its figures: {shown}{more}"
+
+
+def report_bounds(layout: BoardLayout, report: dict[str, Any]) -> dict[str, dict[str, tuple[float, float]]]:
+    """The intervals a report keeps (Report.intervals: figures that are not a plain share of items), by view and
+    column: each side is read through the layout as if it were the report's figures, so a benchmark's own view
+    mapping (e.g. StepEval's macro view) applies to them unchanged."""
+    kept = report.get("intervals") or {}
+    if not kept:
+        return {}
+
+    def side(index: int) -> dict[str, Any]:
+        per_subset = kept.get("subsets") or {}
+        return {**report, "summary": {name: pair[index] for name, pair in (kept.get("summary") or {}).items()},
+                "subsets": {name: {"n": (value or {}).get("n"),
+                                   "metrics": {metric: pair[index] for metric, pair in (per_subset.get(name) or {}).items()}}
+                            for name, value in (report.get("subsets") or {}).items()}}
+
+    lows, highs = layout.run_values(side(0)), layout.run_values(side(1))
+    found: dict[str, dict[str, tuple[float, float]]] = {}
+    for view, values in lows.items():
+        for column, low in values.items():
+            high = (highs.get(view) or {}).get(column)
+            if isinstance(low, int | float) and isinstance(high, int | float) and not isinstance(low, bool):
+                found.setdefault(view, {})[column] = (float(low), float(high))
+    return found
 
 
 def run_on_example_data(run: RunRow) -> bool:
@@ -527,8 +555,12 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
             value = row.get(column)
             if column in parts_of:
                 interval = composites[column]
-            else:
+            elif column in item_shares:
                 interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
+            else:  # a figure that is not a share of the view's items: the interval its report keeps, if any
+                kept = (row.get(column + LOW_SUFFIX), row.get(column + HIGH_SUFFIX))
+                interval = kept if all(isinstance(bound, int | float) for bound in kept) and isinstance(
+                    value, int | float) else None
             row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
     interval_columns = [c + suffix for c in fractions for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     columns = board_columns(spec, layout, others=others is not None)

@@ -4,8 +4,10 @@ their macro average over tools (spec §7 reconstruction). Fractions, unrounded."
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from evaluators.benchmarks.stepeval_audio.tools import NO_PARAMETER_TOOLS, TOOLS
+from evaluators.core.intervals import Estimate, bounds, mean_of_estimates, share_estimate
 from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
 
 METRICS = ("precision", "recall", "type_accuracy", "param_accuracy")
@@ -45,6 +47,34 @@ def tool_metrics(counts: dict[str, int | None]) -> dict[str, float | None]:
     }
 
 
+def tool_estimates(counts: dict[str, int | None]) -> dict[str, Estimate | None]:
+    """Each of tool_metrics' figures as a share of what it counts (trigger precision: of the calls the tool drew,
+    TP + FP; recall: of the positives; type accuracy: of TP; parameter accuracy: of the right tool), with its
+    variance (core/intervals.share_estimate)."""
+    tp, fp = int(counts["TP"] or 0), int(counts["FP"] or 0)
+    right = int(counts["right_tool"] or 0)
+    return {
+        "precision": share_estimate(tp, tp + fp),
+        "recall": share_estimate(tp, counts["positives"]),
+        "type_accuracy": share_estimate(right, tp),
+        "param_accuracy": None if counts["param_ok"] is None else share_estimate(counts["param_ok"], right),
+    }
+
+
+def tool_intervals(estimates: dict[str, dict[str, Estimate | None]]) -> dict[str, Any]:
+    """The 95% intervals of each tool's figures and of their macro averages (the mean of independent shares), in
+    the report's shape (Report.intervals)."""
+    per_tool = {tool: {name: found for name, estimate in figures.items() if (found := bounds(estimate)) is not None}
+                for tool, figures in estimates.items()}
+    macro = {}
+    for name in METRICS:
+        parts = [figures[name] for figures in estimates.values() if figures.get(name) is not None]
+        found = bounds(mean_of_estimates(parts))  # type: ignore[arg-type]  # the Nones are left out above
+        if found is not None:
+            macro[name] = found
+    return {"summary": macro, "subsets": per_tool}
+
+
 def macro_average(per_tool: dict[str, dict[str, float | None]]) -> dict[str, float | None]:
     """Each metric's mean over the tools where it is defined (param_accuracy: not get_date_time)."""
     averages: dict[str, float | None] = {}
@@ -80,12 +110,14 @@ def summarize(
     for result in scores:
         by_tool.setdefault(result.subset, []).append(result)
     per_tool: dict[str, dict[str, float | None]] = {}
+    estimates: dict[str, dict[str, Estimate | None]] = {}
     report_subsets: dict[str, SubsetResult] = {}
     for tool in TOOLS:
         if tool not in by_tool:
             continue
         counts = tool_counts(tool, by_tool[tool])
         per_tool[tool] = tool_metrics(counts)
+        estimates[tool] = tool_estimates(counts)
         report_subsets[tool] = SubsetResult(len(by_tool[tool]), {**per_tool[tool], **counts})  # type: ignore[dict-item]
     summary: dict[str, object] = {**macro_average(per_tool), "param_method": param_method(scores)}
     if modality(scores) is not None:
@@ -100,4 +132,5 @@ def summarize(
         errors=dict(sorted(errors.items())),
         missing=[s.sample_id for s in scores if s.error_type == "missing_prediction"],
         unavailable=[name for name in requested if name not in by_tool],
+        intervals=tool_intervals(estimates),
     )

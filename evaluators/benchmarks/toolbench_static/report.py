@@ -5,18 +5,30 @@ from __future__ import annotations
 from collections import Counter
 
 from evaluators.benchmarks.toolbench_static.data import SUBSETS
+from evaluators.core.intervals import bounds, mean_estimate
 from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
 
 METRICS = ("act_em", "plan_em", "f1", "easy_f1", "hard_f1", "hallu_rate", "rouge_l")
 
 
-def mean_over_carriers(scores: list[SampleScore]) -> dict[str, float | None]:
-    """Each metric averaged over the steps that carry it (None when no step does)."""
+def carried_values(scores: list[SampleScore]) -> dict[str, list[float]]:
+    """Each metric's values over the steps that carry it."""
     values: dict[str, list[float]] = {name: [] for name in METRICS}
     for result in scores:
         for name, value in (result.metrics or {}).items():
             values[name].append(value)
-    return {name: (sum(v) / len(v) if v else None) for name, v in values.items()}
+    return values
+
+
+def mean_over_carriers(scores: list[SampleScore]) -> dict[str, float | None]:
+    """Each metric averaged over the steps that carry it (None when no step does)."""
+    return {name: (sum(v) / len(v) if v else None) for name, v in carried_values(scores).items()}
+
+
+def carrier_intervals(scores: list[SampleScore]) -> dict[str, list[float]]:
+    """The 95% interval of each metric's mean over the steps that carry it (core/intervals.mean_estimate)."""
+    found = {name: bounds(mean_estimate(values)) for name, values in carried_values(scores).items()}
+    return {name: interval for name, interval in found.items() if interval is not None}
 
 
 def summarize(
@@ -39,4 +51,6 @@ def summarize(
         errors=dict(sorted(errors.items())),
         missing=[s.sample_id for s in scores if s.error_type == "missing_prediction"],
         unavailable=[name for name in requested if name not in by_subset],
+        intervals={"summary": carrier_intervals(scores),
+                   "subsets": {name: carrier_intervals(by_subset[name]) for name in report_subsets}},
     )
