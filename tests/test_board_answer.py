@@ -267,3 +267,13 @@ def test_a_toolbench_runs_board_row_carries_its_reports_intervals_and_ranks_by_t
     # published rows print no item counts: no interval is made up for them
     published = frame[frame["source"] == "published"]
     assert published["f1_low"].map(lambda value: value is None).all()
+
+
+def test_the_board_finds_a_row_by_its_models_one_name_and_says_it_on_hover():
+    from ui.board_html import model_cell
+
+    frame = board_rows("acebench", None)
+    found = query_board(frame, layout_for("acebench"), BoardQuery(view="en", search="Kimi-K2-Instruct"))
+    assert list(found["model"]) == ["Kimi-k2-0711"]
+    cell = model_cell({"model": "Kimi-k2-0711"})
+    assert 'title="Kimi-K2-Instruct, Kimi-k2-0711 in this table: every benchmark"' in cell and ">Kimi-k2-0711</a>" in cell

@@ -101,3 +101,16 @@ def test_per_subset_detail_says_why_published_rows_have_no_subset_figures():
     frame = query_board(board_rows("acebench", None), layout_for("acebench"), BoardQuery(view="en", details=True))
     assert NO_DETAIL_FIGURES in board_html(frame, state, "benchmark=acebench")
     assert NO_DETAIL_FIGURES not in board_html(frame, replace(state, details=False), "benchmark=acebench")
+
+
+def test_a_board_says_when_its_published_rows_rank_without_intervals():
+    from evaluators.service.board import BoardQuery, query_board
+    from ui.board_html import NO_PUBLISHED_INTERVALS, board_html
+
+    def shown(benchmark: str, view: str) -> str:
+        frame = query_board(board_rows(benchmark, None), layout_for(benchmark), BoardQuery(view=view))
+        return board_html(frame, default_state(benchmark), f"benchmark={benchmark}")
+
+    said = NO_PUBLISHED_INTERVALS.split("{column}")[0]
+    assert said in shown("stepeval_audio", "macro") and "no interval for Precision" in shown("stepeval_audio", "macro")
+    assert said not in shown("acebench", "en") and said not in shown("bfcl", "all")

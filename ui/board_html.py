@@ -34,6 +34,7 @@ from evaluators.service.board import (
     bounded,
     cost_legend,
     layout_for,
+    model_facts,
 )
 from ui.board_state import BoardState
 from ui.format import COLUMN_LABELS, NEWEST_MARK, SAFE_URL, best_cells, interval_parts, model_href, not_fractions
@@ -42,6 +43,9 @@ RANKED_CAPTION = "Ranked"
 APART_CAPTION = "Not ranked: partial, different requests, request errors, uploads of unknown provenance"
 NO_DETAIL_FIGURES = ("Published rows have no per-subset figures: the published tables print only the headline "
                      "columns. Runs evaluated or uploaded here fill them.")
+# Said when the published rows' figures of the sorted column come without an interval (the rows rank as points).
+NO_PUBLISHED_INTERVALS = ("Published rows have no interval for {column}: the published table prints no item counts "
+                          "behind it, so they rank by the figure alone; runs evaluated here carry theirs.")
 # Columns after the figures, in this order (empty ones dropped); `source` carries another dataset's name.
 AFTER = ("flag", COST_COLUMN, LATENCY_MEAN_COLUMN, LATENCY_P95_COLUMN, "organisation", "params_b", "licence",
          "open_weights", "request_mode", "link", UPDATED_COLUMN, "source",
@@ -165,10 +169,14 @@ def other_html(row: Row, column: str) -> str:
 
 
 def model_cell(row: Row) -> str:
+    """The row's model as its table spells it, a link to the model's page; its one name (the facts table's) in the
+    tooltip when the table spells it otherwise."""
     name = str(row.get("model") or "")
     newest = bool(row.get(NEWEST_COLUMN)) if not blank(row.get(NEWEST_COLUMN)) else False
     star = f' <span class="newest" title="newest evaluated or uploaded run">{NEWEST_MARK}</span>' if newest else ""
-    return f'<a href="{text(model_href(name))}" title="{text(name)}: every benchmark">{text(name)}</a>{star}'
+    facts = model_facts(name)
+    known = f"{facts.name}, {name} in this table" if facts is not None and facts.name != name else name
+    return f'<a href="{text(model_href(name))}" title="{text(known)}: every benchmark">{text(name)}</a>{star}'
 
 
 def rank_text(row: Row) -> str:
@@ -260,6 +268,11 @@ def board_html(frame: pd.DataFrame, state: BoardState, query: str, lines: list[s
     details = [c for c in layout.detail_columns if c in published.columns]
     if state.details and len(published) and details and all(published[c].map(blank).all() for c in details):
         notes.append(NO_DETAIL_FIGURES)
+    sort_column = state.sort_by or layout.default_sort
+    if len(published) and sort_column in published.columns and (sort_column + LOW_SUFFIX) in published.columns:
+        figured = published[~published[sort_column].map(blank)]
+        if len(figured) and figured[sort_column + LOW_SUFFIX].map(blank).all():
+            notes.append(NO_PUBLISHED_INTERVALS.format(column=label(layout, state.benchmark, sort_column)))
     parts = [f'<div class="board-html" data-board-state="{text(query)}" data-rows="{len(ranked) + len(others)}">']
     parts += [f'<p class="board-line">{text(line)}</p>' for line in notes]
     shown_ranked, shown_others = shown_columns(ranked, layout, state), shown_columns(others, layout, state)

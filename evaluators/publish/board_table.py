@@ -323,7 +323,7 @@ def own_figures(benchmark: Benchmark, layout: BoardLayout, values: dict[str, Any
 def report_bounds(layout: BoardLayout, report: dict[str, Any]) -> dict[str, dict[str, tuple[float, float]]]:
     """The intervals a report keeps (Report.intervals: figures that are not a plain share of items), by view and
     column: each side is read through the layout as if it were the report's figures, so a benchmark's own view
-    mapping (e.g. StepEval's macro view) applies to them unchanged."""
+    mapping (e.g. a macro view over its subsets) applies to them unchanged."""
     kept = report.get("intervals") or {}
     if not kept:
         return {}

@@ -234,12 +234,15 @@ class _Columns:
         return np.fromiter((value in chosen for value in self.column(name)), dtype=bool, count=len(self.frame))
 
     def searched(self, search: str) -> Any:
-        """The rows whose model or details hold the search, ignoring case (every row for an empty search)."""
+        """The rows whose model (as the row spells it, or by its one name in the facts table: a search for
+        "Kimi-K2-Instruct" finds the row "Kimi-k2-0711") or details hold the search, ignoring case (every row for an
+        empty search)."""
         # No name on the board is longer than a model name may be: a longer search would only cost its scan.
         needle = search.strip().lower()[:MAX_MODEL_NAME_CHARS]
         if not needle:
             return np.ones(len(self.frame), dtype=bool)
-        return np.fromiter((needle in str(model).lower() or (not is_missing(details) and needle in str(details).lower())
+        return np.fromiter((needle in str(model).lower() or needle in model_key(str(model)).lower()
+                            or (not is_missing(details) and needle in str(details).lower())
                             for model, details in zip(self.column("model"), self.column("details"))),
                            dtype=bool, count=len(self.frame))
 
