@@ -378,19 +378,10 @@ def killed_add_probe(tmp: Path) -> Probe:
     import sqlite3
 
     from evaluators.engine.store import Store
-    from tests.acebench_fixtures import EXAMPLE_DIR
-    from tests.app_fixtures import items_copy
-    from tests.test_public_limits import KILLED_CHILD
+    from tests.test_public_limits import kill_during_add
 
     store = Store(tmp / "killed" / "toolboard.db")
-    data = items_copy(store)
-    (data / "predictions.jsonl").write_text((EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8"),
-                                            encoding="utf-8")
-    child = subprocess.Popen([sys.executable, "-c", KILLED_CHILD, str(store.path), str(data)], cwd=ROOT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
-    inside = child.stdout is not None and child.stdout.readline().strip() == "inside"  # blocks until it is
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=30)
+    inside = kill_during_add(store)
     with sqlite3.connect(store.path) as db:
         left = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                 for table in ("runs", "predictions", "sample_scores")}

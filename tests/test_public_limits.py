@@ -168,8 +168,9 @@ store_submission(store, submission, "killed mid-add", owner="visitor-hash")
 """
 
 
-def test_kill_9_during_add_leaves_nothing_and_counts_nothing(tmp_path: Path):
-    store = Store(tmp_path / "home" / "toolboard.db")
+def kill_during_add(store: Store) -> bool:
+    """Add the example's predictions to `store` in a child process and kill -9 it inside the add (its predictions
+    and first verdicts written); whether the child got inside before it was killed."""
     data = items_copy(store)
     (data / "predictions.jsonl").write_text((EXAMPLE_DIR / "predictions.jsonl").read_text(encoding="utf-8"),
                                             encoding="utf-8")
@@ -177,11 +178,17 @@ def test_kill_9_during_add_leaves_nothing_and_counts_nothing(tmp_path: Path):
                              env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
     try:
         # Blocks until the child is inside the add; an empty line: it ended before getting there.
-        assert child.stdout is not None and child.stdout.readline().strip() == "inside", "the child never got inside"
+        inside = child.stdout is not None and child.stdout.readline().strip() == "inside"
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.kill()
         child.wait()
+    return inside
+
+
+def test_kill_9_during_add_leaves_nothing_and_counts_nothing(tmp_path: Path):
+    store = Store(tmp_path / "home" / "toolboard.db")
+    assert kill_during_add(store), "the child never got inside"
     again = Store(store.path)
     assert again.list_runs() == []
     assert [table_count(again, table) for table in ("predictions", "sample_scores", "reports")] == [0, 0, 0]
