@@ -125,7 +125,7 @@ def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> s
              *[f'<th class="ov-bench" colspan="{len(h.columns)}">{html.escape(h.benchmark.title)}</th>' for h in parts]]
     second = [f"<th>{html.escape(h.benchmark.metric(metric).shown_as)}</th>"
               for h in parts for metric in h.overview.columns]
-    head = [*first[:4], *second]
+    width = 4 + len(second)  # columns, for the row that says the table is empty
     body = []
     for record in frame.to_dict("records"):
         rank = record[RANK_COLUMN]
@@ -142,7 +142,7 @@ def overview_html(frame: pd.DataFrame, parts: list[Headline] | None = None) -> s
               for h, column in figure_columns],
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
-    rows = "".join(body) or f'<tr><td colspan="{len(head)}">No model has this many benchmarks.</td></tr>'
+    rows = "".join(body) or f'<tr><td colspan="{width}">No model has this many benchmarks.</td></tr>'
     return (f'<div class="overview-html" data-rows="{len(body)}"><table><thead><tr>{"".join(first)}</tr>'
             f'<tr>{"".join(second)}</tr></thead><tbody>{rows}</tbody></table></div>')
 

@@ -33,11 +33,15 @@ def share_estimate(count: int | None, total: int | None) -> Estimate | None:
     return share, share * (1 - share) / total
 
 
+def weighted_sum(parts: Sequence[tuple[float, Estimate]]) -> Estimate:
+    """Σ weight · value of independent figures, (weight, estimate) each, and its variance Σ weight² · variance."""
+    return (sum(weight * value for weight, (value, _) in parts),
+            sum(weight * weight * variance for weight, (_, variance) in parts))
+
+
 def mean_of_estimates(parts: Sequence[Estimate]) -> Estimate | None:
     """The unweighted mean of independent figures (a macro average) and its variance Σ variance / k²."""
-    if not parts:
-        return None
-    return sum(value for value, _ in parts) / len(parts), sum(variance for _, variance in parts) / len(parts) ** 2
+    return weighted_sum([(1 / len(parts), part) for part in parts]) if parts else None
 
 
 def bounds(estimate: Estimate | None, low: float = 0.0, high: float = 1.0, z: float = Z95) -> list[float] | None:

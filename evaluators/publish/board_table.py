@@ -24,6 +24,7 @@ import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
 from evaluators.core.errors import DataError, ToolboardError
+from evaluators.core.intervals import Z95, Estimate, bounds, weighted_sum
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text, shown_text
 from evaluators.core.registry import Benchmark, get_benchmark
@@ -57,7 +58,6 @@ NEWEST_COLUMN = "newest"
 ORIGIN_COLUMN = "origin"
 # Beside each fraction column: the items behind it and its 95% Wilson interval (fractions).
 N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX = "_n", "_low", "_high"
-Z95 = 1.959963984540054
 # Any other text a row shows (details, why not ranked, text columns, others' rows): at most this long. Model names
 # and notes are refused over their limits when added (core/limits.py); rows stored before are cut when shown.
 MAX_SHOWN_TEXT_CHARS = MAX_NOTES_CHARS + 200
@@ -79,32 +79,30 @@ def wilson_interval(p: float | None, n: int | None, z: float = Z95) -> tuple[flo
 def composite_interval(row: dict[str, Any], column: str, parts_of: dict[str, tuple[tuple[str, float], ...]],
                        z: float = Z95) -> tuple[float, float] | None:
     """The 95% interval of a figure that is a weighted sum of item shares (`parts_of[column]`, nested sums
-    allowed): value ± z·se, where se² = Σ weight² · se(part)² and an item share p over n items has se² =
-    p(1 − p)/n. That is the variance of the item bootstrap that resamples each part's items apart (as
-    lm-evaluation-harness bootstraps aggregates), computed exactly instead of by resampling. None when the value,
-    or any part's value or n, is not known."""
-    def variance(name: str, depth: int) -> float | None:
-        if name in parts_of and depth < len(parts_of) + 1:
-            terms = [variance(part, depth + 1) for part, _ in parts_of[name]]
-            if any(term is None for term in terms):
-                return None
-            return sum(weight * weight * term for (_, weight), term in zip(parts_of[name], terms))  # type: ignore[operator]
+    allowed): value ± z·se with se² = Σ weight² · se(part)², an item share p over n items having se² = p(1 − p)/n
+    (core/intervals.weighted_sum, share_estimate). That is the variance of the item bootstrap that resamples each
+    part's items apart (as lm-evaluation-harness bootstraps aggregates), computed exactly instead of by resampling.
+    None when the value, or any part's value or n, is not known."""
+    def estimate(name: str, depth: int) -> Estimate | None:
+        if name in parts_of and depth <= len(parts_of):  # the depth bounds a declaration that names itself
+            found = [(weight, estimate(part, depth + 1)) for part, weight in parts_of[name]]
+            known = [(weight, part) for weight, part in found if part is not None]
+            return weighted_sum(known) if len(known) == len(found) else None
         share, n = row.get(name), row.get(name + N_SUFFIX)
         if not isinstance(share, int | float) or isinstance(share, bool) or math.isnan(share):
             return None
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             return None
         share = min(max(float(share), 0.0), 1.0)
-        return share * (1 - share) / n
+        return share, share * (1 - share) / n
 
     value = row.get(column)
     if column not in parts_of or not isinstance(value, int | float) or math.isnan(value):
         return None
-    found = variance(column, 0)
-    if found is None:
-        return None
-    half = z * math.sqrt(found)
-    return max(0.0, float(value) - half), min(1.0, float(value) + half)
+    found = estimate(column, 0)
+    # around the row's own figure (a published Overall, rounded as printed), with the parts' spread
+    interval = bounds((float(value), found[1]), z=z) if found is not None else None
+    return (interval[0], interval[1]) if interval is not None else None
 
 
 def fraction_columns(benchmark: Benchmark, layout: BoardLayout) -> list[str]:

@@ -20,15 +20,18 @@ def carried_values(scores: list[SampleScore]) -> dict[str, list[float]]:
     return values
 
 
-def mean_over_carriers(scores: list[SampleScore]) -> dict[str, float | None]:
-    """Each metric averaged over the steps that carry it (None when no step does)."""
-    return {name: (sum(v) / len(v) if v else None) for name, v in carried_values(scores).items()}
-
-
-def carrier_intervals(scores: list[SampleScore]) -> dict[str, list[float]]:
-    """The 95% interval of each metric's mean over the steps that carry it (core/intervals.mean_estimate)."""
-    found = {name: bounds(mean_estimate(values)) for name, values in carried_values(scores).items()}
-    return {name: interval for name, interval in found.items() if interval is not None}
+def carrier_figures(scores: list[SampleScore]) -> tuple[dict[str, float | None], dict[str, list[float]]]:
+    """Each metric's mean over the steps that carry it (None when no step does), and the 95% interval of each mean
+    that has one (core/intervals.mean_estimate), from one pass over the steps."""
+    means: dict[str, float | None] = {}
+    intervals: dict[str, list[float]] = {}
+    for name, values in carried_values(scores).items():
+        estimate = mean_estimate(values)
+        means[name] = estimate[0] if estimate is not None else None
+        interval = bounds(estimate)
+        if interval is not None:
+            intervals[name] = interval
+    return means, intervals
 
 
 def summarize(
@@ -38,19 +41,18 @@ def summarize(
     by_subset: dict[str, list[SampleScore]] = {}
     for result in scores:
         by_subset.setdefault(result.subset, []).append(result)
-    report_subsets = {
-        name: SubsetResult(len(by_subset[name]), mean_over_carriers(by_subset[name])) for name in SUBSETS if name in by_subset
-    }
+    figures = {name: carrier_figures(by_subset[name]) for name in SUBSETS if name in by_subset}
+    report_subsets = {name: SubsetResult(len(by_subset[name]), means) for name, (means, _) in figures.items()}
+    summary, summary_intervals = carrier_figures(scores)
     errors = Counter(s.error_type for s in scores if s.error_type)
     requested = subsets or list(SUBSETS)
     return Report(
         benchmark="toolbench_static",
         mode=mode,
         subsets=report_subsets,
-        summary=mean_over_carriers(scores),
+        summary=summary,
         errors=dict(sorted(errors.items())),
         missing=[s.sample_id for s in scores if s.error_type == "missing_prediction"],
         unavailable=[name for name in requested if name not in by_subset],
-        intervals={"summary": carrier_intervals(scores),
-                   "subsets": {name: carrier_intervals(by_subset[name]) for name in report_subsets}},
+        intervals={"summary": summary_intervals, "subsets": {name: kept for name, (_, kept) in figures.items()}},
     )
