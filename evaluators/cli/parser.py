@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from evaluators.cli.roles import add_role_arguments
@@ -12,7 +13,7 @@ from evaluators.engine.settings import REQUEST_MODES
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m evaluators", description="Score how well LLMs call tools.")
+    parser = argparse.ArgumentParser(prog=program_name(), description="Score how well LLMs call tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the benchmarks, their subsets and metrics")
     _add_score(commands)
@@ -27,6 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--mode", choices=MODES, default="official")
     demo.add_argument("--json", action="store_true")
     return parser
+
+
+def program_name() -> str:
+    """How the user called us, for usage lines: the installed `toolboard` command, else `python -m evaluators`."""
+    return "toolboard" if Path(sys.argv[0]).stem == "toolboard" else "python -m evaluators"
 
 
 def _add_score(commands: argparse._SubParsersAction) -> None:
