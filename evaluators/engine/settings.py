@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evaluators.core.declarations import Role
 from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
-from evaluators.core.limits import MAX_MODEL_NAME_CHARS, echoed, visitor_text
+from evaluators.core.limits import MAX_MODEL_NAME_CHARS, visitor_text
 
 REQUEST_MODES = ("prompt", "tools")
 # Sampling fields a user may set; those left unset take the benchmark's value for each request.
@@ -188,81 +187,9 @@ def describe_requests(config: dict[str, Any]) -> str:
     return line
 
 
-# The ranges every front door (the CLI, the form, the API) holds a run's settings to, checked in one place.
-TEMPERATURE_RANGE = (0.0, 2.0)
-MAX_CONCURRENCY = 256
-MAX_TIMEOUT_S = 3600.0
-MAX_TOKENS_LIMIT = 1_000_000
-MAX_ATTEMPTS = 100
-BENCHMARKS_OWN = "empty for the benchmark's own"
-
-
-@dataclass(frozen=True)
-class NumberRule:
-    """What one numeric setting may be: within [low, high] ((low, high] when `low_open`), a whole number
-    when `whole`; None (unset) allowed where `empty` says what that means."""
-
-    label: str
-    low: float
-    high: float | None
-    empty: str | None
-    low_open: bool = False
-    whole: bool = False
-
-    def expected(self, high: float | None = None, cap: str = "") -> str:
-        top = self.high if high is None else high
-        bounds = f"{'more than' if self.low_open else 'at least'} {self.low:g}"
-        bounds += f" and at most {top:g}" if top is not None else ""
-        note = f" ({cap})" if cap else (f" ({self.empty})" if self.empty else "")
-        return f"{self.label} must be {'a whole number ' if self.whole else 'a number '}{bounds}{note}"
-
-    def check(self, value: object, high: float | None = None, cap: str = "") -> None:
-        """Refuse `value` (None: unset) outside the rule; `high` and `cap` narrow it to a deployment's cap."""
-        if value is None:
-            if self.empty is None:
-                raise ToolboardError(f"{self.label} must be given")
-            return
-        top = self.high if high is None else high
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or (self.whole and not (math.isfinite(value) and float(value).is_integer()))
-                or not math.isfinite(value) or (value <= self.low if self.low_open else value < self.low)
-                or (top is not None and value > top)):
-            raise ToolboardError(f"{self.expected(high, cap)}; got {echoed(repr(value))}")
-
-
-NUMBER_RULES: dict[str, NumberRule] = {
-    "temperature": NumberRule("temperature", *TEMPERATURE_RANGE, BENCHMARKS_OWN),
-    "top_p": NumberRule("top_p", 0.0, 1.0, BENCHMARKS_OWN, low_open=True),
-    "max_tokens": NumberRule("max_tokens", 1, MAX_TOKENS_LIMIT, BENCHMARKS_OWN, whole=True),
-    "timeout": NumberRule("the request timeout (seconds)", 0.0, MAX_TIMEOUT_S, None, low_open=True),
-    "concurrency": NumberRule("concurrency", 1, MAX_CONCURRENCY, None, whole=True),
-    "limit": NumberRule("the limit per subset", 1, None, "empty for every sample", whole=True),
-    "max_attempts": NumberRule("max attempts", 1, MAX_ATTEMPTS, None, whole=True),
-}
-
-
-def check_run_settings(config: RunConfig, max_concurrency: int | None = None, max_limit: int | None = None) -> RunConfig:
-    """`config` when every setting is in its range and every model name within its length, else a
-    ToolboardError naming the setting and the range expected. `max_concurrency` and `max_limit` are a
-    deployment's caps (a limit is then required)."""
-    model = config.model
-    for label, name in (("the model name", model.model),
-                        *((f"the {role} role's model name", endpoint.model) for role, endpoint in config.roles.items())):
-        check_model_name(name, label)
-    for name in ("temperature", "top_p", "max_tokens", "timeout"):
-        NUMBER_RULES[name].check(getattr(model, name))
-    cap = "this deployment's cap"
-    capped = max_concurrency is not None and max_concurrency < MAX_CONCURRENCY
-    NUMBER_RULES["concurrency"].check(config.concurrency, max_concurrency if capped else None, cap if capped else "")
-    if max_limit is not None and config.limit is None:
-        raise ToolboardError(f"the limit per subset must be given on this deployment (at most {max_limit} samples "
-                             "per subset)")
-    NUMBER_RULES["limit"].check(config.limit, max_limit, cap if max_limit is not None else "")
-    NUMBER_RULES["max_attempts"].check(config.max_attempts)
-    return config
-
-
 def check_model_name(name: str, label: str) -> None:
+    """Refuse an empty model name or one too long to show (the ranges of the other settings are declared with
+    them, in evaluators/service/run_settings.py)."""
     if not name or not name.strip():
         raise ToolboardError(f"{label} is empty")
     visitor_text(name, label, MAX_MODEL_NAME_CHARS)

@@ -1,7 +1,8 @@
 """One run request from every front door: the raw input of the form, the `start_run` API or the command
 line, with the deployment's policy, becomes one RunRequest, every rule checked here once and refused with
 the same message whichever door it came in by. The front doors only gather what they were given (by the
-names of RAW_FIELDS); the engine takes the RunRequest and checks nothing again.
+setting names RunSettings declares, evaluators/service/run_settings.py); the engine takes the RunRequest and
+checks nothing again.
 
 Raw input is a mapping: every field may be missing, None or empty (= unset); numbers may be written as
 text (a form box, a flag) or given as numbers (an API payload); `roles` is {role name: {"base_url",
@@ -10,7 +11,6 @@ text (a form box, a flag) or given as numbers (an API payload); `roles` is {role
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,28 +33,18 @@ from evaluators.engine.endpoint_guard import (
     is_public_mode,
 )
 from evaluators.engine.local_model import LOCAL_PREFIX, installed_problem, is_local, local_model
-from evaluators.engine.settings import (
-    MAX_CONCURRENCY,
-    NUMBER_RULES,
-    REQUEST_MODES,
-    Endpoint,
-    ModelSettings,
-    RunConfig,
-    RunRequest,
-    check_run_settings,
-)
+from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig, RunRequest, check_model_name
+from evaluators.service.run_settings import MAX_CONCURRENCY, SETTING_NAMES, RunSettings, number_range, read_run_settings
 
-RAW_FIELDS = ("benchmark", "base_url", "model", "api_key", "api_key_env", "language", "subsets", "data_source",
-              "data_folder", "limit", "concurrency", "request_mode", "prompt_style", "temperature", "top_p",
-              "max_tokens", "timeout", "max_attempts", "extra_body", "use_cache", "roles", "options")
+# Every name a door may hand the builder: the settings and the key (never a setting: it is not stored).
+RAW_FIELDS = ("api_key", *SETTING_NAMES)
 ROLE_PARTS = ("base_url", "model", "key_env")
 # What a run reads: the deployment's data ("download": the operator's data folder, else TOOLBOARD_DATA_DIR,
 # else the benchmark's published data), a benchmark's built-in example, or a folder of the caller's.
 DOWNLOAD, BUILT_IN_EXAMPLE, LOCAL_FOLDER = "download", "built-in example", "local folder"
 DATA_SOURCES = (DOWNLOAD, BUILT_IN_EXAMPLE, LOCAL_FOLDER)
 AUTO_PROMPT_STYLE = "auto"
-DEFAULTS: dict[str, Any] = {"concurrency": 8, "timeout": ModelSettings.timeout, "max_attempts": 6,
-                            "request_mode": "prompt"}
+DEFAULT_REQUEST_MODE = "prompt"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_CONCURRENCY = 16
 PUBLIC_MAX_LIMIT = 100
@@ -97,9 +87,9 @@ def command_line_policy() -> RunPolicy:
 def build_run_request(raw: Mapping[str, Any], policy: RunPolicy) -> RunRequest:
     """`raw` (see the module docstring) under `policy` -> the checked RunRequest, or a ToolboardError
     that says which field is wrong and what is expected."""
-    _refuse_unknown(raw)
-    benchmark = _benchmark(raw.get("benchmark"))
-    config = _run_config(raw, policy, benchmark, _tested_model(raw, policy))
+    settings = read_run_settings(raw)
+    benchmark = _benchmark(settings.benchmark)
+    config = _run_config(settings, policy, benchmark, _tested_model(settings, policy))
     api_key = check_api_key(_text(raw.get("api_key")) or None)
     check_run_keys(config, api_key)
     return RunRequest(config=config, api_key=api_key)
@@ -114,43 +104,56 @@ def run_settings(raw: Mapping[str, Any], policy: RunPolicy) -> RunConfig:
     of the model under test (a stand-in unless it is the built-in local model) and the keys: what decides
     whether the run would be ranked, known before the endpoint is given and without looking it up. A
     ToolboardError when a setting is wrong."""
-    _refuse_unknown(raw)
-    benchmark = _benchmark(raw.get("benchmark"))
-    local = is_local(_text(raw.get("model"))) or is_local(_text(raw.get("base_url")))
-    tested = _tested_model(raw, policy) if local else _Tested("", _STAND_IN, "")
-    return _run_config(raw, policy, benchmark, tested, with_roles=False)
+    settings = read_run_settings(raw)
+    benchmark = _benchmark(settings.benchmark)
+    local = is_local(settings.model or "") or is_local(settings.base_url or "")
+    tested = _tested_model(settings, policy) if local else _Tested("", _STAND_IN, "")
+    return _run_config(settings, policy, benchmark, tested, with_roles=False)
 
 
-def _refuse_unknown(raw: Mapping[str, Any]) -> None:
-    unknown = sorted(set(raw) - set(RAW_FIELDS))
-    if unknown:
-        raise ToolboardError(f"unknown run setting {echoed(unknown[0])!r}; the settings are: {', '.join(RAW_FIELDS)}")
-
-
-def _run_config(raw: Mapping[str, Any], policy: RunPolicy, benchmark: Benchmark, tested: _Tested,
+def _run_config(settings: RunSettings, policy: RunPolicy, benchmark: Benchmark, tested: _Tested,
                 with_roles: bool = True) -> RunConfig:
-    """Every setting but the key, checked against its rule and the policy's caps (`with_roles` False: the
-    roles' endpoints left out, unchecked)."""
-    language = resolve_language(benchmark, _text(raw.get("language")) or None)
-    subsets = tuple(_names(raw.get("subsets"), "subsets"))
-    benchmark.expand_subsets(list(subsets))  # an unknown subset or group is refused, naming the known ones
-    settings = ModelSettings(
+    """Every setting but the key, checked against the benchmark's declarations and the policy's caps
+    (`with_roles` False: the roles' endpoints left out, unchecked)."""
+    language = resolve_language(benchmark, settings.language)
+    benchmark.expand_subsets(list(settings.subsets))  # an unknown subset or group is refused, naming the known ones
+    model = ModelSettings(
         base_url=tested.base_url, model=tested.model, api_key_env=tested.api_key_env,
-        request_mode=_request_mode(raw.get("request_mode")),
-        temperature=_number(raw, "temperature"), top_p=_number(raw, "top_p"),
-        max_tokens=_number(raw, "max_tokens", tested.max_tokens), timeout=_timeout(raw, tested),
-        extra_body=_extra_body(raw.get("extra_body")),
-        prompt_style=_prompt_style(benchmark, raw.get("prompt_style")),
+        request_mode=_request_mode(settings.request_mode),
+        temperature=settings.temperature, top_p=settings.top_p,
+        max_tokens=settings.max_tokens if settings.max_tokens is not None else tested.max_tokens,
+        timeout=max(settings.timeout, tested.timeout),  # the local model's at least its own: its queue is long
+        extra_body=dict(settings.extra_body),
+        prompt_style=_prompt_style(benchmark, settings.prompt_style),
     )
-    roles = build_roles(benchmark, raw.get("roles"), policy, Endpoint(settings.base_url, settings.model,
-                                                                      settings.api_key_env)) if with_roles else {}
+    roles_given = {name: role.model_dump() for name, role in settings.roles.items()}
+    roles = build_roles(benchmark, roles_given, policy, Endpoint(model.base_url, model.model, model.api_key_env)) \
+        if with_roles else {}
     config = RunConfig(
-        benchmark=benchmark.name, model=settings, language=language, subsets=subsets,
-        limit=_number(raw, "limit"), data_dir=_data_dir(benchmark, language, raw, policy),
-        concurrency=_number(raw, "concurrency"), use_cache=raw.get("use_cache") is not False,
-        max_attempts=_number(raw, "max_attempts"), roles=roles, options=_options(benchmark, raw.get("options")),
+        benchmark=benchmark.name, model=model, language=language, subsets=settings.subsets,
+        limit=settings.limit, data_dir=_data_dir(benchmark, language, settings, policy),
+        concurrency=settings.concurrency, use_cache=settings.use_cache, max_attempts=settings.max_attempts,
+        roles=roles, options=_options(benchmark, settings.options),
     )
-    return check_run_settings(config, max_concurrency=policy.max_concurrency, max_limit=policy.max_limit)
+    for label, name in (("the model name", model.model),
+                        *((f"the {role} role's model name", endpoint.model) for role, endpoint in roles.items())):
+        check_model_name(name, label)
+    _check_caps(config, policy)
+    return config
+
+
+def _check_caps(config: RunConfig, policy: RunPolicy) -> None:
+    """The deployment's caps on concurrency and on the limit per subset (a cap on the limit requires one)."""
+    cap = "this deployment's cap"
+    if policy.max_concurrency < MAX_CONCURRENCY and config.concurrency > policy.max_concurrency:
+        raise number_range("concurrency").refused(config.concurrency, policy.max_concurrency, cap)
+    if policy.max_limit is None:
+        return
+    if config.limit is None:
+        raise ToolboardError(f"the limit per subset must be given on this deployment (at most {policy.max_limit} "
+                             "samples per subset)")
+    if config.limit > policy.max_limit:
+        raise number_range("limit").refused(config.limit, policy.max_limit, cap)
 
 
 # ---- the parts ---------------------------------------------------------------------------------------
@@ -177,10 +180,10 @@ class _Tested:
     timeout: float = 0.0
 
 
-def _tested_model(raw: Mapping[str, Any], policy: RunPolicy) -> _Tested:
+def _tested_model(settings: RunSettings, policy: RunPolicy) -> _Tested:
     """The model under test: an endpoint (base URL, model, key variable), or the built-in local model
     (model `local:NAME`: no base URL, no key; its own token cap, and a timeout long enough for its queue)."""
-    base_url, model = _text(raw.get("base_url")), _text(raw.get("model"))
+    base_url, model = settings.base_url or "", settings.model or ""
     if is_local(model) or is_local(base_url):
         if base_url and model and base_url != model:
             raise ToolboardError(f"the built-in local model ({model if is_local(model) else base_url}) takes no "
@@ -194,12 +197,12 @@ def _tested_model(raw: Mapping[str, Any], policy: RunPolicy) -> _Tested:
         raise ToolboardError("give the endpoint's base URL and the model name (or the built-in local model, "
                              f"{LOCAL_PREFIX}smollm2)")
     check_endpoint_allowed(base_url, policy.public_hosts_only)
-    return _Tested(base_url, model, _key_variable(raw.get("api_key_env"), policy))
+    return _Tested(base_url, model, _key_variable(settings.api_key_env, policy))
 
 
-def _key_variable(name: Any, policy: RunPolicy) -> str:
+def _key_variable(given: Any, policy: RunPolicy) -> str:
     """The variable a key is read from (empty: none); on a public deployment none may be named."""
-    name = _text(name)
+    name = _text(given)
     if name and policy.public:
         raise ToolboardError(f"a run on a public deployment cannot read a key from the server's environment "
                              f"({echoed(name)!r} named): give the key in the API key field instead")
@@ -261,18 +264,8 @@ def _options(benchmark: Benchmark, raw_options: Any) -> dict[str, str]:
     return benchmark.chosen_options(given)  # each checked against the declarations; defaults left out
 
 
-def _names(value: Any, what: str) -> list[str]:
-    if value in (None, ""):
-        return []
-    if isinstance(value, str):
-        return [value.strip()]
-    if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
-        raise ToolboardError(f"{what} must be a list of names")
-    return [item.strip() for item in value if item.strip()]
-
-
 def _request_mode(value: Any) -> str:
-    mode = _text(value) or DEFAULTS["request_mode"]
+    mode = _text(value) or DEFAULT_REQUEST_MODE
     if mode not in REQUEST_MODES:
         raise ToolboardError(f"the request mode must be one of {', '.join(REQUEST_MODES)}; got {echoed(mode)!r}")
     return mode
@@ -292,55 +285,10 @@ def _prompt_style(benchmark: Benchmark, value: Any) -> str | None:
     return style
 
 
-def _number(raw: Mapping[str, Any], name: str, default: Any = None) -> Any:
-    """A number typed in a box or a flag, or sent by an API caller; empty: `default`, else the setting's own
-    (None: unset). Text that is no number is refused with the setting's rule; its range is checked with the
-    other settings (check_run_settings)."""
-    value = raw.get(name)
-    if isinstance(value, str):
-        value = value.strip()
-        if value:
-            try:
-                value = float(value)
-            except ValueError:
-                pass  # refused below, with the setting's rule
-    if value is None or value == "":
-        return DEFAULTS.get(name) if default is None else default
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        NUMBER_RULES[name].check(value)
-    if not NUMBER_RULES[name].whole:
-        return float(value)  # 5 and "5" alike: 5.0
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def _timeout(raw: Mapping[str, Any], tested: _Tested) -> Any:
-    """The timeout asked for; the local model's at least its own (its one-at-a-time server makes a request
-    wait for those ahead)."""
-    timeout = _number(raw, "timeout")
-    if tested.timeout and isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-        return max(timeout, tested.timeout)
-    return timeout
-
-
-def _extra_body(value: Any) -> dict[str, Any]:
-    if value in (None, ""):
-        return {}
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            value = None
-    if not isinstance(value, dict):
-        raise ToolboardError("the extra request fields must be a JSON object, e.g. {\"top_k\": 40}")
-    return value
-
-
-def _data_dir(benchmark: Benchmark, language: str | None, raw: Mapping[str, Any], policy: RunPolicy) -> str | None:
+def _data_dir(benchmark: Benchmark, language: str | None, settings: RunSettings, policy: RunPolicy) -> str | None:
     """The folder the run reads (None: TOOLBOARD_DATA_DIR, else the benchmark's download)."""
-    folder = _text(raw.get("data_folder"))
-    source = _text(raw.get("data_source")) or (LOCAL_FOLDER if folder else DOWNLOAD)
+    folder = settings.data_folder or ""
+    source = settings.data_source or (LOCAL_FOLDER if folder else DOWNLOAD)
     if source == DOWNLOAD:
         return policy.default_data_dir
     if source == BUILT_IN_EXAMPLE:
