@@ -55,13 +55,18 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
                   user_model: str = "", user_key_env: str = "", api_key_env: str = "",
                   endpoint_kind: str = ENDPOINT_KINDS[0], prompt_style: str = AUTO_PROMPT_STYLE,
                   owner_token: str = "", roles: dict[str, dict[str, str]] | None = None,
-                  options: dict[str, str] | None = None, request: gr.Request = None) -> dict[str, str]:
+                  options: dict[str, str] | None = None, top_p: float | None = None, max_tokens: int | None = None,
+                  timeout: float | None = None, max_attempts: int | None = None,
+                  extra_body: dict[str, Any] | str | None = None, use_cache: bool = True,
+                  request: gr.Request | None = None) -> dict[str, str]:
         """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
         endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused).
         roles: the other models the benchmark declares, {role name: {"base_url", "model", "key_env"}} (a role
         left out: the benchmark's fallback); options: {option name: value} (see the About tab for both).
         prompt_style (benchmarks with prompt styles): auto (official when the official prompt files are there),
-        official or toolboard; temperature None: the benchmark's own. On a public deployment the run is yours:
+        official or toolboard; temperature, top_p, max_tokens None: the benchmark's own; timeout (seconds per
+        request), max_attempts, extra_body (a JSON object merged into each request) and use_cache as the command
+        line's --timeout, --max-attempts, --extra-body and --no-cache. On a public deployment the run is yours:
         owner_token (a secret you keep, 16+ characters) names you, else your client session does."""
         # The parameters keep the order and names API callers have used; the old judge_*, user_* and modality
         # ones are read as the roles "judge" and "user" and the option "modality".
@@ -80,31 +85,31 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
         message, table = act_as_visitor(context, action, run_id, api_key, owner_token, request)
         return message, table_json(table)
 
-    def cancel_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+    def cancel_run(run_id: str, owner_token: str = "", request: gr.Request | None = None) -> tuple[str, dict[str, Any]]:
         """Cancel a run you started: (message, your jobs table as {"headers", "data"})."""
         return act("cancel", run_id, "", owner_token, request)
 
     def resume_run(run_id: str, api_key: str = "", owner_token: str = "",
-                   request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+                   request: gr.Request | None = None) -> tuple[str, dict[str, Any]]:
         """Resume a run you started that was cancelled, interrupted or failed: (message, your jobs table)."""
         return act("resume", run_id, api_key, owner_token, request)
 
     def rerun_errors(run_id: str, api_key: str = "", owner_token: str = "",
-                     request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+                     request: gr.Request | None = None) -> tuple[str, dict[str, Any]]:
         """Re-send the failed requests of a run you started: (message, your jobs table)."""
         return act("rerun", run_id, api_key, owner_token, request)
 
-    def share_run(run_id: str, owner_token: str = "", request: gr.Request = None) -> tuple[str, dict[str, Any]]:
+    def share_run(run_id: str, owner_token: str = "", request: gr.Request | None = None) -> tuple[str, dict[str, Any]]:
         """Show the outputs of a finished run you started to every visitor (Explore): (message, your jobs table).
         Its scores are on the leaderboard either way."""
         return act("share", run_id, "", owner_token, request)
 
-    def jobs_api(owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
+    def jobs_api(owner_token: str = "", request: gr.Request | None = None) -> dict[str, Any]:
         """Your runs (every run on a private deployment), newest first, with live progress: {"headers", "data"}."""
         return table_json(jobs_table(context, _caller(context, owner_token, request)))
 
     def job_detail_api(run_id: str, owner_token: str = "",
-                       request: gr.Request = None) -> tuple[str, dict[str, Any] | None]:
+                       request: gr.Request | None = None) -> tuple[str, dict[str, Any] | None]:
         """A run's progress and its official report (None until it has finished): (Markdown text, report)."""
         return detail_view(context, run_id, owner_token, request)
 
@@ -267,34 +272,34 @@ def declare_explore_api(context: AppContext, views: ExploreViews) -> None:
     """samples, sample_filters, sample, compare, compare_sample and explore_runs."""
 
     def samples_api(run_id: str, mode: str = "official", subset: str = "", verdict: str = "",
-                    error_type: str = "", owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
+                    error_type: str = "", owner_token: str = "", request: gr.Request | None = None) -> dict[str, Any]:
         """A run's scored samples, filtered ("" or "all": any): {"headers", "data", "count"} (count says why
         when the run is unknown or its outputs are not yours to see)."""
         frame, note = views.samples(run_id, mode, subset, verdict, error_type, owner_token, request)
         return table_json(frame, count=note)
 
     def filters_api(run_id: str, mode: str = "official", owner_token: str = "",
-                    request: gr.Request = None) -> dict[str, list[str]]:
+                    request: gr.Request | None = None) -> dict[str, list[str]]:
         """The subsets and error types of a run's verdicts, each led by "all": {"subset", "error_type"}."""
         return views.filters(context, run_id, mode, _caller(context, owner_token, request))
 
     def sample_api(run_id: str, sample_id: str, mode: str = "official", owner_token: str = "",
-                   request: gr.Request = None) -> str:
+                   request: gr.Request | None = None) -> str:
         """One sample's evidence as escaped HTML."""
         return views.sample(run_id, sample_id, mode, owner_token, request)
 
     def compare_api(run_a: str, run_b: str, mode: str = "official", owner_token: str = "",
-                    request: gr.Request = None) -> dict[str, Any]:
+                    request: gr.Request | None = None) -> dict[str, Any]:
         """Samples whose verdict flipped between two runs: {"headers", "data", "note"}."""
         frame, note = views.compare(run_a, run_b, mode, owner_token, request)
         return table_json(frame, note=note)
 
     def compare_sample_api(run_a: str, run_b: str, sample_id: str, mode: str = "official", owner_token: str = "",
-                           request: gr.Request = None) -> str:
+                           request: gr.Request | None = None) -> str:
         """One sample's evidence in both runs, side by side, as escaped HTML."""
         return views.compare_sample(run_a, run_b, sample_id, mode, owner_token, request)
 
-    def runs_api(owner_token: str = "", request: gr.Request = None) -> list[list[str]]:
+    def runs_api(owner_token: str = "", request: gr.Request | None = None) -> list[list[str]]:
         """The finished runs whose outputs you may see, as [label, run_id] pairs."""
         owner = _caller(context, owner_token, request)
         return [[label, run_id] for label, run_id in views.runs(context, owner)]
@@ -312,7 +317,7 @@ def declare_explore_api(context: AppContext, views: ExploreViews) -> None:
 def declare_model_api(context: AppContext) -> None:
     """model, model_names and compare_models (evaluators/service/model_page.py)."""
 
-    def model_api(name: str, owner_token: str = "", request: gr.Request = None) -> dict[str, Any]:
+    def model_api(name: str, owner_token: str = "", request: gr.Request | None = None) -> dict[str, Any]:
         """One model across every benchmark (any spelling the boards or the facts table know): {"query", "found",
         "model", "key", "facts", "benchmarks": [{"benchmark", "title", "view_label", "headline", "headline_title",
         "rows": [{"view", "view_title", "source", "model", "run_ids", "ranked", "apart_reason", "updated",
@@ -362,7 +367,7 @@ def declare_add_upload(button: gr.Button, add_as: AddAs, inputs: list[Any], outp
     """add_upload: the page's Add, for an API caller who names itself with owner_token (else its session)."""
 
     def add(submission: Submission | None, model_name: str, notes_text: str, owner_token: str = "",
-            request: gr.Request = None) -> tuple[str, Submission | None]:
+            request: gr.Request | None = None) -> tuple[str, Submission | None]:
         """Add the file checked last (check_upload, same session) to the leaderboard under model_name (at most
         200 characters) with notes_text (at most 2,000): the message. On a public deployment owner_token (a
         secret you keep, 16+ characters) names you for the daily upload quota, else your client session does."""

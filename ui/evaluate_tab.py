@@ -21,6 +21,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark, readable
 from evaluators.engine.settings import REQUEST_MODES
 from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
+from evaluators.service.run_settings import MAX_CONCURRENCY
 from evaluators.service.runs import live_status
 from ui.api import declare_runs_api
 from ui.context import AppContext, as_markdown
@@ -29,6 +30,7 @@ from ui.jobs_panel import RUN_HEADER, act_on_page, detail_view, jobs_dataframe, 
 from ui.jobs_panel import page_jobs_table as jobs_table
 from ui.report_view import ReportPanel, build_report_panel
 from ui.run_form import (
+    ADVANCED_FIELDS,
     AUTO_PROMPT_STYLE,
     ENDPOINT_KINDS,
     FIELDS,
@@ -36,6 +38,8 @@ from ui.run_form import (
     LOCAL_DEMO,
     LOCAL_DEMO_FORM,
     TEMPERATURE_LABEL,
+    advanced_default,
+    advanced_label,
     data_line,
     data_source_choices,
     data_source_value,
@@ -228,7 +232,7 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
             # them ranks beside the published rows. A public deployment caps the limit, so it starts there.
             # Text, as the temperature: an empty number box is sent as 0, not as "every item".
             limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
-            concurrency = gr.Slider(1, PUBLIC_MAX_CONCURRENCY if context.public else 128, value=8, step=1,
+            concurrency = gr.Slider(1, PUBLIC_MAX_CONCURRENCY if context.public else MAX_CONCURRENCY, value=8, step=1,
                                     label="Concurrency")
             request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *shown.prompt_styles], value=AUTO_PROMPT_STYLE,
@@ -237,13 +241,30 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
                                           "this project's wording; auto = official when its files are there")
             # Text, so the box shows exactly what is sent: empty is "unset", never a 0 shown as empty.
             temperature = gr.Textbox(label=TEMPERATURE_LABEL, value="", placeholder="unset")
+            advanced = build_advanced_fields()
     roles = build_role_boxes(context, shown)
     fields = {"endpoint_kind": endpoint_kind, "base_url": base_url, "model": model, "api_key_env": api_key_env,
               "benchmark": benchmark, "language": language, "subsets": subsets, "data_source": data_source,
               "data_folder": data_folder, "limit": limit, "concurrency": concurrency, "request_mode": request_mode,
-              "prompt_style": prompt_style, "temperature": temperature}
+              "prompt_style": prompt_style, "temperature": temperature, **advanced}
     assert tuple(fields) == FIELDS, "the page's fields are ui/run_form.FIELDS"
     return EvaluateForm(fields, roles, options, api_key, local_note, data_note)
+
+
+def build_advanced_fields() -> dict[str, Any]:
+    """The settings people rarely change (RunSettings marks them advanced), folded, each at its declared default:
+    text boxes (empty = unset), a tick box for on/off."""
+    fields: dict[str, Any] = {}
+    with gr.Accordion("Advanced: sampling, timeout, retries, extra request fields, cache", open=False,
+                      elem_id="evaluate-advanced"):
+        for name in ADVANCED_FIELDS:
+            value = advanced_default(name)
+            if isinstance(value, bool):
+                fields[name] = gr.Checkbox(value=value, label=advanced_label(name), elem_id=f"evaluate-{name}")
+            else:
+                fields[name] = gr.Textbox(value=value, label=advanced_label(name), placeholder="unset" if value == "" else None,
+                                          elem_id=f"evaluate-{name}")
+    return fields
 
 
 # ---- the jobs panel -----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ options (`judge_base_url`, `user_model`, `modality`, …) are read as aliases of
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from evaluators.core.display_names import subset_title
@@ -27,6 +28,7 @@ from evaluators.service.run_request import (
     app_policy,
     build_run_request,
 )
+from evaluators.service.run_settings import SETTING_NAMES, default_of, help_of, is_advanced
 from evaluators.service.runs import requests_of
 from ui.context import BUILT_IN_EXAMPLE, AppContext, example_folder, plain_error
 
@@ -40,9 +42,26 @@ ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
 # `<role>_key_env` for these roles, and these options by their own name.
 ALIAS_ROLES = ("judge", "user")
 ALIAS_OPTIONS = ("modality",)
+# The settings people rarely change, folded under the form's Advanced (RunSettings declares which).
+ADVANCED_FIELDS = tuple(name for name in SETTING_NAMES if is_advanced(name))
 # The form's plain fields (besides roles and options), in the order the page lays them out.
 FIELDS = ("endpoint_kind", "base_url", "model", "api_key_env", "benchmark", "language", "subsets", "data_source",
-          "data_folder", "limit", "concurrency", "request_mode", "prompt_style", "temperature")
+          "data_folder", "limit", "concurrency", "request_mode", "prompt_style", "temperature", *ADVANCED_FIELDS)
+
+
+def advanced_label(name: str) -> str:
+    """An Advanced field's label: its name as the command line and the API write it, and its declared help."""
+    return f"{name}: {help_of(name)}"
+
+
+def advanced_default(name: str) -> Any:
+    """What an Advanced field shows at first: its declared default (text boxes show unset as empty)."""
+    value = default_of(name)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, dict):
+        return json.dumps(value) if value else ""
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def subset_choices(benchmark: str) -> list[tuple[str, str]]:
@@ -170,7 +189,7 @@ def given_options(form: dict[str, Any]) -> dict[str, str]:
 
 # The form's fields the builder reads under the same name.
 _SAME_NAME = ("benchmark", "language", "subsets", "data_source", "data_folder", "limit", "concurrency",
-              "request_mode", "prompt_style", "temperature", "api_key_env", "max_tokens", "timeout")
+              "request_mode", "prompt_style", "temperature", "api_key_env", *ADVANCED_FIELDS)
 
 
 def raw_run(form: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from evaluators.cli.roles import add_role_arguments
 from evaluators.core.registry import MODES
 from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.settings import REQUEST_MODES
+from evaluators.service.run_request import DATA_SOURCES
+from evaluators.service.run_settings import SETTING_NAMES, help_of
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,31 +48,48 @@ def _add_score(commands: argparse._SubParsersAction) -> None:
     add_role_arguments(score, with_options=False)
 
 
+# How a run setting (evaluators/service/run_settings.RunSettings) is written on the command line, where it is not
+# `--<name with dashes>`; every setting is a flag of `run` (tests/test_run_settings_doors.py holds them equal).
+SETTING_FLAGS = {"subsets": "--subset", "data_folder": "--data-dir", "use_cache": "--no-cache"}
+# Settings added by their own helpers: the positional benchmark, --role and --option (evaluators/cli/roles.py).
+SETTINGS_ADDED_APART = ("benchmark", "roles", "options")
+SETTING_CHOICES = {"request_mode": REQUEST_MODES, "prompt_style": PROMPT_STYLES, "data_source": DATA_SOURCES}
+# The command line reads its user's own environment: the usual key variable unless another is named.
+CLI_DEFAULTS = {"api_key_env": "OPENAI_API_KEY"}
+
+
+def setting_flag(name: str) -> str:
+    return SETTING_FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def setting_dest(name: str) -> str:
+    """The attribute argparse stores a setting's flag under."""
+    return setting_flag(name).removeprefix("--").replace("-", "_")
+
+
 def _add_run(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run a benchmark against an OpenAI-compatible endpoint")
-    run.add_argument("benchmark", nargs="?", help="benchmark name (not needed with --resume/--rerun-errors)")
-    run.add_argument("--base-url", help="endpoint base URL, e.g. http://127.0.0.1:8000/v1")
-    run.add_argument("--model", help="model name as the endpoint knows it, or local:smollm2 for the built-in local model "
-                     "(optional install, no key or network needed)")
-    run.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (never stored)")
-    _add_data_options(run)
+    run.add_argument("benchmark", nargs="?", help=f"{help_of('benchmark')}; not needed with --resume/--rerun-errors")
     # Numbers and choices are read as typed: the run request's builder checks them, in the words the form uses.
-    run.add_argument("--limit", help="at most N samples per subset (whole conversations for multi-turn)")
-    run.add_argument("--concurrency", help="requests in flight at once (default 8)")
-    run.add_argument("--request-mode", metavar="{" + ",".join(REQUEST_MODES) + "}",
-                     help="text prompt (default) or native tools")
+    for name in SETTING_NAMES:
+        if name in SETTINGS_ADDED_APART:
+            continue
+        help_text = help_of(name)
+        if name in CLI_DEFAULTS:
+            help_text += f" (default {CLI_DEFAULTS[name]})"
+        if name == "use_cache":
+            run.add_argument(setting_flag(name), action="store_true",
+                             help="send every request even if a cached response exists (default: reuse it)")
+        elif name == "subsets":
+            run.add_argument(setting_flag(name), nargs="+", help=help_text)
+        elif name == "data_folder":
+            run.add_argument(setting_flag(name), type=Path, help=f"{help_text}; implies --data-source 'local folder' "
+                             "(else TOOLBOARD_DATA_DIR, else download)")
+        else:
+            choices = SETTING_CHOICES.get(name)
+            run.add_argument(setting_flag(name), default=CLI_DEFAULTS.get(name), help=help_text,
+                             metavar="{" + ",".join(choices) + "}" if choices else None)
     add_role_arguments(run, with_options=True)
-    run.add_argument("--prompt-style", metavar="{" + ",".join(PROMPT_STYLES) + "}",
-                     help="benchmarks with a request profile (see `list`): official (default when the official prompt "
-                          "files are there: the requests the official code sends) or toolboard (our own wording)")
-    run.add_argument("--temperature",
-                     help="default: the benchmark's (its official sampling, where it has one), else 0")
-    run.add_argument("--top-p", help="default: the benchmark's, else not sent")
-    run.add_argument("--max-tokens", help="default: the benchmark's, else not sent")
-    run.add_argument("--timeout", help="seconds per request (default 120)")
-    run.add_argument("--max-attempts", help="attempts per request before it counts as an error (default 6)")
-    run.add_argument("--extra-body", help='JSON merged into each request body, e.g. \'{"top_p": 0.9}\'')
-    run.add_argument("--no-cache", action="store_true", help="send every request even if a cached response exists")
     run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
     run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send the samples that ended in request errors (and any an interrupted run never sent)")
     run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")

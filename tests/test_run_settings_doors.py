@@ -1,0 +1,128 @@
+"""Every setting RunSettings declares is offered by every front door, by the same name, with the declared help
+and default: the command line's `run` flags, the Evaluate form's fields (the rarely changed ones under Advanced)
+and the `start_run` API's parameters. A door that lacks a setting fails here. (The same bad value refused in the
+same words by each door: tests/test_front_doors.py.)"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evaluators.cli.parser import SETTINGS_ADDED_APART, build_parser, setting_dest, setting_flag
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.store import Store
+from evaluators.service.run_request import RunPolicy, build_run_request
+from evaluators.service.run_settings import (
+    NUMBER_SETTINGS,
+    SETTING_NAMES,
+    RunSettings,
+    default_of,
+    help_of,
+    is_advanced,
+    number_range,
+    read_run_settings,
+)
+from tests.engine_fixtures import write_dataset
+from ui.app import build_app
+from ui.context import AppContext
+from ui.run_form import ADVANCED_FIELDS, FIELDS, advanced_default, advanced_label, raw_run
+
+# How the doors name the settings they gather apart from the plain fields (the form's roles and options boxes; the
+# command line's --role and --option).
+FORM_APART = {"roles", "options"}
+CLI_APART = {"benchmark": "benchmark", "roles": "role", "options": "option"}
+
+
+def _run_command(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    return commands.choices["run"]
+
+
+@pytest.fixture(scope="module")
+def api_parameters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict]]:
+    root = tmp_path_factory.mktemp("doors")
+    context = AppContext(store=Store(root / "toolboard.db"), public=False)
+    try:
+        info = build_app(context).get_api_info()
+        yield {parameter["parameter_name"]: parameter for parameter in info["named_endpoints"]["/start_run"]["parameters"]}
+    finally:
+        context.close()
+
+
+def test_the_command_line_has_a_flag_for_every_setting_with_its_declared_help():
+    run = _run_command(build_parser())
+    actions = {action.dest: action for action in run._actions}
+    for name in SETTING_NAMES:
+        dest = CLI_APART.get(name) or setting_dest(name)
+        assert dest in actions, f"`run` has no flag for the setting {name!r}"
+        if name not in SETTINGS_ADDED_APART and name != "use_cache":
+            assert (actions[dest].help or "").startswith(help_of(name)), name
+            assert setting_flag(name) in actions[dest].option_strings, name
+
+
+def test_the_form_has_a_field_for_every_setting_and_folds_the_advanced_ones():
+    assert set(SETTING_NAMES) <= set(FIELDS) | FORM_APART
+    assert ADVANCED_FIELDS == tuple(name for name in SETTING_NAMES if is_advanced(name))
+    assert set(ADVANCED_FIELDS) >= {"top_p", "max_tokens", "timeout", "max_attempts", "extra_body", "use_cache"}
+    assert FIELDS[-len(ADVANCED_FIELDS):] == ADVANCED_FIELDS  # laid out last, in the fold
+    for name in ADVANCED_FIELDS:
+        assert advanced_label(name).startswith(f"{name}: ") and help_of(name) in advanced_label(name)
+
+
+def test_the_api_has_a_parameter_for_every_setting(api_parameters: dict[str, dict]):
+    assert set(SETTING_NAMES) <= set(api_parameters), sorted(set(SETTING_NAMES) - set(api_parameters))
+    assert "api_key" in api_parameters
+
+
+def test_the_form_at_its_shown_defaults_sends_the_declared_defaults(tmp_path: Path):
+    """What the Advanced fold shows at first is what the run gets: the declared defaults, never a 0 for unset."""
+    data = write_dataset(tmp_path / "data", 3)
+    shown = {name: advanced_default(name) for name in ADVANCED_FIELDS}
+    form = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "benchmark": "acebench", "language": "en",
+            "data_source": "local folder", "data_folder": str(data), "concurrency": 8, **shown}
+    config = build_run_request(raw_run(form), RunPolicy()).config
+    assert (config.model.top_p, config.model.max_tokens, config.model.timeout) == (None, None, default_of("timeout"))
+    assert (config.max_attempts, config.use_cache, config.model.extra_body) == (default_of("max_attempts"), True, {})
+    assert shown["timeout"] == "120" and shown["max_attempts"] == "6" and shown["top_p"] == ""
+
+
+def test_every_number_setting_declares_its_range_and_the_message_says_it():
+    for name in NUMBER_SETTINGS:
+        expected = number_range(name)
+        with pytest.raises(ToolboardError) as refused:
+            read_run_settings({name: -1})
+        assert str(refused.value) == f"{expected.expected()}; got {-1 if expected.whole else -1.0!r}"
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"concurrency": True}, "concurrency must be a whole number at least 1 and at most 256; got True"),
+    ({"temperature": float("nan")}, "temperature must be a number at least 0 and at most 2 (empty for the "
+                                    "benchmark's own); got nan"),
+    ({"top_p": "0"}, "top_p must be a number more than 0 and at most 1 (empty for the benchmark's own); got 0.0"),
+    ({"max_tokens": 2.5}, "max_tokens must be a whole number at least 1 and at most 1e+06 (empty for the "
+                          "benchmark's own); got 2.5"),
+    ({"timeout": "soon"}, "the request timeout (seconds) must be a number more than 0 and at most 3600; got 'soon'"),
+    ({"max_attempts": 101}, "max attempts must be a whole number at least 1 and at most 100; got 101"),
+    ({"extra_body": "[1, 2]"}, 'the extra request fields must be a JSON object, e.g. {"top_k": 40}'),
+    ({"extra_body": "{not json"}, 'the extra request fields must be a JSON object, e.g. {"top_k": 40}'),
+    ({"use_cache": "maybe"}, "use_cache must be true or false"),
+    ({"subsets": 5}, "subsets must be a list of names"),
+    ({"roles": {"user": "http://h/v1"}}, 'role \'user\' must be {"base_url", "model", "key_env"}'),
+    ({"options": ["a"]}, "options must be {option name: value}"),
+    ({"speed": "fast"}, "unknown run setting 'speed'; the settings are: api_key, benchmark, base_url"),
+])
+def test_a_wrong_value_is_refused_naming_the_setting_and_what_it_expects(raw: dict, message: str):
+    with pytest.raises(ToolboardError) as refused:
+        read_run_settings(raw)
+    assert str(refused.value).startswith(message)
+
+
+def test_text_and_numbers_read_alike_and_unset_takes_the_default():
+    typed = read_run_settings({"limit": "5.0", "temperature": "0", "timeout": 30, "max_attempts": "", "top_p": " ",
+                               "extra_body": '{"top_k": 40}', "use_cache": None, "subsets": "normal"})
+    assert (typed.limit, typed.temperature, typed.timeout, typed.max_attempts, typed.top_p) == (5, 0.0, 30.0, 6, None)
+    assert typed.extra_body == {"top_k": 40} and typed.use_cache is True and typed.subsets == ("normal",)
+    assert RunSettings().model_dump() == read_run_settings({}).model_dump()
