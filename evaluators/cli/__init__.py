@@ -1,4 +1,4 @@
-"""The command line, `python -m evaluators list | score | run | replay | runs | export | demo`.
+"""The command line, `python -m evaluators list | env | score | run | replay | runs | export | demo`.
 
 One module per concern: `parser` (the grammar), `main` (dispatch and exit codes), `offline_commands`
 (list, score, demo, replay), `run_config` and `roles` (run flags, --role and --option -> a run request, built by evaluators.service.run_request), `run_command`

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
-from evaluators.cli.offline_commands import demo_command, list_command, replay_command, score_command
+from evaluators.cli.offline_commands import demo_command, env_command, list_command, replay_command, score_command
 from evaluators.cli.parser import build_parser
 from evaluators.core import phase_log
 from evaluators.core.errors import ToolboardError
@@ -46,7 +46,7 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "list": list_command, "score": score_command, "demo": demo_command, "run": _run, "replay": replay_command,
+    "list": list_command, "env": env_command, "score": score_command, "demo": demo_command, "run": _run, "replay": replay_command,
     "runs": _runs, "export": _export, "worker": _worker,
 }
 

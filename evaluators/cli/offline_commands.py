@@ -1,4 +1,4 @@
-"""The commands that need no endpoint: `list`, `score`, `demo` and `replay`."""
+"""The commands that need no endpoint: `list`, `env`, `score`, `demo` and `replay`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 
 from evaluators.cli.report_text import print_report
 from evaluators.cli.roles import chosen_roles
+from evaluators.core.environment import current_values, environment_table
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names, resolve_language
@@ -30,6 +31,19 @@ def list_command(_: argparse.Namespace) -> int:
             print(f"  option {option.name}: {' | '.join(option.choices)} (default {option.default}): {option.description}")
         if benchmark.request_profile is not None:
             print(f"  prompt styles: {' | '.join(benchmark.prompt_styles)} (--prompt-style)")
+    return 0
+
+
+def env_command(args: argparse.Namespace) -> int:
+    """The environment variables toolboard reads, with their values now (or what unset means); --markdown: the
+    README's table of them."""
+    if args.markdown:
+        print(environment_table())
+        return 0
+    rows = current_values()
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
     return 0
 
 

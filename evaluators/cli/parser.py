@@ -18,6 +18,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=program_name(), description="Score how well LLMs call tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the benchmarks, their subsets and metrics")
+    env = commands.add_parser("env", help="list the environment variables toolboard reads, with their values now")
+    env.add_argument("--markdown", action="store_true", help="print them as the README's table")
     _add_score(commands)
     _add_run(commands)
     _add_replay(commands)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from evaluators.core.environment import read_settings
+
 
 def toolboard_home() -> Path:
     """TOOLBOARD_HOME, else /data/toolboard on a Space with a writable /data, else the user cache."""
-    configured = os.environ.get("TOOLBOARD_HOME")
+    configured = read_settings().home
     if configured:
         home = Path(configured).expanduser()
     elif os.environ.get("SPACE_ID") and os.access("/data", os.W_OK):
@@ -27,5 +29,5 @@ def datasets_dir() -> Path:
 
 
 def data_dir_from_env() -> Path | None:
-    configured = os.environ.get("TOOLBOARD_DATA_DIR")
+    configured = read_settings().data_dir
     return Path(configured).expanduser() if configured else None

@@ -1,0 +1,57 @@
+"""The environment is declared once (evaluators/core/environment.Settings): every TOOLBOARD_* variable the code reads
+is declared there, every declared one is read, the README's table is the declaration's, and `env` shows what each is
+set to now without the credentials a URL may hold."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from evaluators.core.environment import VARIABLES, current_values, environment_table, read_settings
+
+PROJECT = Path(__file__).resolve().parents[1]
+NAME = re.compile(r"TOOLBOARD_[A-Z][A-Z0-9_]*[A-Z0-9]")
+
+
+def _code() -> dict[Path, str]:
+    files = [*sorted((PROJECT / "evaluators").rglob("*.py")), *sorted((PROJECT / "ui").rglob("*.py")), PROJECT / "app.py"]
+    return {path: path.read_text(encoding="utf-8") for path in files if "example" not in path.parts}
+
+
+def test_every_variable_the_code_names_is_declared():
+    named = {name: path for path, text in _code().items() for name in NAME.findall(text)}
+    undeclared = {name: str(path.relative_to(PROJECT)) for name, path in named.items() if name not in VARIABLES}
+    assert not undeclared, f"declare these in evaluators/core/environment.py: {undeclared}"
+
+
+def test_every_declared_variable_is_read_somewhere():
+    code = "\n".join(text for path, text in _code().items() if path.name != "environment.py")
+    unread = [name for name, field in VARIABLES.items()
+              if name not in code and f"read_settings().{field}" not in code and f".{field}" not in code]
+    assert not unread, f"declared but never read: {unread}"
+
+
+def test_the_readme_holds_the_declarations_table():
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    assert environment_table() in readme, "README.md's table of variables: paste `python -m evaluators env --markdown`"
+
+
+def test_empty_is_unset_and_values_are_read_anew():
+    settings = read_settings({"TOOLBOARD_HOME": "  /srv/board ", "TOOLBOARD_PUBLIC": "", "OTHER": "x"})
+    assert settings.home == "/srv/board" and settings.public is None and settings.data_dir is None
+    assert read_settings({}).home is None
+
+
+def test_env_shows_values_without_credentials_and_what_unset_means(tmp_path: Path):
+    shown = dict(current_values({"TOOLBOARD_BROKER_URL": "redis://:s3cret@redis-host:6379/0"}))
+    assert shown["TOOLBOARD_BROKER_URL"] == "redis://***@redis-host:6379/0"
+    assert shown["TOOLBOARD_QUEUE_NAME"] == "(unset: toolboard)"
+    env = {**os.environ, "TOOLBOARD_BROKER_URL": "redis://user:pw@h:1/0", "TOOLBOARD_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "evaluators", "env"], cwd=PROJECT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "pw" not in done.stdout and "redis://***@h:1/0" in done.stdout and str(tmp_path) in done.stdout
+    assert set(re.findall(r"^(TOOLBOARD_\w+)", done.stdout, re.M)) == set(VARIABLES)
