@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from evaluators.engine.store import StoreDamagedError, default_db_path, is_damag
 # Exit codes besides 0 (and `run`'s 3 for an unfinished run): a refused command, and Ctrl-C.
 EXIT_REFUSED = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -70,3 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`toolboard list | head`): nothing more can be written; say nothing more either
+        # (the interpreter's last flush of stdout would fail again).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
