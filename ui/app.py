@@ -7,6 +7,7 @@ import gc
 import logging
 import os
 import threading
+from typing import Any, Literal, TypedDict
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -123,8 +124,10 @@ CACHE_CLEANUP = (30 * 60, 60 * 60)  # (how often, how old) in seconds
 
 def build_app(context: AppContext) -> gr.Blocks:
     # Uploads never checked (and old downloads) must not pile up in the server's temp folder: every 30
-    # minutes, Gradio deletes this app's cached files older than an hour.
-    with gr.Blocks(title=TITLE, delete_cache=CACHE_CLEANUP) as demo:
+    # minutes, Gradio deletes this app's cached files older than an hour. (Built before its `with`: Gradio's
+    # `__enter__` is untyped.)
+    demo = gr.Blocks(title=TITLE, delete_cache=CACHE_CLEANUP)
+    with demo:
         gr.Markdown(f"# {TITLE}\n{header()}")
         if context.notice:
             gr.Markdown(f"⚠️ {markdown_text(context.notice)}")
@@ -189,7 +192,16 @@ def build_app(context: AppContext) -> gr.Blocks:
     return demo
 
 
-def launch_options(context: AppContext) -> dict[str, object]:
+class LaunchOptions(TypedDict):
+    """The keywords of gr.Blocks.launch that launch_options gives, typed as that method takes them."""
+
+    css: str
+    max_file_size: str | int | None
+    footer_links: list[Literal["api", "gradio", "settings", "runs"] | dict[str, str]]
+    app_kwargs: dict[str, Any]
+
+
+def launch_options(context: AppContext) -> LaunchOptions:
     """What Gradio 6 takes at launch rather than in gr.Blocks (the page's CSS) and the app's limits; the
     tests launch with the same options."""
     max_mb = context.max_upload_bytes / 1024 / 1024
@@ -198,7 +210,7 @@ def launch_options(context: AppContext) -> dict[str, object]:
             "app_kwargs": {"middleware": [Middleware(FrontendFiles)]}}
 
 
-def launch(context: AppContext | None = None, **options) -> gr.Blocks:
+def launch(context: AppContext | None = None, server_name: str | None = None) -> gr.Blocks:
     context = context or context_from_env()
     # On exit: cancel running jobs and flush what they stored, so a resume repeats nothing.
     atexit.register(context.close)
@@ -209,7 +221,7 @@ def launch(context: AppContext | None = None, **options) -> gr.Blocks:
     # collector's full passes, which would otherwise walk it again and again under a crowd's allocations.
     gc.collect()
     gc.freeze()
-    demo.launch(**launch_options(context), **options)
+    demo.launch(**launch_options(context), server_name=server_name)
     return demo
 
 

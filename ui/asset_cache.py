@@ -12,13 +12,14 @@ import mimetypes
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
-import brotli
+import brotli  # type: ignore[import-untyped]  # Brotli ships no type information, and typeshed has no stubs for it
+import gradio
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 # URL prefix -> the folder of Gradio's package it serves (what Gradio's own /assets and /static routes serve).
-FRONTEND = Path(__import__("gradio").__file__).parent / "templates" / "frontend"
+FRONTEND = Path(gradio.__file__).parent / "templates" / "frontend"
 FOLDERS = {"/assets/": FRONTEND / "assets", "/static/": FRONTEND / "static"}
 MAX_FILE_BYTES = 8 * 1024 * 1024  # Plotly's chunk is 4.6 MB
 MAX_CACHED_BYTES = 96 * 1024 * 1024
@@ -67,7 +68,7 @@ def file_under(folder: Path, relative: str) -> Path | None:
 class FrontendFiles:
     """ASGI middleware: GET and HEAD of Gradio's front-end files from memory (see the module's docstring)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self.files: dict[str, CachedFile | None] = {}  # None: not one of ours (too big, missing), Gradio answers
         self.cached_bytes = 0
@@ -88,19 +89,22 @@ class FrontendFiles:
             self.cached_bytes += size
         return found
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") not in ("GET", "HEAD"):
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
         path = str(scope.get("path") or "")
         root = str(scope.get("root_path") or "")
         if root and path.startswith(root):
             path = path[len(root):]
         if not path.startswith(tuple(FOLDERS)):
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
         # A file's first request reads and compresses it in a worker thread (the largest takes a moment).
         found = self.files[path] if path in self.files else await anyio.to_thread.run_sync(self.lookup, path)
         if found is None:
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
         request_headers = {key.decode("latin-1").lower(): value.decode("latin-1")
                            for key, value in scope.get("headers") or []}
         headers = [(b"cache-control", found.cache_control.encode()), (b"etag", found.etag.encode()),

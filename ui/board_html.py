@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import html
 import math
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +72,7 @@ def number(value: Any) -> float:
         return math.nan
 
 
-Row = dict[str, Any]
+Row = Mapping[Hashable, Any]  # a frame's record (DataFrame.to_dict("records")): its values by column
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ def figure_html(row: Row, column: str, plain: frozenset[str]) -> str:
 def other_html(row: Row, column: str) -> str:
     """A fact or run detail: web links as links (only plain http(s) addresses), counts whole, the rest as text."""
     value = row.get(column)
-    if blank(value):
+    if value is None or blank(value):  # None named apart too: the figures below are read as floats
         return ""
     if column in ("link", "details") and isinstance(value, str) and SAFE_URL.match(value.strip()):
         shown = "link" if column == "link" else "source"

@@ -87,10 +87,11 @@ def state_from_params(params: Mapping[str, list[str]], facts: Facts) -> BoardSta
         return str(values[0]) if values else None
 
     names = benchmark_names()
-    benchmark = first("benchmark") if first("benchmark") in names else names[0]
+    asked_benchmark, asked_mode = first("benchmark"), first("mode")
+    benchmark = asked_benchmark if asked_benchmark is not None and asked_benchmark in names else names[0]
     state, layout = default_state(benchmark), layout_for(benchmark)
     view = first(view_key(benchmark))
-    mode = first("mode") if first("mode") in MODES else state.mode
+    mode = asked_mode if asked_mode is not None and asked_mode in MODES else state.mode
     weights = first("weights") if first("weights") in WEIGHTS else (
         "open" if (first("open") or "").lower() in TRUE_WORDS else "any")  # `open=1`: the older links' key
     changes: dict[str, Any] = {"mode": mode, "search": (first("q") or "")[:MAX_SEARCH_CHARS],

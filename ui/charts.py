@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
+import plotly.graph_objects as go  # type: ignore[import-untyped]  # Plotly ships no type information
 
 from evaluators.core.display_names import error_type_title
 from evaluators.engine.store import Store
@@ -133,7 +133,8 @@ def accuracy_vs_cost(store: Store, frame: pd.DataFrame, layout: BoardLayout, cos
         return _empty(f"The {len(ours)} evaluated rows charted have no {cost} to plot: {reason}")
     if cost == "tokens" and not (points["tokens"] > 0).any():
         return _empty(f"The endpoints of the {len(points)} evaluated runs charted reported no token counts")
-    points = points.assign(column=[score_column_of(row, layout, score_column) for _, row in points.iterrows()])
+    points = points.assign(column=pd.Series([score_column_of(row, layout, score_column) for _, row in points.iterrows()],
+                                            index=points.index))
     points = points[points["column"].notna()]
     if points.empty:
         return _empty("The evaluated rows charted have no score in any column of this view (a run of some subsets "

@@ -4,6 +4,7 @@ environment, shared by every tab and by the API (ui/api.py); and how the page sh
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal, TypedDict
 
 from evaluators.core.limits import message_of
 from evaluators.engine.store import Store
@@ -19,12 +20,20 @@ from ui.format import markdown_text
 
 # What the tabs call the application services they are built over.
 AppContext = AppServices
-__all__ = ["BUILT_IN_EXAMPLE", "READ_EVENT", "AppContext", "as_markdown", "context_from_env", "example_folder",
-           "plain_error", "resolve_data_dir"]
+__all__ = ["BUILT_IN_EXAMPLE", "READ_EVENT", "AppContext", "ReadEvent", "as_markdown", "context_from_env",
+           "example_folder", "plain_error", "resolve_data_dir"]
+
+
+class ReadEvent(TypedDict):
+    """The options of a read-only event, passed as `**READ_EVENT` to Gradio's event listeners (`.click`,
+    `gr.api`, ...): typed as those listeners' keywords of the same name."""
+
+    concurrency_limit: int | Literal["default"] | None
+
 
 # Read-only events (board, charts, downloads, samples) run side by side instead of one at a time in the
 # queue: each serves a cached view (AppServices.board_frame), so many visitors are answered at once.
-READ_EVENT = {"concurrency_limit": None}
+READ_EVENT: ReadEvent = {"concurrency_limit": None}
 
 
 def context_from_env(store: Store | None = None) -> AppContext:

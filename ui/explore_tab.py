@@ -183,7 +183,8 @@ def events_html(events: list[Any], redact: Callable[[str], str] = shown_as_is, p
             continue
         if isinstance(event.get("error"), str):
             event = {**event, "error": redact(event["error"])}
-        response = event.get("response") if isinstance(event.get("response"), dict) else {}
+        answer = event.get("response")
+        response = answer if isinstance(answer, dict) else {}
         said = event.get("error") or response.get("text") or (json.dumps(response.get("tool_calls"), ensure_ascii=False)
                                                                if response.get("tool_calls") else event.get("note") or "")
         summary = f"{number}. {event.get('role') or '?'}{' (cached)' if event.get('cached') else ''}: {cut_text(str(said), 160)}"

@@ -162,8 +162,7 @@ def board_display(frame: pd.DataFrame, layout: BoardLayout, sort_by: str | None,
         styles = pd.DataFrame("", index=data.index, columns=data.columns)
         for column, positions in best.items():
             if column in styles.columns:
-                for position in positions:
-                    styles.iloc[position, styles.columns.get_loc(column)] = BEST_STYLE
+                styles.iloc[positions, styles.columns.get_indexer(pd.Index([column]))] = BEST_STYLE
         return styles
 
     return shown.style.apply(highlight, axis=None)

@@ -125,9 +125,10 @@ def job_score(status: str, report: dict[str, Any] | None, live: dict[str, Any] |
     has scored so far that were correct (the runner scores each sample as it is stored; the headline, often
     a mean over categories, comes with the report at the end)."""
     if status in ("queued", "running", "cancelling", RUNNING_ELSEWHERE):
-        scored = (live or {}).get("scored") or 0
+        counts = live or {}
+        scored = counts.get("scored") or 0
         if scored:
-            return f"so far {live['correct'] / scored:.1%} of {scored} items correct"
+            return f"so far {counts['correct'] / scored:.1%} of {scored} items correct"
         return SCORED_AT_THE_END
     return score_text(report) if status == "finished" else ""
 

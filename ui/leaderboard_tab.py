@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import gradio as gr
 
@@ -51,21 +51,39 @@ from ui.board_state import (
     view_key,
 )
 from ui.board_views import chart_choices, charted, facts_of, state_chart, state_percent
-from ui.context import READ_EVENT, AppContext
+from ui.context import READ_EVENT, AppContext, ReadEvent
 from ui.format import benchmark_choices, markdown_text
 
 __all__ = ["MAX_SEARCH_CHARS", "TRUE_WORDS", "BoardState", "Facts", "controls_state", "default_state", "hidden_choices",
            "query_lists", "state_from_params", "state_query", "view_key"]
 
 log = logging.getLogger(__name__)
+
+
+# The board's event options, typed as the keywords of Gradio's event listeners they are passed as (`**REDRAW`).
+class PrivateReadEvent(ReadEvent):
+    api_visibility: Literal["public", "private", "undocumented"]
+
+
+class RawEvent(TypedDict):
+    preprocess: bool
+    postprocess: bool
+
+
+class RedrawEvent(PrivateReadEvent, RawEvent):
+    queue: bool
+    trigger_mode: Literal["once", "multiple", "always_last"] | None
+    show_progress: Literal["full", "minimal", "hidden"]
+
+
 # Read-only events of the board: run side by side (READ_EVENT), not listed in the API page; a burst of one
 # control's events (typing) runs its last only; no progress overlay flickering over the board.
-PRIVATE_READ = {**READ_EVENT, "api_visibility": "private"}
+PRIVATE_READ: PrivateReadEvent = {**READ_EVENT, "api_visibility": "private"}
 # The board's events skip Gradio's per-component processing (a thread hop and a config copy for each of ~20
 # controls, most of a redraw's cost under a crowd): the handlers check what the page sent (controls_state) and
 # answer values in the page's own form (the chart serialized once per view and cached).
-RAW = {"preprocess": False, "postprocess": False}
-REDRAW = {**PRIVATE_READ, **RAW, "queue": False, "trigger_mode": "always_last", "show_progress": "hidden"}
+RAW: RawEvent = {"preprocess": False, "postprocess": False}
+REDRAW: RedrawEvent = {**PRIVATE_READ, **RAW, "queue": False, "trigger_mode": "always_last", "show_progress": "hidden"}
 # Writes the board's state (a query string the server built) into the address bar, without a reload;
 # inside a Hugging Face Space (an iframe) the Space page's address too, which it forwards to the app.
 URL_JS = """(query) => {
@@ -204,7 +222,7 @@ class LeaderboardParts:
     # (benchmark name, *inputs' values) -> outputs' values: the board switched to that benchmark
     open_benchmark: Callable[..., tuple[Any, ...]]
     # How every event answering `outputs` or `load_outputs` must be wired (the answers are in the page's own form)
-    event_options: dict[str, Any] = field(default_factory=lambda: dict(RAW))
+    event_options: RawEvent = field(default_factory=lambda: RawEvent(**RAW))
 
 
 def view_choices(benchmark: str) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import gradio as gr
 import pandas as pd
-import plotly.graph_objects as go
+import plotly.graph_objects as go  # type: ignore[import-untyped]  # Plotly ships no type information
 
 from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
@@ -290,7 +290,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
         except ToolboardError:
             return None
 
-    def show(name: str | None, token: Any = None, request: gr.Request = None) -> tuple[Any, ...]:
+    def show(name: str | None, token: Any = None, request: gr.Request | None = None) -> tuple[Any, ...]:
         """The page of `name` for whoever asks: its cards, its chart, its runs, and the comparison's models led by it."""
         try:
             found = model_page.model_page(context, str(name or ""), owner=viewer(token, request))

@@ -251,7 +251,8 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
     api_owner_token = gr.Textbox(visible=False, value="", label="owner_token")
     api_add = gr.Button(visible=False)
 
-    def on_check(path, name, lang, source, folder, held_file):
+    def on_check(path: str | None, name: str, lang: str | None, source: str, folder: str,
+                 held_file: HeldFile | None) -> Checked:
         return check_file(context, path, name, lang, source, folder, held_file, uploads)
 
     def box_agrees(path: str | None, held_file: HeldFile | None) -> Any:
@@ -291,8 +292,10 @@ def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
         return None, None, *report.all_updates(None)
 
     upload.change(new_file, [held], [pending, held, *report.all_outputs()], api_visibility="private")
-    benchmark.change(lambda name: gr.update(choices=language_choices(name), value=(language_ids(name) or [None])[0],
-                                            visible=bool(language_ids(name))),
-                     [benchmark], [language], api_visibility="private")
+    def languages_of(name: str) -> dict[str, Any]:
+        ids = language_ids(name)
+        return gr.update(choices=language_choices(name), value=ids[0] if ids else None, visible=bool(ids))
+
+    benchmark.change(languages_of, [benchmark], [language], api_visibility="private")
     wire_data_choice(context, {"benchmark": benchmark, "language": language, "data_source": data_source,
                                "data_folder": data_folder}, data_note)

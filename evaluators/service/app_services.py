@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 
@@ -201,7 +201,9 @@ class AppServices:
         with self._views_lock:
             if key in self._views:
                 self._views.move_to_end(key)
-                return self._views[key]
+                # The cache holds every kind of view; each query names its kind first, so what it finds is what
+                # this `build` made.
+                return cast(View, self._views[key])
         view = build()
         with self._views_lock:
             self._views[key] = view

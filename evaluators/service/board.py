@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from evaluators.core.board_layout import BoardLayout
@@ -192,7 +193,7 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
     elif query.part == "apart":
         keep &= board.apart
     order = np.lexsort([np.arange(len(frame)), *keys])
-    positions = order[keep[order]]
+    positions: npt.NDArray[np.intp] = order[keep[order]]
     intervals = [c + suffix for c in metrics for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]
     shown = [*IDENTITY_COLUMNS, APART_COLUMN, *metrics, *layout.text_columns, *FACT_COLUMNS, UPDATED_COLUMN,
              *COST_COLUMNS, *INFO_COLUMNS, ORIGIN_COLUMN, RANK_COLUMN, NEWEST_COLUMN, *intervals]
@@ -200,9 +201,9 @@ def query_board(frame: pd.DataFrame, layout: BoardLayout, query: BoardQuery) -> 
         shown.insert(2, "view")
     shown = [c for c in shown if c in frame.columns or c == RANK_COLUMN]
     taken = [c for c in shown if c != RANK_COLUMN]
-    rows = frame.iloc[positions, [frame.columns.get_loc(c) for c in taken]].reset_index(drop=True)
+    rows = frame.iloc[positions, frame.columns.get_indexer(pd.Index(taken))].reset_index(drop=True)
     rows.insert(shown.index(RANK_COLUMN), RANK_COLUMN,
-                pd.array([None if np.isnan(r) else int(r) for r in rank[positions]], dtype="Int64"))
+                pd.Series([None if np.isnan(r) else int(r) for r in rank[positions]], index=rows.index, dtype="Int64"))
     return rows
 
 

@@ -103,6 +103,11 @@ def _figures(row: pd.Series, benchmark: str, columns: tuple[str, ...], lower: fr
     return figures
 
 
+def _record(row: pd.Series) -> dict[str, Any]:
+    """A board row's values by column name (the board's columns are named by text)."""
+    return {str(column): value for column, value in row.items()}
+
+
 def _model_rows(services: AppServices, benchmark: str, key: str, mode: str = PAGE_MODE,
                 family: bool = False) -> pd.DataFrame:
     """The rows of a benchmark's (cached) board whose model is `key` (`family`: or one of its dated snapshots)."""
@@ -186,12 +191,12 @@ def _benchmark_part(services: AppServices, benchmark_name: str, key: str) -> dic
     benchmark, layout = get_benchmark(benchmark_name), layout_for(benchmark_name)
     order = {view: index for index, view in enumerate(layout.views)}
     sources = {source: index for index, source in enumerate(SOURCES)}
-    found = []
+    found: list[dict[str, Any]] = []
     for _, row in rows.iterrows():
         apart = "" if is_missing(row.get(APART_COLUMN)) else str(row.get(APART_COLUMN))
         found.append({
             "view": str(row["view"]), "view_title": subset_title(benchmark_name, str(row["view"])),
-            "source": str(row["source"]), "model": str(row["model"]), "run_ids": run_ids_of(row.to_dict()),
+            "source": str(row["source"]), "model": str(row["model"]), "run_ids": run_ids_of(_record(row)),
             "snapshot": model_key(str(row["model"])) != key,
             "ranked": not apart, "apart_reason": apart,
             "updated": None if is_missing(row.get(UPDATED_COLUMN)) else str(row.get(UPDATED_COLUMN)),
@@ -278,7 +283,7 @@ def model_page(services: AppServices, name: str, owner: str | None = None) -> di
 
 def _figure_of(row: pd.Series, column: str) -> float | None:
     value = row.get(column)
-    return None if is_missing(value) else round(float(value), 4)
+    return None if value is None or is_missing(value) else round(float(value), 4)
 
 
 def _chosen_row(rows: pd.DataFrame) -> pd.Series | None:
@@ -328,7 +333,7 @@ def compare_models(services: AppServices, names: list[str] | None, benchmark: st
         if row is None:
             missing.append(name)
             continue
-        run_ids = run_ids_of(row.to_dict())
+        run_ids = run_ids_of(_record(row))
         apart = "" if is_missing(row.get(APART_COLUMN)) else str(row.get(APART_COLUMN))
         facts = model_facts(name)
         models.append({"name": name, "identity": facts.name if facts is not None else name,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from evaluators.core.declarations import Overview
@@ -156,7 +157,7 @@ def overview_rows(board_frames: Mapping[str, pd.DataFrame], benchmarks: Sequence
     frame[AGGREGATE_COLUMN] = mean_win_rates(frame, parts)
     order, ranks = head_to_head_order(frame, parts)
     frame = frame.iloc[order].reset_index(drop=True)
-    frame.insert(0, RANK_COLUMN, pd.array(ranks, dtype="Int64"))
+    frame.insert(0, RANK_COLUMN, pd.Series(ranks, index=frame.index, dtype="Int64"))
     return frame
 
 
@@ -165,14 +166,14 @@ def shown_percent(values: Any) -> Any:
     return np.round(np.asarray(values, dtype=float) * 100, 1)
 
 
-def _better_signs(frame: pd.DataFrame, columns: Sequence[tuple[str, bool]]) -> np.ndarray:
+def _better_signs(frame: pd.DataFrame, columns: Sequence[tuple[str, bool]]) -> npt.NDArray[np.float64]:
     """sign[k, i, j] = +1 where model i is better than model j on column k, -1 worse, 0 equal, compared as shown
     (shown_percent: what a reader can check); NaN where either lacks it and between a model and itself.
     `columns`: (column, higher is better)."""
     values = np.array([shown_percent(pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float, na_value=np.nan))
                        for column, _ in columns]).reshape(len(columns), len(frame))
     directions = np.array([1.0 if higher else -1.0 for _, higher in columns]).reshape(-1, 1, 1)
-    signs = np.sign(values[:, :, None] - values[:, None, :]) * directions
+    signs: npt.NDArray[np.float64] = np.sign(values[:, :, None] - values[:, None, :]) * directions
     signs[:, np.arange(len(frame)), np.arange(len(frame))] = np.nan
     return signs
 
@@ -199,16 +200,18 @@ def mean_win_rates(frame: pd.DataFrame, parts: Sequence[Headline]) -> list[float
     return [None if np.isnan(mean) else float(mean) for mean in means]
 
 
-def dominance(frame: pd.DataFrame, parts: Sequence[Headline]) -> np.ndarray:
+def dominance(frame: pd.DataFrame, parts: Sequence[Headline]) -> npt.NDArray[np.bool_]:
     """beats[i, j]: model i is at least as good as model j on every headline figure the two share (every declared
     column of every benchmark), better on at least one, and they share at least one."""
     if frame.empty:
         return np.zeros((0, 0), dtype=bool)
     signs = _better_signs(frame, _headline_columns(parts, aggregate_only=False))
     shared = ~np.isnan(signs)
-    never_worse = np.where(shared, signs >= 0, True).all(axis=0)
-    once_better = np.where(shared, signs > 0, False).any(axis=0)
-    return never_worse & once_better & shared.any(axis=0)
+    # np.all and np.any along an axis: the (model, model) arrays (the methods are typed as maybe one bool)
+    never_worse = np.all(np.where(shared, signs >= 0, True), axis=0)
+    once_better = np.any(np.where(shared, signs > 0, False), axis=0)
+    beats: npt.NDArray[np.bool_] = never_worse & once_better & np.any(shared, axis=0)
+    return beats
 
 
 def dominance_violations(frame: pd.DataFrame, parts: Sequence[Headline] | None = None) -> list[tuple[str, str]]:
