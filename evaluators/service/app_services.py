@@ -113,6 +113,8 @@ class AppServices:
     # Queue mode's settings (TOOLBOARD_BROKER_URL); None: runs execute in this process.
     queue: QueueSettings | None = None
     jobs: RunJobs = field(init=False)
+    # The limits in force: `admission`, else the deployment's own (admission_for); the job managers are handed them.
+    limits: Admission = field(init=False)
     visitors: Visitors = field(init=False)
     redact_paths: Callable[[str], str] = field(init=False)
     # (benchmark, mode) -> (board version, every row of that board); see board_frame.
@@ -132,7 +134,7 @@ class AppServices:
     _private_refs: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        admission = self.admission or admission_for(self.public)
+        self.limits = admission = self.admission or admission_for(self.public)
         unlisted = unlisted_model_rule(self.public)
         self.settled_at_start = [] if self.store.read_only else self.store.reconcile_half_made()
         for line in self.settled_at_start:
