@@ -264,7 +264,7 @@ def flood_probes(tmp: Path) -> list[Probe]:
 
     from gradio_client import Client, handle_file
 
-    from evaluators.engine.quota import Admission
+    from evaluators.service.quota import Admission
     from evaluators.service.submissions import check_submission, store_submission
     from tests.acebench_fixtures import EXAMPLE_DIR
     from tests.app_fixtures import items_copy
@@ -335,7 +335,7 @@ def hidden_character_probes(tmp: Path) -> list[Probe]:
 
     from gradio_client import Client, handle_file
 
-    from evaluators.engine.quota import Admission
+    from evaluators.service.quota import Admission
     from evaluators.service.submissions import check_submission, store_submission
     from tests.acebench_fixtures import EXAMPLE_DIR
     from tests.app_fixtures import form, items_copy
@@ -392,8 +392,8 @@ def killed_add_probe(tmp: Path) -> Probe:
 def disk_probes(tmp: Path) -> list[Probe]:
     """Issue 41, case 3: a 47 MB upload's bytes on disk (the store and its write-ahead log), then the same upload
     against a store capped 10 MB above what it holds, and against one visitor's daily byte budget."""
-    from evaluators.engine.quota import MB, Admission, NoRoomError
     from evaluators.engine.store import Store
+    from evaluators.service.quota import MB, Admission, NoRoomError
     from evaluators.service.submissions import check_submission, store_submission
     from tests.acebench_fixtures import EXAMPLE_DIR
     from tests.app_fixtures import items_copy
@@ -430,7 +430,7 @@ def other_visitors_runs_probe(tmp: Path) -> Probe:
     """Issue 41, case 4: a second visitor reads /model for a model whose run the first visitor has going."""
     from gradio_client import Client
 
-    from evaluators.engine.quota import Admission
+    from evaluators.service.quota import Admission
     from tests.app_fixtures import form, running_app
 
     with running_app(tmp / "model-page", latency=0.5, public=True, data_is_default=True, admission=Admission()) as app:

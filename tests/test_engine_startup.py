@@ -28,7 +28,7 @@ from evaluators.core.registry import get_benchmark
 from evaluators.engine import parsed_data, preflight, runner
 from evaluators.engine.client import EventLog, _Call
 from evaluators.engine.parsed_data import load_samples, parsed_data_dir
-from evaluators.engine.preflight import EndpointCheckFailed, check_endpoint
+from evaluators.engine.preflight import EndpointCheckFailed, UnlistedModelRule, check_endpoint
 from evaluators.engine.sdk_transport import endpoint_tls_context, tls_context
 from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import ROW_REQUEST, Store
@@ -357,7 +357,7 @@ def test_deferring_a_package_already_imported_changes_nothing():
 
 # ---- the endpoint check kept for a while ---------------------------------------------------------------------
 
-def test_a_passed_endpoint_check_is_kept_for_the_same_endpoint_model_key_and_policy(monkeypatch: pytest.MonkeyPatch):
+def test_a_passed_endpoint_check_is_kept_for_the_same_endpoint_model_key_and_policy():
     with ModelsServer(["m1", "m2"]) as server:
         base_url = server.base_url
         check_endpoint(base_url, "m1", None)
@@ -366,9 +366,8 @@ def test_a_passed_endpoint_check_is_kept_for_the_same_endpoint_model_key_and_pol
         check_endpoint(base_url, "m2", None)  # another model is looked at
     with pytest.raises(EndpointCheckFailed):
         check_endpoint(base_url, "m1", "sk-another-key-0123456789")  # another key too
-    monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")
     with pytest.raises(EndpointCheckFailed):
-        check_endpoint(base_url, "m1", None)  # and under another policy
+        check_endpoint(base_url, "m1", None, unlisted=UnlistedModelRule(allowed=True))  # and under another policy
 
 
 def test_samples_are_read_anew_only_once_the_endpoint_passed_and_a_kept_copy_while_it_is_looked_at(

@@ -25,10 +25,10 @@ from gradio_client import Client, handle_file
 from evaluators.core.csv_files import neutralised, write_csv
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_FILE_NAME_CHARS, MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, TextTooLongError
-from evaluators.engine.quota import DAY_SECONDS, Admission, QuotaReached
 from evaluators.engine.store import Store
 from evaluators.service.app_services import PUBLIC_MAX_RUNS_PER_DAY, PUBLIC_MAX_UPLOADS_PER_DAY, admission_for
 from evaluators.service.board import MAX_BOARD_ROWS, board_rows
+from evaluators.service.quota import DAY_SECONDS, Admission, QuotaReached
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, items_copy, running_app, table_rows, wait_for_status, write_predictions

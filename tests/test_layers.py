@@ -195,6 +195,17 @@ def test_the_engine_and_the_core_never_import_argparse():
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
+# The deployment's policy that the service hands the engine (quotas, room on disk, models an endpoint does not list).
+SERVICE_SETTINGS = ("TOOLBOARD_MAX_RUNS_PER_DAY", "TOOLBOARD_MAX_UPLOADS_PER_DAY", "TOOLBOARD_MAX_STORE_MB",
+                    "TOOLBOARD_MAX_STORED_MB_PER_DAY", "TOOLBOARD_MIN_FREE_DISK_MB", "TOOLBOARD_ALLOW_UNLISTED_MODELS")
+
+
+def test_the_engine_reads_none_of_the_settings_the_service_hands_it():
+    named = {name: [setting for setting in SERVICE_SETTINGS if setting in path.read_text(encoding="utf-8")]
+             for name, path in MODULES.items() if is_in(name, "evaluators.engine") or is_in(name, "evaluators.core")}
+    assert {name: found for name, found in named.items() if found} == {}
+
+
 def test_at_most_two_modules_are_loose_at_the_top_of_evaluators_and_every_package_is_a_layer():
     loose = {path.relative_to(PROJECT).as_posix() for path in PACKAGE_ROOT.glob("*.py")}
     assert loose <= LOOSE_ALLOWED

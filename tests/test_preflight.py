@@ -19,6 +19,7 @@ from evaluators.engine.runner import start_run
 from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store
 from evaluators.service.board import APART_COLUMN, board_rows
+from evaluators.service.deployment import unlisted_model_rule
 from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.loopback_app import LoopbackApp
 from tests.scripted_server import Fault, ScriptedServer
@@ -108,14 +109,13 @@ def test_a_model_list_of_an_odd_shape_is_read_as_no_list_or_as_the_ids_it_holds(
             check_endpoint(server.base_url, "m", None)
 
 
-def test_a_model_the_list_does_not_hold_is_refused_even_by_a_server_that_answers_any_name(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_model_the_list_does_not_hold_is_refused_even_by_a_server_that_answers_any_name():
     """A llama.cpp-like server answers every name with its one model: the list decides, naming what it
     lists (the first ten) and what to do; the operator's override is honoured off a public deployment only."""
     listed = [f"model-{n:02d}" for n in range(12)]
     with ScriptedServer(models=listed) as server:
         with pytest.raises(EndpointCheckFailed) as refused:
-            check_endpoint(server.base_url, "gpt-nonexistent", None)
+            check_endpoint(server.base_url, "gpt-nonexistent", None, unlisted=unlisted_model_rule(False, {}))
         message = str(refused.value)
         assert message.startswith(f"the endpoint cannot serve the run, nothing was started: {server.base_url} does not "
                                   "list the model 'gpt-nonexistent'; it lists: model-00, model-01")
@@ -125,11 +125,10 @@ def test_a_model_the_list_does_not_hold_is_refused_even_by_a_server_that_answers
             check_endpoint(server.base_url, "MODEL-03", None)
         assert server.requests == 0
         check_endpoint(server.base_url, "model-11", None)  # listed beyond the ten shown
-        monkeypatch.setenv("TOOLBOARD_ALLOW_UNLISTED_MODELS", "1")
-        check_endpoint(server.base_url, "gpt-nonexistent", None)
-        monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")
+        allowing = {"TOOLBOARD_ALLOW_UNLISTED_MODELS": "1"}
+        check_endpoint(server.base_url, "gpt-nonexistent", None, unlisted=unlisted_model_rule(False, allowing))
         with pytest.raises(EndpointCheckFailed) as public:
-            check_endpoint(server.base_url, "gpt-nonexistent", None)
+            check_endpoint(server.base_url, "gpt-nonexistent", None, unlisted=unlisted_model_rule(True, allowing))
         assert "TOOLBOARD_ALLOW_UNLISTED_MODELS" not in str(public.value)
 
 

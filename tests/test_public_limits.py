@@ -20,9 +20,9 @@ from gradio_client import Client, handle_file
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import UnprintableTextError, shown_text, visitor_text
 from evaluators.core.types import Prediction
-from evaluators.engine.quota import MB, Admission, NoRoomError
 from evaluators.engine.store import HALF_MADE_GRACE_SECONDS, NEVER_STARTED_MESSAGE, Store
 from evaluators.service.app_services import AppServices, admission_for
+from evaluators.service.quota import MB, Admission, NoRoomError
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import form, items_copy, running_app, wait_for_status, write_predictions

@@ -107,7 +107,7 @@ def test_a_migration_that_fails_leaves_the_old_store_as_it_was(tmp_path: Path):
 def test_a_new_run_id_already_taken_is_drawn_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Hundreds of runs made in one second (a flood of uploads) may draw a taken id: it is drawn again, while a
     given id that is taken is refused."""
-    from evaluators.engine import store as store_module
+    from evaluators.engine.store import runs as store_module
 
     store = Store(tmp_path / "ids.sqlite")
     taken = store.create_run("acebench", "en", "m", "upload", {}, "fp", 1, source="upload")

@@ -177,7 +177,7 @@ def add_pending(context: AppContext, submission: Submission | None, model: str,
 
 def quota_line(context: AppContext) -> str:
     """The daily upload quota, as the tab's introduction says it (nothing when there is none)."""
-    limit = context.jobs.admission.max_uploads_per_day
+    limit = context.limits.max_uploads_per_day
     if limit is None:
         return ""
     if not limit:

@@ -13,8 +13,8 @@ from evaluators.core.display_names import subset_title
 from evaluators.core.downloads import DownloadFailed, find_download_failure
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.engine.endpoint_guard import is_public_mode
 from evaluators.service.data_sources import other_data_sources, reads_the_download
+from evaluators.service.deployment import is_public_mode
 from evaluators.service.run_request import BUILT_IN_EXAMPLE, LOCAL_FOLDER
 
 LOCAL_COPY = "a local copy of the data with --data-dir DIR (or TOOLBOARD_DATA_DIR=DIR)"

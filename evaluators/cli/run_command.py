@@ -20,6 +20,7 @@ from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.runner import Progress, RunOutcome, execute, start_run
 from evaluators.engine.settings import describe_requests
 from evaluators.engine.store import Store
+from evaluators.service.deployment import is_public_mode, unlisted_model_rule
 
 # Exit code of a run that stopped before finishing (cancelled or failed): it can be resumed.
 EXIT_UNFINISHED = 3
@@ -43,7 +44,7 @@ def _run_or_queue(args: argparse.Namespace, store: Store) -> int:
     run_id = args.resume or args.rerun_errors
     samples = None
     if run_id is None:
-        run_id, samples = start_run(run_request(args), store)
+        run_id, samples = start_run(run_request(args), store, unlisted=unlisted_model_rule(is_public_mode()))
         print(describe_requests(store.get_run(run_id).config), file=sys.stderr)
     else:
         store.get_run(run_id)  # an unknown id is refused by name; execute checks the stored run again
@@ -166,7 +167,7 @@ def queued_run_command(args: argparse.Namespace, store: Store) -> int:
     # What the watcher has to say while it waits (a run whose task the broker lost, sent again) goes above the bar.
     from tqdm import tqdm
 
-    jobs = QueueJobs(store, settings, poll_seconds=0.5,
+    jobs = QueueJobs(store, settings, poll_seconds=0.5, unlisted=unlisted_model_rule(is_public_mode()),
                      notify=lambda run_id, text: tqdm.write(f"run {run_id}: {text}", file=sys.stderr))
     try:
         run_id = args.resume or args.rerun_errors

@@ -5,6 +5,10 @@ Every deployment refuses URLs that are not http(s) or have no host. A public dep
 loopback, link-local or otherwise non-public addresses: anyone can type a base URL into the app, and
 the Space must not become a way to probe its own network.
 
+Whether the deployment is public is read here (core/public_hosts.is_public_mode), not handed in as the rest of
+the deployment's policy is (evaluators/service/deployment.py): the guard must hold on every path that reaches an
+endpoint (a new run, a resume, a queue worker, a judge, a server key), also one whose caller passed no flag.
+
 Limits: the check resolves the name once; a DNS answer that changes between this check and the
 request (rebinding) is not caught here.
 """
@@ -32,6 +36,7 @@ from evaluators.engine.local_model import is_local, local_model
 if TYPE_CHECKING:
     from evaluators.engine.settings import RunConfig
 
+# is_public_mode: front doors ask evaluators/service/deployment.py; still importable here for the callers not moved yet.
 __all__ = ["PUBLIC_MODE_ENV", "EndpointNotAllowedError", "check_endpoint_allowed", "is_public_mode", "non_public_reason"]
 
 ALLOWED_SCHEMES = ("http", "https")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from evaluators.engine.quota import Admission
+    from evaluators.engine.admission import AdmissionPolicy
     from evaluators.engine.settings import RunRequest
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class RunJobs(Protocol):
     operator); `api_key`: a key typed for this run only (else the configured variable's)."""
 
     # The deployment's limits on runs and uploads, checked as runs are started.
-    admission: Admission
+    admission: AdmissionPolicy
 
     def start(self, request: RunRequest, owner: str | None = None) -> str:
         """Create the run the checked request describes and have it executed; its id. A start over the limits,

@@ -4,9 +4,9 @@ when the browser tab closes, share the global concurrency limit, and report live
 Everything durable lives in the store; this keeps only what a running job needs in memory (its
 progress, its cancel switch and, for the run only, the API key typed into the form).
 
-A public deployment admits runs under limits (Admission): how many run at once, how many per visitor,
-how many one visitor may start a day, and how long one run may take in all. Admission is checked and the
-slot taken under one lock, so concurrent starts can never exceed the limits.
+A public deployment admits runs under limits (an AdmissionPolicy the service hands in, see admission.py): how
+many run at once, how many per visitor, how many one visitor may start a day, and how long one run may take in
+all. Admission is checked and the slot taken under one lock, so concurrent starts can never exceed the limits.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.admission import NO_LIMITS, AdmissionPolicy, NoRoomError
 from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.job_manager import ExplainFailure, RunJobs, failure_message
 from evaluators.engine.local_model import is_local
-from evaluators.engine.quota import Admission, NoRoomError
+from evaluators.engine.preflight import UNLISTED_REFUSED, UnlistedModelRule
 from evaluators.engine.runner import Progress, RunIsLiveError, RunOutcome, execute, start_run
 from evaluators.engine.settings import RunConfig, RunRequest, require_run_request
 from evaluators.engine.store import Store
@@ -92,14 +93,16 @@ class JobManager(RunJobs):
     """Starts, cancels, resumes and reports runs in the background, on an event loop in this process."""
 
     def __init__(self, store: Store, on_finished: Callable[[str], None] | None = None,
-                 admission: Admission | None = None, clock: Callable[[], float] = time.monotonic,
-                 explain_failure: ExplainFailure | None = None):
+                 admission: AdmissionPolicy | None = None, clock: Callable[[], float] = time.monotonic,
+                 explain_failure: ExplainFailure | None = None, unlisted: UnlistedModelRule = UNLISTED_REFUSED):
         """`clock` measures how long runs take (for the time limit); tests pass one they move by hand.
-        `explain_failure`: the front door's words for a run that failed (see job_manager.failure_message)."""
+        `explain_failure`: the front door's words for a run that failed (see job_manager.failure_message).
+        `admission` and `unlisted`: the deployment's limits and its rule for models an endpoint does not list."""
         self.store = store
         self.on_finished = on_finished
         self.explain_failure = explain_failure
-        self.admission = admission or Admission()
+        self.admission = admission or NO_LIMITS
+        self.unlisted = unlisted
         self.clock = clock
         self._jobs: dict[str, Job] = {}
         # Slots taken by starts still loading their samples, by owner: counted as active runs.
@@ -125,7 +128,7 @@ class JobManager(RunJobs):
             self._check_admission(owner)
             self._reserved[slot] = owner
         try:
-            run_id, samples = start_run(request, self.store, owner=owner)
+            run_id, samples = start_run(request, self.store, owner=owner, unlisted=self.unlisted)
             self._launch(run_id, "start", samples, request.api_key, rerun_errors=False, owner=owner, slot=slot)
         finally:
             with self._lock:
@@ -156,7 +159,7 @@ class JobManager(RunJobs):
         self._loop.call_soon_threadsafe(job.cancel.set)
 
     def check_time_limits(self) -> list[str]:
-        """Cancel the runs that have used up their time (Admission.max_run_seconds); returns their ids.
+        """Cancel the runs that have used up their time (AdmissionPolicy.max_run_seconds); returns their ids.
         Called every few seconds while the app runs."""
         limit = self.admission.max_run_seconds
         if limit is None:
@@ -171,7 +174,7 @@ class JobManager(RunJobs):
         return stopped
 
     def check_room_limits(self) -> list[str]:
-        """Cancel the runs whose store or visitor has passed a limit on disk while they write (Admission.check_room:
+        """Cancel the runs whose store or visitor has passed a limit on disk while they write (AdmissionPolicy.check_room:
         a run's size is not known when it starts); returns their ids. Called every few seconds while the app
         runs, so a run overshoots by at most what it writes meanwhile; what it finished is kept, and it resumes
         once there is room."""

@@ -4,8 +4,8 @@ misspelt model is refused with its cause instead of becoming a run of request er
 
 A model missing from a non-empty list is refused: many servers (llama.cpp, vLLM with one model) answer
 any name with the model they serve, so a tiny request would let a wrong name run to the end under that
-name. An operator whose gateway serves models it does not list sets TOOLBOARD_ALLOW_UNLISTED_MODELS=1
-(not honoured on a public deployment).
+name. Whether a model its endpoint does not list may run anyway is the deployment's choice, handed in as an
+UnlistedModelRule (the service reads the operator's setting; never on a public deployment).
 
 An endpoint that passed for a model and key is not looked at again for ENDPOINT_CHECK_KEPT_SECONDS (runs made one
 after another, a rerun answered from the cache): the look is kept in TOOLBOARD_HOME by a hash of the three, never
@@ -20,13 +20,13 @@ import hashlib
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.engine import local_model
 from evaluators.engine.client import key_identity
-from evaluators.engine.endpoint_guard import is_public_mode
 from evaluators.engine.redact import redact
 from evaluators.engine.sdk_transport import (
     REDIRECT_REFUSED,
@@ -41,7 +41,6 @@ from evaluators.engine.sdk_transport import (
 
 PREFLIGHT_SECONDS = 15.0
 LISTED_SHOWN = 10
-ALLOW_UNLISTED_ENV = "TOOLBOARD_ALLOW_UNLISTED_MODELS"
 LISTED_ID_CHARS = 60
 ENDPOINT_CHECK_KEPT_SECONDS = 300.0
 CHECKS_FILE = "endpoint-checks.json"
@@ -51,28 +50,43 @@ class EndpointCheckFailed(ToolboardError):
     """The endpoint cannot serve the run: unreachable, the key refused, or the model unknown."""
 
 
+@dataclass(frozen=True)
+class UnlistedModelRule:
+    """What a run may do with a model its endpoint's non-empty list does not hold: the deployment's choice (see
+    evaluators/service/deployment.py). `allowed`: it runs anyway; `refusal_hint`: said after a refusal, how the
+    operator could allow it (empty where no visitor could act on it)."""
+
+    allowed: bool = False
+    refusal_hint: str = ""
+
+
+# An engine handed no rule (a library caller): such a model is refused.
+UNLISTED_REFUSED = UnlistedModelRule()
+
+
 def check_endpoint(base_url: str, model: str, api_key: str | None, what: str = "the endpoint",
-                   timeout: float = PREFLIGHT_SECONDS) -> None:
+                   timeout: float = PREFLIGHT_SECONDS, unlisted: UnlistedModelRule = UNLISTED_REFUSED) -> None:
     """Raise EndpointCheckFailed naming the cause when `base_url` cannot serve `model`; an answer that
-    only says the endpoint is busy (429, 5xx) lets the run start (its requests are retried)."""
+    only says the endpoint is busy (429, 5xx) lets the run start (its requests are retried). `unlisted`: whether
+    a model the endpoint does not list may run."""
     if local_model.is_local(base_url):
         return  # our own server, started with the run
-    passed = _check_name(base_url, model, api_key)
+    passed = _check_name(base_url, model, api_key, unlisted)
     if _recently_passed(passed):
         return
     # In a thread of its own: callers may be inside an event loop (the app) or not (the CLI).
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        problem = pool.submit(asyncio.run, _problem(base_url, model, api_key, min(timeout, PREFLIGHT_SECONDS))).result()
+        problem = pool.submit(asyncio.run, _problem(base_url, model, api_key, min(timeout, PREFLIGHT_SECONDS), unlisted)).result()
     if problem:
         raise EndpointCheckFailed(redact(f"{what} cannot serve the run, nothing was started: {problem}", (api_key,)))
     _remember_passed(passed)
 
 
-def _check_name(base_url: str, model: str, api_key: str | None) -> str:
-    """What a passed check is kept under: the endpoint, model and key, and the policy it passed under (an
-    unlisted model passes only while the operator allows it, and never on a public deployment)."""
+def _check_name(base_url: str, model: str, api_key: str | None, unlisted: UnlistedModelRule) -> str:
+    """What a passed check is kept under: the endpoint, model and key, and the rule it passed under (an
+    unlisted model passes only while the deployment allows it)."""
     who = key_identity(api_key) if api_key else "no key"
-    policy = [is_public_mode(), unlisted_allowed()]
+    policy = [unlisted.allowed, unlisted.refusal_hint]
     return hashlib.sha256(json.dumps([base_url.rstrip("/"), model, who, policy]).encode()).hexdigest()
 
 
@@ -105,7 +119,8 @@ def _remember_passed(name: str) -> None:
             partial.unlink()
 
 
-async def _problem(base_url: str, model: str, api_key: str | None, timeout: float) -> str | None:
+async def _problem(base_url: str, model: str, api_key: str | None, timeout: float,
+                   unlisted: UnlistedModelRule) -> str | None:
     client = make_sdk_client(EndpointSpec(base_url, api_key, timeout))
     try:
         listed = await _listed_models(client, base_url, timeout)
@@ -113,30 +128,23 @@ async def _problem(base_url: str, model: str, api_key: str | None, timeout: floa
             return listed
         if listed is None:
             return await _tiny_request_problem(client, base_url, model, timeout)
-        if not listed or model in listed or unlisted_allowed():
+        if not listed or model in listed or unlisted.allowed:
             return None  # an empty list: the endpoint does not enumerate its models
-        return unlisted_problem(base_url, model, listed)
+        return unlisted_problem(base_url, model, listed, unlisted.refusal_hint)
     finally:
         await client.close()
 
 
-def unlisted_allowed() -> bool:
-    """Whether the operator lets a run name a model its endpoint does not list (never on a public deployment)."""
-    return os.environ.get(ALLOW_UNLISTED_ENV, "").strip() == "1" and not is_public_mode()
-
-
-def unlisted_problem(base_url: str, model: str, listed: list[str]) -> str:
+def unlisted_problem(base_url: str, model: str, listed: list[str], hint: str = "") -> str:
     """The refusal of a model name the endpoint's non-empty list does not hold: the names it lists (the
-    first LISTED_SHOWN), what to do."""
+    first LISTED_SHOWN), what to do (`hint`: how the operator could allow it, see UnlistedModelRule)."""
     shown = ", ".join(snippet(name, LISTED_ID_CHARS) for name in listed[:LISTED_SHOWN])
     if len(listed) > LISTED_SHOWN:
         shown += f" … ({len(listed)} in all)"
     close = [name for name in listed if name.lower() == model.lower()]
-    hint = f"did you mean {snippet(close[0], LISTED_ID_CHARS)!r}? " if close else ""
-    override = ("" if is_public_mode() else
-                f"; if this endpoint serves models it does not list, its operator can set {ALLOW_UNLISTED_ENV}=1")
-    return (f"{base_url} does not list the model {model!r}; it lists: {shown}. {hint}Give the model name exactly as "
-            f"listed{override}")
+    close_hint = f"did you mean {snippet(close[0], LISTED_ID_CHARS)!r}? " if close else ""
+    return (f"{base_url} does not list the model {model!r}; it lists: {shown}. {close_hint}Give the model name exactly"
+            f" as listed{hint}")
 
 
 async def _listed_models(client: Any, base_url: str, timeout: float) -> list[str] | str | None:

@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, final
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.admission import NO_LIMITS, AdmissionPolicy
 from evaluators.engine.endpoint_guard import check_run_keys
 from evaluators.engine.job_manager import ExplainFailure, RunJobs, failure_message
 from evaluators.engine.jobs import LIVE_ELSEWHERE_MESSAGE, RUNNING_ELSEWHERE
+from evaluators.engine.preflight import UNLISTED_REFUSED, UnlistedModelRule
 from evaluators.engine.queue_app import (
     RESULT_EXPIRES_S,
     RUN_TASK,
@@ -46,7 +48,6 @@ from evaluators.engine.queue_app import (
     task_key,
 )
 from evaluators.engine.queue_worker import UNACKED, make_celery
-from evaluators.engine.quota import Admission
 from evaluators.engine.run_document import export_run, import_run, without_credentials
 from evaluators.engine.runner import start_run
 from evaluators.engine.settings import RunConfig, RunRequest, require_run_request
@@ -109,14 +110,15 @@ class QueueJobs(RunJobs):
     """Runs executed by Celery workers; see the module docstring."""
 
     def __init__(self, store: Store, settings: QueueSettings, on_finished: Callable[[str], None] | None = None,
-                 admission: Admission | None = None, poll_seconds: float = POLL_SECONDS, public: bool = False,
+                 admission: AdmissionPolicy | None = None, poll_seconds: float = POLL_SECONDS, public: bool = False,
                  clock: Callable[[], float] = time.monotonic, notify: Callable[[str, str], None] | None = None,
-                 explain_failure: ExplainFailure | None = None):
+                 explain_failure: ExplainFailure | None = None, unlisted: UnlistedModelRule = UNLISTED_REFUSED):
         """`public`: the app is a public deployment; its runs carry that, and workers apply the public
         endpoint and key rules to them (the endpoint is resolved again where the requests are sent).
         `clock`: seconds, for how long a task has been missing (tests move it themselves). `notify(run_id, text)`:
         told when a lost task is sent again or cannot be (default: a warning in the log). `explain_failure`: the
-        front door's words for a run whose task failed (see job_manager.failure_message)."""
+        front door's words for a run whose task failed (see job_manager.failure_message). `unlisted`: the
+        deployment's rule for a model its endpoint does not list (checked here, before the run is queued)."""
         self.store = store
         self.explain_failure = explain_failure
         self.clock = clock
@@ -127,7 +129,8 @@ class QueueJobs(RunJobs):
         self.public = public
         self.settings = settings
         self.on_finished = on_finished
-        self.admission = admission or Admission()
+        self.admission = admission or NO_LIMITS
+        self.unlisted = unlisted
         self.celery = make_celery(settings)
         self.redis = redis_client(settings)
         self._jobs: dict[str, QueuedJob] = {}
@@ -156,7 +159,7 @@ class QueueJobs(RunJobs):
             self._jobs[slot.run_id] = slot
         try:
             check_broker(self.settings)
-            run_id, _ = start_run(request, self.store, owner=owner)
+            run_id, _ = start_run(request, self.store, owner=owner, unlisted=self.unlisted)
             self._send(run_id, "start", request.api_key, owner, created_here=True)
         finally:
             with self._lock:

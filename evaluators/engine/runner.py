@@ -29,7 +29,7 @@ from evaluators.engine.client import (
 )
 from evaluators.engine.endpoint_guard import check_endpoint_allowed, check_run_keys, key_from_environment
 from evaluators.engine.parsed_data import fresh_samples, kept_samples, load_samples
-from evaluators.engine.preflight import check_endpoint
+from evaluators.engine.preflight import UNLISTED_REFUSED, UnlistedModelRule, check_endpoint
 from evaluators.engine.redact import redact
 from evaluators.engine.scoring import score_and_report
 from evaluators.engine.settings import (
@@ -125,16 +125,17 @@ def with_request_profile(config: RunConfig, benchmark: Benchmark) -> RunConfig:
     return replace(config, model=model, request_profile=profile.to_json())
 
 
-def _check_endpoints(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> None:
+def _check_endpoints(config: RunConfig, benchmark: Benchmark, api_key: str | None, unlisted: UnlistedModelRule) -> None:
     """The tested model's endpoint and each role's, looked at before the run exists (a dead endpoint, a
     refused key or an unknown model is refused with its cause, and no run is created)."""
-    check_endpoint(config.model.base_url, config.model.model, _api_key(config, api_key))
+    check_endpoint(config.model.base_url, config.model.model, _api_key(config, api_key), unlisted=unlisted)
     for name, endpoint in config.roles.items():
         check_endpoint(endpoint.base_url, endpoint.model, key_from_environment(endpoint.api_key_env),
-                       what=f"the {benchmark.role(name).label.lower()}'s endpoint")
+                       what=f"the {benchmark.role(name).label.lower()}'s endpoint", unlisted=unlisted)
 
 
-def _samples_once_endpoints_pass(config: RunConfig, benchmark: Benchmark, api_key: str | None) -> list[Sample]:
+def _samples_once_endpoints_pass(config: RunConfig, benchmark: Benchmark, api_key: str | None,
+                                 unlisted: UnlistedModelRule) -> list[Sample]:
     """The run's samples, once its endpoints passed their check (_check_endpoints). A kept parsed copy of the
     samples is read while the endpoints are looked at, in the time the check waits for the endpoint's answer
     (tens to hundreds of ms for a remote one; on loopback, the check mostly imports the SDK, which holds the
@@ -142,7 +143,7 @@ def _samples_once_endpoints_pass(config: RunConfig, benchmark: Benchmark, api_ke
     passed, so a dead endpoint is told at once, before a long read or a download."""
     subsets = runnable_subsets(benchmark, config.subsets)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        checked = pool.submit(_check_endpoints, config, benchmark, api_key)
+        checked = pool.submit(_check_endpoints, config, benchmark, api_key, unlisted)
         try:
             kept = kept_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
         finally:
@@ -158,14 +159,15 @@ def stop_cause(stopped: BaseException) -> str:
     return f"stopped by an internal error ({type(stopped).__name__})"
 
 
-def start_run(request: RunRequest, store: Store, owner: str | None = None) -> tuple[str, list[Sample]]:
+def start_run(request: RunRequest, store: Store, owner: str | None = None,
+              unlisted: UnlistedModelRule = UNLISTED_REFUSED) -> tuple[str, list[Sample]]:
     """Create a run from a checked request (see evaluators.service.run_request; nothing is checked again
     here but what only the endpoints and the data can tell: the endpoints answer, the samples load) and
     return it with its samples; no sample is sent yet. `owner`: the visitor who may act on it on a public
-    deployment (see Store.create_run)."""
+    deployment (see Store.create_run); `unlisted`: the deployment's rule for a model its endpoint does not list."""
     config = require_run_request(request).config
     benchmark = get_benchmark(config.benchmark)
-    samples = _samples_once_endpoints_pass(config, benchmark, request.api_key)
+    samples = _samples_once_endpoints_pass(config, benchmark, request.api_key, unlisted)
     if not samples:
         raise ToolboardError("no samples selected")
     phase_log.mark("data loaded")

@@ -21,12 +21,21 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import get_benchmark
 from evaluators.core.selection import resolve_language
-from evaluators.engine.endpoint_guard import guard_hub_requests, is_public_mode
+from evaluators.engine.endpoint_guard import guard_hub_requests
 from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.jobs import JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
-from evaluators.engine.quota import (
+from evaluators.engine.settings import RunRequest
+from evaluators.engine.store import Store, open_app_store
+from evaluators.publish.hub_sync import HubSync, from_env
+from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
+from evaluators.service import run_request
+from evaluators.service.board import board_rows, run_ids_of
+from evaluators.service.data_sources import download_failure_message, run_failure_message
+from evaluators.service.deployment import is_public_mode, unlisted_model_rule
+from evaluators.service.ownership import Visitors
+from evaluators.service.quota import (
     MAX_STORE_MB_SETTING,
     MAX_STORED_MB_PER_DAY_SETTING,
     MIN_FREE_DISK_MB_SETTING,
@@ -36,14 +45,6 @@ from evaluators.engine.quota import (
     limit_from_env,
     megabytes_from_env,
 )
-from evaluators.engine.settings import RunRequest
-from evaluators.engine.store import Store, open_app_store
-from evaluators.publish.hub_sync import HubSync, from_env
-from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
-from evaluators.service import run_request
-from evaluators.service.board import board_rows, run_ids_of
-from evaluators.service.data_sources import download_failure_message, run_failure_message
-from evaluators.service.ownership import Visitors
 from evaluators.service.redaction import server_path_redactor, shown_as_is
 from evaluators.service.run_request import BUILT_IN_EXAMPLE, LOCAL_FOLDER, local_folder
 from evaluators.service.submissions import DEFAULT_MAX_UPLOAD_BYTES
@@ -112,6 +113,8 @@ class AppServices:
     # Queue mode's settings (TOOLBOARD_BROKER_URL); None: runs execute in this process.
     queue: QueueSettings | None = None
     jobs: RunJobs = field(init=False)
+    # The limits in force: `admission`, else the deployment's own (admission_for); the job managers are handed them.
+    limits: Admission = field(init=False)
     visitors: Visitors = field(init=False)
     redact_paths: Callable[[str], str] = field(init=False)
     # (benchmark, mode) -> (board version, every row of that board); see board_frame.
@@ -131,7 +134,8 @@ class AppServices:
     _private_refs: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        admission = self.admission or admission_for(self.public)
+        self.limits = admission = self.admission or admission_for(self.public)
+        unlisted = unlisted_model_rule(self.public)
         self.settled_at_start = [] if self.store.read_only else self.store.reconcile_half_made()
         for line in self.settled_at_start:
             log.warning("settled at start: %s", line)
@@ -139,10 +143,10 @@ class AppServices:
             from evaluators.engine.queue_jobs import QueueJobs
 
             self.jobs = QueueJobs(self.store, self.queue, on_finished=self.after_run, admission=admission,
-                                  public=self.public, explain_failure=self.explain_failure)
+                                  public=self.public, explain_failure=self.explain_failure, unlisted=unlisted)
         else:
             self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock,
-                                   explain_failure=self.explain_failure)
+                                   explain_failure=self.explain_failure, unlisted=unlisted)
         self.visitors = Visitors(self.public, self.store.path.parent)
         self.redact_paths = (server_path_redactor(self.store.path.parent, self.default_data_dir) if self.public
                              else shown_as_is)

@@ -24,11 +24,11 @@ from evaluators.core.predictions import MAX_LISTED_ERRORS, MatchSummary, ParsedP
 from evaluators.core.registry import MODES, Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
-from evaluators.engine.quota import Admission
 from evaluators.engine.scoring import score_and_report
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Store
 from evaluators.publish.board_table import on_example_data, upload_preview
+from evaluators.service.quota import Admission
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 

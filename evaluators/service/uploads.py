@@ -105,6 +105,6 @@ def add_upload(services: AppServices, submission: Submission, model: str, notes:
     """Store a checked submission as a run under `model` (the visitor's daily quota allowing), and push it to
     the hub when one is configured: the new run's id. One scored on the built-in example is stored (its owner
     finds it in Explore) but stays off the board."""
-    run_id = store_submission(services.store, submission, model, notes, owner=owner, admission=services.jobs.admission)
+    run_id = store_submission(services.store, submission, model, notes, owner=owner, admission=services.limits)
     services.after_run(run_id)
     return run_id

@@ -1,4 +1,7 @@
-"""Daily quotas: how many runs one visitor may start, and how many uploads they may add to the board, in any
+"""The deployment's limits on runs and uploads: policy, owned by the service, which hands the engine's job
+managers an Admission (the engine knows it as an AdmissionPolicy, evaluators/engine/admission.py).
+
+Daily quotas: how many runs one visitor may start, and how many uploads they may add to the board, in any
 24 hours (a rolling window, not a calendar day); and room on disk: a cap on the store's size, a free-disk floor,
 and the bytes one visitor's runs and uploads may store per day.
 
@@ -20,6 +23,7 @@ from datetime import UTC, datetime
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.text import plural
+from evaluators.engine.admission import NoRoomError, QuotaReached
 from evaluators.engine.store import Store
 
 DAY_SECONDS = 24 * 60 * 60
@@ -34,14 +38,6 @@ MAX_STORE_MB_SETTING = "TOOLBOARD_MAX_STORE_MB"
 MAX_STORED_MB_PER_DAY_SETTING = "TOOLBOARD_MAX_STORED_MB_PER_DAY"
 MIN_FREE_DISK_MB_SETTING = "TOOLBOARD_MIN_FREE_DISK_MB"
 MB = 1_000_000
-
-
-class QuotaReached(ToolboardError):
-    """A visitor (or a private deployment as a whole) has used its daily quota."""
-
-
-class NoRoomError(QuotaReached):
-    """The store is at its cap, its disk is nearly full, or a visitor has stored their bytes for the day."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +169,7 @@ class Admission:
     max_active_per_owner: int | None = None
     max_run_seconds: float | None = None
     # Daily quotas per visitor (on a private deployment, for everyone together) over any 24 hours, counted from
-    # the store (evaluators/engine/quota.py): runs started, uploads added to the board.
+    # the store (this module): runs started, uploads added to the board.
     max_runs_per_day: int | None = None
     max_uploads_per_day: int | None = None
     # Room on disk, in bytes (check_room): the store's cap, one visitor's bytes per 24 hours, the disk's free floor.
