@@ -109,7 +109,8 @@ def test_public_mode_refuses_loopback_endpoints_local_folders_and_server_keys(tm
 
 def test_only_variables_named_as_keys_can_be_used_and_a_space_is_public_by_default(tmp_path: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch):
-    from evaluators.engine.endpoint_guard import is_public_mode, key_from_environment
+    from evaluators.core.public_hosts import is_public_mode
+    from evaluators.engine.endpoint_guard import key_from_environment
 
     monkeypatch.delenv("TOOLBOARD_PUBLIC", raising=False)
     context = AppContext(store=Store(tmp_path / "t.db"))

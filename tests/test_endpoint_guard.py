@@ -9,7 +9,8 @@ import pytest
 
 from evaluators.core import public_hosts
 from evaluators.core.errors import ToolboardError
-from evaluators.engine.endpoint_guard import EndpointNotAllowedError, check_endpoint_allowed, is_public_mode
+from evaluators.core.public_hosts import is_public_mode
+from evaluators.engine.endpoint_guard import EndpointNotAllowedError, check_endpoint_allowed
 
 PUBLIC_V4 = "93.184.215.14"
 PUBLIC_V6 = "2606:4700:4700::1111"

@@ -36,8 +36,7 @@ from evaluators.engine.local_model import is_local, local_model
 if TYPE_CHECKING:
     from evaluators.engine.settings import RunConfig
 
-# is_public_mode: front doors ask evaluators/service/deployment.py; still importable here for the callers not moved yet.
-__all__ = ["PUBLIC_MODE_ENV", "EndpointNotAllowedError", "check_endpoint_allowed", "is_public_mode", "non_public_reason"]
+__all__ = ["PUBLIC_MODE_ENV", "EndpointNotAllowedError", "check_endpoint_allowed", "non_public_reason"]
 
 ALLOWED_SCHEMES = ("http", "https")
 # What a base URL's host and port may be written with: a name, an IPv4 or a bracketed IPv6 address, and

@@ -30,10 +30,10 @@ from evaluators.engine.endpoint_guard import (
     check_endpoint_allowed,
     check_key_variable,
     check_run_keys,
-    is_public_mode,
 )
 from evaluators.engine.local_model import LOCAL_PREFIX, installed_problem, is_local, local_model
 from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig, RunRequest, check_model_name
+from evaluators.service.deployment import is_public_mode
 from evaluators.service.run_settings import MAX_CONCURRENCY, SETTING_NAMES, RunSettings, number_range, read_run_settings
 
 # Every name a door may hand the builder: the settings and the key (never a setting: it is not stored).
