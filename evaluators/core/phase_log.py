@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import time
+
+from evaluators.core.environment import read_settings
 
 PHASE_LOG_ENV = "TOOLBOARD_PHASE_LOG"
 
-_PATH = os.environ.get(PHASE_LOG_ENV)
+_PATH = read_settings().phase_log
 _TIMES: dict[str, float] = {}
 
 

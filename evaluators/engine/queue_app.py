@@ -14,10 +14,10 @@ Celery is imported only in queue mode (queue_worker.make_celery): the embedded m
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
+from evaluators.core.environment import read_settings
 from evaluators.core.errors import ToolboardError
 
 BROKER_ENV = "TOOLBOARD_BROKER_URL"
@@ -66,8 +66,7 @@ class QueueSettings:
         return f"QueueSettings(broker={shown_url(self.broker_url)!r}, queue={self.queue!r})"
 
 
-def _seconds(name: str, default: float) -> float:
-    text = os.environ.get(name, "").strip()
+def _seconds(name: str, text: str | None, default: float) -> float:
     if not text:
         return default
     try:
@@ -81,14 +80,16 @@ def _seconds(name: str, default: float) -> float:
 
 def settings_from_env() -> QueueSettings | None:
     """Queue mode's settings from the environment, or None (embedded mode) when TOOLBOARD_BROKER_URL is unset."""
-    url = os.environ.get(BROKER_ENV, "").strip()
+    settings = read_settings()
+    url = settings.broker_url
     if not url:
         return None
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ToolboardError(f"{BROKER_ENV} must be a Redis URL (redis://host:port/db), not {shown_url(url)!r}")
-    return QueueSettings(url, _seconds(VISIBILITY_ENV, DEFAULT_VISIBILITY_S),
-                         os.environ.get(QUEUE_ENV, "").strip() or DEFAULT_QUEUE,
-                         _seconds(SOFT_LIMIT_ENV, DEFAULT_TIME_LIMIT_S), _seconds(SECRET_TTL_ENV, DEFAULT_SECRET_TTL_S))
+    return QueueSettings(url, _seconds(VISIBILITY_ENV, settings.queue_visibility_s, DEFAULT_VISIBILITY_S),
+                         settings.queue_name or DEFAULT_QUEUE,
+                         _seconds(SOFT_LIMIT_ENV, settings.queue_time_limit_s, DEFAULT_TIME_LIMIT_S),
+                         _seconds(SECRET_TTL_ENV, settings.queue_secret_ttl_s, DEFAULT_SECRET_TTL_S))
 
 
 def shown_url(url: str) -> str:

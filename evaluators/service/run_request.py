@@ -11,19 +11,18 @@ text (a form box, a flag) or given as numbers (an API payload); `roles` is {role
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from evaluators.core.environment import read_settings
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language
 from evaluators.engine.endpoint_guard import (
-    KEY_VARS_ENV,
     EndpointNotAllowedError,
     allowed_key_variables,
     check_api_key,
@@ -80,7 +79,7 @@ def command_line_policy() -> RunPolicy:
     TOOLBOARD_KEY_VARS lists them; public mode (TOOLBOARD_PUBLIC) as the app's."""
     if is_public_mode():
         return app_policy(True)
-    listed = os.environ.get(KEY_VARS_ENV, "").strip()
+    listed = read_settings().key_vars
     return RunPolicy(key_variables=allowed_key_variables() if listed else None)
 
 
