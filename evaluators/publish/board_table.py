@@ -28,9 +28,9 @@ from evaluators.core.intervals import Z95, Estimate, bounds, weighted_sum
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, MAX_NOTES_CHARS, cut_text, shown_text
 from evaluators.core.registry import Benchmark, get_benchmark
-from evaluators.engine.ranking_rule import on_example_data, unranked_reasons
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
+from evaluators.publish.ranking_rule import on_example_data, unranked_reasons
 from evaluators.publish.run_costs import COST_COLUMNS, add_run_costs
 
 SOURCES = ("published", "evaluated", "uploaded")

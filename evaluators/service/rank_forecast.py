@@ -14,7 +14,7 @@ from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
-from evaluators.engine.ranking_rule import OFFICIAL_STYLE, unranked_reasons
+from evaluators.publish.ranking_rule import OFFICIAL_STYLE, unranked_reasons
 from evaluators.service.run_request import RunPolicy, run_settings
 
 AUTO_NOTE = ("prompts on auto: the official ones when their files are found with the data; without them, own prompts "
