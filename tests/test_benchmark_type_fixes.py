@@ -53,3 +53,49 @@ def test_acebench_report_without_chosen_categories_lists_none_unavailable(tmp_pa
                              subsets=["normal_atom_bool"])
     report = benchmark.report(samples, [benchmark.score(samples[0], None, "official")])
     assert report.unavailable == [] and report.subsets["normal_atom_bool"].metrics == {"accuracy": 0.0}
+
+
+# StepEval-Audio: the Optional values mypy pointed at are never None at run time (`\s*` always matches; only
+# param_ok may be None, and it is never added). These pin the edges the typed code must keep.
+
+
+def test_stepeval_call_reading_at_the_end_of_the_text():
+    from evaluators.benchmarks.stepeval_audio.extract import extract_call
+
+    def read(output: str):
+        return extract_call(Prediction("x", output=output))
+
+    assert read("<tool_call>") is None
+    assert read("<tool_call>function") is None
+    assert read("<tool_call> \n function\n get_weather\n") is None
+    found = read("<tool_call>function \n get_date_time \n {}</tool_call>")
+    assert found is not None and (found.name, found.arguments, found.source) == ("get_date_time", {}, "step_text")
+    found = read('<tool_call>  {"name": "get_weather", "arguments": {"city": "Oslo"}} </tool_call>')
+    assert found is not None and (found.name, found.arguments, found.source) == ("get_weather", {"city": "Oslo"},
+                                                                                 "hermes_json")
+
+
+def test_stepeval_report_keeps_param_ok_none_for_a_tool_without_arguments():
+    from evaluators.benchmarks.stepeval_audio.report import summarize
+    from evaluators.core.types import SampleScore
+
+    def scored(tool: str, index: int, metrics: dict[str, float]) -> SampleScore:
+        return SampleScore(sample_id=f"{tool}_{index}", subset=tool, correct=False, metrics=metrics)
+
+    right = {"positive": 1.0, "called": 1.0, "right_tool": 1.0, "param_ok": 1.0}
+    scores = [scored("get_date_time", 0, right), scored("get_date_time", 1, {"positive": 0.0, "called": 0.0,
+                                                                              "called_target": 0.0}),
+              scored("get_weather", 0, right), scored("get_weather", 1, {**right, "param_ok": 0.0}),
+              scored("get_weather", 2, {"positive": 0.0, "called": 1.0, "called_target": 1.0})]
+    report = summarize([], scores, subsets=["get_date_time", "get_weather"])
+    date_time = report.subsets["get_date_time"].metrics
+    assert date_time["param_ok"] is None and date_time["param_accuracy"] is None
+    assert date_time["precision"] == 1.0 and date_time["negatives"] == 1
+    weather = report.subsets["get_weather"].metrics
+    assert (weather["TP"], weather["FP"], weather["param_ok"]) == (2, 1, 1)
+    assert weather["precision"] == 2 / 3 and weather["param_accuracy"] == 0.5
+    assert report.summary["param_accuracy"] == 0.5  # get_date_time has none to average
+    assert report.summary["precision"] == (1.0 + 2 / 3) / 2
+    assert list(report.subsets["get_weather"].metrics)[-8:] == ["positives", "negatives", "TP", "FN", "FP", "FP_any",
+                                                                "right_tool", "param_ok"]
+    assert "param_accuracy" not in report.intervals["subsets"]["get_date_time"]
