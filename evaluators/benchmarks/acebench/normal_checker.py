@@ -76,7 +76,7 @@ def official_empty_arguments_rule(model_args: dict[Any, Any], parameters: Any) -
 
 def official_gold_equals_spec_properties_passes(gold_args: Any, parameters: dict[str, Any]) -> bool:
     """A degenerate gold whose arguments equal the spec's `properties` passes unconditionally."""
-    return gold_args == parameters["properties"]
+    return bool(gold_args == parameters["properties"])
 
 
 def official_extra_parameter_fails(param: Any, properties: dict[str, Any], gold_args: dict[str, Any]) -> bool:
@@ -269,7 +269,7 @@ def check_calls(functions: list[dict[str, Any]], decoded: DecodedCalls, gold: di
     if len(decoded) != len(gold):
         return fail("wrong_count", "function_count_mismatch", f"{len(decoded)} calls, expected {len(gold)}")
     if strict:
-        spec_names = {spec.get("name") for spec in functions}
+        spec_names = {name for spec in functions if isinstance(name := spec.get("name"), str)}
         names = [strict_strips_digit_suffix(key, spec_names) for key in gold]
     else:
         names = [official_strips_digit_suffix(key) for key in gold]
