@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from evaluators.core.errors import DataError
 from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Prediction
 from evaluators.engine.scoring import score_and_report
@@ -99,3 +102,78 @@ def test_stepeval_report_keeps_param_ok_none_for_a_tool_without_arguments():
     assert list(report.subsets["get_weather"].metrics)[-8:] == ["positives", "negatives", "TP", "FN", "FP", "FP_any",
                                                                 "right_tool", "param_ok"]
     assert "param_accuracy" not in report.intervals["subsets"]["get_date_time"]
+
+
+# BFCL
+
+
+class _IndexAnswer:
+    """What urllib's opener answers for the package index's JSON page."""
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+    def open(self, url: str, timeout: float) -> _IndexAnswer:
+        return self
+
+    def __enter__(self) -> _IndexAnswer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def read(self, limit: int) -> bytes:
+        return self.body[:limit]
+
+
+def test_bfcl_an_index_entry_without_a_url_is_no_wheel(monkeypatch: pytest.MonkeyPatch):
+    """bfcl/wheel.py took the index entry's `url` as text: a null one made urljoin answer the index page's own
+    address, which was then downloaded as the wheel."""
+    from evaluators.benchmarks.bfcl import wheel
+
+    def index_listing(link: object) -> bytes:
+        entry = {"filename": wheel.WHEEL_NAME, "url": link}
+        return json.dumps({"releases": {wheel.VERSION: [entry]}, "urls": []}).encode()
+
+    monkeypatch.setattr(wheel, "checked_opener", lambda: _IndexAnswer(index_listing("/files/bfcl.whl")))
+    assert wheel.wheel_url_from_index() == wheel.index_url().split("/pypi/")[0] + "/files/bfcl.whl"
+    for link in (None, 7):
+        monkeypatch.setattr(wheel, "checked_opener", lambda link=link: _IndexAnswer(index_listing(link)))
+        with pytest.raises(DataError, match=f"the package index lists no {wheel.WHEEL_NAME}"):
+            wheel.wheel_url_from_index()
+
+
+def test_bfcl_summaries_need_every_part():
+    from evaluators.benchmarks.bfcl.report import official_overall, summaries
+
+    figures = summaries({"simple_python": (1, 2), "simple_java": (1, 1), "simple_javascript": (0, 1),
+                         "multiple": (1, 1), "parallel": (1, 1)})
+    assert figures["non_live_simple_ast"] == 0.5 and figures["non_live_ast"] is None  # parallel_multiple not run
+    parts = {"non_live_ast": 0.5, "live_ast": 0.5, "irrelevance_detection": 1.0, "multi_turn": 0.25,
+             "web_search": 0.5, "memory": 1.0}
+    assert official_overall(parts) == pytest.approx(0.05 + 0.05 + 0.1 + 0.075 + 0.3)
+    assert official_overall({**parts, "memory": None}) is None
+
+
+# ACEBench
+
+
+def test_acebench_a_gold_call_no_tool_describes_still_crashes_the_official_check():
+    """official_simple_function_check now takes the spec official_find_description may not find, and raises the
+    reference's own error for it."""
+    from tests.acebench_fixtures import verdict
+
+    official = verdict("[Other(city='x')]", {"Other": {"city": "x"}})
+    assert (official.error_type, official.detail) == ("checker_crash", "TypeError: 'NoneType' object is not subscriptable")
+    strict = verdict("[Other(city='x')]", {"Other": {"city": "x"}}, strict=True)
+    assert (strict.error_type, strict.rule) == ("wrong_function", "strict_find_description")
+
+
+def test_acebench_agent_unary_minus_on_text_is_the_reference_error():
+    from evaluators.benchmarks.acebench.agent.calls import ReplySyntaxError, parse_reply
+
+    assert parse_reply("[f(a=-2.5, b=-True, c=~1j)]")[0].arguments == (("a", "-2.5"), ("b", "-1"), ("c", "(-0-1j)"))
+    with pytest.raises(ReplySyntaxError, match="^bad operand type for unary -: 'str'$"):
+        parse_reply("[f(a=-'x')]")
+    with pytest.raises(ReplySyntaxError, match="^bad operand type for unary -: 'NoneType'$"):
+        parse_reply("[f(a=-None)]")
