@@ -76,7 +76,7 @@ def official_empty_arguments_rule(model_args: dict[Any, Any], parameters: Any) -
 
 def official_gold_equals_spec_properties_passes(gold_args: Any, parameters: dict[str, Any]) -> bool:
     """A degenerate gold whose arguments equal the spec's `properties` passes unconditionally."""
-    return gold_args == parameters["properties"]
+    return bool(gold_args == parameters["properties"])
 
 
 def official_extra_parameter_fails(param: Any, properties: dict[str, Any], gold_args: dict[str, Any]) -> bool:
@@ -84,10 +84,13 @@ def official_extra_parameter_fails(param: Any, properties: dict[str, Any], gold_
     return param not in properties or param not in gold_args
 
 
-def official_simple_function_check(spec: dict[str, Any], call: dict[Any, Any], gold: dict[str, Any]) -> Verdict:
-    """`simple_function_checker`; exceptions propagate (the reference crashes on them too)."""
+def official_simple_function_check(spec: dict[str, Any] | None, call: dict[Any, Any], gold: dict[str, Any]) -> Verdict:
+    """`simple_function_checker`; exceptions propagate (the reference crashes on them too). `spec` is None when
+    no tool's name is in the gold key (official_find_description)."""
     gold_args = next(iter(gold.values()))
     model_args = _call_args(call)
+    if spec is None:
+        raise TypeError("'NoneType' object is not subscriptable")  # the reference's error, as it reads None
     parameters = spec["parameters"]
     empty = official_empty_arguments_rule(model_args, parameters)
     if empty is not None:
@@ -223,7 +226,7 @@ def official_parallel_match_not_one_to_one(
         for call in decoded:
             if _call_name(call) != name:
                 continue
-            last = official_simple_function_check(spec, call, {name: gold[gold_key]})  # type: ignore[arg-type]
+            last = official_simple_function_check(spec, call, {name: gold[gold_key]})
             if last.valid:
                 found = True
                 break
@@ -269,7 +272,7 @@ def check_calls(functions: list[dict[str, Any]], decoded: DecodedCalls, gold: di
     if len(decoded) != len(gold):
         return fail("wrong_count", "function_count_mismatch", f"{len(decoded)} calls, expected {len(gold)}")
     if strict:
-        spec_names = {spec.get("name") for spec in functions}
+        spec_names = {name for spec in functions if isinstance(name := spec.get("name"), str)}
         names = [strict_strips_digit_suffix(key, spec_names) for key in gold]
     else:
         names = [official_strips_digit_suffix(key) for key in gold]

@@ -93,7 +93,9 @@ def _opening_lines(path_text: str) -> dict[str, str]:
         if not (isinstance(method, ast.FunctionDef) and method.name == "get_init_prompt"):
             continue
         for branch in ast.walk(method):
-            language = _language_test(branch.test) if isinstance(branch, ast.If) else None
+            if not isinstance(branch, ast.If):
+                continue
+            language = _language_test(branch.test)
             if language is None:
                 continue
             for node in (n for statement in branch.body for n in ast.walk(statement)):

@@ -82,7 +82,8 @@ _TEXT = {
 
 
 def _language(sample: Sample) -> str:
-    return sample.meta.get("language", "en")
+    language = sample.meta.get("language")
+    return language if isinstance(language, str) else "en"
 
 
 def system_prompt(sample: Sample, language: str) -> str:
@@ -148,7 +149,7 @@ def to_json_schema(spec: Any) -> dict[str, Any]:
         schema["items"] = to_json_schema(spec["items"] if isinstance(spec.get("items"), dict) else default_items)
     if schema.get("type") == "object" or (json_type is None and "properties" in spec):
         schema["type"] = "object"
-        properties = spec.get("properties") if isinstance(spec.get("properties"), dict) else {}
+        properties = found if isinstance(found := spec.get("properties"), dict) else {}
         schema["properties"] = {name: to_json_schema(sub) for name, sub in properties.items()}
         required = [r for r in spec.get("required") or [] if r in schema["properties"]]
         if required:

@@ -43,7 +43,7 @@ def conversation_scores(samples: list[Sample], scores: list[SampleScore]) -> lis
     return groups
 
 
-def multi_turn_metrics(samples: list[Sample], scores: list[SampleScore]) -> dict[str, float | None]:
+def multi_turn_metrics(samples: list[Sample], scores: list[SampleScore]) -> dict[str, float]:
     """End accuracy = share of conversations with every turn right; process = mean share of right
     turns, each rounded to 3 places before averaging (as `multiplt_turn_accuracy` does)."""
     conversations = conversation_scores(samples, scores)
@@ -54,7 +54,7 @@ def multi_turn_metrics(samples: list[Sample], scores: list[SampleScore]) -> dict
     return {"accuracy": end, "process_accuracy": process}
 
 
-def category_metrics(category: str, samples: list[Sample], scores: list[SampleScore]) -> dict[str, float | None]:
+def category_metrics(category: str, samples: list[Sample], scores: list[SampleScore]) -> dict[str, float]:
     if is_multi_turn(category):
         return multi_turn_metrics(samples, scores)
     correct = sum(s.correct for s in scores)
@@ -82,37 +82,38 @@ def summarize(
     samples: list[Sample], scores: list[SampleScore], mode: str = "official", language: str | None = None,
     subsets: list[str] | None = None,
 ) -> Report:
-    """The report; a group (and the overall) is null unless every one of its categories was scored."""
+    """The report; a group (and the overall) is null unless every one of its categories was scored. A requested
+    category (`subsets`; None: the samples' own) without samples is listed as unavailable."""
     by_category: dict[str, tuple[list[Sample], list[SampleScore]]] = {}
     for sample, result in zip(samples, scores):
         rows = by_category.setdefault(sample.subset, ([], []))
         rows[0].append(sample)
         rows[1].append(result)
-    subsets: dict[str, SubsetResult] = {}
+    report_subsets: dict[str, SubsetResult] = {}
+    accuracy: dict[str, float] = {}
     for category in CATEGORIES:
         if category in by_category:
             cat_samples, cat_scores = by_category[category]
-            subsets[category] = SubsetResult(len(cat_samples), category_metrics(category, cat_samples, cat_scores))
-    accuracy = {name: sub.metrics["accuracy"] for name, sub in subsets.items()}
+            metrics = category_metrics(category, cat_samples, cat_scores)
+            # a copy, as the report's metrics may hold None where a figure is missing
+            report_subsets[category] = SubsetResult(len(cat_samples), {**metrics})
+            accuracy[category] = metrics["accuracy"]
     summary: dict[str, float | None] = {}
     for group in ("normal", "special", "agent"):
-        summary[group] = _mean_of(GROUPS[group], accuracy)  # type: ignore[arg-type]
-    groups = [summary[g] for g in OVERALL_WEIGHTS]
-    summary["overall"] = (
-        official_round(sum(OVERALL_WEIGHTS[g] * summary[g] for g in OVERALL_WEIGHTS))  # type: ignore[operator]
-        if all(v is not None for v in groups)
-        else None
-    )
+        summary[group] = _mean_of(GROUPS[group], accuracy)
+    weighted = [OVERALL_WEIGHTS[g] * mean for g in OVERALL_WEIGHTS if (mean := summary[g]) is not None]
+    summary["overall"] = official_round(sum(weighted)) if len(weighted) == len(OVERALL_WEIGHTS) else None
     for column, categories in SUB_COLUMNS.items():
-        summary[column] = _mean_of(categories, accuracy)  # type: ignore[arg-type]
+        summary[column] = _mean_of(categories, accuracy)
     errors = Counter(s.error_type for s in scores if not s.correct and s.error_type)
     missing = [s.sample_id for s in scores if s.error_type == "missing_prediction"]
     return Report(
         benchmark="acebench",
         mode=mode,
-        subsets=subsets,
+        subsets=report_subsets,
         summary=summary,
         errors=dict(sorted(errors.items())),
         language=language,
         missing=missing,
+        unavailable=[name for name in subsets or () if name not in by_category],
     )

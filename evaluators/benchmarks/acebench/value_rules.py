@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 # The official type table: spec type string -> the Python type the value must have exactly.
 PYTHON_TYPE_MAPPING: dict[str, Any] = {
@@ -51,7 +51,7 @@ def official_nested_item_type(spec_type: str, details: dict[str, Any]) -> str | 
         return None
     items = details.get("items")
     if isinstance(items, dict) and "type" in items:
-        return items["type"]
+        return cast(str, items["type"])  # the spec's JSON; another value fails where it is looked up
     if "string" in spec_type:
         return "string"
     if "enum" in spec_type:
@@ -199,4 +199,4 @@ def strict_values_equal(value: Any, gold: Any) -> bool:
         return set(gold) == set(value) and all(strict_values_equal(value[k], gold[k]) for k in gold)
     if isinstance(gold, (list, tuple)) and isinstance(value, (list, tuple)):
         return len(gold) == len(value) and all(strict_values_equal(v, g) for v, g in zip(value, gold))
-    return value == gold
+    return bool(value == gold)

@@ -97,7 +97,7 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official")
     return _verdict(sample, False, verdict.error_type, verdict.rule, verdict.detail, decoded)
 
 
-def _verdict(sample: Sample, correct: bool, error_type: str | None, rule: str, detail: str,
+def _verdict(sample: Sample, correct: bool, error_type: str | None, rule: str | None, detail: str,
              decoded: Any = None) -> SampleScore:
     return SampleScore(sample_id=sample.id, subset=sample.subset, correct=correct, error_type=error_type, rule=rule,
                        detail=detail, decoded=decoded)

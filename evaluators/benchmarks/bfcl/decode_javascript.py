@@ -28,11 +28,14 @@ bounded_nesting_too_deep) and runs it in the parser's child process, where a nat
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluators.benchmarks.bfcl.decode_common import DecodeFailure, bracketed
 from evaluators.benchmarks.bfcl.tree_sitter_grammars import parser_for
 from evaluators.core.registry import MODES
+
+if TYPE_CHECKING:  # tree_sitter is imported on first use only (tree_sitter_grammars)
+    from tree_sitter import Node
 
 JavaScriptCalls = list[dict[str, dict[str | None, str]]]
 
@@ -52,7 +55,7 @@ def javascript_parser() -> Any:
     return parser_for("javascript")
 
 
-def _text(node: Any) -> str:
+def _text(node: Node) -> str:
     return node.text.decode("utf8")
 
 

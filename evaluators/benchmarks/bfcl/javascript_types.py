@@ -40,12 +40,15 @@ Strict fix (mode="strict"):
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaluators.benchmarks.bfcl.decode_javascript import javascript_parser
 from evaluators.benchmarks.bfcl.linear_patterns import js_array_2d, js_object_pairs
 from evaluators.benchmarks.bfcl.native_parsing import read_isolated, within_parse_bounds
 from evaluators.core.registry import MODES
+
+if TYPE_CHECKING:  # tree_sitter is imported on first use only (tree_sitter_grammars)
+    from tree_sitter import Node
 
 # Declared JavaScript type -> the BFCL Python type name whose rules the checker then applies (as the official
 # JS_TYPE_CONVERSION maps them to Python types).
@@ -244,7 +247,7 @@ def read_literal_in_process(text: str) -> Any:
         return None
 
 
-def _node_text(node: Any) -> str:
+def _node_text(node: Node) -> str:
     return node.text.decode("utf8")
 
 

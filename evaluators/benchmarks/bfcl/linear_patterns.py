@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterator
 
 # official_js_dict_regex's pair expression (javascript_types.parse_object): matched in linear time by
 # js_object_pairs, and as it is across lines (kept here, not there, so this module needs nothing of the converter).
@@ -24,12 +25,19 @@ _SPACES = re.compile(r"\s*")
 _WORD = re.compile(r"\w*")
 
 
+def _match_end(pattern: re.Pattern[str], text: str, position: int) -> int:
+    """Where `pattern` (one that matches the empty string) stops matching from `position`."""
+    found = pattern.match(text, position)
+    # a pattern matching the empty string always matches; the fallback only satisfies the type
+    return found.end() if found is not None else min(position, len(text))
+
+
 def _skip_spaces(text: str, position: int) -> int:
-    return _SPACES.match(text, position).end()  # type: ignore[union-attr]
+    return _match_end(_SPACES, text, position)
 
 
 def _skip_word(text: str, position: int) -> int:
-    return _WORD.match(text, position).end()  # type: ignore[union-attr]
+    return _match_end(_WORD, text, position)
 
 
 def _run_start(text: str, position: int, floor: int) -> int:
@@ -169,7 +177,7 @@ def js_object_pairs(body: str) -> list[tuple[str, str]]:
 # ---- Java --------------------------------------------------------------------------------------------------
 
 
-def _starts(text: str, needle: str):
+def _starts(text: str, needle: str) -> Iterator[int]:
     """Every index where `needle` starts, from the left."""
     index = text.find(needle)
     while index != -1:

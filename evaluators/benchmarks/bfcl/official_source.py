@@ -10,7 +10,7 @@ import string
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from evaluators.benchmarks.bfcl.wheel import WHEEL_NAME, pinned_wheel, read_member
 from evaluators.core.errors import DataError
@@ -32,8 +32,10 @@ def _literal(node: ast.expr, known: dict[str, Any]) -> Any:
         if node.id in known:
             return known[node.id]
         raise ValueError(node.id)
-    if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
-        return {_literal(k, known): _literal(v, known) for k, v in zip(node.keys, node.values)}  # type: ignore[arg-type]
+    if isinstance(node, ast.Dict):
+        keys = [key for key in node.keys if key is not None]  # None: a `**` entry, left to literal_eval below
+        if len(keys) == len(node.keys):
+            return {_literal(k, known): _literal(v, known) for k, v in zip(keys, node.values)}
     if isinstance(node, (ast.List, ast.Tuple)):
         items = [_literal(item, known) for item in node.elts]
         return items if isinstance(node, ast.List) else tuple(items)
@@ -195,7 +197,8 @@ def _named_function(tree: ast.Module, name: str, where: str) -> ast.FunctionDef:
     raise DataError(f"function {name} not found", where)
 
 
-def _tests_call(node: ast.stmt, name: str) -> bool:
+def _tests_call(node: ast.AST, name: str) -> TypeGuard[ast.If]:
+    """`if name(...):`"""
     return (isinstance(node, ast.If) and isinstance(node.test, ast.Call) and isinstance(node.test.func, ast.Name)
             and node.test.func.id == name)
 
@@ -213,11 +216,11 @@ def _function_hints(tree: ast.Module, where: str) -> dict[str, str]:
     first = function.body[0] if function.body else None
     if first is not None and _tests_call(first, "is_java") and len(first.orelse) == 1 and _tests_call(first.orelse[0], "is_js"):
         second = first.orelse[0]
-        assert isinstance(first, ast.If) and isinstance(second, ast.If)
-        hints = {"java": _returned_text(first.body), "javascript": _returned_text(second.body),
+        texts = {"java": _returned_text(first.body), "javascript": _returned_text(second.body),
                  "python": _returned_text(second.orelse)}
-        if all(isinstance(text, str) for text in hints.values()):
-            return hints  # type: ignore[return-value]
+        hints = {language: text for language, text in texts.items() if text is not None}
+        if len(hints) == len(texts):
+            return hints
     raise DataError(f"{HINT_FUNCTION} in {UTILS_FILE} is not the if/elif/else of three texts it was", where)
 
 
@@ -256,10 +259,9 @@ def _slots(sentences: tuple[Sentence, ...]) -> tuple[int, ...]:
 def _parameter_hints(tree: ast.Module, where: str) -> tuple[tuple[Sentence, ...], tuple[Sentence, ...]]:
     function = _named_function(tree, DOC_FUNCTION, where)
     for node in ast.walk(function):
-        if _tests_call(node, "is_java") and isinstance(node, ast.If) and len(node.orelse) == 1 \
-                and _tests_call(node.orelse[0], "is_js"):
+        if _tests_call(node, "is_java") and len(node.orelse) == 1 and _tests_call(node.orelse[0], "is_js"):
             java = _appended_sentences(node.body)
-            javascript = _appended_sentences(node.orelse[0].body)  # type: ignore[attr-defined]
+            javascript = _appended_sentences(node.orelse[0].body)
             if _slots(java) == _JAVA_SLOTS and _slots(javascript) == _JS_SLOTS:
                 return java, javascript
     raise DataError(f"{DOC_FUNCTION} in {UTILS_FILE} does not append the Java and JavaScript sentences it did", where)

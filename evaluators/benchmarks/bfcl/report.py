@@ -48,9 +48,10 @@ def official_round(value: float | None) -> float | None:
 
 def _unweighted_mean(values: Sequence[float | None]) -> float | None:
     """official_unweighted_mean: each part counts once whatever its size; None when a part is missing."""
-    if any(value is None for value in values):
+    present = [value for value in values if value is not None]
+    if len(present) < len(values):
         return None
-    return sum(values) / len(values)  # type: ignore[arg-type]
+    return sum(present) / len(present)
 
 
 def _item_weighted(counts: dict[str, tuple[int, int]], categories: Sequence[str]) -> float | None:
@@ -67,10 +68,11 @@ def official_overall(parts: dict[str, float | None]) -> float | None:
     mean of web search and memory. None unless every part is present: the official table would count a
     missing part as 0, which makes a number no run here could be compared by."""
     values = {**parts, "agentic": _unweighted_mean([parts.get(name) for name in AGENTIC])}
-    if any(values.get(name) is None for name in OVERALL_WEIGHTS):
+    present = {name: value for name in OVERALL_WEIGHTS if (value := values.get(name)) is not None}
+    if len(present) < len(OVERALL_WEIGHTS):
         return None
     total = sum(OVERALL_WEIGHTS.values())
-    return sum(weight / total * values[name] for name, weight in OVERALL_WEIGHTS.items())  # type: ignore[operator]
+    return sum(weight / total * present[name] for name, weight in OVERALL_WEIGHTS.items())
 
 
 def overall_lacks(parts: dict[str, float | None]) -> list[str]:

@@ -86,7 +86,7 @@ def official_exact_python_types(param: Any, value: Any, allowed: list, expected:
     gold_type = answer_type(allowed)
     is_variable = gold_type is not None and gold_type != expected
     if type(value) is expected:
-        if nested is None:
+        if nested is None or not isinstance(value, list):  # element types are declared for list types only
             return Verdict(True, is_variable=is_variable)
         if official_list_elements_type_checked_one_level(value, allowed, nested):
             return Verdict(True, is_variable=is_variable)

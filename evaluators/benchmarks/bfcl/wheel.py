@@ -78,7 +78,10 @@ def wheel_url_from_index() -> str:
         page = json.loads(raw)
         files = [*page.get("releases", {}).get(VERSION, []), *page.get("urls", [])]
         entry = next(item for item in files if item.get("filename") == WHEEL_NAME)
-        return urllib.parse.urljoin(url, entry["url"])
+        link = entry["url"]
+        if not isinstance(link, str):  # urljoin would answer the index's own address for a null link
+            raise TypeError(f"the wheel's url is {type(link).__name__}")
+        return urllib.parse.urljoin(url, link)
     except (ValueError, KeyError, TypeError, AttributeError, StopIteration):
         raise DataError(f"the package index lists no {WHEEL_NAME} for {PACKAGE} {VERSION}", url) from None
 

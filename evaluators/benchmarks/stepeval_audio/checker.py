@@ -48,14 +48,14 @@ def parameter_verdict(sample: Sample, prediction: Prediction, call: ExtractedCal
 def _positive(sample: Sample, prediction: Prediction | None, call: ExtractedCall | None) -> tuple[dict[str, float], str | None, dict[str, Any] | None]:
     """Flags: called (any tool), right_tool (among called), param_ok (among right tool, tools with arguments)."""
     flags = {"positive": 1.0, "called": float(call is not None)}
-    if call is None:
+    if call is None or prediction is None:  # a call is only read from a prediction
         return flags, "missed_call", None
     flags["right_tool"] = float(call.name == sample.subset)
     if call.name != sample.subset:
         return flags, "wrong_tool", None
     if sample.subset in NO_PARAMETER_TOOLS:
         return flags, None, None
-    verdict = parameter_verdict(sample, prediction, call)  # type: ignore[arg-type]
+    verdict = parameter_verdict(sample, prediction, call)
     flags["param_ok"] = float(verdict["ok"])
     return flags, None if verdict["ok"] else "wrong_arguments", verdict
 

@@ -50,6 +50,13 @@ def arguments_object(value: Any) -> dict[str, Any] | None:
     return None
 
 
+def _after_spaces(text: str, position: int) -> int:
+    """The index of the first non-space at or after `position` (the text's length when there is none)."""
+    spaces = _SPACES.match(text, position)
+    # `\s*` matches the empty string, so a match is always found; the fallback only satisfies the type
+    return spaces.end() if spaces is not None else min(position, len(text))
+
+
 def _body_after(text: str, brace: int) -> str | None:
     """`{…}` from the brace at `brace` to the first `}` followed by `</tool_call>`, else None."""
     end = _BODY_END.search(text, brace + 1)
@@ -59,17 +66,17 @@ def _body_after(text: str, brace: int) -> str | None:
 def _step_header(text: str, position: int) -> tuple[str, int] | None:
     """(NAME, index of the body's `{`) for `\\s*function\\s*\\n\\s*NAME\\s*\\n\\s*{` at position: the
     name is the first non-blank line after `function`, its trailing spaces dropped."""
-    position = _SPACES.match(text, position).end()
+    position = _after_spaces(text, position)
     if not text.startswith("function", position):
         return None
     position += len("function")
-    name_start = _SPACES.match(text, position).end()
+    name_start = _after_spaces(text, position)
     if text.find("\n", position, name_start) == -1:
         return None
     name_end = text.find("\n", name_start)
     if name_end == -1:
         return None
-    brace = _SPACES.match(text, name_end).end()
+    brace = _after_spaces(text, name_end)
     if not text.startswith("{", brace):
         return None
     return text[name_start:name_end].rstrip(), brace
@@ -93,7 +100,7 @@ def _hermes_bodies(text: str) -> Iterator[str]:
     """Each `{…}` of `<tool_call>{…}</tool_call>` in order, as non-overlapping matches."""
     position = 0
     while (start := text.find(TAG, position)) != -1:
-        brace = _SPACES.match(text, start + len(TAG)).end()
+        brace = _after_spaces(text, start + len(TAG))
         if not text.startswith("{", brace):
             position = start + 1
             continue

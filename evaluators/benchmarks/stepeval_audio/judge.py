@@ -143,9 +143,9 @@ async def judge_prediction(sample: Sample, prediction: Prediction, judge_chat: C
     """The verdict on one fresh prediction (inside `solve`, with the run's judge client), or None when
     it needs none."""
     call = extract_call(prediction)
-    if not needs_judge(sample, call):
+    if call is None or not needs_judge(sample, call):
         return None
-    return await ask_judge(judge_chat, sample, call)  # type: ignore[arg-type]
+    return await ask_judge(judge_chat, sample, call)
 
 
 async def judge_predictions(
@@ -154,20 +154,21 @@ async def judge_predictions(
 ) -> int:
     """Judge uploaded predictions before scoring (verdicts go into `extra["judge"]`); returns how many
     were judged. A judge request that fails stops with an error naming the sample."""
-    todo = [(s, predictions[s.id]) for s in samples if s.id in predictions and needs_judge(s, extract_call(predictions[s.id]))]
+    todo = [(s, predictions[s.id], call) for s in samples
+            if s.id in predictions and (call := extract_call(predictions[s.id])) is not None and needs_judge(s, call)]
     if not todo:
         return 0
     client = judge_client(settings, store=store, concurrency=concurrency)
 
-    async def one(sample: Sample, prediction: Prediction) -> None:
+    async def one(sample: Sample, prediction: Prediction, call: ExtractedCall) -> None:
         try:
-            verdict = await ask_judge(client, sample, extract_call(prediction))  # type: ignore[arg-type]
+            verdict = await ask_judge(client, sample, call)
         except RequestFailed as exc:
             raise ToolboardError(f"{sample.id}: {exc}") from None
         prediction.extra = {**(prediction.extra or {}), "judge": verdict}
 
     try:
-        await asyncio.gather(*(one(sample, prediction) for sample, prediction in todo))
+        await asyncio.gather(*(one(sample, prediction, call) for sample, prediction, call in todo))
     finally:
         await client.close()
     return len(todo)

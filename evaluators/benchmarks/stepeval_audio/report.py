@@ -4,7 +4,7 @@ their macro average over tools (spec §7 reconstruction). Fractions, unrounded."
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, TypedDict
 
 from evaluators.benchmarks.stepeval_audio.tools import NO_PARAMETER_TOOLS, TOOLS
 from evaluators.core.intervals import Estimate, bounds, mean_of_estimates, share_estimate
@@ -15,11 +15,24 @@ METRICS = ("precision", "recall", "type_accuracy", "param_accuracy")
 COUNTS = ("positives", "negatives", "TP", "FN", "FP", "FP_any", "right_tool", "param_ok")
 
 
+class ToolCounts(TypedDict):
+    """The counts behind one tool's figures (COUNTS); param_ok is None for a tool without arguments."""
+
+    positives: int
+    negatives: int
+    TP: int
+    FN: int
+    FP: int
+    FP_any: int
+    right_tool: int
+    param_ok: int | None
+
+
 def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def tool_counts(tool: str, scores: list[SampleScore]) -> dict[str, int | None]:
+def tool_counts(tool: str, scores: list[SampleScore]) -> ToolCounts:
     """TP = positives with any call; FP = negatives calling this tool; FP_any = negatives calling any tool;
     param_ok is None for tools without arguments."""
     flags = [s.metrics or {} for s in scores]
@@ -38,7 +51,7 @@ def tool_counts(tool: str, scores: list[SampleScore]) -> dict[str, int | None]:
     }
 
 
-def tool_metrics(counts: dict[str, int | None]) -> dict[str, float | None]:
+def tool_metrics(counts: ToolCounts) -> dict[str, float | None]:
     return {
         "precision": _ratio(counts["TP"], counts["TP"] + counts["FP"]),
         "recall": _ratio(counts["TP"], counts["positives"]),
@@ -47,12 +60,18 @@ def tool_metrics(counts: dict[str, int | None]) -> dict[str, float | None]:
     }
 
 
-def tool_estimates(counts: dict[str, int | None]) -> dict[str, Estimate | None]:
+def counts_as_metrics(counts: ToolCounts) -> dict[str, float | None]:
+    """The counts as a report's metrics, in COUNTS order."""
+    return {"positives": counts["positives"], "negatives": counts["negatives"], "TP": counts["TP"], "FN": counts["FN"],
+            "FP": counts["FP"], "FP_any": counts["FP_any"], "right_tool": counts["right_tool"],
+            "param_ok": counts["param_ok"]}
+
+
+def tool_estimates(counts: ToolCounts) -> dict[str, Estimate | None]:
     """Each of tool_metrics' figures as a share of what it counts (trigger precision: of the calls the tool drew,
     TP + FP; recall: of the positives; type accuracy: of TP; parameter accuracy: of the right tool), with its
     variance (core/intervals.share_estimate)."""
-    tp, fp = int(counts["TP"] or 0), int(counts["FP"] or 0)
-    right = int(counts["right_tool"] or 0)
+    tp, fp, right = counts["TP"], counts["FP"], counts["right_tool"]
     return {
         "precision": share_estimate(tp, tp + fp),
         "recall": share_estimate(tp, counts["positives"]),
@@ -68,8 +87,8 @@ def tool_intervals(estimates: dict[str, dict[str, Estimate | None]]) -> dict[str
                 for tool, figures in estimates.items()}
     macro = {}
     for name in METRICS:
-        parts = [figures[name] for figures in estimates.values() if figures.get(name) is not None]
-        found = bounds(mean_of_estimates(parts))  # type: ignore[arg-type]  # the Nones are left out above
+        parts = [estimate for figures in estimates.values() if (estimate := figures.get(name)) is not None]
+        found = bounds(mean_of_estimates(parts))
         if found is not None:
             macro[name] = found
     return {"summary": macro, "subsets": per_tool}
@@ -79,8 +98,8 @@ def macro_average(per_tool: dict[str, dict[str, float | None]]) -> dict[str, flo
     """Each metric's mean over the tools where it is defined (param_accuracy: not get_date_time)."""
     averages: dict[str, float | None] = {}
     for name in METRICS:
-        values = [metrics[name] for metrics in per_tool.values() if metrics[name] is not None]
-        averages[name] = sum(values) / len(values) if values else None  # type: ignore[arg-type]
+        values = [value for metrics in per_tool.values() if (value := metrics[name]) is not None]
+        averages[name] = sum(values) / len(values) if values else None
     return averages
 
 
@@ -118,7 +137,7 @@ def summarize(
         counts = tool_counts(tool, by_tool[tool])
         per_tool[tool] = tool_metrics(counts)
         estimates[tool] = tool_estimates(counts)
-        report_subsets[tool] = SubsetResult(len(by_tool[tool]), {**per_tool[tool], **counts})  # type: ignore[dict-item]
+        report_subsets[tool] = SubsetResult(len(by_tool[tool]), {**per_tool[tool], **counts_as_metrics(counts)})
     summary: dict[str, object] = {**macro_average(per_tool), "param_method": param_method(scores)}
     if modality(scores) is not None:
         summary["modality"] = modality(scores)
@@ -128,7 +147,7 @@ def summarize(
         benchmark="stepeval_audio",
         mode=mode,
         subsets=report_subsets,
-        summary=summary,  # type: ignore[arg-type]
+        summary=summary,  # type: ignore[arg-type]  # Report.summary holds figures; these labels sit beside them
         errors=dict(sorted(errors.items())),
         missing=[s.sample_id for s in scores if s.error_type == "missing_prediction"],
         unavailable=[name for name in requested if name not in by_tool],

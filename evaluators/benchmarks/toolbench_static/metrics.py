@@ -64,13 +64,14 @@ def rouge_scorer() -> Any:
     defer_package_inits("nltk")
     defer_package_inits("numpy", below=False)
     with _left_out("scipy"):
-        from rouge_score import rouge_scorer as module
+        from rouge_score import rouge_scorer as module  # type: ignore[import-untyped]  # ships no type information
 
     return module.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
 
 
 def rouge_l_f(prediction: str, reference: str) -> float:
-    return rouge_scorer().score(target=reference, prediction=prediction)["rougeL"].fmeasure
+    f_measure: float = rouge_scorer().score(target=reference, prediction=prediction)["rougeL"].fmeasure
+    return f_measure
 
 
 def official_skip_reason(reference: Step, prediction: Step, tool_names: set[str], strict: bool) -> str | None:

@@ -62,6 +62,7 @@ def parse_reply(reply: str | None) -> list[AgentCall]:
     except (IndexError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ReplySyntaxError(f"{type(exc).__name__}: {exc}") from None
     body = tree.body
+    elements: list[ast.expr]
     if isinstance(body, ast.Call):
         elements = [body]
     elif isinstance(body, (ast.Tuple, ast.List)):
@@ -117,10 +118,11 @@ def official_unary_minus_of_constant(node: ast.UnaryOp, reader: CallReader) -> o
     is -1); on anything else decoding fails."""
     if not isinstance(node.operand, ast.Constant):
         raise ReplySyntaxError("unary operator on a non-constant")
-    try:
-        return -node.operand.value
-    except TypeError as exc:
-        raise ReplySyntaxError(str(exc)) from None
+    value = node.operand.value
+    if not isinstance(value, (int, float, complex)):
+        # the reference's TypeError, word for word
+        raise ReplySyntaxError(f"bad operand type for unary -: {type(value).__name__!r}")
+    return -value
 
 
 AGENT_REPLY_RULES = CallRules(

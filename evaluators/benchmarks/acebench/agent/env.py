@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from evaluators.benchmarks.acebench.agent.apis import API_CLASSES, SAVED_ATTRIBUTES
 from evaluators.benchmarks.acebench.agent.apis.reminder import official_en_search_reminders_missing
@@ -141,7 +141,7 @@ class AgentEnvironment:
             {name: {attr: getattr(obj, attr) for attr in SAVED_ATTRIBUTES[name] if hasattr(obj, attr)}}
             for name, obj in self.objects.items()
         ]
-        return json.loads(json.dumps(state, ensure_ascii=False, default=repr))
+        return cast(list[dict[str, dict[str, Any]]], json.loads(json.dumps(state, ensure_ascii=False, default=repr)))
 
 
 # ---- the named official rules ----------------------------------------------------------------

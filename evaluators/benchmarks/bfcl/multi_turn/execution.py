@@ -246,11 +246,12 @@ class Interpreter:
             items = [self.value(item) for item in node.elts]
             return items if isinstance(node, ast.List) else tuple(items) if isinstance(node, ast.Tuple) else set(items)
         if isinstance(node, ast.Dict):
-            if any(key is None for key in node.keys):
+            keys = [key for key in node.keys if key is not None]
+            if len(keys) < len(node.keys):
                 raise self.unsupported(node, "** in a dict display")
             result = {}
-            for key, item in zip(node.keys, node.values):
-                result[self.value(key)] = self.value(item)  # type: ignore[arg-type]
+            for key, item in zip(keys, node.values):
+                result[self.value(key)] = self.value(item)
             return result
         raise self.unsupported(node)
 

@@ -31,4 +31,4 @@ def fail(message: str) -> dict[str, Any]:
 
 def is_false(flag: Any) -> bool:
     """The reference tests flags with `== False`, so 0 and 0.0 count as off too."""
-    return flag == False  # noqa: E712 - deliberate: equality, not identity or truthiness
+    return bool(flag == False)  # noqa: E712 - deliberate: equality, not identity or truthiness

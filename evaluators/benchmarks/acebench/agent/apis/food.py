@@ -8,6 +8,12 @@ from evaluators.benchmarks.acebench.agent.apis.base import BaseApi, fail, is_fal
 
 
 class FoodPlatform(BaseApi):
+    # State set from the default state and the config (AppObject); annotated only, so a missing one still raises.
+    users: dict[str, dict[str, Any]]
+    merchant_list: dict[str, dict[str, Any]]
+    logged_in_users: list[Any]
+    orders: list[dict[str, Any]]
+
     def _load_scenario(self, config: dict[str, Any]) -> None:
         """Besides the flags, the logged-in users come from the config: none unless it lists some."""
         super()._load_scenario(config)
@@ -84,7 +90,7 @@ class FoodPlatform(BaseApi):
 
 def official_insufficient_balance(language: str, total: Any, balance: Any) -> bool:
     """en refuses an order costing more than the balance; zh also one costing exactly the balance."""
-    return total >= balance if language == "zh" else total > balance
+    return bool(total >= balance if language == "zh" else total > balance)
 
 
 def official_search_orders_item_match(language: str, needle: str, item: dict[str, Any]) -> bool:

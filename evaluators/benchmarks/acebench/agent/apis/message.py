@@ -9,6 +9,12 @@ from evaluators.benchmarks.acebench.agent.apis.base import BaseApi, fail, is_fal
 
 
 class MessageApi(BaseApi):
+    # State set from the default state and the config (AppObject); annotated only, so a missing one still raises.
+    max_capacity: int
+    user_list: dict[str, dict[str, Any]]
+    inbox: dict[int, dict[str, Any]]
+    message_id_counter: int
+
     def send_message(self, sender_name: str, receiver_name: str, message: str) -> dict[str, Any]:
         if is_false(self.logged_in):
             return fail(self._text("send_not_logged_in"))

@@ -8,6 +8,11 @@ from evaluators.benchmarks.acebench.agent.apis.base import BaseApi, fail, is_fal
 
 
 class ReminderApi(BaseApi):
+    # State set from the default state and the config (AppObject); annotated only, so a missing one still raises.
+    max_capacity: int
+    reminder_list: dict[int, dict[str, Any]]
+    reminder_id_counter: int
+
     # Methods that exist only in one language's class (the en class lacks both, see
     # official_en_search_reminders_missing); they are unknown names in the other language.
     LANGUAGE_ONLY_METHODS = {"mark_as_notified": "zh", "search_reminders": "zh"}
@@ -74,7 +79,8 @@ def official_zh_search_reminders_formats_time(time: Any) -> str:
     """zh `search_reminders` calls `.strftime` on the stored time, a string, so any match raises."""
     if not hasattr(time, "strftime"):
         raise AttributeError(f"'{type(time).__name__}' object has no attribute 'strftime'")
-    return time.strftime("%Y-%m-%d %H:%M")
+    formatted: str = time.strftime("%Y-%m-%d %H:%M")
+    return formatted
 
 
 def official_en_search_reminders_missing(language: str, method: str) -> bool:

@@ -14,6 +14,11 @@ BAG_FEE = 50
 
 
 class Travel(AppObject):
+    # State set from the default state and the config (AppObject); annotated only, so a missing one still raises.
+    users: dict[str, dict[str, Any]]
+    flights: list[dict[str, Any]]
+    reservations: list[dict[str, Any]]
+
     def _load_scenario(self, config: dict[str, Any]) -> None:
         """The reference's Travel loader does nothing: initial_config never changes the airline."""
 
@@ -99,9 +104,12 @@ class Travel(AppObject):
         if payment_method not in ["cash", "bank"]:
             return self._text("bad_payment_method")
         balance_key = f"{payment_method}_balance"
-        if total_cost > self.users.get(user_id)[balance_key]:
+        # user_id is a user here: with unknown credentials reading the member level above raised
+        account = self.users[user_id]
+        if total_cost > account[balance_key]:
             return self._text(f"{payment_method}_insufficient")
-        self.users.get(user_id)[balance_key] -= total_cost
+        account[balance_key] -= total_cost
+        assert flight is not None  # official_flight_price_by_cabin raised for a missing flight
         flight["seats_available"] -= 1
         reservation_id = f"res_{len(self.reservations) + 1}"
         self.reservations.append({
