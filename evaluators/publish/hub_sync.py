@@ -129,7 +129,8 @@ class HubSync:
         written."""
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-        from evaluators.publish.results_dataset import CONFIGS, write_contents_and_card, write_run_shards
+        from evaluators.publish.dataset_schema import CONFIGS
+        from evaluators.publish.results_dataset import write_contents_and_card, write_run_shards
 
         existing = list(existing)
         toys = self._example_data_files(existing)
@@ -156,7 +157,8 @@ class HubSync:
 
     def _import_shard(self, path: Path) -> int:
         """Import the runs of one `runs` file; a damaged file or row is logged and skipped."""
-        from evaluators.publish.results_dataset import import_runs, read_config_file
+        from evaluators.publish.dataset_rows import import_runs
+        from evaluators.publish.results_dataset import read_config_file
 
         if self.store.has_run(path.name.removesuffix(SHARD_SUFFIX)):
             return 0
@@ -234,7 +236,8 @@ def push_dataset_folder(folder: str | Path, repo_id: str, token: str | None, end
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         stale = [path for path in api.list_repo_files(repo_id, repo_type="dataset")
                  if path not in local and any(_is_shard(path, config) for config in ("contents", "details", "runs"))]
-        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in local]
+        operations: list[CommitOperationAdd | CommitOperationDelete] = [
+            CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in local]
         operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
         commit = api.create_commit(repo_id, operations, commit_message="Toolboard results", repo_type="dataset")
     except Exception as error:  # network, auth, server: one clear error, without the token

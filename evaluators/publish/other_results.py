@@ -44,7 +44,14 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.core.registry import MODES, benchmark_names, get_benchmark
-from evaluators.publish.board_table import NEWEST_COLUMN, ORIGIN_COLUMN, SOURCES, board_columns, run_ids_of
+from evaluators.publish.board_table import (
+    NEWEST_COLUMN,
+    ORIGIN_COLUMN,
+    SOURCES,
+    board_columns,
+    frame_records,
+    run_ids_of,
+)
 
 RESULTS_ENV = "TOOLBOARD_RESULTS"
 TOKEN_ENV = "HF_TOKEN"
@@ -257,7 +264,7 @@ def merge(repos: list[_Repo], local_run_ids: Iterable[str], version: int) -> Loa
         joined_runs: set[str] = set()
         joined = 0
         for frame in repo.frames:
-            for record in frame.to_dict("records"):
+            for record in frame_records(frame):
                 record = {name: None if value is None or value is pd.NA or value != value else value
                           for name, value in record.items()}
                 reason = _skip_reason(record, views)

@@ -36,6 +36,7 @@ from evaluators.engine.quota import (
     limit_from_env,
     megabytes_from_env,
 )
+from evaluators.engine.redact import server_path_redactor, shown_as_is
 from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store, open_app_store
 from evaluators.publish.hub_sync import HubSync, from_env
@@ -44,7 +45,6 @@ from evaluators.service import run_request
 from evaluators.service.board import board_rows, run_ids_of
 from evaluators.service.data_sources import download_failure_message, run_failure_message
 from evaluators.service.ownership import Visitors
-from evaluators.service.redaction import server_path_redactor, shown_as_is
 from evaluators.service.run_request import BUILT_IN_EXAMPLE, LOCAL_FOLDER, local_folder
 from evaluators.service.submissions import DEFAULT_MAX_UPLOAD_BYTES
 
