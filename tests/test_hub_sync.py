@@ -182,7 +182,7 @@ def corruptions() -> list[tuple[str, Any, str]]:
         ("nested value in a text field", put(["samples", 0, "scores", "official", "explanation"], {"x": 1}),
          r"samples\[0\].scores\['official'\]: field 'explanation' must be a string or null, not an object"),
         ("evidence not an object", put(["samples", 0, "evidence"], [1]), "'evidence' must be an object or null"),
-        ("events not a list", put(["samples", 0, "events"], {"a": 1}), "'events' must be a list or null"),
+        ("events not a list", put(["samples", 0, "events"], {"a": 1}), "field 'events' must be a list of model calls, the note kept in their place"),
         ("report not an object", put(["reports", 1, "report"], None), r"reports\[1\]: field 'report' must be an object, not null"),
         ("unknown column", put(["samples", 2, "prediction", "surprise"], 1), r"samples\[2\].prediction: unknown field 'surprise' \(written by a newer toolboard\?\)"),
         ("unknown score field", put(["samples", 2, "scores", "strict", "surprise"], 1), r"samples\[2\].scores\['strict'\]: unknown field 'surprise'"),

@@ -23,7 +23,7 @@ from evaluators.engine.run_document import (
     import_run,
     read_document,
 )
-from evaluators.engine.store import Store
+from evaluators.engine.store import Evidence, Store
 from evaluators.publish.dataset_rows import import_runs, published_document
 from evaluators.publish.results_dataset import read_config, write_dataset
 from tests.test_hub_sync import make_finished_run, table_counts
@@ -121,7 +121,8 @@ def corrupt(path: list[Any], value: Any) -> dict[str, Any]:
     (["samples", 1, "scores", "official", "value"], "wrong",
      f"run '{RUN_ID}': samples[1].scores['official']: field 'value' must be a number, not a string"),
     (["samples", 0, "events"], "all of them",
-     f"run '{RUN_ID}': samples[0]: field 'events' must be a list or null, not a string"),
+     f"run '{RUN_ID}': samples[0]: field 'events' must be a list of model calls, the note kept in their place (too"
+     " large to store), or null"),
     (["run", "shared"], False, f"run '{RUN_ID}': run: field 'shared' must be a whole number, not true or false"),
     (["run", "total"], 2.5, f"run '{RUN_ID}': run: field 'total' must be a whole number, not a number"),
     (["reports", 0, "mode"], None, f"run '{RUN_ID}': reports[0]: field 'mode' must be a string, not null"),
@@ -166,3 +167,13 @@ def test_a_run_read_back_from_the_results_dataset_equals_its_published_document(
     published = published_document(store, run_id).to_json_value()
     assert export_run(other, run_id) == published
     assert published["run"]["base_url"] == "" and published["run"]["config"]["model"]["api_key_env"] == ""
+
+
+def test_a_sample_whose_model_calls_were_too_large_to_store_still_travels(store: Store, other: Store) -> None:
+    """Its row keeps a note in place of the calls (store.oversized_note): the document carries the note."""
+    run_id = make_finished_run(store, evidence=Evidence(events=[{"role": "model", "request": {"text": "x" * (1 << 20)}}]))
+    document = export_run(store, run_id)
+    note = document["samples"][0]["events"]
+    assert isinstance(note, dict) and note["truncated"] is True and "not stored" in note["note"]
+    assert import_run(other, json.loads(json.dumps(document)))
+    assert export_run(other, run_id)["samples"][0]["events"] == note

@@ -14,7 +14,8 @@ Version 2 (this one; every document written since run documents were versioned b
      "samples": [{"id", "subset",
                   "prediction": {"output", "tool_calls", "error", "latency", "prompt_tokens", "completion_tokens",
                                  "attempts", "created_at"} or null (an item an upload left out),
-                  "evidence": {key: value} or null, "gold", "request", "events": [event, ...] or null,
+                  "evidence": {key: value} or null, "gold", "request",
+                  "events": [event, ...], or the note kept in their place when too large to store, or null,
                   "scores": {mode: {"value", "answer", "explanation", "error_type", "rule", "metrics",
                                     "metadata"}}}],
      "reports": [{"mode", "report", "created_at"}]}
@@ -28,7 +29,7 @@ import json
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
 from evaluators.core.errors import ToolboardError
@@ -121,6 +122,14 @@ class ScoreRecord(DocumentPart):
         return float(value) if isinstance(value, bool) else value
 
 
+def _calls_or_note(events: JsonValue) -> JsonValue:
+    """A sample's events: its model calls, or the note its row keeps in their place when they were too large to
+    store (store.oversized_note), or null."""
+    if events is None or isinstance(events, list) or isinstance(events, dict) and "note" in events:
+        return events
+    raise ValueError("must be a list of model calls, the note kept in their place (too large to store), or null")
+
+
 class SampleRecord(DocumentPart):
     """One sample: its prediction (null: an upload left it out), its evidence and its scores by mode."""
 
@@ -130,7 +139,7 @@ class SampleRecord(DocumentPart):
     evidence: dict[str, JsonValue] | None
     gold: JsonValue
     request: JsonValue
-    events: list[JsonValue] | None
+    events: Annotated[JsonValue, AfterValidator(_calls_or_note)]
     scores: dict[str, ScoreRecord]
 
 
@@ -269,6 +278,8 @@ def _error_text(error: ErrorDetails) -> str:
     if kind in EXPECTED_KINDS:
         expected = EXPECTED_KINDS[kind] + (" or null" if _accepts_null(error["loc"]) else "")
         return f"{where}: field {name!r} must be {expected}, not {found}"
+    if kind == "value_error":
+        return f"{where}: field {name!r} {error['msg'].removeprefix('Value error, ')}"
     return f"{where}: field {name!r}: {error['msg']}"
 
 

@@ -54,7 +54,7 @@ REQUEST_MODE_NAMES = {"prompt": "prompt", "tools": "native tools"}
 NEWEST_COLUMN = "newest"
 # The results dataset (Hub repo id) a row was read from (evaluators/publish/other_results.py); None on this
 # project's own rows. Present only on boards built with `others` (board_rows), so an export of the
-# board (results_dataset.contents_table) never holds it, nor anyone else's rows.
+# board (dataset_rows.contents_table) never holds it, nor anyone else's rows.
 ORIGIN_COLUMN = "origin"
 # Beside each fraction column: the items behind it and its 95% Wilson interval (fractions).
 N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX = "_n", "_low", "_high"

@@ -24,7 +24,7 @@ Rules:
   `newest` is False. `apart_reason` is kept as written (their toolboard computed it by the same rules), so their
   comparable rows rank beside ours; model facts, n and intervals are recomputed by board_rows as for any row.
 
-Others' rows are never written into this project's own results dataset: results_dataset.contents_table builds
+Others' rows are never written into this project's own results dataset: dataset_rows.contents_table builds
 the board without them.
 """
 
