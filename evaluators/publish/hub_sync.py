@@ -29,6 +29,7 @@ from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
+from evaluators.engine.redact import redact
 from evaluators.engine.run_document import RUN_ID_PATTERN
 from evaluators.engine.store import Store
 from evaluators.publish.board_table import run_on_example_data
@@ -118,7 +119,7 @@ class HubSync:
         try:
             self.push(run_id)
         except Exception as error:
-            logger.warning("hub sync: %s", self._redact(str(error)))
+            logger.warning("hub sync: %s", redact(str(error), (self._token,)))
 
     def _on_example_data(self, run_id: str) -> bool:
         return self.store.has_run(run_id) and run_on_example_data(self.store.get_run(run_id))
@@ -165,10 +166,10 @@ class HubSync:
         try:
             result = import_runs(self.store, read_config_file(path, "runs"))
         except (ToolboardError, OSError) as error:
-            logger.warning("hub sync: skipped %s/%s: %s", RUNS_FOLDER, path.name, self._redact(str(error)))
+            logger.warning("hub sync: skipped %s/%s: %s", RUNS_FOLDER, path.name, redact(str(error), (self._token,)))
             return 0
         for problem in result.skipped:
-            logger.warning("hub sync: skipped a run in %s/%s: %s", RUNS_FOLDER, path.name, self._redact(problem))
+            logger.warning("hub sync: skipped a run in %s/%s: %s", RUNS_FOLDER, path.name, redact(problem, (self._token,)))
         return len(result.imported)
 
     def _api(self) -> Any:
@@ -178,9 +179,6 @@ class HubSync:
 
     def _error(self, action: str, error: BaseException) -> ToolboardError:
         return hub_error(f"could not {action} dataset {self.repo_id}", error, self._token)
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
 
 
 def _run_files(files: Iterable[str], suffix: str) -> list[str]:
@@ -209,7 +207,7 @@ def check_repo_id(repo_id: str) -> None:
 
 def hub_error(what: str, error: BaseException, token: str | None) -> ToolboardError:
     """A Hub failure as one clear line, without the token; a hint when the token was refused."""
-    text = str(error).replace(token, "***") if token else str(error)
+    text = redact(str(error), (token,))
     detail = text.strip().splitlines()
     reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
     status = getattr(getattr(error, "response", None), "status_code", None)

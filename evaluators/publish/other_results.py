@@ -44,6 +44,7 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.core.registry import MODES, benchmark_names, get_benchmark
+from evaluators.engine.redact import redact
 from evaluators.publish.board_table import (
     NEWEST_COLUMN,
     ORIGIN_COLUMN,
@@ -148,10 +149,6 @@ def local_folder(repo_id: str, home: Path | None = None) -> Path:
     return (home or toolboard_home()) / "results" / repo_id.replace("/", "--")
 
 
-def _redacted(text: str, token: str | None) -> str:
-    return text.replace(token, "***") if token else text
-
-
 def _hub_problem(repo_id: str, error: BaseException, token: str | None) -> OtherResultsError:
     """A Hub failure as one line naming the repo, without the token."""
     from huggingface_hub.errors import RepositoryNotFoundError
@@ -160,7 +157,7 @@ def _hub_problem(repo_id: str, error: BaseException, token: str | None) -> Other
     if isinstance(error, RepositoryNotFoundError) or status == 404:
         return OtherResultsError(f"{repo_id}: no such dataset repo on the Hub, or it is private and {TOKEN_ENV} cannot"
                                  " read it")
-    lines = _redacted(str(error), token).strip().splitlines()
+    lines = redact(str(error), (token,)).strip().splitlines()
     reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
     hint = f"; check that {TOKEN_ENV} can read it" if status in (401, 403) else ""
     return OtherResultsError(f"{repo_id}: could not read the dataset repo ({reason}){hint}")
@@ -204,7 +201,7 @@ def read_contents(repo_id: str, files: Iterable[tuple[str, Path]],
         try:
             frames.append(read_config_file(path, CONFIG))
         except (ToolboardError, OSError, ValueError) as error:
-            text = _redacted(str(error), token).replace(str(path), relative)
+            text = redact(str(error), (token,)).replace(str(path), relative)
             text = text if text.startswith(relative) else f"{relative}: {text}"
             problems.append(f"{repo_id}: {text}")
     return frames, problems
@@ -325,7 +322,7 @@ class OtherResults:
                 try:
                     files = download_contents(repo_id, self.home, token, endpoint)
                 except OtherResultsError as error:
-                    found.append(_Repo(repo_id, [], [_redacted(str(error), token)]))
+                    found.append(_Repo(repo_id, [], [redact(str(error), (token,))]))
                     continue
                 frames, problems = read_contents(repo_id, files, token)
                 found.append(_Repo(repo_id, frames, problems, len(files)))
