@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.engine.store import Store
-from evaluators.publish import results_dataset
+from evaluators.publish import dataset_rows, dataset_schema
 from tests.conftest import run_cli
 from tests.fake_hub_repo import PUBLIC_PATHS, FakeHubRepo, LoggedRequest
 from tests.test_results_dataset import (
@@ -34,8 +34,8 @@ pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (installed with `dat
 TOKEN = "hf_fakeToken0123456789abcdef"
 WRONG_TOKEN = "hf_wrongToken9876543210zyxw"
 REPO = "toolboard-org/toolboard-results"
-DATA_FILE = results_dataset.DATA_FILE
-SHARDS = {f"{config}/{DATA_FILE}" for config in results_dataset.CONFIGS}
+DATA_FILE = dataset_schema.DATA_FILE
+SHARDS = {f"{config}/{DATA_FILE}" for config in dataset_schema.CONFIGS}
 
 
 @pytest.fixture
@@ -102,8 +102,8 @@ def test_export_of_every_finished_run_loads_with_datasets(runs: dict[str, str], 
     assert result.returncode == 0, result.stderr
     counts = printed_rows(result.stdout)
     finished = [runs["uploaded"], runs["evaluated"]]
-    assert counts == {"contents": len(results_dataset.contents_rows(expected)),
-                      "details": len(results_dataset.details_rows(expected, finished)), "runs": 2}
+    assert counts == {"contents": len(dataset_rows.contents_rows(expected)),
+                      "details": len(dataset_rows.details_rows(expected, finished)), "runs": 2}
     assert counts["details"] > 0 and counts["contents"] > 0
     assert f"wrote the results dataset to {folder}" in result.stdout
     assert f'datasets.load_dataset("{folder}", "contents", split="train")' in result.stdout
@@ -122,8 +122,8 @@ def test_run_and_run_id_choose_the_runs(runs: dict[str, str], expected: Store, t
     result = run_cli("export", "--dataset", str(only_upload), "--run", runs["uploaded"])
     assert result.returncode == 0, result.stderr
     assert printed_rows(result.stdout) == {
-        "contents": len(results_dataset.contents_rows(expected, run_ids=[runs["uploaded"]])),
-        "details": len(results_dataset.details_rows(expected, [runs["uploaded"]])), "runs": 1}
+        "contents": len(dataset_rows.contents_rows(expected, run_ids=[runs["uploaded"]])),
+        "details": len(dataset_rows.details_rows(expected, [runs["uploaded"]])), "runs": 1}
     assert list(loaded(only_upload, "runs", cache)["run_id"]) == [runs["uploaded"]]
     assert set(loaded(only_upload, "details", cache)["run_id"]) == {runs["uploaded"]}
     evaluated = set(loaded(only_upload, "contents", cache)["run_id"]) - {"", None}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.store import Store
+from evaluators.publish.dataset_rows import contents_rows
 from evaluators.publish.ranking_rule import on_example_data
-from evaluators.publish.results_dataset import contents_rows
 from evaluators.service.board import board_rows
 from evaluators.service.overview import overview_rows
 from evaluators.service.submissions import check_submission, store_submission

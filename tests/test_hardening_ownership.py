@@ -19,11 +19,11 @@ import pytest
 from gradio_client import Client
 
 from evaluators.engine.jobs import RUNNING_ELSEWHERE
+from evaluators.engine.redact import PathRedactor
 from evaluators.engine.store import Store
 from evaluators.service.app_services import PUBLIC_MAX_ACTIVE_JOBS, PUBLIC_MAX_RUN_SECONDS
 from evaluators.service.ownership import SECRET_FILE
 from evaluators.service.quota import Admission
-from evaluators.service.redaction import PathRedactor
 from tests.app_fixtures import RunningApp, correct_reply, table_rows, wait_for_status
 from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, headless_chromium, start_example_run
 from tests.engine_fixtures import write_dataset

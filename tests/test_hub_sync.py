@@ -18,10 +18,11 @@ from datasets import load_dataset
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
-from evaluators.engine.run_document import RunDocumentError, export_run, import_run, without_credentials
+from evaluators.engine.redact import without_credentials
+from evaluators.engine.run_document import RunDocumentError, export_run, import_run
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, JSONText, Store
-from evaluators.publish import hub_sync, results_dataset
+from evaluators.publish import dataset_rows, hub_sync
 from evaluators.publish.hub_sync import HubSync
 from evaluators.service.board import board_rows
 from evaluators.service.submissions import check_submission, store_submission
@@ -167,27 +168,27 @@ def corruptions() -> list[tuple[str, Any, str]]:
     return [
         ("wrong format", put(["format"], "something-else"), "not a run document"),
         ("newer version", put(["version"], 99), "version 99 is not supported"),
-        ("run missing", drop(["run"]), "run must be an object"),
+        ("run missing", drop(["run"]), "the document: missing field 'run'"),
         ("run id missing", drop(["run", "id"]), "missing field 'id'"),
         ("path in run id", put(["run", "id"], "../../etc"), "the id must be letters"),
         ("unfinished", put(["run", "status"], "running"), "only finished runs are imported"),
-        ("total as text", put(["run", "total"], "3"), "field 'total' must be int"),
-        ("config as text", put(["run", "config"], "{}"), "field 'config' must be dict"),
+        ("total as text", put(["run", "total"], "3"), "run: field 'total' must be a whole number, not a string"),
+        ("config as text", put(["run", "config"], "{}"), "field 'config' must be an object, not a string"),
         ("a version 1 document", put(["version"], 1), "version 1 is not supported: this toolboard reads version 2"),
         ("samples not a list", put(["samples"], {"a": 1}), "'samples' must be a list"),
         ("sample not an object", put(["samples", 1], "oops"), r"samples\[1\] must be an object"),
         ("sample id missing", drop(["samples", 2, "id"]), r"samples\[2\]: missing field 'id'"),
-        ("scores not an object", put(["samples", 0, "scores"], []), "field 'scores' must be dict"),
+        ("scores not an object", put(["samples", 0, "scores"], []), r"samples\[0\]: field 'scores' must be an object, not a list"),
         ("nested value in a text field", put(["samples", 0, "scores", "official", "explanation"], {"x": 1}),
-         "must be a string, number"),
+         r"samples\[0\].scores\['official'\]: field 'explanation' must be a string or null, not an object"),
         ("evidence not an object", put(["samples", 0, "evidence"], [1]), "'evidence' must be an object or null"),
-        ("events not a list", put(["samples", 0, "events"], {"a": 1}), "'events' must be a list or null"),
-        ("report not an object", put(["reports", 1, "report"], None), "field 'report' must be dict"),
-        ("unknown column", put(["samples", 2, "prediction", "surprise"], 1), "predictions has no column"),
-        ("unknown score field", put(["samples", 2, "scores", "strict", "surprise"], 1), "sample_scores has no column"),
+        ("events not a list", put(["samples", 0, "events"], {"a": 1}), "field 'events' must be a list of model calls, the note kept in their place"),
+        ("report not an object", put(["reports", 1, "report"], None), r"reports\[1\]: field 'report' must be an object, not null"),
+        ("unknown column", put(["samples", 2, "prediction", "surprise"], 1), r"samples\[2\].prediction: unknown field 'surprise' \(written by a newer toolboard\?\)"),
+        ("unknown score field", put(["samples", 2, "scores", "strict", "surprise"], 1), r"samples\[2\].scores\['strict'\]: unknown field 'surprise'"),
         ("duplicate sample", put(["samples", 2, "id"], "normal_atom_bool_0"), "nothing was written"),
-        ("verdict as null", put(["samples", 2, "scores", "strict", "value"], None), "must be int or float or bool"),
-        ("null in a not-null column", put(["run", "source"], None), "nothing was written"),  # the run row is the first insert
+        ("verdict as null", put(["samples", 2, "scores", "strict", "value"], None), r"samples\[2\].scores\['strict'\]: field 'value' must be a number, not null"),
+        ("null in a not-null column", put(["run", "source"], None), "field 'source' must be a string, not null"),
     ]
 
 
@@ -486,7 +487,7 @@ def test_files_an_earlier_version_pushed_for_a_run_on_example_data_are_deleted_b
     sync.push(real)
     with pytest.MonkeyPatch.context() as earlier_version:  # one that pushed every run
         earlier_version.setattr(hub_sync, "run_on_example_data", lambda run: False)
-        earlier_version.setattr(results_dataset, "run_on_example_data", lambda run: False)
+        earlier_version.setattr(dataset_rows, "run_on_example_data", lambda run: False)
         assert sync.push(toy) == pushed_paths(toy)
     first = {path: hub.files(REPO)[path] for path in pushed_paths(real)[:2]}
     later = make_finished_run(source, "later-model")

@@ -1,6 +1,6 @@
 """Others' results (evaluators/publish/other_results.py): the `contents` of other toolboard results datasets join the board,
 labelled with their repo, read from a fake Hub (tests/fake_hub_repo.py) holding Parquet files written by
-results_dataset.contents_table from real stores; the board (board_rows), the app's context and its /leaderboard
+dataset_rows.contents_table from real stores; the board (board_rows), the app's context and its /leaderboard
 API with them; the About field on private deployments only."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.store import Store
-from evaluators.publish import results_dataset
+from evaluators.publish import dataset_rows, dataset_schema
 from evaluators.publish.other_results import OtherResults, local_folder, parse_repos
 from evaluators.service.app_services import OTHER_RESULTS_MAX_AGE
 from evaluators.service.board import ORIGIN_COLUMN, BoardQuery, board_rows, layout_for, query_board
@@ -31,7 +31,7 @@ pa = pytest.importorskip("pyarrow", reason="pyarrow (installed with `datasets`) 
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow (installed with `datasets`) is not installed")
 
 TOKEN = "hf_fakeOtherResults0123456789abcdef"
-CONTENTS = f"contents/{results_dataset.DATA_FILE}"
+CONTENTS = f"contents/{dataset_schema.DATA_FILE}"
 MODES = ("official", "strict")
 
 
@@ -94,12 +94,12 @@ def test_two_datasets_join_labelled_local_runs_win_and_the_first_repo_wins(hub: 
                                                                           tmp_path: Path):
     runs = stores["runs"]
     # A metric column this board does not know, and a benchmark not registered here: ignored, skipped and counted.
-    table_a = results_dataset.contents_table(stores["a"]).append_column("zz_unknown_metric", pa.array(
-        [0.5] * results_dataset.contents_table(stores["a"]).num_rows, pa.float64()))
-    foreign = edited(results_dataset.contents_table(stores["b"]), lambda row: {**row, "benchmark": "not_here"}
+    table_a = dataset_rows.contents_table(stores["a"]).append_column("zz_unknown_metric", pa.array(
+        [0.5] * dataset_rows.contents_table(stores["a"]).num_rows, pa.float64()))
+    foreign = edited(dataset_rows.contents_table(stores["b"]), lambda row: {**row, "benchmark": "not_here"}
                      if row["source"] == "uploaded" else None)
     publish(hub, "org/a", {CONTENTS: parquet_bytes(table_a)})
-    publish(hub, "org/b", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["b"])),
+    publish(hub, "org/b", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["b"])),
                            "contents/foreign.parquet": parquet_bytes(foreign)})
 
     loaded = OtherResults(tmp_path / "home").load("org/a, org/b", local_ids(stores["local"]))
@@ -137,9 +137,9 @@ def test_the_board_shows_their_rows_beside_ours_and_never_over_ours(hub: FakeHub
                                                                     tmp_path: Path):
     runs, local = stores["runs"], stores["local"]
     # Their toolboard said b's run is comparable (apart_reason written empty): it ranks beside ours.
-    comparable = edited(results_dataset.contents_table(stores["b"]), lambda row: {**row, "apart_reason": ""}
+    comparable = edited(dataset_rows.contents_table(stores["b"]), lambda row: {**row, "apart_reason": ""}
                         if row["run_id"] == runs["b_only"] else row)
-    publish(hub, "org/a", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["a"]))})
+    publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["a"]))})
     publish(hub, "org/b", {CONTENTS: parquet_bytes(comparable)})
     loaded = OtherResults(tmp_path / "home").load(["org/a", "org/b"], local_ids(local))
 
@@ -180,15 +180,15 @@ def test_the_board_shows_their_rows_beside_ours_and_never_over_ours(hub: FakeHub
 def test_a_truncated_file_and_a_missing_repo_are_reported_and_the_rest_loads(hub: FakeHubRepo, stores: dict[str, Any],
                                                                              tmp_path: Path):
     runs = stores["runs"]
-    good = parquet_bytes(results_dataset.contents_table(stores["a"]))
+    good = parquet_bytes(dataset_rows.contents_table(stores["a"]))
     publish(hub, "org/broken", {"contents/half.parquet": good[:len(good) // 2],
-                                CONTENTS: parquet_bytes(results_dataset.contents_table(stores["b"]))})
+                                CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["b"]))})
     publish(hub, "org/a", {CONTENTS: good})
     home = tmp_path / "home"
     # A file left in the download folder by an earlier load, gone from the repo: never read.
     stale = local_folder("org/a", home) / "contents" / "stale.parquet"
     stale.parent.mkdir(parents=True)
-    stale.write_bytes(parquet_bytes(edited(results_dataset.contents_table(stores["b"]),
+    stale.write_bytes(parquet_bytes(edited(dataset_rows.contents_table(stores["b"]),
                                            lambda row: {**row, "run_id": "stale-run"})))
 
     loaded = OtherResults(home).load("org/broken, org/missing, org/a, not a repo", local_ids(stores["local"]))
@@ -211,7 +211,7 @@ def test_a_truncated_file_and_a_missing_repo_are_reported_and_the_rest_loads(hub
 
 def test_a_refused_token_is_reported_without_the_token(hub: FakeHubRepo, stores: dict[str, Any], tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch):
-    publish(hub, "org/a", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["a"]))})
+    publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["a"]))})
     wrong = "hf_wrongToken_must_not_be_shown_0123456789"
     monkeypatch.setenv("HF_TOKEN", wrong)
     loaded = OtherResults(tmp_path / "home").load("org/a")
@@ -249,7 +249,7 @@ def test_the_app_loads_them_at_start_and_the_about_field_reloads_them(hub: FakeH
     from gradio_client import Client
 
     runs = stores["runs"]
-    good = parquet_bytes(results_dataset.contents_table(stores["a"]))
+    good = parquet_bytes(dataset_rows.contents_table(stores["a"]))
     publish(hub, "org/a", {CONTENTS: good})
     publish(hub, "org/broken", {CONTENTS: good[:len(good) // 2]})
     monkeypatch.setenv("TOOLBOARD_RESULTS", "org/broken,org/a")
@@ -279,7 +279,7 @@ def test_the_app_loads_them_at_start_and_the_about_field_reloads_them(hub: FakeH
         assert {row["run_id"] for row in leaderboard("from org/a")} == {runs["a_only"], runs["shared"], runs["clash"]}
 
         # The repo gains a run; Load (its API) reloads, and the cached board redraws with it.
-        publish(hub, "org/a", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["b"]))})
+        publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["b"]))})
         report = client.predict("org/a", api_name="/load_results")
         assert report.startswith("- org/a: 4 rows of 2 runs joined") and TOKEN not in report
         assert {row["run_id"] for row in leaderboard() if row.get(ORIGIN_COLUMN)} == {runs["b_only"], runs["shared"]}
@@ -307,11 +307,11 @@ def test_a_page_load_reloads_them_in_the_background_once_they_are_old(hub: FakeH
     context = AppContext(store=Store(tmp_path / "app" / "toolboard.db"), clock=lambda: now[0])
     try:
         assert context.refresh_other_results() is None  # nothing listed: nothing to reload
-        publish(hub, "org/a", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["a"]))})
+        publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["a"]))})
         context.load_other_results("org/a")
         before = context.board_frame("acebench", "official")
         assert set(before["run_id"][before[ORIGIN_COLUMN].notna()]) == {runs["a_only"], runs["shared"], runs["clash"]}
-        publish(hub, "org/a", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["b"]))})
+        publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["b"]))})
         now[0] += OTHER_RESULTS_MAX_AGE - 1
         assert context.refresh_other_results() is None  # still fresh
         assert context.board_frame("acebench", "official") is before
@@ -328,7 +328,7 @@ def test_a_page_load_reloads_them_in_the_background_once_they_are_old(hub: FakeH
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="headless browser test needs Debian's chromium at /usr/bin/chromium")
 def test_load_in_the_about_tab_reports_and_redraws_the_board(hub: FakeHubRepo, stores: dict[str, Any], tmp_path: Path):
-    publish(hub, "org/a", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["a"]))})
+    publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["a"]))})
     context = AppContext(store=Store(tmp_path / "app" / "toolboard.db"))
     with launched(context) as url, browser_page() as (page, problems):
         page.goto(url, wait_until="load")

@@ -24,10 +24,13 @@ import pytest
 
 from evaluators.core.registry import MODES, benchmark_names
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult, ToolCall
+from evaluators.engine import redact
 from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, Store
-from evaluators.publish import results_dataset
-from evaluators.publish.results_dataset import ResultsDatasetError, contents_rows, details_rows, read_dataset, write_dataset
+from evaluators.publish import dataset_rows, dataset_schema, results_dataset
+from evaluators.publish.dataset_rows import contents_rows, details_rows
+from evaluators.publish.dataset_schema import ResultsDatasetError
+from evaluators.publish.results_dataset import read_dataset, write_dataset
 from evaluators.service.board import board_rows
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
@@ -207,7 +210,7 @@ def test_details_round_trip_one_row_per_scored_item_and_mode(store: Store, runs:
 
 
 def test_details_come_in_batches_that_make_the_same_table(store: Store, runs: dict[str, str]) -> None:
-    batches = list(results_dataset.detail_batches(store, batch_rows=5))
+    batches = list(dataset_rows.detail_batches(store, batch_rows=5))
     assert len(batches) > 2
     assert all(batch.num_rows <= 5 + 2 * len(MODES) for batch in batches)  # a page closes after its item's modes
     whole = pa.concat_tables(batches).to_pandas(types_mapper=pd.ArrowDtype)
@@ -262,7 +265,7 @@ def test_a_store_without_runs_exports_the_published_rows_alone(store: Store, run
     assert set(expected["source"]) == {"published"} and written.contents_rows == len(expected) > 0
     assert_same_frames(loaded(folder, "contents", tmp_path / "cache"), expected)
     contents, details = read_dataset(folder)
-    assert details.empty and details.columns.tolist() == [name for name, _, _ in results_dataset.DETAILS_COLUMNS]
+    assert details.empty and details.columns.tolist() == [name for name, _, _ in dataset_schema.DETAILS_COLUMNS]
     empty.close()
 
 
@@ -289,11 +292,11 @@ def test_no_base_url_key_or_local_path_in_the_written_dataset(store: Store, runs
 
 
 def test_public_text_keeps_urls_and_drops_local_folders_and_keys() -> None:
-    assert results_dataset.public_text("/data/models/Qwen2.5-7B") == "Qwen2.5-7B"
-    assert results_dataset.public_text("C:\\Users\\me\\m.gguf and ~/x/y.bin") == "m.gguf and y.bin"
-    assert results_dataset.public_text("see https://example.org/a/b (and gpt-4o/mini)") == \
+    assert redact.public_text("/data/models/Qwen2.5-7B") == "Qwen2.5-7B"
+    assert redact.public_text("C:\\Users\\me\\m.gguf and ~/x/y.bin") == "m.gguf and y.bin"
+    assert redact.public_text("see https://example.org/a/b (and gpt-4o/mini)") == \
         "see https://example.org/a/b (and gpt-4o/mini)"
-    assert results_dataset.public_text(f"key {PLANTED_KEY}") == "key [redacted]"
+    assert redact.public_text(f"key {PLANTED_KEY}") == "key [redacted]"
 
 
 # ---- the card ------------------------------------------------------------------------------------
@@ -310,7 +313,7 @@ def test_card_declares_the_configs_licences_and_citations(store: Store, runs: di
         assert f"(`{name}`)" in card
     assert "- Data licence: MIT" in card  # ACEBench's declaration
     assert "Chen et al., ACEBench" in card
-    for column, _, _ in results_dataset.CONTENTS_COLUMNS + results_dataset.DETAILS_COLUMNS:
+    for column, _, _ in dataset_schema.CONTENTS_COLUMNS + dataset_schema.DETAILS_COLUMNS:
         assert f"| `{column}` |" in card
 
 
@@ -320,7 +323,7 @@ def test_card_declares_the_configs_licences_and_citations(store: Store, runs: di
 def test_a_truncated_parquet_file_is_named_in_a_clear_error(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
-    damaged = folder / "contents" / results_dataset.DATA_FILE
+    damaged = folder / "contents" / dataset_schema.DATA_FILE
     damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])
     with pytest.raises(ResultsDatasetError, match=r"contents/train-00000-of-00001\.parquet: not a readable Parquet file"):
         read_dataset(folder)
@@ -329,7 +332,7 @@ def test_a_truncated_parquet_file_is_named_in_a_clear_error(store: Store, runs: 
 def test_a_file_that_is_not_parquet_is_named(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
-    (folder / "details" / results_dataset.DATA_FILE).write_text('{"run_id": "x"}\n', encoding="utf-8")
+    (folder / "details" / dataset_schema.DATA_FILE).write_text('{"run_id": "x"}\n', encoding="utf-8")
     with pytest.raises(ResultsDatasetError, match=r"details/train-00000-of-00001\.parquet: not a readable Parquet file"):
         read_dataset(folder)
 
@@ -337,7 +340,7 @@ def test_a_file_that_is_not_parquet_is_named(store: Store, runs: dict[str, str],
 def test_a_wrong_schema_says_which_column_and_what_was_expected(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
-    path = folder / "details" / results_dataset.DATA_FILE
+    path = folder / "details" / dataset_schema.DATA_FILE
     table = pq.read_table(path)
     pq.write_table(table.set_column(table.schema.get_field_index("correct"), "correct",
                                     pa.array(["yes"] * table.num_rows)), path)
@@ -389,24 +392,24 @@ def test_the_runs_config_rebuilds_a_store_with_the_same_board(store: Store, runs
     records = loaded(folder, "runs", tmp_path / "cache")
     assert sorted(records["run_id"]) == sorted(runs.values())
     rebuilt = Store(tmp_path / "rebuilt.db")
-    result = results_dataset.import_runs(rebuilt, results_dataset.read_config(folder, "runs"))
+    result = dataset_rows.import_runs(rebuilt, results_dataset.read_config(folder, "runs"))
     assert sorted(result.imported) == sorted(runs.values()) and not result.skipped
     # The same board as published. The planted run's model, named by a local folder, is published as the folder's
     # last part; only under that name does the facts table know it, so its facts are not compared.
     facts = ["organisation", "params_b", "licence", "open_weights", "link"]
     assert_same_frames(contents_rows(rebuilt).drop(columns=facts), contents_rows(store).drop(columns=facts))
     assert_same_frames(details_rows(rebuilt), details_rows(store))
-    again = results_dataset.import_runs(rebuilt, results_dataset.read_config(folder, "runs"))
+    again = dataset_rows.import_runs(rebuilt, results_dataset.read_config(folder, "runs"))
     assert sorted(again.already_there) == sorted(runs.values()) and not again.imported
     rebuilt.close()
 
 
 def test_a_damaged_run_record_is_skipped_and_named(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
-    table = results_dataset.runs_table(store).to_pandas()
+    table = dataset_rows.runs_table(store).to_pandas()
     table.loc[0, "document"] = "{not json"
     table.loc[1, "document"] = json.dumps({"format": "toolboard-run", "version": 1, "run": {"id": "another"}})
     rebuilt = Store(tmp_path / "rebuilt.db")
-    result = results_dataset.import_runs(rebuilt, table)
+    result = dataset_rows.import_runs(rebuilt, table)
     assert not result.imported and len(result.skipped) == 2
     assert result.skipped[0].startswith(f"{table.loc[0, 'run_id']}: ")
     assert "not the record of this run" in result.skipped[1]

@@ -15,6 +15,7 @@ import pytest
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark
+from evaluators.engine.redact import redacted
 from evaluators.engine.scoring import score_and_report
 from evaluators.engine.store import Store
 from evaluators.service import explore_queries
@@ -22,7 +23,6 @@ from evaluators.service.app_services import BUILT_IN_EXAMPLE, AppServices
 from evaluators.service.board_queries import view_rows
 from evaluators.service.offline_scoring import benchmark_with_example, score_example
 from evaluators.service.ownership import SECRET_FILE, Visitors, owns
-from evaluators.service.redaction import redacted
 from evaluators.service.runs import act_on_run, job_state, requests_of, visible_jobs
 from evaluators.service.submissions import check_submission, store_submission
 from evaluators.service.uploads import add_upload, check_upload

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Literal, TypedDict
 
 from evaluators.core.limits import message_of
+from evaluators.engine.redact import shown_as_is
 from evaluators.engine.store import Store
 from evaluators.service.app_services import (
     BUILT_IN_EXAMPLE,
@@ -15,7 +16,6 @@ from evaluators.service.app_services import (
     resolve_data_dir,
     services_from_env,
 )
-from evaluators.service.redaction import shown_as_is
 from ui.format import markdown_text
 
 # What the tabs call the application services they are built over.

@@ -26,10 +26,10 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, cut_text, shown_text
 from evaluators.core.registry import MODES, unique_titles
 from evaluators.engine.client import request_of_event
+from evaluators.engine.redact import shown_as_is
 from evaluators.service import explore_queries
 from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, SAMPLE_COLUMNS, VERDICTS, kept_choice
-from evaluators.service.redaction import shown_as_is
 from ui.api import ExploreViews, declare_explore_api
 from ui.context import READ_EVENT, AppContext
 from ui.format import escaped_block, picked_value, user_error

@@ -15,6 +15,7 @@ import pandas as pd
 from evaluators.core.limits import message_of
 from evaluators.core.registry import all_benchmarks
 from evaluators.core.text import show
+from evaluators.engine.redact import shown_as_is
 from evaluators.service.board import (
     APART_COLUMN,
     COST_COLUMN,
@@ -29,7 +30,6 @@ from evaluators.service.board import (
     RANK_COLUMN,
     BoardLayout,
 )
-from evaluators.service.redaction import shown_as_is
 
 # Shown as they are: the sample count, and every metric a benchmark declares as a count or a label.
 PLAIN_COLUMNS = ("n",)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import Store
-from evaluators.publish.results_dataset import CARD_FILE, DATA_FILE, SPLIT
+from evaluators.publish.dataset_card import CARD_FILE
+from evaluators.publish.dataset_schema import DATA_FILE, SPLIT
 from evaluators.service.run_records import (
     catch_up_with_the_queue,
     check_dataset_runs,

@@ -48,7 +48,8 @@ from evaluators.engine.queue_app import (
     task_key,
 )
 from evaluators.engine.queue_worker import UNACKED, make_celery
-from evaluators.engine.run_document import export_run, import_run, without_credentials
+from evaluators.engine.redact import without_credentials
+from evaluators.engine.run_document import export_run, import_run
 from evaluators.engine.runner import start_run
 from evaluators.engine.settings import RunConfig, RunRequest, require_run_request
 from evaluators.engine.store import RunRow, Store
@@ -527,7 +528,8 @@ class QueueJobs(RunJobs):
         self._end(job, status if status in ("cancelled", "failed") else "failed", str(outcome.get("message") or status))
 
     def _import(self, run_id: str, outcome: dict[str, Any]) -> None:
-        """The finished run's record (the result's run document, queue_app.TaskResult) in place of the placeholder."""
+        """The finished run's record (the result's run document, queue_app.TaskResult: a RunDocument's JSON values,
+        checked by the model as import_run reads it) in place of the placeholder."""
         document = outcome.get("document")
         if isinstance(document, str):
             document = json.loads(document)

@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -54,7 +54,7 @@ REQUEST_MODE_NAMES = {"prompt": "prompt", "tools": "native tools"}
 NEWEST_COLUMN = "newest"
 # The results dataset (Hub repo id) a row was read from (evaluators/publish/other_results.py); None on this
 # project's own rows. Present only on boards built with `others` (board_rows), so an export of the
-# board (results_dataset.contents_table) never holds it, nor anyone else's rows.
+# board (dataset_rows.contents_table) never holds it, nor anyone else's rows.
 ORIGIN_COLUMN = "origin"
 # Beside each fraction column: the items behind it and its 95% Wilson interval (fractions).
 N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX = "_n", "_low", "_high"
@@ -129,7 +129,7 @@ def column_n(report: dict[str, Any], benchmark: Benchmark, view: str, column: st
     subsets = {name: (value or {}).get("n") for name, value in (report.get("subsets") or {}).items()}
 
     def total(names: Any) -> int | None:
-        counts = [subsets[name] for name in names if isinstance(subsets.get(name), int)]
+        counts = [count for count in (subsets.get(name) for name in names) if isinstance(count, int)]
         return sum(counts) if counts else None
 
     for name in (column, view):
@@ -188,7 +188,8 @@ def _run_request_mode(run: RunRow) -> str | None:
     if run.source != "endpoint":
         return None
     mode = (run.config.get("model") or {}).get("request_mode", "prompt")
-    return REQUEST_MODE_NAMES.get(mode, mode)
+    name: str | None = REQUEST_MODE_NAMES.get(mode, mode)
+    return name
 
 
 def layout_for(benchmark: str) -> BoardLayout:
@@ -238,7 +239,7 @@ def _published_macro_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> li
     if layout.macro_view is None:
         return []
     parts = [v for v in layout.views if v != layout.macro_view]
-    grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    grouped: dict[tuple[str, tuple[str, ...]], dict[str, dict[str, Any]]] = {}
     for row in rows:
         if row["view"] in parts:
             labels = tuple(str(row.get(column, "")) for column in layout.text_columns)
@@ -281,7 +282,8 @@ def _run_rows(benchmark: Benchmark, layout: BoardLayout, store: Store, mode: str
         item_shares = item_share_columns(benchmark, layout)
         kept_bounds = report_bounds(layout, report)
         for view, values in layout.run_values(report).items():
-            counts = {c + N_SUFFIX: column_n(report, benchmark, view, c) for c in item_shares if c in values}
+            counts: dict[str, float | None] = {c + N_SUFFIX: column_n(report, benchmark, view, c)
+                                               for c in item_shares if c in values}
             counts |= {column + suffix: bound for column, pair in kept_bounds.get(view, {}).items()
                        for suffix, bound in zip((LOW_SUFFIX, HIGH_SUFFIX), pair)}
             reason = "; ".join(filter(None, [apart, own_figures(benchmark, layout, values)])) if apart else apart
@@ -310,7 +312,7 @@ def own_figures(benchmark: Benchmark, layout: BoardLayout, values: dict[str, Any
 
     if any(number(column) is not None for column in layout.columns):
         return ""
-    found = [(column, number(column)) for column in layout.detail_columns if number(column) is not None]
+    found = [(column, value) for column, value in ((c, number(c)) for c in layout.detail_columns) if value is not None]
     if not found:
         return ""
     shown = ", ".join(f"{benchmark.column_title(column)} {value * 100:.1f}%" for column, value in found[:MAX_OWN_FIGURES])
@@ -463,10 +465,10 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
                 continue
             values = {}
             for column in (*layout.columns, *layout.detail_columns):
-                numbers = [by_view[p].get(column) for p in parts]
-                values[column] = round(sum(numbers) / len(numbers), 3) if all(isinstance(n, int | float) for n in numbers) else None
-                counts = [by_view[p].get(column + N_SUFFIX) for p in parts]
-                if values[column] is not None and all(isinstance(c, int) for c in counts):
+                numbers = [number for p in parts if isinstance(number := by_view[p].get(column), int | float)]
+                values[column] = round(sum(numbers) / len(numbers), 3) if len(numbers) == len(parts) else None
+                counts = [count for p in parts if isinstance(count := by_view[p].get(column + N_SUFFIX), int)]
+                if values[column] is not None and len(counts) == len(parts):
                     values[column + N_SUFFIX] = sum(counts)  # the mean of the parts, over all their items
             first = by_view[parts[0]]
             errors = [by_view[p]["request_errors"] for p in parts]
@@ -496,6 +498,11 @@ def board_columns(benchmark: Benchmark, layout: BoardLayout, others: bool = Fals
             *interval_columns]
 
 
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A board frame's rows as dicts by column name (its columns are all names)."""
+    return cast(list[dict[str, Any]], frame.to_dict("records"))
+
+
 def run_ids_of(row: dict[str, Any]) -> list[str]:
     """The runs behind a board row (a view averaging runs names them `a + b`); none for published rows."""
     return [part for part in str(row.get("run_id") or "").split(" + ") if part]
@@ -504,7 +511,7 @@ def run_ids_of(row: dict[str, Any]) -> list[str]:
 def _others_rows(others: pd.DataFrame | Iterable[dict[str, Any]], store: Store | None) -> list[dict[str, Any]]:
     """Rows read from other results datasets (evaluators/publish/other_results.py), as plain values; a row naming a
     run of the local store (any part of `a + b`) is left out: local rows win, whatever was loaded before."""
-    records = others.to_dict("records") if isinstance(others, pd.DataFrame) else list(others)
+    records = frame_records(others) if isinstance(others, pd.DataFrame) else list(others)
     local = {run.id for run in store.list_runs()} if store is not None and records else set()
     rows = []
     for record in records:
@@ -556,8 +563,8 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
             elif column in item_shares:
                 interval = wilson_interval(value, row.get(column + N_SUFFIX)) if isinstance(value, int | float) else None
             else:  # a figure that is not a share of the view's items: the interval its report keeps, if any
-                kept = (row.get(column + LOW_SUFFIX), row.get(column + HIGH_SUFFIX))
-                interval = kept if all(isinstance(bound, int | float) for bound in kept) and isinstance(
+                low, high = row.get(column + LOW_SUFFIX), row.get(column + HIGH_SUFFIX)
+                interval = (low, high) if isinstance(low, int | float) and isinstance(high, int | float) and isinstance(
                     value, int | float) else None
             row[column + LOW_SUFFIX], row[column + HIGH_SUFFIX] = interval or (None, None)
     interval_columns = [c + suffix for c in fractions for suffix in (N_SUFFIX, LOW_SUFFIX, HIGH_SUFFIX)]

@@ -29,6 +29,7 @@ from typing import Any
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
+from evaluators.engine.redact import redact
 from evaluators.engine.run_document import RUN_ID_PATTERN
 from evaluators.engine.store import Store
 from evaluators.publish.board_table import run_on_example_data
@@ -118,7 +119,7 @@ class HubSync:
         try:
             self.push(run_id)
         except Exception as error:
-            logger.warning("hub sync: %s", self._redact(str(error)))
+            logger.warning("hub sync: %s", redact(str(error), (self._token,)))
 
     def _on_example_data(self, run_id: str) -> bool:
         return self.store.has_run(run_id) and run_on_example_data(self.store.get_run(run_id))
@@ -129,7 +130,8 @@ class HubSync:
         written."""
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-        from evaluators.publish.results_dataset import CONFIGS, write_contents_and_card, write_run_shards
+        from evaluators.publish.dataset_schema import CONFIGS
+        from evaluators.publish.results_dataset import write_contents_and_card, write_run_shards
 
         existing = list(existing)
         toys = self._example_data_files(existing)
@@ -156,17 +158,18 @@ class HubSync:
 
     def _import_shard(self, path: Path) -> int:
         """Import the runs of one `runs` file; a damaged file or row is logged and skipped."""
-        from evaluators.publish.results_dataset import import_runs, read_config_file
+        from evaluators.publish.dataset_rows import import_runs
+        from evaluators.publish.results_dataset import read_config_file
 
         if self.store.has_run(path.name.removesuffix(SHARD_SUFFIX)):
             return 0
         try:
             result = import_runs(self.store, read_config_file(path, "runs"))
         except (ToolboardError, OSError) as error:
-            logger.warning("hub sync: skipped %s/%s: %s", RUNS_FOLDER, path.name, self._redact(str(error)))
+            logger.warning("hub sync: skipped %s/%s: %s", RUNS_FOLDER, path.name, redact(str(error), (self._token,)))
             return 0
         for problem in result.skipped:
-            logger.warning("hub sync: skipped a run in %s/%s: %s", RUNS_FOLDER, path.name, self._redact(problem))
+            logger.warning("hub sync: skipped a run in %s/%s: %s", RUNS_FOLDER, path.name, redact(problem, (self._token,)))
         return len(result.imported)
 
     def _api(self) -> Any:
@@ -176,9 +179,6 @@ class HubSync:
 
     def _error(self, action: str, error: BaseException) -> ToolboardError:
         return hub_error(f"could not {action} dataset {self.repo_id}", error, self._token)
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
 
 
 def _run_files(files: Iterable[str], suffix: str) -> list[str]:
@@ -207,7 +207,7 @@ def check_repo_id(repo_id: str) -> None:
 
 def hub_error(what: str, error: BaseException, token: str | None) -> ToolboardError:
     """A Hub failure as one clear line, without the token; a hint when the token was refused."""
-    text = str(error).replace(token, "***") if token else str(error)
+    text = redact(str(error), (token,))
     detail = text.strip().splitlines()
     reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
     status = getattr(getattr(error, "response", None), "status_code", None)
@@ -234,7 +234,8 @@ def push_dataset_folder(folder: str | Path, repo_id: str, token: str | None, end
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         stale = [path for path in api.list_repo_files(repo_id, repo_type="dataset")
                  if path not in local and any(_is_shard(path, config) for config in ("contents", "details", "runs"))]
-        operations = [CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in local]
+        operations: list[CommitOperationAdd | CommitOperationDelete] = [
+            CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(folder / path)) for path in local]
         operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
         commit = api.create_commit(repo_id, operations, commit_message="Toolboard results", repo_type="dataset")
     except Exception as error:  # network, auth, server: one clear error, without the token

@@ -24,7 +24,7 @@ Rules:
   `newest` is False. `apart_reason` is kept as written (their toolboard computed it by the same rules), so their
   comparable rows rank beside ours; model facts, n and intervals are recomputed by board_rows as for any row.
 
-Others' rows are never written into this project's own results dataset: results_dataset.contents_table builds
+Others' rows are never written into this project's own results dataset: dataset_rows.contents_table builds
 the board without them.
 """
 
@@ -44,7 +44,15 @@ import pandas as pd
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.core.registry import MODES, benchmark_names, get_benchmark
-from evaluators.publish.board_table import NEWEST_COLUMN, ORIGIN_COLUMN, SOURCES, board_columns, run_ids_of
+from evaluators.engine.redact import redact
+from evaluators.publish.board_table import (
+    NEWEST_COLUMN,
+    ORIGIN_COLUMN,
+    SOURCES,
+    board_columns,
+    frame_records,
+    run_ids_of,
+)
 
 RESULTS_ENV = "TOOLBOARD_RESULTS"
 TOKEN_ENV = "HF_TOKEN"
@@ -141,10 +149,6 @@ def local_folder(repo_id: str, home: Path | None = None) -> Path:
     return (home or toolboard_home()) / "results" / repo_id.replace("/", "--")
 
 
-def _redacted(text: str, token: str | None) -> str:
-    return text.replace(token, "***") if token else text
-
-
 def _hub_problem(repo_id: str, error: BaseException, token: str | None) -> OtherResultsError:
     """A Hub failure as one line naming the repo, without the token."""
     from huggingface_hub.errors import RepositoryNotFoundError
@@ -153,7 +157,7 @@ def _hub_problem(repo_id: str, error: BaseException, token: str | None) -> Other
     if isinstance(error, RepositoryNotFoundError) or status == 404:
         return OtherResultsError(f"{repo_id}: no such dataset repo on the Hub, or it is private and {TOKEN_ENV} cannot"
                                  " read it")
-    lines = _redacted(str(error), token).strip().splitlines()
+    lines = redact(str(error), (token,)).strip().splitlines()
     reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
     hint = f"; check that {TOKEN_ENV} can read it" if status in (401, 403) else ""
     return OtherResultsError(f"{repo_id}: could not read the dataset repo ({reason}){hint}")
@@ -197,7 +201,7 @@ def read_contents(repo_id: str, files: Iterable[tuple[str, Path]],
         try:
             frames.append(read_config_file(path, CONFIG))
         except (ToolboardError, OSError, ValueError) as error:
-            text = _redacted(str(error), token).replace(str(path), relative)
+            text = redact(str(error), (token,)).replace(str(path), relative)
             text = text if text.startswith(relative) else f"{relative}: {text}"
             problems.append(f"{repo_id}: {text}")
     return frames, problems
@@ -257,7 +261,7 @@ def merge(repos: list[_Repo], local_run_ids: Iterable[str], version: int) -> Loa
         joined_runs: set[str] = set()
         joined = 0
         for frame in repo.frames:
-            for record in frame.to_dict("records"):
+            for record in frame_records(frame):
                 record = {name: None if value is None or value is pd.NA or value != value else value
                           for name, value in record.items()}
                 reason = _skip_reason(record, views)
@@ -318,7 +322,7 @@ class OtherResults:
                 try:
                     files = download_contents(repo_id, self.home, token, endpoint)
                 except OtherResultsError as error:
-                    found.append(_Repo(repo_id, [], [_redacted(str(error), token)]))
+                    found.append(_Repo(repo_id, [], [redact(str(error), (token,))]))
                     continue
                 frames, problems = read_contents(repo_id, files, token)
                 found.append(_Repo(repo_id, frames, problems, len(files)))

@@ -51,10 +51,6 @@ class Price:
     date: str
     aliases: tuple[str, ...] = ()
 
-    @property
-    def known(self) -> bool:
-        return self.input_usd_per_1m is not None and self.output_usd_per_1m is not None
-
     def describe(self) -> str:
         """E.g. "gpt-4o-mini at $0.15 in / $0.60 out per 1M tokens (https://…, 2026-11-27)"."""
         return (f"{self.model} at ${self.input_usd_per_1m:g} in / ${self.output_usd_per_1m:g} out per 1M tokens "
@@ -184,7 +180,7 @@ def cost_values(model: str, figures: UsageFigures, folder: Path = LEADERBOARD_DI
     elif figures.answered:
         notes.append("no latency: every answer came from the cache")
     price = price_of(model, folder)
-    if price is None or not price.known:
+    if price is None or price.input_usd_per_1m is None or price.output_usd_per_1m is None:
         notes.append("no cost: no listed price for this model")
     elif not figures.reported_tokens:
         notes.append("no cost: the endpoint reported no token usage")

@@ -26,6 +26,7 @@ from evaluators.engine.job_manager import RunJobs
 from evaluators.engine.jobs import JobManager
 from evaluators.engine.queue_app import QueueSettings
 from evaluators.engine.queue_app import settings_from_env as queue_settings_from_env
+from evaluators.engine.redact import server_path_redactor, shown_as_is
 from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store, open_app_store
 from evaluators.publish.hub_sync import HubSync, from_env
@@ -45,7 +46,6 @@ from evaluators.service.quota import (
     limit_from_env,
     megabytes_from_env,
 )
-from evaluators.service.redaction import server_path_redactor, shown_as_is
 from evaluators.service.run_request import BUILT_IN_EXAMPLE, LOCAL_FOLDER, local_folder
 from evaluators.service.submissions import DEFAULT_MAX_UPLOAD_BYTES
 

@@ -8,11 +8,11 @@ from typing import Any
 import pandas as pd
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.redact import redacted
 from evaluators.engine.store import RunRow
 from evaluators.service.app_services import AppServices
 from evaluators.service.explore import compare_runs, filter_choices, run_label, sample_detail, sample_table
 from evaluators.service.ownership import check_may_see_outputs, find_run, may_see_outputs
-from evaluators.service.redaction import redacted
 
 
 def visible_runs(services: AppServices, owner: str | None = None) -> list[RunRow]:

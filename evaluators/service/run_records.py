@@ -13,8 +13,9 @@ from evaluators.core.errors import ToolboardError
 from evaluators.engine.jobs import shown_message, status_without_a_job
 from evaluators.engine.queue_app import settings_from_env
 from evaluators.engine.store import LONE_SURROGATE, RunRow, Store
+from evaluators.publish.dataset_rows import chosen_runs
 from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id, push_dataset_folder
-from evaluators.publish.results_dataset import WrittenDataset, chosen_runs, write_dataset
+from evaluators.publish.results_dataset import WrittenDataset, write_dataset
 
 
 def catch_up_with_the_queue(store: Store) -> tuple[bool, str | None]:
