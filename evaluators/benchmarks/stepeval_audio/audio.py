@@ -11,9 +11,10 @@ import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from evaluators.benchmarks.stepeval_audio.data import HF_DATASET, HF_REVISION_ENV
+from evaluators.benchmarks.stepeval_audio.data import HF_DATASET
 from evaluators.core.archive import staged_folder
 from evaluators.core.downloads import download_failed
+from evaluators.core.environment import read_settings
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 
@@ -74,7 +75,7 @@ def download_archive() -> Path:
     try:
         return Path(
             hf_hub_download(
-                HF_DATASET, AUDIO_ARCHIVE, repo_type="dataset", revision=os.environ.get(HF_REVISION_ENV),
+                HF_DATASET, AUDIO_ARCHIVE, repo_type="dataset", revision=read_settings().stepeval_revision,
                 endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )
