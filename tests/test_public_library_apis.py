@@ -26,6 +26,8 @@ ALLOWED = {
 }
 
 IMPORTED_PRIVATE = re.compile(r"\b(?:from|import)\s+((?:[A-Za-z]\w*\.)+_[A-Za-z]\w*)")
+# Inner modules whose names do not say so: Gradio's `context` (the Blocks being built) is not its API.
+INNER_MODULES = re.compile(r"\b(?:gradio|gr)\.context\b|\bfrom\s+gradio\s+import\s+[^\n]*\bcontext\b")
 
 
 def python_files() -> list[Path]:
@@ -37,7 +39,8 @@ def python_files() -> list[Path]:
 
 
 def own_names(trees: dict[Path, ast.AST]) -> set[str]:
-    """Every name the project itself defines (functions, classes, arguments, assigned names and attributes):
+    """Every name the project itself defines (functions, classes, arguments, assigned names, its objects'
+    attributes):
     `x._name` for a name it never defines reaches into someone else's code."""
     names: set[str] = set()
     for tree in trees.values():
@@ -48,8 +51,9 @@ def own_names(trees: dict[Path, ast.AST]) -> set[str]:
                 names.add(node.arg)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                names.add(node.attr)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                names.add(node.attr)  # set on an object of its own (setting another's does not make it ours)
             elif isinstance(node, ast.alias):
                 names.add((node.asname or node.name).split(".")[0])
     return names
@@ -62,8 +66,10 @@ def private_uses() -> set[tuple[str, str]]:
     for path, tree in trees.items():
         where = path.relative_to(PROJECT).as_posix()
         # Imports of a module or name whose own name says it is private, also in scripts held as text.
-        found.update((where, module) for module in IMPORTED_PRIVATE.findall(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        found.update((where, module) for module in IMPORTED_PRIVATE.findall(text)
                      if not module.startswith(("evaluators.", "ui.", "tests.", "benchmarks.")))
+        found.update((where, inner) for inner in INNER_MODULES.findall(text) if path.name != Path(__file__).name)
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 if node.module.split(".")[0] not in ("evaluators", "ui", "tests", "benchmarks"):
