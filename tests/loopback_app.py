@@ -50,7 +50,7 @@ class LoopbackApp:
         await runner.setup()
         site = web.TCPSite(runner, self.bind_host, self.bind_port, backlog=1024)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = runner.addresses[0][1]  # the port the system gave (bind_port 0)
         self._ready.set()
         await self._stop.wait()
         await runner.cleanup()

@@ -144,7 +144,7 @@ def build_app(context: AppContext) -> gr.Blocks:
             with gr.Tab("Evaluate"):
                 jobs = evaluate_tab.build(context, visitor)
             with gr.Tab("Submit"):
-                submit_tab.build(context)
+                submit_tab.build(context, visitor)
             with gr.Tab("Explore") as explore_tab_item:
                 explore = explore_tab.build(context, visitor)
             with gr.Tab("Queue", id="queue") as queue_tab_item:

@@ -366,7 +366,6 @@ def build(context: AppContext) -> LeaderboardParts:
     inputs = [*filters, sequence, chart_kind, chart_models, download_shown]
     outputs = [*filters, board, note, address, download, download_shown, chart_models, plot]
     typed = (search, min_params, max_params)
-    typed_ids = {box._id for box in typed}
     # What each kind of visitor action can change, and so answers: a switch (benchmark, scoring mode) brings the
     # benchmark's own choices and leaves the typed boxes as the visitor is typing them; any other action only
     # redraws the board, its chart and the address (and the sort a header's click chose).
@@ -374,15 +373,15 @@ def build(context: AppContext) -> LeaderboardParts:
     view_outputs = [sort_by, board, address, download, download_shown, chart_models, plot]
     board_js = sequence_js("toolboardBoardSeq", len(filters))
 
-    def control_values(chosen: BoardState, level: str) -> dict[int, Any]:
-        """The new values of the controls that change, by component id: all of them for "all" (a shared link); for
+    def control_values(chosen: BoardState, level: str) -> dict[Any, Any]:
+        """The new values of the controls that change, by component: all of them for "all" (a shared link); for
         "switch" (a benchmark or mode picked: new choices) all but the typed boxes, left as the visitor is typing
         them; for "none" and "refresh" only the hidden sort."""
         if level in ("none", "refresh"):
-            return {sort_by._id: chosen.sort_by}
+            return {sort_by: chosen.sort_by}
         known = facts(chosen.benchmark, chosen.mode)
         chosen_layout = layout_for(chosen.benchmark)
-        values = dict(zip((control._id for control in filters), (
+        values = dict(zip(filters, (
             chosen.benchmark,
             gr.update(choices=view_choices(chosen.benchmark), value=chosen.view, label=chosen_layout.view_label),
             chosen.search, list(chosen.sources),
@@ -390,7 +389,7 @@ def build(context: AppContext) -> LeaderboardParts:
             chosen.mode, chosen.sort_by, gr.update(choices=known["organisation"], value=list(chosen.organisations)),
             chosen.weights, gr.update(choices=known["request_mode"], value=list(chosen.request_modes)),
             bound_box(chosen.min_params_b), bound_box(chosen.max_params_b), chosen.hide_flagged)))
-        return values if level == "all" else {key: value for key, value in values.items() if key not in typed_ids}
+        return values if level == "all" else {key: value for key, value in values.items() if key not in typed}
 
     def chart_value(chosen: BoardState, kind: str, models: list[str]) -> Any:
         """The chart as the page takes it (the Plot's own serialization), made once per view and chart."""
@@ -403,15 +402,15 @@ def build(context: AppContext) -> LeaderboardParts:
         mode, so the note (which depends on them and the store only) is not sent again, except by a refresh."""
         shown = drawn_view(context, chosen)
         models_shown = charted(shown.models, [str(m) for m in models] if isinstance(models, list) else None)
-        values = {**control_values(chosen, level), board._id: shown.html, address._id: state_query(chosen),
-                  download._id: gr.update(value=None, visible=False) if file_shown is True else None,
-                  download_shown._id: False,
-                  chart_models._id: gr.update(choices=shown.models, value=models_shown),
-                  plot._id: chart_value(chosen, chart_kind_of(kind), models_shown)}
+        values = {**control_values(chosen, level), board: shown.html, address: state_query(chosen),
+                  download: gr.update(value=None, visible=False) if file_shown is True else None,
+                  download_shown: False,
+                  chart_models: gr.update(choices=shown.models, value=models_shown),
+                  plot: chart_value(chosen, chart_kind_of(kind), models_shown)}
         if level != "none":
-            values[note._id] = shown.note
+            values[note] = shown.note
         # an output this level does not change is left as the page shows it
-        return tuple(values[component._id] if component._id in values else gr.update() for component in answered)
+        return tuple(values[component] if component in values else gr.update() for component in answered)
 
     def nothing(count: int) -> tuple[Any, ...]:
         return tuple(gr.update() for _ in range(count))
@@ -441,8 +440,10 @@ def build(context: AppContext) -> LeaderboardParts:
                        request_modes=())
 
     def sorted_by(chosen: BoardState, event: Any) -> BoardState:
-        data = getattr(event, "_data", None)
-        column = str(data.get("column") or "") if isinstance(data, dict) else ""
+        try:  # the event's data, as gr.EventData gives it: its keys as attributes
+            column = str(event.column or "")
+        except (AttributeError, TypeError):  # no data, or none with a column
+            column = ""
         return replace(chosen, sort_by=column) if column in layout_for(chosen.benchmark).columns else chosen
 
     def wire(event: Callable[..., Any], level: str, change: Callable[[BoardState, Any], BoardState] | None = None) -> None:

@@ -189,17 +189,13 @@ def quota_line(context: AppContext) -> str:
 
 
 def page_visitor(context: AppContext) -> gr.BrowserState:
-    """The page's visitor token (the BrowserState ui/app.py makes before the tabs), found in the Blocks being
-    built; a tab built on its own gets one of its own over the same browser storage."""
-    root = gr.context.Context.root_block
-    for block in (root.blocks.values() if root is not None else ()):
-        if isinstance(block, gr.BrowserState) and block.storage_key == BROWSER_STORAGE_KEY:
-            return block
+    """A visitor token for a tab built on its own (the page passes its own, made before the tabs): one of its
+    own over the same browser storage."""
     return gr.BrowserState(None, storage_key=BROWSER_STORAGE_KEY, secret=context.visitors.browser_secret() or None)
 
 
 def build(context: AppContext, visitor: gr.BrowserState | None = None) -> None:
-    """The tab; `visitor` holds the page's visitor token (found in the page when not given)."""
+    """The tab; `visitor` holds the page's visitor token (one of the tab's own when not given)."""
     from ui.evaluate_tab import wire_data_choice  # the Evaluate tab's Data choice, shared
 
     visitor = visitor if visitor is not None else page_visitor(context)

@@ -33,7 +33,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         return _run_or_queue(args, store)
     finally:
-        store.close()  # the process may end without the interpreter's teardown (see evaluators/__main__.py)
+        store.close()  # what it wrote is whole when the command returns, not when the interpreter ends
 
 
 def _run_or_queue(args: argparse.Namespace, store: Store) -> int:

@@ -1,6 +1,11 @@
 """Packages whose `__init__` runs only when a name is asked of them, not when they (or their submodules) are
 imported: for third-party packages whose `__init__` imports far more than this project uses.
 
+This leans on how those packages are laid out (their submodules import without their `__init__`), which no
+library promises: the packages deferred are named here only (`defer_sdk_type_catalogue`,
+`defer_rouge_score_imports`), each kept for what it saves a measured figure (docs/architecture.md), and
+tests/test_public_library_apis.py fails when a pinned version no longer allows it.
+
 `import openai` runs `openai/types/__init__.py`, which imports every one of the SDK's ~400 request and
 response types (the Responses API, evals, graders, realtime, …) and builds a pydantic model for each: most of
 the 0.5 s the import takes, paid by every run before its first request, though a chat completion needs a
@@ -105,3 +110,17 @@ def defer_package_inits(*packages: str, below: bool = True) -> None:
     (_FINDER.packages if below else _FINDER.alone).update(packages)
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+
+
+def defer_sdk_type_catalogue() -> None:
+    """The `openai` SDK's type catalogue (`openai.types`) and `httpcore2` (its default transport's HTTP stack,
+    which the aiohttp transport replaces), before the SDK is first imported: a chat completion needs a handful
+    of the catalogue's ~400 models."""
+    defer_package_inits("openai.types", "httpcore2")
+
+
+def defer_rouge_score_imports() -> None:
+    """NLTK's `__init__` (all of NLTK, where rouge-score uses its Porter stemmer module) and numpy's (rouge-score
+    imports it for a bootstrap Rouge-L never calls; its sub-packages set up compiled extensions in theirs)."""
+    defer_package_inits("nltk")
+    defer_package_inits("numpy", below=False)

@@ -177,19 +177,27 @@ def _port_of(parts: SplitResult) -> int:
     return port or DEFAULT_PORTS[parts.scheme.lower()]
 
 
+def _check_next_hop(response: Any) -> None:
+    """An httpx2 response hook: a redirect goes on only to an address the public-mode check lets through."""
+    if response.has_redirect_location:
+        check_redirect_hop(str(response.request.url.join(response.headers["location"])))
+
+
 def guard_hub_requests() -> None:
     """Every redirect the Hugging Face Hub client follows from now on (the Hub sends file downloads on to its
     CDN) goes, on a public deployment, only to a public host. The Hub's own address is the operator's."""
-    from huggingface_hub import set_client_factory
-    from huggingface_hub.utils import _http
+    import httpx2
+    from huggingface_hub import get_session, set_client_factory
 
-    def check_next_hop(response: Any) -> None:
-        if response.has_redirect_location:
-            check_redirect_hop(str(response.request.url.join(response.headers["location"])))
+    # The client the Hub library makes (its own request hooks: offline mode, request ids), read through its
+    # public attributes, is what each new client copies; with the check added to its response hooks.
+    made = get_session()
+    request_hooks = list(made.event_hooks["request"])
+    response_hooks = [hook for hook in made.event_hooks["response"] if hook is not _check_next_hop]
+    follow_redirects, timeout, headers = made.follow_redirects, made.timeout, made.headers.copy()
 
     def guarded_client() -> Any:
-        client = _http.default_client_factory()
-        client.event_hooks = {**client.event_hooks, "response": [*client.event_hooks["response"], check_next_hop]}
-        return client
+        return httpx2.Client(event_hooks={"request": request_hooks, "response": [*response_hooks, _check_next_hop]},
+                             follow_redirects=follow_redirects, timeout=timeout, headers=headers)
 
-    set_client_factory(guarded_client)
+    set_client_factory(guarded_client)  # the client made above is closed: the next Hub request makes a guarded one

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-import os
 import re
 import socket
 import ssl
@@ -16,17 +15,11 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
-from evaluators.core.lazy_packages import defer_package_inits
+from evaluators.core.lazy_packages import defer_sdk_type_catalogue
 from evaluators.engine.redact import redact
 
 # Before the SDK is first imported: it is used for chat completions only (see lazy_packages).
-defer_package_inits("openai.types", "httpcore2")
-# The SDK's own `__init__` (and `openai.lib`'s) bind its whole public surface: Azure and Bedrock clients, the
-# function-tool helpers and the types they name (~30 ms of every run's start). The engine takes what it uses
-# from the modules that define it (`sdk_client_classes`, `sdk_errors`); any name asked of `openai` itself
-# still gets the whole package. OPENAI_LOG is read by that `__init__`: when it is set, it runs as usual.
-if not os.environ.get("OPENAI_LOG"):
-    defer_package_inits("openai", "openai.lib", below=False)
+defer_sdk_type_catalogue()
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 REDIRECT_STATUS = range(300, 400)
@@ -100,92 +93,81 @@ class ResponseTooLarge(Exception):
     """The endpoint sent (or announced) a body over MAX_RESPONSE_BYTES."""
 
 
-def _bounded_transport(inner: Any, limit: int) -> Any:
-    """`inner` (an httpx2 async transport) with every response body counted as it arrives."""
+def _bounded_body(stream: Any, limit: int) -> Any:
+    """`stream` (a response body, as httpx2 reads it) counted as it arrives: over `limit` bytes, it stops."""
     import httpx2
 
     class BoundedBody(httpx2.AsyncByteStream):
-        def __init__(self, stream: Any):
-            self.stream = stream
-
         async def __aiter__(self) -> Any:
             received = 0
-            async for chunk in self.stream:
+            async for chunk in stream:
                 received += len(chunk)
                 if received > limit:
                     raise ResponseTooLarge(f"the response is larger than {limit >> 20} MiB")
                 yield chunk
 
         async def aclose(self) -> None:
-            await self.stream.aclose()
+            await stream.aclose()
 
-    class BoundedTransport(httpx2.AsyncBaseTransport):
-        async def handle_async_request(self, request: Any) -> Any:
-            response = await _http_answer(inner, request)
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
-                await response.aclose()
-                raise ResponseTooLarge(f"the response announces {int(declared) >> 20} MiB; at most {limit >> 20} MiB is read")
-            response.stream = BoundedBody(response.stream)
-            return response
+    return BoundedBody()
 
-        async def aclose(self) -> None:
-            await inner.aclose()
 
-    return BoundedTransport()
+async def bound_response(response: Any) -> None:
+    """An httpx2 response hook: every response, on any route out (the direct one and those for proxies:
+    HTTPS_PROXY, ALL_PROXY…), has its body bounded by MAX_RESPONSE_BYTES. One announcing more is refused
+    before its body is read (httpx2 closes a response whose hook raises)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+        raise ResponseTooLarge(f"the response announces {int(declared) >> 20} MiB; at most {MAX_RESPONSE_BYTES >> 20} MiB is read")
+    response.stream = _bounded_body(response.stream, MAX_RESPONSE_BYTES)
+
+
+def sdk_errors() -> ModuleType:
+    """The SDK's package, for its exception classes (`APIStatusError`, `APIConnectionError`, …)."""
+    import openai
+
+    return openai
 
 
 class NotHttpAnswer(Exception):
     """The endpoint answered with something that is not HTTP (another protocol on that port)."""
 
 
-async def _http_answer(inner: Any, request: Any) -> Any:
-    """The transport's response; an answer that is not HTTP at all becomes a protocol error the SDK reports as
-    a connection failure (aiohttp raises its own ClientResponseError there, which nothing above expects)."""
+@functools.cache
+def sdk_client_classes() -> tuple[Any, Any]:
+    """The SDK's async client and its aiohttp-based HTTP client, the latter telling an answer that is not HTTP
+    at all as a protocol error (the SDK reports it as a connection failure): aiohttp raises its own
+    ClientResponseError there, which neither the SDK nor anything above expects. Imported when first asked:
+    the SDK is slow to import and only runs need it."""
     import aiohttp
     import httpx2
+    from openai import AsyncOpenAI, DefaultAioHttpClient
 
-    try:
-        return await inner.handle_async_request(request)
-    except aiohttp.ClientResponseError as error:
-        raise httpx2.RemoteProtocolError("not an HTTP answer", request=request) from NotHttpAnswer(str(error.message))
+    class HttpClient(DefaultAioHttpClient):
+        async def send(self, request: Any, **kwargs: Any) -> Any:
+            try:
+                return await super().send(request, **kwargs)
+            except aiohttp.ClientResponseError as error:
+                raise httpx2.RemoteProtocolError("not an HTTP answer", request=request) from NotHttpAnswer(str(error.message))
 
-
-def sdk_errors() -> ModuleType:
-    """The SDK's exception classes (`APIStatusError`, `APIConnectionError`, …), from the module defining them."""
-    import openai._exceptions
-
-    return openai._exceptions
-
-
-def sdk_client_classes() -> tuple[Any, Any]:
-    """The SDK's async client and its aiohttp-based HTTP client, from the modules defining them. Imported
-    when first asked: the SDK is slow to import and only runs need it."""
-    from openai._base_client import DefaultAioHttpClient
-    from openai._client import AsyncOpenAI
-
-    return AsyncOpenAI, DefaultAioHttpClient
+    return AsyncOpenAI, HttpClient
 
 
 def load_sdk() -> None:
-    """Import the SDK now (~0.2 s), e.g. in a thread of a long-lived process, so that its first run does not
-    wait for it before its first request."""
+    """Import the SDK now, e.g. in a thread of a long-lived process, so that its first run does not wait for
+    it before its first request."""
     sdk_client_classes()
-    sdk_errors()
     from openai.types.chat import ChatCompletionMessage  # noqa: F401
 
 
 def make_sdk_client(spec: EndpointSpec) -> Any:
     # The SDK's aiohttp transport costs a fraction of the CPU per request of the default one, which matters at
     # high concurrency.
-    AsyncOpenAI, DefaultAioHttpClient = sdk_client_classes()
+    AsyncOpenAI, HttpClient = sdk_client_classes()
 
-    http_client = DefaultAioHttpClient(timeout=spec.timeout, verify=endpoint_tls_context(spec.base_url))
-    http_client.follow_redirects = False  # see REDIRECT_REFUSED: also for the SDK's own calls (models.list)
-    # Every route out is bounded: the direct transport and those for proxies (HTTPS_PROXY, ALL_PROXY…).
-    http_client._transport = _bounded_transport(http_client._transport, MAX_RESPONSE_BYTES)
-    http_client._mounts = {pattern: None if transport is None else _bounded_transport(transport, MAX_RESPONSE_BYTES)
-                           for pattern, transport in http_client._mounts.items()}
+    # No redirect is followed (see REDIRECT_REFUSED), also by the SDK's own calls (models.list).
+    http_client = HttpClient(timeout=spec.timeout, verify=endpoint_tls_context(spec.base_url),
+                                       follow_redirects=False, event_hooks={"response": [bound_response]})
     return AsyncOpenAI(
         base_url=spec.base_url,
         api_key=spec.api_key or "not-needed",

@@ -13,7 +13,7 @@ from functools import cache
 from typing import Any
 
 from evaluators.benchmarks.toolbench_static.parse import Step
-from evaluators.core.lazy_packages import defer_package_inits
+from evaluators.core.lazy_packages import defer_rouge_score_imports
 
 HALF_CREDIT = 0.5
 TINY = 1e-30  # the reference adds it to both denominators
@@ -61,8 +61,7 @@ def rouge_scorer() -> Any:
     NLTK, ~0.15 s) and numpy's (~30 ms) are deferred (see lazy_packages), and if NLTK's runs after all, its
     collocation measures try `scipy.stats` (1.2 s more) and work without it; Rouge-L never uses them, so scipy
     is left out of that import."""
-    defer_package_inits("nltk")
-    defer_package_inits("numpy", below=False)
+    defer_rouge_score_imports()
     with _left_out("scipy"):
         from rouge_score import rouge_scorer as module  # type: ignore[import-untyped]  # ships no type information
 
