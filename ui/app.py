@@ -12,7 +12,7 @@ from typing import Any, Literal, TypedDict
 import gradio as gr
 from starlette.middleware import Middleware
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.registry import all_benchmarks
 from evaluators.engine.sdk_transport import load_sdk
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
@@ -229,7 +229,7 @@ def launch(context: AppContext | None = None, server_name: str | None = None) ->
 def main() -> None:
     # The app must start offline (a laptop with no network, a Space behind a firewall).
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    logging.basicConfig(level=read_settings().log_level or "INFO", format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=read_setting("log_level") or "INFO", format="%(levelname)s %(name)s: %(message)s")
     # HTTP clients log every request URL at INFO: endpoint URLs are the user's business, not the log's.
     for noisy in ("httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

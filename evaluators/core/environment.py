@@ -1,7 +1,7 @@
 """Settings: every environment variable toolboard reads, declared once (its name, what it does, its default) as
-one pydantic model. Modules read a variable through `read_settings()` (read anew each call: tests and operators
-change the environment while a process runs); how a value is parsed and refused stays with the module that owns
-its meaning (a quota's "off", a URL's scheme). The README's table of variables is `environment_table()`
+one pydantic model. Modules read a variable through `read_setting(field)` (read anew each call: tests and operators
+change the environment while a process runs; the model's schema is built only when `read_settings()` builds them
+all, for `env`); how a value is parsed and refused stays with the module that owns its meaning (a quota's "off", a URL's scheme). The README's table of variables is `environment_table()`
 (`python -m evaluators env --markdown`); tests/test_environment.py holds the two equal and checks that every
 `TOOLBOARD_*` name in the code is declared here."""
 
@@ -27,7 +27,7 @@ def variable(default: str, meaning: str, *, group: str) -> Any:
 class Settings(BaseModel):
     """The environment's settings as given (text; None when unset or empty). The field `home` is TOOLBOARD_HOME."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     home: str | None = variable("/data/toolboard on a Space with a writable /data, else ~/.cache/toolboard",
                                 "where the store, caches, downloads and logs live", group="storage")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 
 
 def toolboard_home() -> Path:
     """TOOLBOARD_HOME, else /data/toolboard on a Space with a writable /data, else the user cache."""
-    configured = read_settings().home
+    configured = read_setting("home")
     if configured:
         home = Path(configured).expanduser()
     elif os.environ.get("SPACE_ID") and os.access("/data", os.W_OK):
@@ -29,5 +29,5 @@ def datasets_dir() -> Path:
 
 
 def data_dir_from_env() -> Path | None:
-    configured = read_settings().data_dir
+    configured = read_setting("data_dir")
     return Path(configured).expanduser() if configured else None

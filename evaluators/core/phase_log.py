@@ -10,11 +10,11 @@ import atexit
 import json
 import time
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 
 PHASE_LOG_ENV = "TOOLBOARD_PHASE_LOG"
 
-_PATH = read_settings().phase_log
+_PATH = read_setting("phase_log")
 _TIMES: dict[str, float] = {}
 
 

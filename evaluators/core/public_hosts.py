@@ -13,7 +13,7 @@ import os
 import socket
 from urllib.parse import urlsplit
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 
 PUBLIC_MODE_ENV = "TOOLBOARD_PUBLIC"
@@ -32,7 +32,7 @@ class HostNotAllowedError(ToolboardError):
 def is_public_mode() -> bool:
     """True when TOOLBOARD_PUBLIC is set to 1 (or true/yes/on); on a Hugging Face Space (SPACE_ID set)
     also when it is unset, so a Space is public unless TOOLBOARD_PUBLIC=0 says otherwise."""
-    configured = read_settings().public
+    configured = read_setting("public")
     if configured is None:
         return bool(os.environ.get("SPACE_ID"))
     return configured.lower() in _TRUE_VALUES

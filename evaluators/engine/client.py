@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.core import phase_log
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.paths import toolboard_home
@@ -399,7 +399,7 @@ class _GlobalLimit:
     def get(cls) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
         if loop not in cls._semaphores:
-            cls._semaphores[loop] = asyncio.Semaphore(int(read_settings().global_concurrency or "256"))
+            cls._semaphores[loop] = asyncio.Semaphore(int(read_setting("global_concurrency") or "256"))
         return cls._semaphores[loop]
 
 

@@ -21,7 +21,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.public_hosts import (
@@ -71,7 +71,7 @@ class InvalidApiKeyError(ToolboardError):
 
 def allowed_key_variables() -> tuple[str, ...]:
     """The key variables the operator allows a form to name (TOOLBOARD_KEY_VARS, else OPENAI_API_KEY)."""
-    configured = read_settings().key_vars
+    configured = read_setting("key_vars")
     if configured is None:
         return DEFAULT_KEY_VARS
     return tuple(name.strip() for name in configured.split(",") if name.strip())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 
 PACING_ENV = "TOOLBOARD_SEND_PACING"
 RAMP_GAP = 0.002  # seconds between the first starts, before any answer has told the latency
@@ -28,7 +28,7 @@ MAX_CATCH_UP = 0.002  # starts let through late (the loop's timers are ~1 ms coa
 
 def pacing_enabled() -> bool:
     """On unless TOOLBOARD_SEND_PACING is 0/off/false (to compare, or rule it out)."""
-    return (read_settings().send_pacing or "").lower() not in ("0", "off", "false", "no")
+    return (read_setting("send_pacing") or "").lower() not in ("0", "off", "false", "no")
 
 
 class SendPacer:

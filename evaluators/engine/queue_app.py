@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 
 BROKER_ENV = "TOOLBOARD_BROKER_URL"
@@ -80,16 +80,15 @@ def _seconds(name: str, text: str | None, default: float) -> float:
 
 def settings_from_env() -> QueueSettings | None:
     """Queue mode's settings from the environment, or None (embedded mode) when TOOLBOARD_BROKER_URL is unset."""
-    settings = read_settings()
-    url = settings.broker_url
+    url = read_setting("broker_url")
     if not url:
         return None
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ToolboardError(f"{BROKER_ENV} must be a Redis URL (redis://host:port/db), not {shown_url(url)!r}")
-    return QueueSettings(url, _seconds(VISIBILITY_ENV, settings.queue_visibility_s, DEFAULT_VISIBILITY_S),
-                         settings.queue_name or DEFAULT_QUEUE,
-                         _seconds(SOFT_LIMIT_ENV, settings.queue_time_limit_s, DEFAULT_TIME_LIMIT_S),
-                         _seconds(SECRET_TTL_ENV, settings.queue_secret_ttl_s, DEFAULT_SECRET_TTL_S))
+    return QueueSettings(url, _seconds(VISIBILITY_ENV, read_setting("queue_visibility_s"), DEFAULT_VISIBILITY_S),
+                         read_setting("queue_name") or DEFAULT_QUEUE,
+                         _seconds(SOFT_LIMIT_ENV, read_setting("queue_time_limit_s"), DEFAULT_TIME_LIMIT_S),
+                         _seconds(SECRET_TTL_ENV, read_setting("queue_secret_ttl_s"), DEFAULT_SECRET_TTL_S))
 
 
 def shown_url(url: str) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.engine.redact import redact
@@ -246,7 +246,7 @@ def push_dataset_folder(folder: str | Path, repo_id: str, token: str | None, end
 
 def from_env(store: Store) -> HubSync | None:
     """A HubSync for TOOLBOARD_HUB_REPO with the token in HF_TOKEN, or None when TOOLBOARD_HUB_REPO is unset."""
-    repo_id = read_settings().hub_repo or ""
+    repo_id = read_setting("hub_repo") or ""
     if not repo_id:
         return None
     return HubSync(repo_id, os.environ.get(TOKEN_ENV) or None, store)

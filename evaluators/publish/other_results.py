@@ -41,7 +41,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.core.registry import MODES, benchmark_names, get_benchmark
@@ -142,7 +142,7 @@ def parse_repos(text: str | Iterable[str] | None) -> list[str]:
 
 def repos_from_env() -> list[str]:
     """The repos TOOLBOARD_RESULTS lists (comma-separated Hub dataset repo ids); none when unset."""
-    return parse_repos(read_settings().results or "")
+    return parse_repos(read_setting("results") or "")
 
 
 def local_folder(repo_id: str, home: Path | None = None) -> Path:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 
 import pandas as pd
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import get_benchmark
@@ -288,7 +288,7 @@ def services_from_env(store: Store | None = None) -> AppServices:
     if store.read_only:
         notice = (f"The store can only be read ({store.read_only}): the board shows what it holds, but runs and uploads "
                   "cannot be stored until TOOLBOARD_HOME is writable.")
-    max_mb = float(read_settings().max_upload_mb or DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024)
+    max_mb = float(read_setting("max_upload_mb") or DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024)
     data_dir = data_dir_from_env()
     context = AppServices(store=store, public=is_public_mode(), max_upload_bytes=int(max_mb * 1024 * 1024),
                           default_data_dir=str(data_dir) if data_dir else None, notice=notice,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from evaluators.core.public_hosts import is_public_mode
-from evaluators.engine.preflight import UnlistedModelRule
+
+if TYPE_CHECKING:  # the preflight (and the chat client under it) is imported only by what checks an endpoint
+    from evaluators.engine.preflight import UnlistedModelRule
 
 __all__ = ["ALLOW_UNLISTED_ENV", "is_public_mode", "unlisted_model_rule"]
 
@@ -23,6 +26,8 @@ ALLOW_UNLISTED_ENV = "TOOLBOARD_ALLOW_UNLISTED_MODELS"
 def unlisted_model_rule(public: bool, environ: Mapping[str, str] | None = None) -> UnlistedModelRule:
     """Whether a run may name a model its endpoint's list does not hold: only off a public deployment, when the
     operator allows it; a refusal off a public deployment says how."""
+    from evaluators.engine.preflight import UnlistedModelRule
+
     if public:
         return UnlistedModelRule()
     allowed = (os.environ if environ is None else environ).get(ALLOW_UNLISTED_ENV, "").strip() == "1"

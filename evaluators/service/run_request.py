@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.registry import Benchmark, get_benchmark
@@ -79,7 +79,7 @@ def command_line_policy() -> RunPolicy:
     TOOLBOARD_KEY_VARS lists them; public mode (TOOLBOARD_PUBLIC) as the app's."""
     if is_public_mode():
         return app_policy(True)
-    listed = read_settings().key_vars
+    listed = read_setting("key_vars")
     return RunPolicy(key_variables=allowed_key_variables() if listed else None)
 
 

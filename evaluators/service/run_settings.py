@@ -48,7 +48,7 @@ Whole = Annotated[int, Field(strict=True)]
 class RoleEndpoint(BaseModel):
     """Another model the benchmark declares a role for (a simulated user, a judge); empty parts are unset."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
     base_url: str = ""
     model: str = ""
     key_env: str = ""
@@ -66,7 +66,7 @@ class RoleEndpoint(BaseModel):
 class RunSettings(BaseModel):
     """Every setting of a run, as the front doors take it (the API key apart: it is never part of a setting)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     benchmark: str | None = setting(None, "benchmark name (see `list`)")
     base_url: str | None = setting(None, "endpoint base URL, e.g. http://127.0.0.1:8000/v1")

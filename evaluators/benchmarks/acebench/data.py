@@ -9,7 +9,7 @@ from evaluators.benchmarks.acebench.categories import CATEGORIES, LANGUAGES, is_
 from evaluators.benchmarks.acebench.official_source import find_code_dir
 from evaluators.core import source_files
 from evaluators.core.archive import download, safe_extract
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -23,7 +23,7 @@ DATA_VERSION = f"{OFFICIAL_REPO}@{OFFICIAL_COMMIT[:7]}"
 
 
 def official_archive_url() -> str:
-    return read_settings().acebench_archive_url or (
+    return read_setting("acebench_archive_url") or (
         f"https://github.com/{OFFICIAL_REPO}/archive/{OFFICIAL_COMMIT}.zip"
     )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, checked_opener, download, open_member
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import read_setting, read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 from evaluators.core.public_hosts import HostNotAllowedError
@@ -40,7 +40,7 @@ WHEEL_ADVICE = (f"download {WHEEL_NAME} yourself and set {WHEEL_PATH_ENV} to its
 
 
 def expected_sha256() -> str:
-    return (read_settings().bfcl_wheel_sha256 or WHEEL_SHA256).lower()
+    return (read_setting("bfcl_wheel_sha256") or WHEEL_SHA256).lower()
 
 
 def cached_wheel_path() -> Path:
@@ -58,7 +58,7 @@ def file_sha256(path: Path) -> str:
 def index_url() -> str:
     """The project's JSON page (it lists every release's files; the per-version page is not served by every
     mirror)."""
-    base = (read_settings().pypi_url or DEFAULT_INDEX).rstrip("/")
+    base = (read_setting("pypi_url") or DEFAULT_INDEX).rstrip("/")
     return f"{base}/{PACKAGE}/json"
 
 
@@ -107,7 +107,7 @@ def download_wheel() -> Path:
 @lru_cache(maxsize=8)
 def _checked(path_text: str, size: int, modified_ns: int, sha256: str) -> None:
     """Hash a wheel file once per process (and again if the file changes)."""
-    check_sha256(Path(path_text), f"the wheel {WHEEL_PATH_ENV} names" if read_settings().bfcl_wheel else "the cached wheel")
+    check_sha256(Path(path_text), f"the wheel {WHEEL_PATH_ENV} names" if read_setting("bfcl_wheel") else "the cached wheel")
 
 
 def _verified(path: Path) -> Path:
@@ -139,7 +139,7 @@ def pinned_wheel() -> Path:
 
 
 def _pinned_wheel() -> Path:
-    given = read_settings().bfcl_wheel
+    given = read_setting("bfcl_wheel")
     if given:
         path = Path(given).expanduser()
         if not path.is_file():

@@ -11,7 +11,7 @@ from evaluators.benchmarks.stepeval_audio.extract import step_text_call
 from evaluators.benchmarks.stepeval_audio.tools import POLARITIES, TOOLS, canonical_name, file_stem
 from evaluators.core import source_files
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -120,7 +120,7 @@ def download_file(stem: str) -> Path | None:
     try:
         return Path(
             hf_hub_download(
-                HF_DATASET, f"{stem}.jsonl", repo_type="dataset", revision=read_settings().stepeval_revision,
+                HF_DATASET, f"{stem}.jsonl", repo_type="dataset", revision=read_setting("stepeval_revision"),
                 endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )

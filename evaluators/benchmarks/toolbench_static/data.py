@@ -10,7 +10,7 @@ from typing import Any
 
 from evaluators.core import source_files
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import read_settings
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -42,7 +42,7 @@ def download_subset(subset: str) -> Path | None:
     try:
         return Path(
             hf_hub_download(
-                HF_DATASET, f"{subset}.jsonl", repo_type="dataset", revision=read_settings().toolbench_revision,
+                HF_DATASET, f"{subset}.jsonl", repo_type="dataset", revision=read_setting("toolbench_revision"),
                 endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )
