@@ -184,6 +184,7 @@ def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_
     assert "End state (agent)" in page and "Gold answer" in page
 
 
+@pytest.mark.slow
 def test_cli_role_flag_gives_the_simulated_user_its_own_endpoint(data: Path, tmp_path: Path):
     env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home"), "TOOLBOARD_TEST_USER_KEY": "sk-user"}
     with ScriptedServer(reply=simulated_user) as user_server, ScriptedServer(reply=milestone_agent) as model_server:

@@ -48,6 +48,7 @@ def leaderboard(client: Client, benchmark="acebench", view="en", search="", sour
     return table_rows(value)
 
 
+@pytest.mark.slow
 def test_leaderboard_shows_published_rows_and_filters_server_side(client: Client):
     rows = leaderboard(client)
     gpt = [r for r in rows if r["model"] == "GPT-4o"]
@@ -112,6 +113,7 @@ def test_evaluate_runs_in_the_background_reports_and_joins_the_leaderboard(app: 
     assert SECRET_KEY not in caplog.text
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_bad_forms_without_creating_runs(app: RunningApp, client: Client):
     before = len(app.context.store.list_runs())
     def start(**overrides):
@@ -238,6 +240,7 @@ def test_a_failed_add_keeps_the_checked_file_and_bad_lines_are_all_listed(app: R
     assert all(f"line {n}" in message for n in (2, 3, 4))
 
 
+@pytest.mark.slow
 def test_the_ranking_and_the_rows_kept_apart_have_their_own_endpoints(app: RunningApp, client: Client):
     from tests.app_fixtures import upload
 
@@ -256,6 +259,7 @@ def test_the_ranking_and_the_rows_kept_apart_have_their_own_endpoints(app: Runni
     assert not any(r["newest"] for r in ranked if r["source"] == "published")
 
 
+@pytest.mark.slow
 def test_api_messages_are_plain_text_without_markdown_escapes(app: RunningApp, client: Client, tmp_path: Path):
     started = client.predict(**form(app.server.base_url, "plain-model_name", app.data), api_name="/start_run")
     assert started["run_id"] and "\\" not in started["message"]

@@ -37,6 +37,7 @@ def oracle_prediction(sample: Sample) -> Prediction:
     return Prediction(sample_id=sample.id, output=oracle_text(sample.subset, sample.input["function"], sample.gold))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("category", list(CEILINGS))
 def test_oracle_reaches_the_official_ceiling(bfcl_dir: Path, category: str):
     samples = load(bfcl_dir, subsets=[category])

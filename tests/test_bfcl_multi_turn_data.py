@@ -47,6 +47,7 @@ def _folder(wheel: Path, root: Path, category: str = BASE, items: list[dict] | N
     return root
 
 
+@pytest.mark.slow
 def test_the_four_categories_load_from_the_wheel(wheel: Path):
     samples = load(subsets=list(MULTI_TURN))
     assert Counter(s.subset for s in samples) == {category: 200 for category in MULTI_TURN}

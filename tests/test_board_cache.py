@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evaluators.engine.store import Store
 from tests.app_fixtures import upload
 from ui.app import build_app
@@ -58,6 +60,7 @@ def test_the_board_version_changes_when_a_run_ends(tmp_path: Path):
     store.close()
 
 
+@pytest.mark.slow
 def test_the_board_reads_run_side_by_side_in_the_app(tmp_path: Path):
     context = AppContext(store=Store(tmp_path / "toolboard.db"))
     try:

@@ -308,6 +308,7 @@ def test_a_deferred_init_run_in_one_thread_waits_for_a_submodule_another_is_impo
     assert done.stdout.strip() == "ok bound by init 1", done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_the_sdk_imports_without_its_type_catalogue_and_still_has_every_name():
     script = textwrap.dedent("""
         import sys
@@ -328,6 +329,7 @@ def test_the_sdk_imports_without_its_type_catalogue_and_still_has_every_name():
     assert done.stdout.strip() == "ok", done.stderr
 
 
+@pytest.mark.slow
 def test_with_openai_log_set_the_sdk_package_is_imported_whole_as_it_reads_that_setting_there():
     script = textwrap.dedent("""
         import sys

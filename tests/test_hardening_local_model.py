@@ -225,6 +225,7 @@ def test_the_engine_gets_its_answer_from_the_restarted_server(tmp_path: Path, mo
         assert server.restarts == 1
 
 
+@pytest.mark.slow
 def test_a_new_run_starts_a_server_that_gave_up_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with fake_server(tmp_path, "crash") as server:
         monkeypatch.setitem(local_model_server._SERVERS, MODEL.name, server)

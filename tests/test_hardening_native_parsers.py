@@ -200,6 +200,7 @@ def worker():
     isolated.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash", [read_address_zero, raise_sigsegv])
 def test_a_crash_is_that_calls_error_and_the_next_call_gets_a_fresh_child(worker, crash):
     assert worker.call(echo, 1, "a", timeout=60) == (1, "a")
@@ -215,6 +216,7 @@ def test_a_crash_is_that_calls_error_and_the_next_call_gets_a_fresh_child(worker
     assert worker.started == 2
 
 
+@pytest.mark.slow
 def test_a_call_past_its_time_limit_is_stopped_and_the_next_call_works(worker):
     first = worker.call(child_pid, timeout=60)
     with pytest.raises(IsolatedCallFailed) as failed:
@@ -349,6 +351,7 @@ with running_app(Path(sys.argv[1])) as app:
 """
 
 
+@pytest.mark.slow
 def test_the_app_scores_crashing_answers_in_an_upload_and_keeps_serving(tmp_path: Path):
     """The real app in a process of its own (the one that would die): an upload holding answers that crash
     tree-sitter is checked and scored, the samples show the bound, and the app answers afterwards."""

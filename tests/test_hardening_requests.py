@@ -339,6 +339,7 @@ def test_check_run_keys_checks_the_given_key_and_every_key_variable(monkeypatch:
         check_run_keys(config, "sk-given-key")
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_broken_key_before_creating_a_run(data: Path, tmp_path: Path):
     home = tmp_path / "home"
     env = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_TEST_KEY": "sk-pasted\n-twice"}

@@ -135,6 +135,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
         yield running
 
 
+@pytest.mark.slow
 def test_the_api_gives_a_models_page_and_compares_models_with_the_latency_of_runs_evaluated_here(app: RunningApp):
     client = Client(app.url, verbose=False)
     started = client.predict(**form(app.server.base_url, "gpt-4o", app.data), api_key=SECRET_KEY,

@@ -97,6 +97,7 @@ def test_the_submit_check_returns_the_report_as_tables(tmp_path: Path):
     assert "Strict scoring:" in view.summary  # the strict summary the check adds
 
 
+@pytest.mark.slow
 def test_the_page_shows_reports_as_tables_with_the_json_behind_a_closed_toggle(tmp_path: Path):
     from ui.app import build_app
 

@@ -137,6 +137,7 @@ def plain(value: Any) -> Any:
 # ---- contents ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_contents_round_trip_through_load_dataset(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     expected = contents_rows(store)
     written = write_dataset(tmp_path / "results", store)
@@ -151,6 +152,7 @@ def test_contents_round_trip_through_load_dataset(store: Store, runs: dict[str, 
     assert set(expected["benchmark"]) == set(benchmark_names())
 
 
+@pytest.mark.slow
 def test_contents_are_the_board_every_row_every_column(store: Store, runs: dict[str, str]) -> None:
     contents = contents_rows(store)
     for benchmark in benchmark_names():
@@ -248,6 +250,7 @@ def test_runs_on_example_data_are_left_out_of_the_dataset_and_refused_by_name(
     assert not (tmp_path / "named").exists()
 
 
+@pytest.mark.slow
 def test_a_store_without_runs_exports_the_published_rows_alone(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
@@ -317,6 +320,7 @@ def test_card_declares_the_configs_licences_and_citations(store: Store, runs: di
 # ---- reading back: clear errors ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_truncated_parquet_file_is_named_in_a_clear_error(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
@@ -372,6 +376,7 @@ def test_export_again_into_the_same_folder_replaces_it(store: Store, runs: dict[
 # ---- the app's start-up does not pay for it ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_app_does_not_import_datasets() -> None:
     probe = "import sys, ui.app, evaluators.publish.results_dataset; print(sorted(m for m in ('datasets',) if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=120)
@@ -382,6 +387,7 @@ def test_the_app_does_not_import_datasets() -> None:
 # ---- runs: rebuilding a store ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_runs_config_rebuilds_a_store_with_the_same_board(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     written = write_dataset(folder, store)
