@@ -67,6 +67,7 @@ def test_the_four_categories_load_from_the_wheel(wheel: Path):
             assert sample.input["missed_function"] == {}
 
 
+@pytest.mark.slow
 def test_functions_follow_the_involved_classes_in_order_without_the_holdouts(wheel: Path):
     samples = {s.id: s for s in load(subsets=["multi_turn_miss_func"])}
     sample = samples["multi_turn_miss_func_0"]
@@ -79,6 +80,7 @@ def test_functions_follow_the_involved_classes_in_order_without_the_holdouts(whe
     assert sample.gold[3] == ["sort('final_report.pdf')"]
 
 
+@pytest.mark.slow
 def test_a_data_folder_reads_as_the_wheel(wheel: Path, tmp_path: Path):
     from_folder = load(_folder(wheel, tmp_path / "data"), subsets=[BASE])
     from_wheel = load(subsets=[BASE], limit=3)

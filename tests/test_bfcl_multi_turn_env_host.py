@@ -66,6 +66,7 @@ def test_a_session_runs_the_ground_truth_and_keeps_its_state(host: EnvironmentHo
         host.execute(session, ["ls()"])
 
 
+@pytest.mark.slow
 def test_errors_read_as_the_official_loop_shows_them(host: EnvironmentHost, samples: dict[str, Sample]):
     session = host.open(samples["multi_turn_base_0"], "m")
     results = host.execute(session, ["kill(pid=1)", "nothing_here(a=1)", "cd(folder_name='x')", "ls("])
@@ -76,6 +77,7 @@ def test_errors_read_as_the_official_loop_shows_them(host: EnvironmentHost, samp
     host.close(session)
 
 
+@pytest.mark.slow
 def test_the_async_api_serves_many_sessions_at_once(host: EnvironmentHost, samples: dict[str, Sample]):
     chosen = list(samples.values())[:12]
 

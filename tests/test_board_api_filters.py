@@ -65,6 +65,7 @@ def test_hide_flagged_leaves_out_the_rows_whose_flag_says_why(client: Client):
     assert rows(client, endpoint="/leaderboard_apart", hide_flagged=True, weights="open", max_params_b=70) == []
 
 
+@pytest.mark.slow
 def test_the_api_gives_the_services_interval_ranks(app: RunningApp, client: Client):
     ranked = rows(client, endpoint="/leaderboard_ranked", benchmark="bfcl", view="all", sort_by="live_ast")
     layout = layout_for("bfcl")

@@ -13,6 +13,7 @@ from ui.app import build_app
 from ui.context import READ_EVENT, AppContext
 
 
+@pytest.mark.slow
 def test_the_board_frame_is_built_once_and_rebuilt_when_a_run_is_added(tmp_path: Path):
     context = AppContext(store=Store(tmp_path / "toolboard.db"))
     try:

@@ -92,6 +92,7 @@ def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Pat
         assert server.requests == 60
 
 
+@pytest.mark.slow
 def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=3))
@@ -120,6 +121,7 @@ def test_rerun_errors_resends_only_failed_samples(data: Path, tmp_path: Path):
     assert again.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_cancel_then_resume(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")

@@ -170,6 +170,7 @@ def test_a_public_deployments_policy_is_held_alike_by_every_door(public_app: Run
     _refusals_alike(public_app, tmp_path, PUBLIC_CASES, public=True)
 
 
+@pytest.mark.slow
 def test_the_settings_that_pass_mean_the_same_run_through_every_door(private_app: RunningApp):
     """What the form and the API accept they read alike (a number as text or as a number; an empty box
     unset), and a role on the tested model's host takes its key variable, as on the command line."""

@@ -77,6 +77,7 @@ def test_the_cli_the_form_and_the_api_refuse_bad_settings_alike(app: RunningApp,
     assert len(app.context.store.list_runs()) == before
 
 
+@pytest.mark.slow
 def test_an_echoed_id_is_cut(app: RunningApp):
     client = Client(app.url, verbose=False)
     message, _ = client.predict("r" * 100_000, "", api_name="/resume_run")
@@ -101,6 +102,7 @@ def not_http() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/v1"
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_does_not_speak_http_is_refused_plainly(not_http: str, tmp_path: Path):
     data = write_dataset(tmp_path / "data", 3)
     done = cli(tmp_path / "home", "run", "acebench", "--base-url", not_http, "--model", "m", "--data-dir", str(data),

@@ -235,6 +235,7 @@ def test_exceptions_come_back_as_raised_and_the_child_stays(worker):
     assert worker.call(child_pid, timeout=60) == pid
 
 
+@pytest.mark.slow
 def test_calls_from_many_threads_are_answered_one_at_a_time(worker):
     results: dict[int, list] = {}
 
@@ -287,6 +288,7 @@ def test_the_child_goes_when_its_parent_exits_or_is_killed(how):
 # ---- the isolation through the BFCL scoring ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_parser_crash_fails_that_sample_only(bfcl_samples, monkeypatch):
     """The real parser crashing in its child: a chain of 60,000 `!` (within the bounds: no brackets) overflows a
     1 MiB stack; the child normally gets 256 MiB, so here it is started with 1 MiB."""
@@ -306,6 +308,7 @@ def test_a_parser_crash_fails_that_sample_only(bfcl_samples, monkeypatch):
     assert scored(bfcl_samples, JS_ID, hostile).rule == "official_normalises_strings"  # the normal stack holds it
 
 
+@pytest.mark.slow
 def test_the_sample_messages_for_a_crashed_or_stopped_parser(worker):
     for function, args, timeout in ((read_address_zero, (), 60), (sleep_for, (600,), 0.5)):
         with pytest.raises(IsolatedCallFailed) as failed:

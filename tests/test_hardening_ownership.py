@@ -235,6 +235,7 @@ def test_one_run_per_visitor_at_a_time(app: RunningApp):
         cancel_all(app.context, [run_id for run_id in started if run_id])
 
 
+@pytest.mark.slow
 def test_ten_concurrent_starts_admit_exactly_the_cap(tmp_path: Path):
     with public_app(tmp_path, latency=0.5, launch=False) as running:
         context = running.context
@@ -313,6 +314,7 @@ def page_config(app: RunningApp) -> str:
         return response.read().decode("utf-8")
 
 
+@pytest.mark.slow
 def test_the_page_config_and_messages_hold_no_server_path(app: RunningApp):
     config = page_config(app)
     folders = [component["props"].get("value") for component in json.loads(config)["components"]
@@ -326,6 +328,7 @@ def test_the_page_config_and_messages_hold_no_server_path(app: RunningApp):
     assert "no run" in message and "/" not in message.replace("\\", "")
 
 
+@pytest.mark.slow  # starts the module's public app (seconds) for one look at its page config
 def test_no_component_of_the_page_holds_the_server_data_folder(app: RunningApp):
     assert str(app.data) not in page_config(app)
 

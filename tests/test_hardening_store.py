@@ -111,6 +111,7 @@ def test_a_run_whose_replies_hold_lone_surrogates_stores_every_sample(tmp_path: 
     assert store.load_report(run_id)["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_a_run_never_says_finished_while_a_sample_is_not_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The store refuses writes mid-run (a real SQLite refusal: the connection turned read-only): the run
     stops sending, says how many samples are not stored and why, and a resume finishes it."""

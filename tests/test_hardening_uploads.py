@@ -73,6 +73,7 @@ with open("/proc/self/status") as status:
 """
 
 
+@pytest.mark.slow
 def test_zip_bombs_and_huge_lines_are_refused_while_memory_stays_bounded(tmp_path: Path):
     megabytes = 320
     zeros = deflated_zeros(megabytes)

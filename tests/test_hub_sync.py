@@ -255,6 +255,7 @@ def same_but_the_endpoint(target: Store, source: Store, run_id: str) -> None:
     assert rebuilt == original
 
 
+@pytest.mark.slow
 def test_a_run_whose_request_held_a_lone_surrogate_pushes_and_pulls(hub: FakeHubRepo, source: Store, target: Store):
     """A model's reply with a lone surrogate, fed back in a dialogue, is in the request kept as evidence:
     the run's record still encodes, and comes back whole."""
@@ -315,6 +316,7 @@ def repo_folder(hub: FakeHubRepo, folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_run_pushed_again_replaces_its_own_files(hub: FakeHubRepo, source: Store, target: Store):
     run_id = make_finished_run(source)
     sync = HubSync(REPO, TOKEN, source)
@@ -326,6 +328,7 @@ def test_a_run_pushed_again_replaces_its_own_files(hub: FakeHubRepo, source: Sto
     assert target.get_run(run_id).shared
 
 
+@pytest.mark.slow
 def test_pull_skips_damaged_files_and_imports_the_rest(hub: FakeHubRepo, source: Store, target: Store,
                                                        caplog: pytest.LogCaptureFixture):
     run_id, other = make_finished_run(source), make_finished_run(source, "model-b")

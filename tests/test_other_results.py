@@ -134,6 +134,7 @@ def test_two_datasets_join_labelled_local_runs_win_and_the_first_repo_wins(hub: 
     assert TOKEN not in summary
 
 
+@pytest.mark.slow
 def test_the_board_shows_their_rows_beside_ours_and_never_over_ours(hub: FakeHubRepo, stores: dict[str, Any],
                                                                     tmp_path: Path):
     runs, local = stores["runs"], stores["local"]
@@ -211,6 +212,7 @@ def test_a_truncated_file_and_a_missing_repo_are_reported_and_the_rest_loads(hub
     assert "org/broken: 4 rows of 2 runs joined" in loaded.summary()
 
 
+@pytest.mark.slow
 def test_a_refused_token_is_reported_without_the_token(hub: FakeHubRepo, stores: dict[str, Any], tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch):
     publish(hub, "org/a", {CONTENTS: parquet_bytes(results_dataset.contents_table(stores["a"]))})

@@ -188,6 +188,7 @@ def kill_during_add(store: Store) -> bool:
     return inside
 
 
+@pytest.mark.slow
 def test_kill_9_during_add_leaves_nothing_and_counts_nothing(tmp_path: Path):
     store = Store(tmp_path / "home" / "toolboard.db")
     assert kill_during_add(store), "the child never got inside"

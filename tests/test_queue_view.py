@@ -68,6 +68,7 @@ def test_every_visitor_sees_every_run_without_endpoint_key_or_owner(app: Running
     assert after["counts"]["finished"] == 1
 
 
+@pytest.mark.slow
 def test_pending_and_running_runs_come_first_and_cards_escape_model_names(app: RunningApp):
     # a run of its own (the test runs alone too, e.g. in the fast loop where the slow ones are left out)
     app.context.jobs.wait(_start(app, Client(app.url, verbose=False), "card-model"), timeout=120)

@@ -183,6 +183,7 @@ def test_contents_of_chosen_runs_keep_the_published_rows(store: Store, runs: dic
 # ---- details -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_details_round_trip_one_row_per_scored_item_and_mode(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     expected = details_rows(store)
     written = write_dataset(tmp_path / "results", store)
@@ -364,6 +365,7 @@ def test_missing_folders_and_stray_files_are_refused(store: Store, runs: dict[st
         write_dataset(tmp_path / "other", store)
 
 
+@pytest.mark.slow
 def test_export_again_into_the_same_folder_replaces_it(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store, [runs["uploaded"]])

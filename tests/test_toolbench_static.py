@@ -303,6 +303,7 @@ def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
     _in_a_fresh_python(script)
 
 
+@pytest.mark.slow
 def test_scipy_left_out_only_for_the_thread_loading_rouge():
     script = (
         "import threading\n"
