@@ -53,6 +53,7 @@ SLOW_PARTS = {
     "browser_page": "a headless Chromium", "headless_chromium": "a headless Chromium",
     "official_venv": "the official BFCL checker's venv", "redis_server": "a real Redis server",
     "workers": "Celery workers", "start_worker": "a Celery worker",
+    "served": "the local model's real server (test_local_model.py's fixture)",
     "real_data": "the whole real data (../shared/data)", "real_acebench_dir": "the whole real data (../shared/data)",
     "shared_data_dir": "the whole real data (../shared/data)",
 }
