@@ -42,9 +42,12 @@ def running_app(root: Path, latency: float = 0.0, public: bool = False, samples:
                          default_data_dir=str(data) if data_is_default else None, **options)
     with ScriptedServer(reply=correct_reply, latency=latency) as server:
         demo = build_app(context)
-        # the page's CSS and limits as the real launch gives them
+        # the page's CSS and limits as the real launch gives them. `_frontend=False` skips Gradio's own check that
+        # the page answers (a HEAD with a 3 s timeout, which a busy machine can miss: "When localhost is not
+        # accessible, a shareable link must be created"); the server is listening once launch returns, and every
+        # test asks it for its pages itself.
         demo.launch(**{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1",
-                    prevent_thread_lock=True, quiet=True)
+                    prevent_thread_lock=True, quiet=True, _frontend=False)
         try:
             yield RunningApp(demo.local_url, context, server, data, db_path)
         finally:
@@ -62,7 +65,9 @@ def form(server_url: str, model: str, data: Path, **overrides: Any) -> dict[str,
     return values
 
 
-def wait_for_status(context: AppContext, run_id: str, statuses: tuple[str, ...], timeout: float = 60) -> str:
+def wait_for_status(context: AppContext, run_id: str, statuses: tuple[str, ...], timeout: float = 120) -> str:
+    """Until the run's status is one of `statuses` (generous: a run of the example on a busy 2-core machine can take
+    most of a minute; the wait ends as soon as the status is there)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         status = context.jobs.status_of(run_id, context.store.get_run(run_id).status)

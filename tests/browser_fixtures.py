@@ -16,7 +16,9 @@ from tests.acebench_fixtures import EXAMPLE_DIR
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-TIMEOUT_MS = 60_000  # generous: CI machines are shared and slow
+# Generous: CI machines are shared and slow (on 2 cores under a load of 15, Gradio's first page alone can take
+# most of a minute). Each wait ends as soon as the page's state is there: a long one costs nothing on a quiet machine.
+TIMEOUT_MS = 120_000
 
 @contextmanager
 def headless_chromium() -> Iterator[Any]:
@@ -45,6 +47,16 @@ def browser_page() -> Iterator[tuple[Any, list[str]]]:
                 if message.type == "error" else None)
         page.set_default_timeout(TIMEOUT_MS)
         yield page, problems
+
+
+def wait_for_board(page: Any, state: str = "") -> None:
+    """Until the board the page shows is the one whose state (its URL query, the root's data-board-state) holds
+    `state`, and the board's script is wired (a header's or a sort button's click is then heard): a click before
+    that, on a busy machine, would be lost or answered for the board the page was built with."""
+    page.wait_for_function("""(state) => {
+        const board = document.querySelector('.board-html');
+        return !!board && typeof window.toolboardTyped === 'function' && (board.dataset.boardState || '').includes(state);
+    }""", arg=state)
 
 
 def start_example_run(page: Any, base_url: str, api_key: str | None = None) -> str:

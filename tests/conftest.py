@@ -4,13 +4,16 @@ official BFCL wheel (downloaded once per session) and an isolated TOOLBOARD_HOME
 from __future__ import annotations
 
 import atexit
+import inspect
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 
 import pytest
 
@@ -39,6 +42,72 @@ def shared_data_dir() -> Path | None:
     configured = os.environ.get("TOOLBOARD_DATA_DIR")
     candidate = Path(configured) if configured else PROJECT.parent / "shared" / "data"
     return candidate if candidate.is_dir() else None
+
+
+# ---- the `slow` marker (issue 43): `python -m pytest -m "not slow"` is the one-minute loop ----------------------
+
+# What makes a test slow: it reaches one of these names, in its own body, in a helper of tests/ it calls (at any
+# depth) or in a fixture of tests/ it uses. Such a test is marked slow at collection, so a new test that opens the
+# browser (say) is marked without anyone remembering to. Tests slow for other reasons carry the mark themselves.
+SLOW_PARTS = {
+    "browser_page": "a headless Chromium", "headless_chromium": "a headless Chromium",
+    "official_venv": "the official BFCL checker's venv", "redis_server": "a real Redis server",
+    "workers": "Celery workers", "start_worker": "a Celery worker",
+    "served": "the local model's real server (test_local_model.py's fixture)",
+    "real_data": "the whole real data (../shared/data)", "real_acebench_dir": "the whole real data (../shared/data)",
+    "shared_data_dir": "the whole real data (../shared/data)",
+}
+
+
+def _names(code: CodeType) -> set[str]:
+    """Every global, attribute and free name `code` (and the functions, lambdas and comprehensions in it) uses."""
+    names = set(code.co_names) | set(code.co_freevars)
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            names |= _names(constant)
+    return names
+
+
+def _slow_part(function: Callable | None, seen: set[int]) -> str | None:
+    """The slow part `function` reaches through tests/' own code, or None."""
+    function = inspect.unwrap(function) if function is not None else None
+    code = getattr(function, "__code__", None)
+    if code is None or id(code) in seen:
+        return None
+    seen.add(id(code))
+    namespace = getattr(function, "__globals__", {})
+    for name in sorted(_names(code)):
+        if name in SLOW_PARTS:
+            return SLOW_PARTS[name]
+        found = namespace.get(name)
+        if inspect.isclass(found) and found.__module__.startswith("tests."):
+            for member in vars(found).values():
+                if (part := _slow_part(member if inspect.isfunction(member) else None, seen)) is not None:
+                    return part
+        elif inspect.isfunction(inspect.unwrap(found) if callable(found) else None) \
+                and inspect.unwrap(found).__module__.startswith("tests."):
+            if (part := _slow_part(found, seen)) is not None:
+                return part
+    return None
+
+
+def why_slow(item: pytest.Item) -> str | None:
+    """The slow part a collected test reaches (see SLOW_PARTS), or None."""
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs if info else {}
+    for name in definitions:
+        if name in SLOW_PARTS:
+            return SLOW_PARTS[name]
+    functions = [getattr(item, "function", None)]
+    functions += [d.func for ds in definitions.values() for d in ds if getattr(d.func, "__module__", "").startswith("tests.")]
+    seen: set[int] = set()
+    return next((part for part in (_slow_part(f, seen) for f in functions) if part), None)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if not item.get_closest_marker("slow") and why_slow(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

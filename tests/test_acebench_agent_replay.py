@@ -38,6 +38,7 @@ def test_replay_prints_the_end_state_of_each_line(tmp_path: Path):
     assert rows[-1]["state"] == []  # a message to the user executes nothing
 
 
+@pytest.mark.slow
 def test_replay_errors_name_the_line(tmp_path: Path):
     data = write_agent_dataset(tmp_path / "data")
     calls = tmp_path / "calls.jsonl"

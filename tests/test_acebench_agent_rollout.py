@@ -139,6 +139,7 @@ def test_user_role_settings_load_and_fingerprint():
     assert fingerprint(user, "d", "v") == hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
+@pytest.mark.slow
 def test_cli_run_agent_multi_step_end_to_end(data: Path, tmp_path: Path):
     env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home")}
     with ScriptedServer(reply=milestone_agent) as server:
@@ -184,6 +185,7 @@ def test_the_explore_view_shows_an_agent_sample_as_a_transcript(data: Path, tmp_
     assert "End state (agent)" in page and "Gold answer" in page
 
 
+@pytest.mark.slow
 def test_cli_role_flag_gives_the_simulated_user_its_own_endpoint(data: Path, tmp_path: Path):
     env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home"), "TOOLBOARD_TEST_USER_KEY": "sk-user"}
     with ScriptedServer(reply=simulated_user) as user_server, ScriptedServer(reply=milestone_agent) as model_server:
@@ -200,6 +202,7 @@ def test_cli_role_flag_gives_the_simulated_user_its_own_endpoint(data: Path, tmp
     assert json.loads(done.stdout)["subsets"]["agent_multi_turn"]["metrics"]["accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_cli_list_names_each_benchmarks_roles_and_options():
     done = subprocess.run([sys.executable, "-m", "evaluators", "list"], cwd=PROJECT, capture_output=True, text=True,
                           timeout=60)

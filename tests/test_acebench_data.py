@@ -135,6 +135,7 @@ def _download_and_load(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     return samples
 
 
+@pytest.mark.slow
 def test_download_path_with_the_example(example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     samples = _download_and_load(example_dir, tmp_path, monkeypatch, "en")
     assert len(samples) == len(data.load(example_dir, language="en"))
@@ -168,6 +169,7 @@ def test_real_data_counts(real_acebench_dir: Path):
     assert len(data.load(real_acebench_dir, language="zh")) == 1017
 
 
+@pytest.mark.slow
 def test_the_download_keeps_the_official_request_code(example_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """model_inference/ comes out of the same archive (read as data, never run), so a downloaded run
     sends the official requests; a cache made before keeping it fetches it once."""

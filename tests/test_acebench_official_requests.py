@@ -227,6 +227,7 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_prompt_style(official_data: Path, example_dir: Path, tmp_path: Path):
     with ScriptedServer() as server:
         common = ("run", "acebench", "--base-url", server.base_url, "--model", "m", "--api-key-env", "",

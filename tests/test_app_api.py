@@ -48,6 +48,7 @@ def leaderboard(client: Client, benchmark="acebench", view="en", search="", sour
     return table_rows(value)
 
 
+@pytest.mark.slow
 def test_leaderboard_shows_published_rows_and_filters_server_side(client: Client):
     rows = leaderboard(client)
     gpt = [r for r in rows if r["model"] == "GPT-4o"]
@@ -60,6 +61,7 @@ def test_leaderboard_shows_published_rows_and_filters_server_side(client: Client
     assert "overall" not in leaderboard(client, columns=["agent"], sort_by="agent")[0]
 
 
+@pytest.mark.slow
 def test_leaderboard_strict_mode_hides_published_rows_and_other_benchmarks_have_views(client: Client):
     assert all(r["source"] != "published" for r in leaderboard(client, mode="strict"))
     rows = leaderboard(client, benchmark="toolbench_static", view="out_of_domain", columns=["act_em", "hallu_rate"],
@@ -69,6 +71,7 @@ def test_leaderboard_strict_mode_hides_published_rows_and_other_benchmarks_have_
     assert hallu == sorted(hallu)  # lower is better, so ascending
 
 
+@pytest.mark.slow
 def test_download_of_the_current_view(client: Client):
     path = client.predict("acebench", "zh", "gpt", LEADERBOARD_ALL, ["overall"], False, "official", "overall",
                           api_name="/download_csv")
@@ -88,6 +91,7 @@ def test_chart_endpoint_returns_a_plotly_figure(client: Client):
     assert len(plot["data"]) == 3 and plot["layout"]["yaxis"]["title"]["text"] == "score (%)"
 
 
+@pytest.mark.slow
 def test_evaluate_runs_in_the_background_reports_and_joins_the_leaderboard(app: RunningApp, client: Client,
                                                                             caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.DEBUG)
@@ -112,6 +116,7 @@ def test_evaluate_runs_in_the_background_reports_and_joins_the_leaderboard(app: 
     assert SECRET_KEY not in caplog.text
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_bad_forms_without_creating_runs(app: RunningApp, client: Client):
     before = len(app.context.store.list_runs())
     def start(**overrides):
@@ -130,6 +135,7 @@ def test_evaluate_refuses_bad_forms_without_creating_runs(app: RunningApp, clien
     assert len(app.context.store.list_runs()) == before
 
 
+@pytest.mark.slow
 def test_cancel_resume_and_rerun_errors_from_the_jobs_panel(app: RunningApp, client: Client):
     app.server.latency = 0.2
     try:
@@ -152,6 +158,7 @@ def test_cancel_resume_and_rerun_errors_from_the_jobs_panel(app: RunningApp, cli
     assert "no run" in message
 
 
+@pytest.mark.slow
 def test_submit_checks_scores_and_adds_an_upload(app: RunningApp, client: Client):
     predictions = EXAMPLE_DIR / "predictions.jsonl"
     # the example's items from a folder of one's own (scored on the built-in example, a row never joins the board)
@@ -169,6 +176,7 @@ def test_submit_checks_scores_and_adds_an_upload(app: RunningApp, client: Client
     assert rows and rows[0]["source"] == "uploaded" and rows[0]["overall"] == pytest.approx(61.7)
 
 
+@pytest.mark.slow
 def test_a_bad_upload_is_explained_and_never_stored(app: RunningApp, client: Client, tmp_path: Path):
     bad = write_predictions(tmp_path / "bad.jsonl", [
         {"id": "normal_atom_bool_0", "output": "[x()]"},
@@ -189,6 +197,7 @@ def test_a_bad_upload_is_explained_and_never_stored(app: RunningApp, client: Cli
     assert len(app.context.store.list_runs()) == before
 
 
+@pytest.mark.slow
 def test_explore_lists_samples_shows_escaped_evidence_and_compares_runs(app: RunningApp, client: Client, tmp_path: Path):
     hostile = write_predictions(tmp_path / "hostile.jsonl", [
         {"id": "normal_atom_bool_0", "output": "<script>alert('x')</script>[Clock.setAlarm(time='00:00')]"},
@@ -219,6 +228,7 @@ def test_explore_lists_samples_shows_escaped_evidence_and_compares_runs(app: Run
     assert changes == {"normal_atom_bool_1": "broken", "normal_atom_bool_2": "fixed"}, flipped["note"]
 
 
+@pytest.mark.slow
 def test_a_failed_add_keeps_the_checked_file_and_bad_lines_are_all_listed(app: RunningApp, client: Client,
                                                                          tmp_path: Path):
     predictions = EXAMPLE_DIR / "predictions.jsonl"
@@ -238,6 +248,7 @@ def test_a_failed_add_keeps_the_checked_file_and_bad_lines_are_all_listed(app: R
     assert all(f"line {n}" in message for n in (2, 3, 4))
 
 
+@pytest.mark.slow
 def test_the_ranking_and_the_rows_kept_apart_have_their_own_endpoints(app: RunningApp, client: Client):
     from tests.app_fixtures import upload
 
@@ -256,6 +267,7 @@ def test_the_ranking_and_the_rows_kept_apart_have_their_own_endpoints(app: Runni
     assert not any(r["newest"] for r in ranked if r["source"] == "published")
 
 
+@pytest.mark.slow
 def test_api_messages_are_plain_text_without_markdown_escapes(app: RunningApp, client: Client, tmp_path: Path):
     started = client.predict(**form(app.server.base_url, "plain-model_name", app.data), api_name="/start_run")
     assert started["run_id"] and "\\" not in started["message"]

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.app_fixtures import running_app
 from ui.asset_cache import FOLDERS, FOREVER, REVALIDATE, file_under
@@ -17,6 +18,7 @@ def first_script(page: str) -> str:
     return "/" + found.group(1)
 
 
+@pytest.mark.slow
 def test_the_page_s_scripts_come_compressed_once_and_are_kept_by_browsers(tmp_path: Path):
     with running_app(tmp_path) as app, httpx.Client(base_url=app.url.rstrip("/"), timeout=30) as http:
         script = first_script(http.get("/").text)
@@ -34,6 +36,7 @@ def test_the_page_s_scripts_come_compressed_once_and_are_kept_by_browsers(tmp_pa
         assert head.status_code == 200 and head.content == b"" and int(head.headers["content-length"]) == len(on_disk)
 
 
+@pytest.mark.slow
 def test_names_outside_the_front_end_folders_are_left_to_gradio(tmp_path: Path):
     with running_app(tmp_path) as app, httpx.Client(base_url=app.url.rstrip("/"), timeout=30) as http:
         for path in ("/assets/../../__init__.py", "/assets/%2e%2e/%2e%2e/__init__.py", "/assets/no-such-file.js",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from evaluators.benchmarks.bfcl.benchmark import ABOUT, BENCHMARK
 from evaluators.core.declarations import Overview
 from tests.conftest import PROJECT
@@ -70,6 +72,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_the_declaration_holds_with_and_without_the_multi_turn_subsets():
     for state in ("as_is", "with"):
         done = subprocess.run([sys.executable, "-c", DECLARATION_CHECK, state], cwd=PROJECT, capture_output=True,

@@ -37,6 +37,7 @@ def oracle_prediction(sample: Sample) -> Prediction:
     return Prediction(sample_id=sample.id, output=oracle_text(sample.subset, sample.input["function"], sample.gold))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("category", list(CEILINGS))
 def test_oracle_reaches_the_official_ceiling(bfcl_dir: Path, category: str):
     samples = load(bfcl_dir, subsets=[category])
@@ -63,6 +64,7 @@ def test_the_ceiling_failures_fail_for_the_documented_reasons(bfcl_dir: Path):
     }
 
 
+@pytest.mark.slow
 def test_a_required_parameter_allowed_only_empty_passes_only_when_given_empty(bfcl_dir: Path):
     sample = next(s for s in load(bfcl_dir, subsets=["live_multiple"]) if s.id == "live_multiple_507-149-4")
     with_empty = oracle_prediction(sample)

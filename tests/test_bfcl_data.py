@@ -77,6 +77,7 @@ def test_samples_follow_the_contract(tmp_path: Path):
     assert all(s.gold is None for s in samples if s.subset in ("irrelevance", "live_irrelevance", "live_relevance"))
 
 
+@pytest.mark.slow
 def test_limit_is_per_category_and_subsets_choose(tmp_path: Path):
     folder = write_bfcl_folder(tmp_path / "data")
     limited = load(folder, limit=1)
@@ -190,6 +191,7 @@ SIZES = {"simple_python": 400, "simple_java": 100, "simple_javascript": 50, "mul
          "multi_turn_miss_func": 200, "multi_turn_miss_param": 200, "multi_turn_long_context": 200}
 
 
+@pytest.mark.slow
 def test_the_real_data_has_every_category_at_its_size(bfcl_official: BfclOfficial, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
     monkeypatch.delenv(WHEEL_SHA256_ENV, raising=False)

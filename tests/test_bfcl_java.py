@@ -228,6 +228,7 @@ UNDECODABLE = {"simple_java_35", "simple_java_85"}
 UNREACHABLE_VALUES = {"simple_java_1", "simple_java_36", "simple_java_65", "simple_java_67", "simple_java_68"}
 
 
+@pytest.mark.slow
 def test_every_java_gold_answer_decodes_and_converts(bfcl_official: BfclOfficial):
     root = bfcl_official.data_dir
     items = read_lines(root / "BFCL_v4_simple_java.json")

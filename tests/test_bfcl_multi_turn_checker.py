@@ -43,6 +43,7 @@ def _score(sample: Sample, turns, mode: str = "official"):
     return score(sample, Prediction(sample_id=sample.id, extra={"turns": turns}), mode)
 
 
+@pytest.mark.slow
 def test_the_oracle_passes_with_its_evidence(samples: dict[str, Sample]):
     sample = samples["multi_turn_base_0"]
     result = _score(sample, oracle_answer(sample))
@@ -155,6 +156,7 @@ def test_check_runs_decoded_turns(samples: dict[str, Sample], host: EnvironmentH
     assert result["valid"] and len(result["turn_states"]) == len(sample.gold)
 
 
+@pytest.mark.slow
 def test_a_check_past_the_time_limit_fails_the_item_and_the_host_serves_on(samples: dict[str, Sample],
                                                                            bfcl_official: BfclOfficial):
     sample = next(s for s in samples.values() if "MathAPI" in s.input["involved_classes"])

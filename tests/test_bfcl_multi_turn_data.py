@@ -47,6 +47,7 @@ def _folder(wheel: Path, root: Path, category: str = BASE, items: list[dict] | N
     return root
 
 
+@pytest.mark.slow
 def test_the_four_categories_load_from_the_wheel(wheel: Path):
     samples = load(subsets=list(MULTI_TURN))
     assert Counter(s.subset for s in samples) == {category: 200 for category in MULTI_TURN}
@@ -66,6 +67,7 @@ def test_the_four_categories_load_from_the_wheel(wheel: Path):
             assert sample.input["missed_function"] == {}
 
 
+@pytest.mark.slow
 def test_functions_follow_the_involved_classes_in_order_without_the_holdouts(wheel: Path):
     samples = {s.id: s for s in load(subsets=["multi_turn_miss_func"])}
     sample = samples["multi_turn_miss_func_0"]
@@ -78,6 +80,7 @@ def test_functions_follow_the_involved_classes_in_order_without_the_holdouts(whe
     assert sample.gold[3] == ["sort('final_report.pdf')"]
 
 
+@pytest.mark.slow
 def test_a_data_folder_reads_as_the_wheel(wheel: Path, tmp_path: Path):
     from_folder = load(_folder(wheel, tmp_path / "data"), subsets=[BASE])
     from_wheel = load(subsets=[BASE], limit=3)

@@ -46,6 +46,7 @@ def _with_math(samples: dict[str, Sample]) -> Sample:
     return next(s for s in samples.values() if "MathAPI" in s.input["involved_classes"])
 
 
+@pytest.mark.slow
 def test_a_session_runs_the_ground_truth_and_keeps_its_state(host: EnvironmentHost, samples: dict[str, Sample]):
     sample = samples["multi_turn_base_0"]
     session = host.open(sample, rollout_namespace("org/model-1.5"))
@@ -65,6 +66,7 @@ def test_a_session_runs_the_ground_truth_and_keeps_its_state(host: EnvironmentHo
         host.execute(session, ["ls()"])
 
 
+@pytest.mark.slow
 def test_errors_read_as_the_official_loop_shows_them(host: EnvironmentHost, samples: dict[str, Sample]):
     session = host.open(samples["multi_turn_base_0"], "m")
     results = host.execute(session, ["kill(pid=1)", "nothing_here(a=1)", "cd(folder_name='x')", "ls("])
@@ -75,6 +77,7 @@ def test_errors_read_as_the_official_loop_shows_them(host: EnvironmentHost, samp
     host.close(session)
 
 
+@pytest.mark.slow
 def test_the_async_api_serves_many_sessions_at_once(host: EnvironmentHost, samples: dict[str, Sample]):
     chosen = list(samples.values())[:12]
 
@@ -107,6 +110,7 @@ def test_an_unknown_class_is_refused(host: EnvironmentHost, samples: dict[str, S
         host.open(bad, "m")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("call", [SLOW_CALL, HUNGRY_CALL], ids=["time", "memory"])
 def test_a_worker_past_its_limit_ends_its_sessions_and_the_host_serves_on(bfcl_official: BfclOfficial,
                                                                           samples: dict[str, Sample], call: str):
@@ -145,6 +149,7 @@ def test_an_environment_host_needs_a_worker(bfcl_official: BfclOfficial, tmp_pat
         EnvironmentHost(workers=0, wheel=bfcl_official.wheel)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_between_requests_is_replaced(bfcl_official: BfclOfficial, samples: dict[str, Sample]):
     host = EnvironmentHost(workers=1, wheel=bfcl_official.wheel)
     try:

@@ -284,6 +284,7 @@ def test_every_request_of_every_item_played_with_its_ground_truth_equals_the_off
     print(f"{len(samples)} items, {compared} requests equal byte for byte")
 
 
+@pytest.mark.slow
 def test_multi_turn_runs_are_prompt_mode_with_the_official_sampling(bfcl_official: Any, monkeypatch: pytest.MonkeyPatch):
     from evaluators.benchmarks.bfcl.data import load
     from evaluators.benchmarks.bfcl.item_requests import build_request

@@ -82,6 +82,7 @@ def _stored(home: Path, run_id: str) -> dict[str, Any]:
         store.close()
 
 
+@pytest.mark.slow
 def test_a_run_of_a_few_items_of_each_category_ends_with_every_item_scored_within_the_step_bounds(
         wheel_env: dict[str, str]):
     from evaluators.benchmarks.bfcl.multi_turn.requests import multi_turn_texts
@@ -112,6 +113,7 @@ def test_a_run_of_a_few_items_of_each_category_ends_with_every_item_scored_withi
     assert server.requests <= sum(len(steps) for p in predictions.values() for steps in p.extra["turns"])
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_repeating_finished_items(wheel_env: dict[str, str]):
     # base and miss_func items open with different messages (miss_func's system prompt lacks the held-out docs),
     # so each request is told to its item; the other two categories open as base does.
@@ -203,6 +205,7 @@ def wheel_set(bfcl_official: Any, monkeypatch: pytest.MonkeyPatch) -> Path:
     return bfcl_official.wheel
 
 
+@pytest.mark.slow
 def test_a_failed_request_ends_the_rollout_as_a_request_error_with_what_was_played(wheel_set: Path, host: Any):
     from tests.scripted_server import Fault
 
@@ -216,6 +219,7 @@ def test_a_failed_request_ends_the_rollout_as_a_request_error_with_what_was_play
     assert len(prediction.extra["transcript"]) == 2 and "state" not in prediction.extra["transcript"][1]
 
 
+@pytest.mark.slow
 def test_an_environment_past_its_limits_ends_the_rollout_and_the_item_is_scored_on_what_was_played(
         wheel_set: Path, host: Any):
     sample = next(s for s in _samples(20) if "MathAPI" in s.input["involved_classes"])
@@ -227,6 +231,7 @@ def test_an_environment_past_its_limits_ends_the_rollout_and_the_item_is_scored_
     assert prediction.extra["transcript"][0]["steps"][0]["calls"] == [slow]
 
 
+@pytest.mark.slow
 def test_a_rollout_replays_from_the_response_cache_without_sending_anything(wheel_set: Path, host: Any,
                                                                           tmp_path: Path):
     from evaluators.engine.store import Store

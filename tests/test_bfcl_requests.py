@@ -174,6 +174,7 @@ def test_the_request_profile_is_official(fake_wheel: Path):
         request_profile(own)
 
 
+@pytest.mark.slow
 def test_a_cli_run_sends_the_official_requests(tmp_path: Path):
     data = write_bfcl_folder(tmp_path / "data")
     wheel = tmp_path / "wheel.whl"
@@ -208,6 +209,7 @@ def real_wheel(bfcl_official: BfclOfficial, monkeypatch: pytest.MonkeyPatch) -> 
     return bfcl_official.wheel
 
 
+@pytest.mark.slow
 def test_every_real_item_gets_the_official_prompt_request(real_wheel: Path):
     reference = OfficialReference(real_wheel)
     samples = load(subsets=list(SINGLE_TURN))
@@ -216,6 +218,7 @@ def test_every_real_item_gets_the_official_prompt_request(real_wheel: Path):
         assert _bytes(build_request(sample).messages) == _bytes(reference.messages(_entry(sample))), sample.id
 
 
+@pytest.mark.slow
 def test_every_real_item_gets_valid_json_schema_tools(real_wheel: Path):
     names = 0
     for sample in load(subsets=list(SINGLE_TURN)):
@@ -250,6 +253,7 @@ def test_solve_keeps_the_text_and_maps_tool_names_back(fake_wheel: Path):
     assert calls.requests[0].tools[0]["function"]["name"] == "kitchen_kettle_boil"
 
 
+@pytest.mark.slow
 def test_the_declared_prompt_styles_are_the_ones_the_profile_accepts(fake_wheel: Path):
     from evaluators.benchmarks.bfcl.benchmark import BENCHMARK
     from evaluators.core.types import PROMPT_STYLES

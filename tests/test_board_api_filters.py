@@ -31,6 +31,7 @@ def rows(client: Client, endpoint: str = "/leaderboard", benchmark: str = "acebe
                                      api_name=endpoint, **filters))
 
 
+@pytest.mark.slow
 def test_a_size_range_keeps_the_models_of_known_size_within_it(client: Client):
     everything = rows(client)
     small = rows(client, min_params_b=3, max_params_b=8)
@@ -43,6 +44,7 @@ def test_a_size_range_keeps_the_models_of_known_size_within_it(client: Client):
     assert len(rows(client, min_params_b=0)) < len(everything)
 
 
+@pytest.mark.slow
 def test_weights_open_closed_and_the_old_open_weights_only(client: Client):
     closed = rows(client, weights="closed")
     assert closed and all(r["open_weights"] is False for r in closed)
@@ -51,6 +53,7 @@ def test_weights_open_closed_and_the_old_open_weights_only(client: Client):
     assert [r["model"] for r in rows(client, open_weights_only=True)] == [r["model"] for r in opened]
 
 
+@pytest.mark.slow
 def test_hide_flagged_leaves_out_the_rows_whose_flag_says_why(client: Client):
     everything = rows(client, endpoint="/leaderboard_ranked", benchmark="toolbench_static", view="in_domain",
                       sort_by="act_em")
@@ -62,6 +65,7 @@ def test_hide_flagged_leaves_out_the_rows_whose_flag_says_why(client: Client):
     assert rows(client, endpoint="/leaderboard_apart", hide_flagged=True, weights="open", max_params_b=70) == []
 
 
+@pytest.mark.slow
 def test_the_api_gives_the_services_interval_ranks(app: RunningApp, client: Client):
     ranked = rows(client, endpoint="/leaderboard_ranked", benchmark="bfcl", view="all", sort_by="live_ast")
     layout = layout_for("bfcl")

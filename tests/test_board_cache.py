@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evaluators.engine.store import Store
 from tests.app_fixtures import upload
 from ui.app import build_app
 from ui.context import READ_EVENT, AppContext
 
 
+@pytest.mark.slow
 def test_the_board_frame_is_built_once_and_rebuilt_when_a_run_is_added(tmp_path: Path):
     context = AppContext(store=Store(tmp_path / "toolboard.db"))
     try:
@@ -58,6 +61,7 @@ def test_the_board_version_changes_when_a_run_ends(tmp_path: Path):
     store.close()
 
 
+@pytest.mark.slow
 def test_the_board_reads_run_side_by_side_in_the_app(tmp_path: Path):
     context = AppContext(store=Store(tmp_path / "toolboard.db"))
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from evaluators.core.registry import benchmark_names
 from tests.app_fixtures import running_app
@@ -48,6 +49,7 @@ def board_switch(url: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     raise AssertionError("no board event on the Benchmark control")
 
 
+@pytest.mark.slow
 def test_a_switch_sent_straight_over_http_is_answered_and_malformed_values_are_ignored(tmp_path: Path):
     with running_app(tmp_path) as app:
         dependency, components = board_switch(app.url)

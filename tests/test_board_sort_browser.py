@@ -16,7 +16,8 @@ import pytest
 from evaluators.core.registry import benchmark_names
 from evaluators.service.board import layout_for
 from tests.app_fixtures import running_app, table_rows
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, browser_page, wait_for_board
+from ui.board_state import default_state, state_query
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium")
@@ -76,8 +77,8 @@ def open_counting_calls(page: Any, url: str, benchmark: str) -> tuple[list[int],
     (the second)."""
     page.set_viewport_size(DESKTOP)
     page.goto(f"{url}?benchmark={benchmark}", wait_until="load")
+    wait_for_board(page, state_query(default_state(benchmark)))  # the page's load has drawn that benchmark's board
     page.locator(".board-ranked").first.wait_for()
-    page.wait_for_timeout(1000)  # the page's load settles
     calls: list[int] = []
     page.on("request", lambda request: calls.append(json.loads(request.post_data or "{}").get("fn_index"))
             if request.method == "POST" and ("queue/join" in request.url or "/gradio_api/run/" in request.url)
@@ -94,7 +95,7 @@ def test_a_header_click_sorts_and_reranks_by_that_column(tmp_path: Path):
         expected = ranked_api(app.url, name, column)[:CHECKED_ROWS]
         want = [str(row["rank"]) for row in expected]
         (header.locator("button[data-sort]") if header.locator("button[data-sort]").count() else header).click()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + TIMEOUT_MS / 1000
         while (ranks := shown_ranks(page)) != want:
             if time.monotonic() > deadline:
                 raise AssertionError(f"ranks shown after sorting by {column}: {ranks}; the ranking by {column}: {want}")
@@ -119,6 +120,7 @@ def test_a_phone_shows_one_card_per_row_and_its_sort_buttons_rerank(tmp_path: Pa
     with running_app(tmp_path) as app, browser_page() as (page, problems):
         page.set_viewport_size(PHONE)
         page.goto(f"{app.url}?benchmark={name}", wait_until="load")
+        wait_for_board(page, state_query(default_state(name)))  # the page's load has drawn that benchmark's board
         card = page.locator(".board-ranked-cards .board-card").first
         card.wait_for()
         assert not page.locator(".board-ranked thead").first.is_visible()  # no squeezed table on a phone
@@ -127,7 +129,8 @@ def test_a_phone_shows_one_card_per_row_and_its_sort_buttons_rerank(tmp_path: Pa
         assert re.match(r"#\d+", card.locator(".card-rank").inner_text())
         assert card.locator(".card-main .v").inner_text()
         page.locator(f".board-sortbar button[data-sort='{column}']").click()
-        page.wait_for_function(f"() => window.location.search.includes('sort={column}')", timeout=20_000)
+        wait_for_board(page, f"sort={column}")  # the cards redrawn in that order
+        page.wait_for_function(f"() => window.location.search.includes('sort={column}')")
         expected = ranked_api(app.url, name, column)[:5]
         cards = page.locator(".board-ranked-cards .board-card")
         assert [cards.nth(i).locator(".card-model a").inner_text() for i in range(5)] == [r["model"] for r in expected]
@@ -145,7 +148,7 @@ def test_typing_a_search_redraws_once_and_a_switch_is_one_call(tmp_path: Path):
         page.get_by_label("Benchmark", exact=True).filter(visible=True).first.click()
         page.get_by_role("option", name=re.compile(re.escape(title_of(name)))).first.click()
         page.wait_for_function(f"() => document.querySelector('.board-html').dataset.boardState.includes('{name}')"
-                               f" || document.querySelector('.board-html').dataset.boardState === ''", timeout=20_000)
+                               f" || document.querySelector('.board-html').dataset.boardState === ''")
         page.wait_for_timeout(1500)
         switch_calls = [c for c in calls if c in ours]
         assert len(switch_calls) == 1, f"a benchmark switch made {len(switch_calls)} board calls: {calls}"
@@ -155,7 +158,7 @@ def test_typing_a_search_redraws_once_and_a_switch_is_one_call(tmp_path: Path):
         box = page.get_by_label("Search models")
         box.click()
         box.press_sequentially(typed, delay=80)
-        page.wait_for_function("() => window.location.search.includes('q=')", timeout=20_000)
+        page.wait_for_function("() => window.location.search.includes('q=')")
         page.wait_for_timeout(1500)
         search_calls = [c for c in calls if c in ours]
         assert len(search_calls) == 1, f"typing {typed!r} made {len(search_calls)} board calls: {calls}"
@@ -164,7 +167,7 @@ def test_typing_a_search_redraws_once_and_a_switch_is_one_call(tmp_path: Path):
         # Enter redraws at once; a paste (no key) redraws too
         calls.clear()
         box.fill("zz-nobody")
-        page.get_by_text("No rows match these filters.").wait_for(timeout=20_000)
+        page.get_by_text("No rows match these filters.").wait_for()
         box.press("Enter")
         page.wait_for_timeout(1500)
         assert 1 <= len([c for c in calls if c in ours]) <= 2, calls

@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 
 
+@pytest.mark.slow
 def test_list_names_the_benchmark_and_its_subsets():
     result = run_cli("list")
     assert result.returncode == 0
     assert "acebench" in result.stdout and "normal_atom_bool" in result.stdout
 
 
+@pytest.mark.slow
 def test_score_json_follows_the_design_contract(example_dir: Path):
     result = run_cli("score", "acebench", str(example_dir / "predictions.jsonl"), "--data-dir", str(example_dir), "--language", "en", "--json")
     assert result.returncode == 0, result.stderr
@@ -25,6 +29,7 @@ def test_score_json_follows_the_design_contract(example_dir: Path):
     assert report["errors"]["format_error"] == 1
 
 
+@pytest.mark.slow
 def test_strict_mode_and_subset_groups(example_dir: Path, tmp_path: Path):
     samples_out = tmp_path / "verdicts.jsonl"
     result = run_cli(
@@ -44,6 +49,7 @@ def test_strict_mode_and_subset_groups(example_dir: Path, tmp_path: Path):
     assert len(verdicts) == 7 and {"sample_id", "correct", "error_type", "rule"} <= set(verdicts[0])
 
 
+@pytest.mark.slow
 def test_text_report_and_demo():
     result = run_cli("demo")
     assert result.returncode == 0, result.stderr
@@ -51,6 +57,7 @@ def test_text_report_and_demo():
     assert "overall=0.617" in result.stdout
 
 
+@pytest.mark.slow
 def test_errors_are_one_clear_line_with_exit_code_2(example_dir: Path, tmp_path: Path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "normal_atom_bool_0", "output": 5}\n')

@@ -96,6 +96,7 @@ def assert_one_clear_error(result, *phrases: str) -> None:
 # ---- the folder ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_export_of_every_finished_run_loads_with_datasets(runs: dict[str, str], expected: Store, tmp_path: Path):
     folder = tmp_path / "results"
     result = run_cli("export", "--dataset", str(folder))
@@ -116,6 +117,7 @@ def test_export_of_every_finished_run_loads_with_datasets(runs: dict[str, str], 
     assert (folder / "README.md").is_file()
 
 
+@pytest.mark.slow
 def test_run_and_run_id_choose_the_runs(runs: dict[str, str], expected: Store, tmp_path: Path):
     cache = tmp_path / "hf_cache"
     only_upload = tmp_path / "upload-only"
@@ -139,6 +141,7 @@ def test_run_and_run_id_choose_the_runs(runs: dict[str, str], expected: Store, t
     assert len(predictions.read_text(encoding="utf-8").splitlines()) == 3
 
 
+@pytest.mark.slow
 def test_an_unknown_or_unfinished_run_is_refused_and_nothing_is_written(runs: dict[str, str], tmp_path: Path):
     folder = tmp_path / "results"
     assert_one_clear_error(run_cli("export", "--dataset", str(folder), "--run", runs["uploaded"], "--run", "nope"),
@@ -148,6 +151,7 @@ def test_an_unknown_or_unfinished_run_is_refused_and_nothing_is_written(runs: di
     assert not folder.exists()
 
 
+@pytest.mark.slow
 def test_a_folder_holding_stray_parquet_files_is_refused(runs: dict[str, str], tmp_path: Path):
     folder = tmp_path / "results"
     (folder / "details").mkdir(parents=True)
@@ -156,6 +160,7 @@ def test_a_folder_holding_stray_parquet_files_is_refused(runs: dict[str, str], t
     assert not (folder / "contents" / DATA_FILE).exists() and not (folder / "README.md").exists()
 
 
+@pytest.mark.slow
 def test_usage_errors_are_one_clear_line(runs: dict[str, str], tmp_path: Path):
     folder = tmp_path / "results"
     assert_one_clear_error(run_cli("export"), "export needs RUN_ID", "--dataset DIR")
@@ -180,6 +185,7 @@ def commit_lines(requests: list[LoggedRequest]) -> list[dict]:
     return [json.loads(line) for body in bodies for line in body.splitlines()]
 
 
+@pytest.mark.slow
 def test_push_sends_the_folder_to_a_private_repo_and_nothing_secret(hub: FakeHubRepo, runs: dict[str, str],
                                                                     tmp_path: Path):
     folder = tmp_path / "results"
@@ -215,6 +221,7 @@ def test_push_sends_the_folder_to_a_private_repo_and_nothing_secret(hub: FakeHub
     assert TOKEN not in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_a_second_push_with_fewer_runs_replaces_the_rows_and_deletes_stale_files(hub: FakeHubRepo,
                                                                                  runs: dict[str, str], tmp_path: Path):
     folder = tmp_path / "results"
@@ -240,6 +247,7 @@ def test_a_second_push_with_fewer_runs_replaces_the_rows_and_deletes_stale_files
     assert repo.private
 
 
+@pytest.mark.slow
 def test_a_pushed_dataset_holds_nothing_of_a_run_on_example_data(hub: FakeHubRepo, runs: dict[str, str],
                                                                  isolated_home: Path, tmp_path: Path):
     store = Store(isolated_home / "toolboard.db")
@@ -261,12 +269,14 @@ def test_a_pushed_dataset_holds_nothing_of_a_run_on_example_data(hub: FakeHubRep
     assert not (tmp_path / "named").exists()
 
 
+@pytest.mark.slow
 def test_public_makes_a_new_repo_public(hub: FakeHubRepo, runs: dict[str, str], tmp_path: Path):
     result = run_cli("export", "--dataset", str(tmp_path / "results"), "--run", runs["uploaded"], "--push", REPO, "--public")
     assert result.returncode == 0, result.stderr
     assert not hub.repos[f"datasets/{REPO}"].private
 
 
+@pytest.mark.slow
 def test_push_without_a_token_is_refused_before_anything_is_written(hub: FakeHubRepo, runs: dict[str, str],
                                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("HF_TOKEN")
@@ -277,6 +287,7 @@ def test_push_without_a_token_is_refused_before_anything_is_written(hub: FakeHub
     assert hub.requests == [] and hub.repos == {}
 
 
+@pytest.mark.slow
 def test_a_refused_token_is_one_clear_error_without_the_token(hub: FakeHubRepo, runs: dict[str, str],
                                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HF_TOKEN", WRONG_TOKEN)

@@ -279,6 +279,7 @@ def _wait_for_end(services: AppServices, run_id: str, timeout: float = 60) -> st
     raise AssertionError(f"run {run_id} did not end")
 
 
+@pytest.mark.slow
 def test_a_run_whose_download_fails_after_it_was_created_stores_the_same_message(tmp_path: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch,
                                                                                   no_data_dir: None):
@@ -346,6 +347,7 @@ def test_a_queue_worker_that_cannot_download_fails_the_run_with_the_same_message
     assert_plain(stored)
 
 
+@pytest.mark.slow
 def test_the_command_line_names_its_own_flags(tmp_path: Path, no_data_dir: None):
     port = refused_port()
     env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path / "home"),

@@ -31,6 +31,7 @@ def data(tmp_path: Path) -> Path:
     return write_dataset(tmp_path / "data", 30)
 
 
+@pytest.mark.slow
 def test_every_sample_ends_scored_or_recorded_as_an_error(data: Path, tmp_path: Path):
     attempts_by_number: dict[int, int] = {}
 
@@ -91,6 +92,7 @@ def test_rerun_hits_the_cache_and_no_cache_bypasses_it(data: Path, tmp_path: Pat
         assert server.requests == 60
 
 
+@pytest.mark.slow
 def test_concurrency_limit_is_never_exceeded(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         run_to_end(Store(tmp_path / "db.sqlite"), scripted_run_config(server, data, concurrency=3))
@@ -119,6 +121,7 @@ def test_rerun_errors_resends_only_failed_samples(data: Path, tmp_path: Path):
     assert again.report.to_json()["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_cancel_then_resume(data: Path, tmp_path: Path):
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
         store = Store(tmp_path / "db.sqlite")
@@ -172,6 +175,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_the_key(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 40)
     home = tmp_path / "home"
@@ -222,6 +226,7 @@ def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_
     assert secret not in out + err
 
 
+@pytest.mark.slow
 def test_global_limit_caps_concurrent_runs(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TOOLBOARD_GLOBAL_CONCURRENCY", "3")
     with ScriptedServer(reply=correct_reply, latency=0.05) as server:
@@ -249,6 +254,7 @@ def test_progress_snapshots_report_per_subset_rate_and_eta(data: Path, tmp_path:
     assert last["requests_per_s"] > 0 and last["eta_s"] == 0 and snapshots[0]["eta_s"] > 0
 
 
+@pytest.mark.slow
 def test_exported_predictions_rescore_to_the_same_report(data: Path, tmp_path: Path):
     home = tmp_path / "home"
     env = {**os.environ, "TOOLBOARD_HOME": str(home)}
@@ -279,6 +285,7 @@ def test_exported_predictions_rescore_to_the_same_report(data: Path, tmp_path: P
     assert json.loads((tmp_path / "report.json").read_text())["run_id"] == report["run_id"]
 
 
+@pytest.mark.slow
 def test_run_errors_are_clear(tmp_path: Path):
     env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path)}
     missing = subprocess.run([sys.executable, "-m", "evaluators", "run", "acebench"], cwd=PROJECT, env=env,

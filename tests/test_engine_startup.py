@@ -437,6 +437,7 @@ def test_events_without_a_row_body_keep_every_body_and_match_the_parsed_form():
 
 # ---- one benchmark for a run of it; the phases of a CLI run --------------------------------------------------
 
+@pytest.mark.slow
 def test_a_run_of_one_benchmark_imports_no_other_and_the_list_keeps_its_order():
     script = textwrap.dedent("""
         import sys
@@ -452,6 +453,7 @@ def test_a_run_of_one_benchmark_imports_no_other_and_the_list_keeps_its_order():
     assert done.stdout.strip() == "ok", done.stderr
 
 
+@pytest.mark.slow
 def test_a_cli_run_logs_its_phases_in_order_and_ends_with_its_output_whole(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 40)
     phases = tmp_path / "phases.json"

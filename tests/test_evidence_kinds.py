@@ -72,6 +72,7 @@ context.close()
 '''
 
 
+@pytest.mark.slow
 def test_a_new_evidence_kind_shows_in_explore_and_the_details_export_with_no_edit_outside_its_package(
         project_copy: Path, tmp_path: Path):
     home = tmp_path / "home"

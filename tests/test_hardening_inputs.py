@@ -55,6 +55,7 @@ BAD_SETTINGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "flags", "fields", "refusal"), BAD_SETTINGS, ids=[case[0] for case in BAD_SETTINGS])
 def test_the_cli_the_form_and_the_api_refuse_bad_settings_alike(app: RunningApp, tmp_path: Path, case: str,
                                                                 flags: list[str], fields: dict, refusal: str):
@@ -76,12 +77,14 @@ def test_the_cli_the_form_and_the_api_refuse_bad_settings_alike(app: RunningApp,
     assert len(app.context.store.list_runs()) == before
 
 
+@pytest.mark.slow
 def test_an_echoed_id_is_cut(app: RunningApp):
     client = Client(app.url, verbose=False)
     message, _ = client.predict("r" * 100_000, "", api_name="/resume_run")
     assert "(100,002 characters)" in message and len(message) < 500
 
 
+@pytest.mark.slow
 def test_an_unknown_scoring_mode_is_refused_not_an_empty_table(app: RunningApp):
     client = Client(app.url, verbose=False)
     started = client.predict(**form(app.server.base_url, "mode-model", app.data), api_name="/start_run")
@@ -99,6 +102,7 @@ def not_http() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/v1"
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_does_not_speak_http_is_refused_plainly(not_http: str, tmp_path: Path):
     data = write_dataset(tmp_path / "data", 3)
     done = cli(tmp_path / "home", "run", "acebench", "--base-url", not_http, "--model", "m", "--data-dir", str(data),
@@ -125,6 +129,7 @@ def test_a_run_stopped_mid_way_says_why(tmp_path: Path, monkeypatch: pytest.Monk
     assert run.message.startswith("stopped because its process was interrupted or shut down") and "resume to finish" in run.message
 
 
+@pytest.mark.slow
 def test_a_run_whose_process_died_unheard_is_listed_as_interrupted(tmp_path: Path):
     home = tmp_path / "home"
     store = Store(home / "toolboard.db")

@@ -159,6 +159,7 @@ def test_a_build_with_avx512_or_amx_code_is_named_with_the_portable_rebuild(monk
     assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python' in problem
 
 
+@pytest.mark.slow
 def test_a_server_crashing_on_every_completion_is_restarted_once_then_answers_with_the_crash(tmp_path: Path):
     with fake_server(tmp_path, "crash") as server:
         status, answer = post_completion(server)
@@ -176,6 +177,7 @@ def test_a_server_crashing_on_every_completion_is_restarted_once_then_answers_wi
         assert log_text.count(CRASH_LINE) == 2
 
 
+@pytest.mark.slow
 def test_a_server_crashing_once_is_restarted_and_every_request_is_answered(tmp_path: Path):
     with fake_server(tmp_path, "crash-once") as server:
         with ThreadPoolExecutor(2) as pool:
@@ -208,6 +210,7 @@ def complete_through_the_engine() -> tuple[str | None, RequestFailed | None]:
         return None, failure
 
 
+@pytest.mark.slow
 def test_the_engine_reports_a_crashed_local_server_as_the_crash_not_as_timeouts(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with fake_server(tmp_path, "crash") as server:
@@ -218,6 +221,7 @@ def test_the_engine_reports_a_crashed_local_server_as_the_crash_not_as_timeouts(
         assert failure.attempts == 1  # not retried: retrying a crashed model only repeats the crash
 
 
+@pytest.mark.slow
 def test_the_engine_gets_its_answer_from_the_restarted_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with fake_server(tmp_path, "crash-once") as server:
         monkeypatch.setitem(local_model_server._SERVERS, MODEL.name, server)
@@ -225,6 +229,7 @@ def test_the_engine_gets_its_answer_from_the_restarted_server(tmp_path: Path, mo
         assert server.restarts == 1
 
 
+@pytest.mark.slow
 def test_a_new_run_starts_a_server_that_gave_up_afresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with fake_server(tmp_path, "crash") as server:
         monkeypatch.setitem(local_model_server._SERVERS, MODEL.name, server)
@@ -234,6 +239,7 @@ def test_a_new_run_starts_a_server_that_gave_up_afresh(tmp_path: Path, monkeypat
         assert "--- started again for a new run" in server.log_path.read_text()
 
 
+@pytest.mark.slow
 def test_stopping_ends_the_server_process_and_the_front(tmp_path: Path):
     with fake_server(tmp_path, "answer") as server:
         assert post_completion(server)[0] == 200
@@ -270,6 +276,7 @@ def test_the_server_start_is_given_time_for_a_busy_machine():
     assert default == local_model_server.STARTUP_TIMEOUT >= 300
 
 
+@pytest.mark.slow
 def test_a_request_whose_client_stopped_waiting_is_dropped_at_the_server_too(tmp_path: Path):
     """The engine gives up on a request at its timeout and sends it again: the server (one request at a
     time) must not compute the one given up on while the run's requests wait behind it."""

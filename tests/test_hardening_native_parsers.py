@@ -200,6 +200,7 @@ def worker():
     isolated.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash", [read_address_zero, raise_sigsegv])
 def test_a_crash_is_that_calls_error_and_the_next_call_gets_a_fresh_child(worker, crash):
     assert worker.call(echo, 1, "a", timeout=60) == (1, "a")
@@ -215,6 +216,7 @@ def test_a_crash_is_that_calls_error_and_the_next_call_gets_a_fresh_child(worker
     assert worker.started == 2
 
 
+@pytest.mark.slow
 def test_a_call_past_its_time_limit_is_stopped_and_the_next_call_works(worker):
     first = worker.call(child_pid, timeout=60)
     with pytest.raises(IsolatedCallFailed) as failed:
@@ -233,6 +235,7 @@ def test_exceptions_come_back_as_raised_and_the_child_stays(worker):
     assert worker.call(child_pid, timeout=60) == pid
 
 
+@pytest.mark.slow
 def test_calls_from_many_threads_are_answered_one_at_a_time(worker):
     results: dict[int, list] = {}
 
@@ -285,6 +288,7 @@ def test_the_child_goes_when_its_parent_exits_or_is_killed(how):
 # ---- the isolation through the BFCL scoring ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_parser_crash_fails_that_sample_only(bfcl_samples, monkeypatch):
     """The real parser crashing in its child: a chain of 60,000 `!` (within the bounds: no brackets) overflows a
     1 MiB stack; the child normally gets 256 MiB, so here it is started with 1 MiB."""
@@ -304,6 +308,7 @@ def test_a_parser_crash_fails_that_sample_only(bfcl_samples, monkeypatch):
     assert scored(bfcl_samples, JS_ID, hostile).rule == "official_normalises_strings"  # the normal stack holds it
 
 
+@pytest.mark.slow
 def test_the_sample_messages_for_a_crashed_or_stopped_parser(worker):
     for function, args, timeout in ((read_address_zero, (), 60), (sleep_for, (600,), 0.5)):
         with pytest.raises(IsolatedCallFailed) as failed:
@@ -349,6 +354,7 @@ with running_app(Path(sys.argv[1])) as app:
 """
 
 
+@pytest.mark.slow
 def test_the_app_scores_crashing_answers_in_an_upload_and_keeps_serving(tmp_path: Path):
     """The real app in a process of its own (the one that would die): an upload holding answers that crash
     tree-sitter is checked and scored, the samples show the bound, and the app answers afterwards."""

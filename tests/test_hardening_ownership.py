@@ -103,6 +103,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
         yield running
 
 
+@pytest.mark.slow
 def test_a_visitor_cannot_see_or_act_on_another_visitors_run_until_it_is_shared(app: RunningApp):
     alice, bob = Client(app.url, verbose=False), Client(app.url, verbose=False)
     app.server.latency = 0.2
@@ -169,6 +170,7 @@ def test_a_visitor_cannot_see_or_act_on_another_visitors_run_until_it_is_shared(
     assert secret.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.slow
 def test_the_operators_runs_are_seen_by_all_and_acted_on_by_no_visitor(app: RunningApp):
     visitor = Client(app.url, verbose=False)
     store = app.context.store
@@ -188,6 +190,7 @@ def test_the_operators_runs_are_seen_by_all_and_acted_on_by_no_visitor(app: Runn
     assert "belongs to the operator" in visitor.predict(run_id, api_name="/cancel_run")[0]
 
 
+@pytest.mark.slow
 def test_an_owner_token_names_the_same_visitor_from_any_session(app: RunningApp):
     token = "a-secret-token-of-my-own-0123456789"
     first, second, stranger = (Client(app.url, verbose=False) for _ in range(3))
@@ -205,6 +208,7 @@ def test_an_owner_token_names_the_same_visitor_from_any_session(app: RunningApp)
     assert token not in app.db_path.read_bytes().decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_one_run_per_visitor_at_a_time(app: RunningApp):
     visitor, other = Client(app.url, verbose=False), Client(app.url, verbose=False)
     app.server.latency = 1.0  # 30 samples one at a time: the runs go on for the whole test
@@ -231,6 +235,7 @@ def test_one_run_per_visitor_at_a_time(app: RunningApp):
         cancel_all(app.context, [run_id for run_id in started if run_id])
 
 
+@pytest.mark.slow
 def test_ten_concurrent_starts_admit_exactly_the_cap(tmp_path: Path):
     with public_app(tmp_path, latency=0.5, launch=False) as running:
         context = running.context
@@ -279,6 +284,7 @@ def test_a_run_over_its_time_limit_is_cancelled_and_not_resumed(tmp_path: Path):
             context.jobs.resume(run_id, owner="visitor-a")
 
 
+@pytest.mark.slow
 def test_a_run_another_process_executes_shows_as_running_elsewhere_and_is_not_resumed(app: RunningApp):
     visitor = Client(app.url, verbose=False)
     started = visitor.predict(**public_form(app.server.base_url, "shared-model", limit=3), api_name="/start_run")
@@ -308,6 +314,7 @@ def page_config(app: RunningApp) -> str:
         return response.read().decode("utf-8")
 
 
+@pytest.mark.slow
 def test_the_page_config_and_messages_hold_no_server_path(app: RunningApp):
     config = page_config(app)
     folders = [component["props"].get("value") for component in json.loads(config)["components"]
@@ -321,6 +328,7 @@ def test_the_page_config_and_messages_hold_no_server_path(app: RunningApp):
     assert "no run" in message and "/" not in message.replace("\\", "")
 
 
+@pytest.mark.slow  # starts the module's public app (seconds) for one look at its page config
 def test_no_component_of_the_page_holds_the_server_data_folder(app: RunningApp):
     assert str(app.data) not in page_config(app)
 
@@ -351,6 +359,7 @@ def test_a_private_deployment_keeps_every_run_everyones(tmp_path: Path):
         context.close()
 
 
+@pytest.mark.slow
 def test_a_damaged_store_is_set_aside_and_the_page_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     for name in ("TOOLBOARD_PUBLIC", "SPACE_ID", "TOOLBOARD_HUB_REPO", "TOOLBOARD_DATA_DIR"):
         monkeypatch.delenv(name, raising=False)

@@ -66,6 +66,7 @@ def home(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_runs_and_export_work_on_a_read_only_store(home: Path, tmp_path: Path):
     run_id = (home / "run_id").read_text()
     status, out, err = finished(read_only(home, sys.executable, "-m", "evaluators", "runs"))
@@ -78,6 +79,7 @@ def test_runs_and_export_work_on_a_read_only_store(home: Path, tmp_path: Path):
     assert json.loads(report.read_text())
 
 
+@pytest.mark.slow
 def test_a_run_on_a_read_only_store_fails_with_one_clear_paragraph(home: Path, tmp_path: Path):
     data = write_dataset(tmp_path / "data", 3)
     with ScriptedServer(reply=correct_reply) as server:
@@ -89,6 +91,7 @@ def test_a_run_on_a_read_only_store_fails_with_one_clear_paragraph(home: Path, t
     assert "nothing more was stored" in err and "can only be read" in err and "TOOLBOARD_HOME" in err
 
 
+@pytest.mark.slow
 def test_the_app_starts_on_a_read_only_store_and_refuses_runs_plainly(home: Path, tmp_path: Path):
     from gradio_client import Client
 
@@ -121,6 +124,7 @@ def test_the_app_starts_on_a_read_only_store_and_refuses_runs_plainly(home: Path
         app.communicate(timeout=30)
 
 
+@pytest.mark.slow
 def test_a_store_that_cannot_be_made_says_so(tmp_path: Path):
     status, _, err = finished(read_only(tmp_path, sys.executable, "-m", "evaluators", "runs"))
     assert status != 0 and "Traceback" not in err

@@ -122,6 +122,7 @@ def test_a_run_request_answered_with_a_redirect_fails_without_retrying(public_gu
     assert internal.requests == []
 
 
+@pytest.mark.slow
 def test_the_app_refuses_a_run_on_an_endpoint_that_redirects(public_guard: None, internal: InternalService,
                                                              tmp_path: Path):
     with running_app(tmp_path, public=True) as app, redirector(internal, 302) as public:

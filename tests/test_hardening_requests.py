@@ -172,6 +172,7 @@ def test_a_damaged_salt_file_is_a_clear_error(isolated_home: Path):
 # --- a deadline for the whole request ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_body_dripped_slowly_fails_as_a_timeout_of_the_attempt(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 1)
     # One byte every 50 ms: each read is quick, but the ~280-byte answer would take ~14 s.
@@ -275,6 +276,7 @@ def test_reset_and_tls_failures_are_named(data: Path, tmp_path: Path, monkeypatc
     assert len(tls_errors) == 1 and tls_errors.pop().startswith(f"TLS error with 127.0.0.1:{server.port}: ")
 
 
+@pytest.mark.slow
 def test_a_real_timeout_is_still_called_a_timeout(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 1)
     with ScriptedServer(reply=correct_reply, fault=lambda key, attempt: Fault(hang=3.0)) as server:
@@ -339,6 +341,7 @@ def test_check_run_keys_checks_the_given_key_and_every_key_variable(monkeypatch:
         check_run_keys(config, "sk-given-key")
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_broken_key_before_creating_a_run(data: Path, tmp_path: Path):
     home = tmp_path / "home"
     env = {**os.environ, "TOOLBOARD_HOME": str(home), "TOOLBOARD_TEST_KEY": "sk-pasted\n-twice"}
@@ -379,6 +382,7 @@ def test_only_listed_key_variables_may_be_named(monkeypatch: pytest.MonkeyPatch)
         check_key_variable("HF_TOKEN", None)
 
 
+@pytest.mark.slow
 def test_an_answer_larger_than_the_bound_is_refused_while_it_arrives(data: Path, tmp_path: Path):
     """An endpoint answering 20 MB of text (a visitor's own, on a public deployment) is cut off at the
     bound, once, with a plain error: no run holds such answers in memory or sends for them again."""
@@ -427,6 +431,7 @@ def test_a_chunked_answer_is_counted_while_it_arrives(data: Path, tmp_path: Path
     assert set(_stored_errors(tmp_path / "db.sqlite").values()) == {f"the response is larger than {MAX_RESPONSE_BYTES >> 20} MiB"}
 
 
+@pytest.mark.slow
 def test_a_large_answer_under_the_bound_arrives_intact(data: Path, tmp_path: Path):
     """1.5 M non-ASCII characters (~9 MB as JSON escapes, as a long answer can be) pass the bound whole."""
     long_text = "é" * 1_500_000 + " end"

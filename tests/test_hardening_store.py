@@ -111,6 +111,7 @@ def test_a_run_whose_replies_hold_lone_surrogates_stores_every_sample(tmp_path: 
     assert store.load_report(run_id)["subsets"]["normal_atom_bool"]["metrics"]["accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_a_run_never_says_finished_while_a_sample_is_not_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The store refuses writes mid-run (a real SQLite refusal: the connection turned read-only): the run
     stops sending, says how many samples are not stored and why, and a resume finishes it."""
@@ -177,6 +178,7 @@ def test_the_app_sets_a_damaged_store_aside_and_starts(tmp_path: Path):
     assert note is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_the_cli_says_the_store_is_damaged_instead_of_a_traceback(tmp_path: Path, damage: str):
     home = tmp_path / "home"
@@ -234,6 +236,7 @@ def test_a_run_another_live_process_executes_is_refused(tmp_path: Path, monkeypa
     assert outcome.status == "finished" and not store.run_is_live(run_id)
 
 
+@pytest.mark.slow
 def test_a_live_cli_run_cannot_be_resumed_by_a_second_cli(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 30)
     home = tmp_path / "home"

@@ -73,6 +73,7 @@ with open("/proc/self/status") as status:
 """
 
 
+@pytest.mark.slow
 def test_zip_bombs_and_huge_lines_are_refused_while_memory_stays_bounded(tmp_path: Path):
     megabytes = 320
     zeros = deflated_zeros(megabytes)
@@ -101,6 +102,7 @@ def test_zip_bombs_and_huge_lines_are_refused_while_memory_stays_bounded(tmp_pat
     assert "zeros.jsonl: not a text file" in lines[3]  # told from its first bytes, before any line
 
 
+@pytest.mark.slow
 def test_json_that_would_take_far_more_memory_than_its_text_is_refused(tmp_path: Path):
     """`[{}, {}, …]` takes ~20 times its text once parsed: 64 MB of such lines (and one 8 MB line after
     them) is refused before its parsed rows outgrow the budget, with memory bounded."""
@@ -186,6 +188,7 @@ def test_safe_extract_counts_bytes_and_refuses_bombs(tmp_path: Path, monkeypatch
         archive.safe_extract(bad_crc, tmp_path / "out")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad_line, expected", [
     ('{"id": "normal_atom_bool_1", "output": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
     ('{"id": "normal_atom_bool_1", "output": ' + "9" * 5000 + "}", "a number has more than 4300 digits"),
@@ -203,6 +206,7 @@ def test_json_that_python_cannot_read_is_an_error_with_file_and_line(tmp_path: P
     assert "pred.jsonl, line 2: " in result.stderr and expected in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content", ["", "\n\n   \n", "[]", "  [ ]  \n"], ids=["empty", "blank", "array", "spaced_array"])
 def test_an_input_without_any_prediction_is_an_error_not_a_zero_score(tmp_path: Path, content: str):
     path = tmp_path / "pred.jsonl"
@@ -321,6 +325,7 @@ def test_held_uploads_are_bounded_in_number_bytes_and_time(tmp_path: Path):
     assert len(held) == 0 and held.get(None) is None
 
 
+@pytest.mark.slow
 def test_the_real_app_deletes_uploads_and_shows_no_server_path(tmp_path: Path):
     from gradio_client import Client, handle_file
 
@@ -374,6 +379,7 @@ def test_plain_files_share_the_byte_budget_and_rows_and_arrays_are_capped(tmp_pa
         read_rows(folder)
 
 
+@pytest.mark.slow
 def test_uploads_never_checked_are_cleaned_from_the_server_temp_folder(tmp_path: Path):
     from ui.app import CACHE_CLEANUP, build_app
     from ui.context import AppContext

@@ -256,6 +256,7 @@ def same_but_the_endpoint(target: Store, source: Store, run_id: str) -> None:
     assert rebuilt == original
 
 
+@pytest.mark.slow
 def test_a_run_whose_request_held_a_lone_surrogate_pushes_and_pulls(hub: FakeHubRepo, source: Store, target: Store):
     """A model's reply with a lone surrogate, fed back in a dialogue, is in the request kept as evidence:
     the run's record still encodes, and comes back whole."""
@@ -267,6 +268,7 @@ def test_a_run_whose_request_held_a_lone_surrogate_pushes_and_pulls(hub: FakeHub
     assert kept.request["body"]["messages"][0]["content"] == "bad \\ud800 reply" and kept.gold == {"Clock.setAlarm": {"time": "07:00"}}
 
 
+@pytest.mark.slow
 def test_push_then_pull_rebuilds_the_board_in_a_fresh_store(hub: FakeHubRepo, source: Store, target: Store,
                                                            monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
@@ -315,6 +317,7 @@ def repo_folder(hub: FakeHubRepo, folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_run_pushed_again_replaces_its_own_files(hub: FakeHubRepo, source: Store, target: Store):
     run_id = make_finished_run(source)
     sync = HubSync(REPO, TOKEN, source)
@@ -326,6 +329,7 @@ def test_a_run_pushed_again_replaces_its_own_files(hub: FakeHubRepo, source: Sto
     assert target.get_run(run_id).shared
 
 
+@pytest.mark.slow
 def test_pull_skips_damaged_files_and_imports_the_rest(hub: FakeHubRepo, source: Store, target: Store,
                                                        caplog: pytest.LogCaptureFixture):
     run_id, other = make_finished_run(source), make_finished_run(source, "model-b")
@@ -421,6 +425,7 @@ def loaded_run_ids(hub: FakeHubRepo, folder: Path, config: str) -> set[str]:
     return set(load_dataset(str(copy), config, split="train", cache_dir=str(folder.parent / "cache"))["run_id"])
 
 
+@pytest.mark.slow
 def test_runs_and_uploads_on_example_data_are_never_pushed(hub: FakeHubRepo, source: Store, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            caplog: pytest.LogCaptureFixture):
@@ -452,6 +457,7 @@ def test_runs_and_uploads_on_example_data_are_never_pushed(hub: FakeHubRepo, sou
         assert secret not in caplog.text
 
 
+@pytest.mark.slow
 def test_a_run_left_out_stays_left_out_and_real_runs_stay_as_pushed_after_a_restart(
         hub: FakeHubRepo, source: Store, target: Store, tmp_path: Path):
     """A Space restarts with a fresh store rebuilt by pull: the example's run never comes back, a later push
@@ -479,6 +485,7 @@ def test_a_run_left_out_stays_left_out_and_real_runs_stay_as_pushed_after_a_rest
         assert gone not in text
 
 
+@pytest.mark.slow
 def test_files_an_earlier_version_pushed_for_a_run_on_example_data_are_deleted_by_the_next_push(
         hub: FakeHubRepo, source: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture):
     real = make_finished_run(source, "real-data-model")

@@ -19,6 +19,8 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+import pytest
+
 import evaluators
 from tests.conftest import PROJECT
 
@@ -148,6 +150,7 @@ def layer_breaches(graph: dict[str, dict[str, set[str]]]) -> dict[str, list[str]
 # ---- the rules --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_no_import_circle_between_the_parts_of_the_project():
     graph = {part: set(imported) for part, imported in part_imports().items()}
     circle = find_circle(graph)
@@ -155,6 +158,7 @@ def test_no_import_circle_between_the_parts_of_the_project():
         sorted(line for a, b in zip(circle, circle[1:]) for line in part_imports()[a][b]))
 
 
+@pytest.mark.slow
 def test_no_import_circle_between_the_modules_of_evaluators():
     modules = {name: path for name, path in MODULES.items() if is_in(name, ROOT)}
     graph = {name: {other for other in imported_modules(path) if other in modules and other != name}
@@ -162,6 +166,7 @@ def test_no_import_circle_between_the_modules_of_evaluators():
     assert find_circle(graph) == []
 
 
+@pytest.mark.slow
 def test_each_layer_imports_only_the_layers_below_it():
     assert layer_breaches(part_imports()) == {}
 
@@ -183,12 +188,14 @@ def test_the_root_package_imports_nothing_of_the_project():
     assert {n for n in imported_modules(PACKAGE_ROOT / "__init__.py") if part_of(n)} == set()
 
 
+@pytest.mark.slow
 def test_only_the_entry_point_imports_the_cli_from_outside_it():
     importers = {name for name, path in MODULES.items()
                  if not is_in(name, "evaluators.cli") and any(is_in(n, "evaluators.cli") for n in imported_modules(path))}
     assert importers == {"evaluators.__main__"}
 
 
+@pytest.mark.slow
 def test_the_engine_and_the_core_never_import_argparse():
     offenders = {name: sorted(n for n in imported_modules(path) if n == "argparse")
                  for name, path in MODULES.items() if is_in(name, "evaluators.engine") or is_in(name, "evaluators.core")}

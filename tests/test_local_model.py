@@ -112,6 +112,7 @@ def test_the_launcher_makes_the_chat_format_render_prompts_as_written(monkeypatc
         f"<|im_start|>system\n{QUOTED}<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
 def test_the_real_server_reads_the_prompt_as_written(served: tuple[str, Path]):
     """Started as runs start it (through the launcher, with its threads and context): the prompt it
@@ -140,6 +141,7 @@ def test_the_installed_llama_cpp_is_a_build_that_does_not_crash_here():
     assert local_model.unsafe_build_problem() is None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not installed, reason=f"optional local model not installed ({local_model.INSTALL_HINT})")
 def test_five_acebench_samples_through_the_local_model_are_scored_stored_and_shown(local_app: RunningApp):
     from gradio_client import Client

@@ -85,6 +85,7 @@ def test_the_models_runs_here_are_listed_without_endpoint_key_owner_or_configura
     assert uploaded and all(not row["ranked"] and row["apart_reason"] and row["run_ids"] == [first] for row in uploaded)
 
 
+@pytest.mark.slow
 def test_a_hostile_model_name_is_escaped_on_the_page_the_runs_and_the_charts(services: AppContext):
     upload(services.store, HOSTILE)
     page = model_page.model_page(services, HOSTILE)
@@ -135,6 +136,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningApp]:
         yield running
 
 
+@pytest.mark.slow
 def test_the_api_gives_a_models_page_and_compares_models_with_the_latency_of_runs_evaluated_here(app: RunningApp):
     client = Client(app.url, verbose=False)
     started = client.predict(**form(app.server.base_url, "gpt-4o", app.data), api_key=SECRET_KEY,

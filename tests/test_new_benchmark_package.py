@@ -53,6 +53,7 @@ def _run(copy: Path, *args: str, home: Path) -> subprocess.CompletedProcess:
     return run_in_copy(copy, *args, home=home, timeout=240)
 
 
+@pytest.mark.slow
 def test_the_new_package_is_listed_scored_and_run_from_the_cli(project_copy: Path, tmp_path: Path):
     home = tmp_path / "home"
     listed = _run(project_copy, "-m", "evaluators", "list", home=home)
@@ -162,6 +163,7 @@ def copy_app(project_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     assert app.returncode == 0, log.read_text()[-3000:]
 
 
+@pytest.mark.slow
 def test_the_new_package_runs_from_the_api_and_shows_on_the_board_and_in_about(copy_app: CopyApp, project_copy: Path):
     from gradio_client import Client
 

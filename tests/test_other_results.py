@@ -90,6 +90,7 @@ def rows_of(loaded: Any, benchmark: str = "acebench", mode: str = "official") ->
 # ---- loading and merging ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_datasets_join_labelled_local_runs_win_and_the_first_repo_wins(hub: FakeHubRepo, stores: dict[str, Any],
                                                                           tmp_path: Path):
     runs = stores["runs"]
@@ -133,6 +134,7 @@ def test_two_datasets_join_labelled_local_runs_win_and_the_first_repo_wins(hub: 
     assert TOKEN not in summary
 
 
+@pytest.mark.slow
 def test_the_board_shows_their_rows_beside_ours_and_never_over_ours(hub: FakeHubRepo, stores: dict[str, Any],
                                                                     tmp_path: Path):
     runs, local = stores["runs"], stores["local"]
@@ -177,6 +179,7 @@ def test_the_board_shows_their_rows_beside_ours_and_never_over_ours(hub: FakeHub
     assert again.loc[again["run_id"].astype(str).str.contains(runs["a_only"]), ORIGIN_COLUMN].isna().all()
 
 
+@pytest.mark.slow
 def test_a_truncated_file_and_a_missing_repo_are_reported_and_the_rest_loads(hub: FakeHubRepo, stores: dict[str, Any],
                                                                              tmp_path: Path):
     runs = stores["runs"]
@@ -209,6 +212,7 @@ def test_a_truncated_file_and_a_missing_repo_are_reported_and_the_rest_loads(hub
     assert "org/broken: 4 rows of 2 runs joined" in loaded.summary()
 
 
+@pytest.mark.slow
 def test_a_refused_token_is_reported_without_the_token(hub: FakeHubRepo, stores: dict[str, Any], tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch):
     publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["a"]))})
@@ -244,6 +248,7 @@ def launched(context: AppContext) -> Iterator[str]:
         context.close()
 
 
+@pytest.mark.slow
 def test_the_app_loads_them_at_start_and_the_about_field_reloads_them(hub: FakeHubRepo, stores: dict[str, Any],
                                                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from gradio_client import Client
@@ -287,6 +292,7 @@ def test_the_app_loads_them_at_start_and_the_about_field_reloads_them(hub: FakeH
         assert overview["headers"]  # the overview still builds from boards holding their rows
 
 
+@pytest.mark.slow
 def test_the_about_field_is_only_on_a_private_deployment(tmp_path: Path):
     for public in (False, True):
         context = AppContext(store=Store(tmp_path / str(public) / "toolboard.db"), public=public)
@@ -300,6 +306,7 @@ def test_the_about_field_is_only_on_a_private_deployment(tmp_path: Path):
         assert ("load_results" in api_names) is not public
 
 
+@pytest.mark.slow
 def test_a_page_load_reloads_them_in_the_background_once_they_are_old(hub: FakeHubRepo, stores: dict[str, Any],
                                                                       tmp_path: Path):
     runs = stores["runs"]

@@ -73,6 +73,7 @@ def _published_models(name: str) -> set[str]:
     return set(frame.loc[frame["view"] == get_benchmark(name).overview.view, "model"])
 
 
+@pytest.mark.slow
 def test_with_the_published_tables_alone_every_model_is_ranked_over_what_it_has():
     frame = overview_rows({name: board_rows(name, None) for name in benchmark_names()})
     keys = {name: {model_key(m) for m in _published_models(name)} for name in benchmark_names()}
@@ -248,6 +249,7 @@ def test_from_a_real_store_comparable_runs_count_and_partial_runs_and_uploads_do
     assert model_key("only-partial") not in rows.index and model_key("only-uploaded") not in rows.index
 
 
+@pytest.mark.slow
 def test_the_overview_page_and_its_api(tmp_path: Path):
     store = Store(tmp_path / "app.sqlite")
     _endpoint_run(store, "GPT-4o", 0.5)

@@ -127,6 +127,7 @@ def test_the_switch(monkeypatch: pytest.MonkeyPatch):
     assert pacing_enabled()
 
 
+@pytest.mark.slow
 def test_a_runs_requests_reach_the_server_spread_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(PACING_ENV, raising=False)
     data = write_dataset(tmp_path / "data", 16)

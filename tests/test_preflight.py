@@ -132,6 +132,7 @@ def test_a_model_the_list_does_not_hold_is_refused_even_by_a_server_that_answers
         assert "TOOLBOARD_ALLOW_UNLISTED_MODELS" not in str(public.value)
 
 
+@pytest.mark.slow
 def test_a_dead_endpoint_creates_no_run_from_the_library_or_the_cli(tmp_path: Path):
     data = write_dataset(tmp_path / "data", 2)
     store = Store(tmp_path / "db.sqlite")

@@ -89,6 +89,7 @@ def test_store_submission_refuses_hidden_characters_in_name_notes_and_file_name(
     assert store.get_run(run_id).notes == "multi-line\nnotes"
 
 
+@pytest.mark.slow
 def test_the_app_refuses_the_probes_name_for_an_upload_and_a_run_alike(tmp_path: Path):
     with running_app(tmp_path / "app", public=True) as app:
         client = Client(app.url, verbose=False)
@@ -107,6 +108,7 @@ def test_the_app_refuses_the_probes_name_for_an_upload_and_a_run_alike(tmp_path:
         assert app.context.store.list_runs() == []
 
 
+@pytest.mark.slow
 def test_a_row_stored_before_the_rule_shows_escaped_on_board_download_and_model_page(tmp_path: Path):
     with running_app(tmp_path / "app") as app:
         store = app.context.store
@@ -186,6 +188,7 @@ def kill_during_add(store: Store) -> bool:
     return inside
 
 
+@pytest.mark.slow
 def test_kill_9_during_add_leaves_nothing_and_counts_nothing(tmp_path: Path):
     store = Store(tmp_path / "home" / "toolboard.db")
     assert kill_during_add(store), "the child never got inside"
@@ -221,6 +224,7 @@ def test_what_an_older_version_left_half_made_is_settled_when_the_app_starts(tmp
 # ---- room on disk ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_tiny_store_cap_refuses_uploads_and_runs_and_says_what_to_do(tmp_path: Path):
     with running_app(tmp_path / "app", public=True, admission=Admission(max_store_bytes=1)) as app:
         client = Client(app.url, verbose=False)
@@ -297,6 +301,7 @@ def test_an_upload_is_stored_at_about_its_size_and_leaves_no_write_ahead_log(tmp
     assert not wal.exists() or wal.stat().st_size == 0
 
 
+@pytest.mark.slow
 def test_a_run_past_the_stores_cap_while_it_writes_is_stopped_and_keeps_what_it_finished(tmp_path: Path):
     """A run's size is not known when it starts: the app checks the room every few seconds while runs go (the
     test calls that check itself), and stops a run once its store has passed a limit, resumable later."""
@@ -317,6 +322,7 @@ def test_a_run_past_the_stores_cap_while_it_writes_is_stopped_and_keeps_what_it_
         assert "what it finished is kept" in run.message and len(store.load_predictions(run_id)) < 30
 
 
+@pytest.mark.slow
 def test_a_runs_cached_answers_count_in_its_bytes(tmp_path: Path):
     with running_app(tmp_path / "app") as app:
         run_id = Client(app.url, verbose=False).predict(**form(app.server.base_url, "counted", app.data),

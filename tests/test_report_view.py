@@ -97,6 +97,7 @@ def test_the_submit_check_returns_the_report_as_tables(tmp_path: Path):
     assert "Strict scoring:" in view.summary  # the strict summary the check adds
 
 
+@pytest.mark.slow
 def test_the_page_shows_reports_as_tables_with_the_json_behind_a_closed_toggle(tmp_path: Path):
     from ui.app import build_app
 
@@ -130,6 +131,7 @@ def runs(tmp_path: Path) -> Iterator[tuple[AppContext, str, str]]:
         context.close()
 
 
+@pytest.mark.slow
 def test_the_jobs_table_shows_the_score_of_finished_runs_and_says_when_running_ones_are_scored(runs, tmp_path: Path):
     context, run_id, _ = runs
     table = jobs_table(context)
@@ -169,6 +171,7 @@ def test_the_jobs_table_reads_every_report_in_one_query(runs, monkeypatch: pytes
     assert list(jobs_table(context)["score"]) == ["Atom: Bool 100.0%"]
 
 
+@pytest.mark.slow
 def test_accuracy_vs_cost_charts_a_run_without_overall_and_says_what_is_missing(runs):
     context, run_id, _ = runs
     layout = layout_for("acebench")
@@ -189,6 +192,7 @@ def test_accuracy_vs_cost_charts_a_run_without_overall_and_says_what_is_missing(
     assert f"None of the {len(published_only)} charted rows was evaluated here" in text
 
 
+@pytest.mark.slow
 def test_error_types_are_shares_of_each_run_and_sum_to_100(runs):
     context, run_id, upload_id = runs
     frame = query_board(board_rows("acebench", context.store), layout_for("acebench"),

@@ -140,6 +140,7 @@ def plain(value: Any) -> Any:
 # ---- contents ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_contents_round_trip_through_load_dataset(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     expected = contents_rows(store)
     written = write_dataset(tmp_path / "results", store)
@@ -154,6 +155,7 @@ def test_contents_round_trip_through_load_dataset(store: Store, runs: dict[str, 
     assert set(expected["benchmark"]) == set(benchmark_names())
 
 
+@pytest.mark.slow
 def test_contents_are_the_board_every_row_every_column(store: Store, runs: dict[str, str]) -> None:
     contents = contents_rows(store)
     for benchmark in benchmark_names():
@@ -184,6 +186,7 @@ def test_contents_of_chosen_runs_keep_the_published_rows(store: Store, runs: dic
 # ---- details -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_details_round_trip_one_row_per_scored_item_and_mode(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     expected = details_rows(store)
     written = write_dataset(tmp_path / "results", store)
@@ -251,6 +254,7 @@ def test_runs_on_example_data_are_left_out_of_the_dataset_and_refused_by_name(
     assert not (tmp_path / "named").exists()
 
 
+@pytest.mark.slow
 def test_a_store_without_runs_exports_the_published_rows_alone(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
@@ -320,6 +324,7 @@ def test_card_declares_the_configs_licences_and_citations(store: Store, runs: di
 # ---- reading back: clear errors ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_truncated_parquet_file_is_named_in_a_clear_error(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
@@ -363,6 +368,7 @@ def test_missing_folders_and_stray_files_are_refused(store: Store, runs: dict[st
         write_dataset(tmp_path / "other", store)
 
 
+@pytest.mark.slow
 def test_export_again_into_the_same_folder_replaces_it(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store, [runs["uploaded"]])
@@ -375,6 +381,7 @@ def test_export_again_into_the_same_folder_replaces_it(store: Store, runs: dict[
 # ---- the app's start-up does not pay for it ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_app_does_not_import_datasets() -> None:
     probe = "import sys, ui.app, evaluators.publish.results_dataset; print(sorted(m for m in ('datasets',) if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT, capture_output=True, text=True, timeout=120)
@@ -385,6 +392,7 @@ def test_the_app_does_not_import_datasets() -> None:
 # ---- runs: rebuilding a store ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_runs_config_rebuilds_a_store_with_the_same_board(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     written = write_dataset(folder, store)

@@ -85,6 +85,7 @@ def test_a_model_without_a_price_gets_a_blank_cost_with_the_reason(tmp_path: Pat
     assert cost_legend(frame[COST_NOTE_COLUMN]).endswith(" Blank here: no cost: no listed price for this model.")
 
 
+@pytest.mark.slow
 def test_failed_requests_and_uploads_count_for_nothing(tmp_path: Path):
     store = Store(tmp_path / "runs.sqlite")
     failing = {"Set alarm number 3 at", "Set alarm number 7 at"}

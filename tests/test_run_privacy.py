@@ -47,6 +47,7 @@ def runs_of(page: dict[str, Any], model: str) -> list[dict[str, Any]]:
     return [run for run in page["runs"] if run["model"] == model]
 
 
+@pytest.mark.slow
 def test_the_model_page_lists_another_visitors_runs_only_as_the_queue_does(app: RunningApp):
     alice, bob = Client(app.url, verbose=False), Client(app.url, verbose=False)
     finished = started(alice, app, "privacy-model", limit=3)
@@ -112,6 +113,7 @@ def refusals(client: Client, run_id: str, own: str) -> dict[str, str]:
     return {name: plain(text).replace(run_id, "<id>") for name, text in found.items()}
 
 
+@pytest.mark.slow
 def test_another_visitors_run_is_refused_word_for_word_as_an_id_nobody_has(app: RunningApp):
     alice, bob = Client(app.url, verbose=False), Client(app.url, verbose=False)
     own = bob.predict(**public_form(app.server.base_url, "bobs-model", limit=3), api_name="/start_run")["run_id"]
@@ -188,6 +190,7 @@ def test_the_model_tab_shows_a_browsers_own_run_with_its_id_and_another_browser_
         assert run_id not in other.content()
 
 
+@pytest.mark.slow
 def test_a_public_board_names_an_unshared_run_by_a_reference_until_it_is_shared(app: RunningApp):
     """The board (its API, its downloads, the model page's rows) shows a visitor's finished run's scores, but
     names it by a reference until they share it; the charts still read its latency and error types."""

@@ -176,12 +176,14 @@ def _api_declarations(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_of_the_ui_but_ui_api_declares_an_endpoint():
     elsewhere = {path.name: found for path in sorted(UI.glob("*.py")) if path.name != "api.py"
                  if (found := _api_declarations(path))}
     assert elsewhere == {}
 
 
+@pytest.mark.slow
 def test_every_api_name_the_app_exposes_is_declared_in_ui_api(public: AppServices):
     from ui.app import build_app
 

@@ -71,6 +71,7 @@ def _predictions(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_score_with_a_judge_is_labelled_cached_and_keeps_the_key_out(tmp_path: Path, isolated_home: Path):
     data = write_stepeval(tmp_path / "d")
     predictions = _predictions(tmp_path / "p.jsonl")
@@ -94,6 +95,7 @@ def test_score_with_a_judge_is_labelled_cached_and_keeps_the_key_out(tmp_path: P
     assert b"sk-judge-secret" not in (isolated_home / "toolboard.db").read_bytes()
 
 
+@pytest.mark.slow
 def test_score_stops_clearly_when_the_judge_fails(tmp_path: Path):
     data = write_stepeval(tmp_path / "d")
     with ScriptedServer(fault=lambda key, attempt: Fault(status=401)) as judge:

@@ -220,6 +220,7 @@ def test_stored_configs_load_and_their_fingerprint_names_roles_and_options_only_
     assert fingerprint(judged, "d", "v") == expected != fingerprint(config, "d", "v")
 
 
+@pytest.mark.slow
 def test_cli_refuses_audio_and_judge_where_they_do_not_apply(example_dir: Path):
     result = run_cli("run", "acebench", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--modality", "audio")
     assert result.returncode == 2 and "acebench has no option 'modality'" in result.stderr

@@ -145,6 +145,7 @@ def test_cli_score_json_on_the_real_head_slice(tmp_path: Path, real_stepeval_dir
     assert report["summary"]["param_method"] == "exact"
 
 
+@pytest.mark.slow
 def test_gold_answers_score_perfectly_and_counts_add_up(fixture_dir: Path, tmp_path: Path):
     benchmark = get_benchmark("stepeval_audio")
     samples = benchmark.load(fixture_dir)
@@ -228,6 +229,7 @@ def test_exact_arguments_match():
     assert exact_arguments_match({"n": 1}, {"n": 1}) and not exact_arguments_match({"n": 1}, {"n": 2})
 
 
+@pytest.mark.slow
 def test_prediction_errors_name_the_line(fixture_dir: Path, tmp_path: Path):
     bad = _write_rows(tmp_path / "bad.jsonl", [{"id": "get_weather_positive_0", "output": 5},
                                                {"id": "web_search_positive_99", "output": "x"}])
@@ -240,6 +242,7 @@ def test_prediction_errors_name_the_line(fixture_dir: Path, tmp_path: Path):
     assert result.returncode == 0, result.stderr  # an id of a tool not being scored is not an error
 
 
+@pytest.mark.slow
 def test_judge_flags_are_refused_elsewhere(example_dir: Path):
     result = run_cli("score", "acebench", str(example_dir / "predictions.jsonl"), "--data-dir", str(example_dir),
                      "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-model", "j")

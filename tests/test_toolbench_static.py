@@ -285,6 +285,7 @@ def _in_a_fresh_python(script: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
     """nltk (under rouge-score) only tries scipy for collocation measures: it is left out of that import
     (seconds saved), and only while it runs."""
@@ -302,6 +303,7 @@ def test_rouge_loads_without_scipy_and_leaves_the_import_system_as_it_was():
     _in_a_fresh_python(script)
 
 
+@pytest.mark.slow
 def test_scipy_left_out_only_for_the_thread_loading_rouge():
     script = (
         "import threading\n"
