@@ -16,7 +16,7 @@ from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.scripted_server import ScriptedServer
-from ui.app import build_app, launch_options
+from ui.app import build_app, launch_options, launch_patiently
 from ui.context import AppContext
 
 SECRET_KEY = "sk-test-9f8e7d6c5b4a-never-stored"
@@ -42,12 +42,9 @@ def running_app(root: Path, latency: float = 0.0, public: bool = False, samples:
                          default_data_dir=str(data) if data_is_default else None, **options)
     with ScriptedServer(reply=correct_reply, latency=latency) as server:
         demo = build_app(context)
-        # the page's CSS and limits as the real launch gives them. `_frontend=False` skips Gradio's own check that
-        # the page answers (a HEAD with a 3 s timeout, which a busy machine can miss: "When localhost is not
-        # accessible, a shareable link must be created"); the server is listening once launch returns, and every
-        # test asks it for its pages itself.
-        demo.launch(**{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1",
-                    prevent_thread_lock=True, quiet=True, _frontend=False)
+        # the page's CSS and limits as the real launch gives them
+        launch_patiently(demo, **{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1",
+                         prevent_thread_lock=True, quiet=True)
         try:
             yield RunningApp(demo.local_url, context, server, data, db_path)
         finally:

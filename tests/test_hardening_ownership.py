@@ -28,7 +28,7 @@ from tests.app_fixtures import RunningApp, correct_reply, table_rows, wait_for_s
 from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, headless_chromium, start_example_run
 from tests.engine_fixtures import write_dataset
 from tests.scripted_server import ScriptedServer
-from ui.app import build_app
+from ui.app import build_app, launch_patiently
 from ui.context import AppContext, context_from_env
 from ui.evaluate_tab import start_job
 from ui.format import user_error
@@ -63,7 +63,7 @@ def public_app(root: Path, latency: float = 0.0, launch: bool = True, **options:
     with ScriptedServer(reply=correct_reply, latency=latency) as server:
         demo = build_app(context) if launch else None
         if demo is not None:
-            demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+            launch_patiently(demo, server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
         try:
             yield RunningApp(demo.local_url if demo else "", context, server, data, db_path)
         finally:
@@ -370,7 +370,7 @@ def test_a_damaged_store_is_set_aside_and_the_page_says_so(tmp_path: Path, monke
         assert context.notice and "damaged" in context.notice
         assert list(tmp_path.glob("toolboard.db.damaged-*"))
         demo = build_app(context)
-        demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+        launch_patiently(demo, server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
         try:
             with urllib.request.urlopen(demo.local_url + "config") as response:
                 assert "The results store was damaged" in plain(response.read().decode("utf-8"))

@@ -24,7 +24,7 @@ from tests.app_fixtures import table_rows, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
 from tests.fake_hub_repo import FakeHubRepo, FakeRepo, _commit_id, pointed_hub
 from ui.about_tab import OTHER_RESULTS_LABEL
-from ui.app import build_app, launch_options
+from ui.app import build_app, launch_options, launch_patiently
 from ui.context import AppContext, context_from_env
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow (installed with `datasets`) is not installed")
@@ -239,7 +239,7 @@ def component_props(demo: Any) -> list[dict[str, Any]]:
 @contextmanager
 def launched(context: AppContext) -> Iterator[str]:
     demo = build_app(context)
-    demo.launch(**{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1", prevent_thread_lock=True,
+    launch_patiently(demo, **{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1", prevent_thread_lock=True,
                 quiet=True)
     try:
         yield demo.local_url

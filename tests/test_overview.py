@@ -37,6 +37,7 @@ from tests.app_fixtures import finished_acebench_run, running_app, table_rows, u
 from tests.browser_fixtures import browser_page
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab
+from ui.app import launch_patiently
 from ui.context import AppContext
 
 ACE, TOOLBENCH, STEPEVAL = "ACEBench · Overall", "ToolBench-Static · Act.EM", "StepEval-Audio-Toolcall · Precision"
@@ -272,7 +273,7 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
     fewer, _ = parts.refresh(2)
     assert 'data-rows="5"' in fewer and "GPT-4o" not in fewer
     assert "mean win rate" in overview_tab.overview_note()
-    demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+    launch_patiently(demo, server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
         result = Client(demo.local_url, verbose=False).predict(api_name="/overview")
     finally:

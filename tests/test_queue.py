@@ -27,7 +27,7 @@ from tests.app_fixtures import form, table_rows
 from tests.engine_fixtures import write_dataset
 from tests.queue_fixtures import TEST_VISIBILITY_S, free_port, needs_redis, redis_server, workers
 from tests.scripted_server import ScriptedServer
-from ui.app import build_app, launch_options
+from ui.app import build_app, launch_options, launch_patiently
 from ui.context import AppContext
 
 ITEMS = 24
@@ -69,7 +69,7 @@ def queue_app(root: Path, broker_url: str, latency: float = 0.0, server: Scripte
     settings = QueueSettings(broker_url, visibility_s=TEST_VISIBILITY_S)
     context = AppContext(store=Store(root / "app" / "toolboard.db"), queue=settings)
     demo = build_app(context)
-    demo.launch(**{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1",
+    launch_patiently(demo, **{**launch_options(context), "max_file_size": None}, server_name="127.0.0.1",
                 prevent_thread_lock=True, quiet=True)
     try:
         yield QueueApp(demo.local_url, context, Client(demo.local_url, verbose=False), data, server, [])

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import logging
 import os
 import threading
+import time
+import urllib.request
 from typing import Any, Literal, TypedDict
 
 import gradio as gr
@@ -222,8 +225,37 @@ def launch(context: AppContext | None = None, server_name: str | None = None) ->
     # collector's full passes, which would otherwise walk it again and again under a crowd's allocations.
     gc.collect()
     gc.freeze()
-    demo.launch(**launch_options(context), server_name=server_name)
+    launch_patiently(demo, **launch_options(context), server_name=server_name)
     return demo
+
+
+# Gradio's words when its own check that the page answers (one HEAD with a 3 s timeout, made after the server has
+# started) got no answer in time: a busy machine can miss it though the server is up.
+UNANSWERED_CHECK = "When localhost is not accessible"
+
+
+def launch_patiently(demo: gr.Blocks, **options: Any) -> None:
+    """`demo.launch(**options)`; a launch whose only fault is Gradio's impatient page check goes on once the page
+    answers within a minute (then, unless `prevent_thread_lock`, it serves until stopped, as launch would)."""
+    try:
+        demo.launch(**options)
+    except ValueError as exc:
+        if UNANSWERED_CHECK not in str(exc) or not demo.local_url or not page_answers(demo.local_url, 60.0):
+            raise
+        if not options.get("prevent_thread_lock"):
+            demo.block_thread()
+
+
+def page_answers(url: str, patience: float) -> bool:
+    """Whether `url` answers 200 within `patience` seconds."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                if answer.status == 200:
+                    return True
+        time.sleep(0.5)
+    return False
 
 
 def main() -> None:
