@@ -93,13 +93,18 @@ def _slow_part(function: Callable | None, seen: set[int]) -> str | None:
 
 def why_slow(item: pytest.Item) -> str | None:
     """The slow part a collected test reaches (see SLOW_PARTS), or None."""
-    info = getattr(item, "_fixtureinfo", None)
-    definitions = info.name2fixturedefs if info else {}
-    for name in definitions:
+    names = list(getattr(item, "fixturenames", ()))
+    for name in names:
         if name in SLOW_PARTS:
             return SLOW_PARTS[name]
     functions = [getattr(item, "function", None)]
-    functions += [d.func for ds in definitions.values() for d in ds if getattr(d.func, "__module__", "").startswith("tests.")]
+    # A fixture of ours, found where the test can see it (its module, or this conftest), read through `__wrapped__`.
+    homes = [getattr(item, "module", None), sys.modules[__name__]]
+    for name in names:
+        found = next((getattr(home, name) for home in homes if home is not None and hasattr(home, name)), None)
+        function = inspect.unwrap(found) if callable(found) else None
+        if inspect.isfunction(function) and function.__module__.startswith("tests"):
+            functions.append(function)
     seen: set[int] = set()
     return next((part for part in (_slow_part(f, seen) for f in functions) if part), None)
 

@@ -1,6 +1,7 @@
-"""The environment is declared once (evaluators/core/environment.Settings): every TOOLBOARD_* variable the code reads
-is declared there, every declared one is read, the README's table is the declaration's, and `env` shows what each is
-set to now without the credentials a URL may hold."""
+"""The environment is declared once (evaluators/core/environment.declare: the project's variables there, a
+benchmark's in its package): every TOOLBOARD_* variable the code names is declared, every declared one is read, the
+README's table is the declarations', and `env` shows what each is set to now without the credentials a URL may
+hold."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.core.environment import VARIABLES, current_values, environment_table, read_setting, read_settings
+from evaluators.core.environment import (
+    DECLARED,
+    all_variables,
+    current_values,
+    declare,
+    environment_table,
+    read_setting,
+    read_settings,
+)
 
 PROJECT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"TOOLBOARD_[A-Z][A-Z0-9_]*[A-Z0-9]")
@@ -23,16 +32,25 @@ def _code() -> dict[Path, str]:
     return {path: path.read_text(encoding="utf-8") for path in files if "example" not in path.parts}
 
 
+def _names() -> set[str]:
+    return {variable.name for variable in all_variables()}
+
+
 def test_every_variable_the_code_names_is_declared():
     named = {name: path for path, text in _code().items() for name in NAME.findall(text)}
-    undeclared = {name: str(path.relative_to(PROJECT)) for name, path in named.items() if name not in VARIABLES}
+    undeclared = {name: str(path.relative_to(PROJECT)) for name, path in named.items() if name not in _names()}
     assert not undeclared, f"declare these in evaluators/core/environment.py: {undeclared}"
 
 
 def test_every_declared_variable_is_read_somewhere():
     code = "\n".join(text for path, text in _code().items() if path.name != "environment.py")
-    unread = [name for name, field in VARIABLES.items()
-              if name not in code and f'read_setting("{field}")' not in code]
+    # Read by its field (read_setting("home")), or through the constant that holds its declaration or its name
+    # (ARCHIVE_URL = declare(…); RUNS_PER_DAY_SETTING = "TOOLBOARD_…"), used beyond that line.
+    holders = {field: constant for constant, field in re.findall(r'^(\w+) = declare\("(\w+)"', code, re.M)}
+    holders |= {value.removeprefix("TOOLBOARD_").lower(): constant
+                for constant, value in re.findall(r'^(\w+) = "(TOOLBOARD_\w+)"', code, re.M)}
+    unread = [v.name for v in all_variables() if f'read_setting("{v.field}")' not in code
+              and not (v.field in holders and len(re.findall(rf"\b{holders[v.field]}\b", code)) > 1)]
     assert not unread, f"declared but never read: {unread}"
 
 
@@ -43,8 +61,9 @@ def test_the_readme_holds_the_declarations_table():
 
 def test_empty_is_unset_and_values_are_read_anew():
     settings = read_settings({"TOOLBOARD_HOME": "  /srv/board ", "TOOLBOARD_PUBLIC": "", "OTHER": "x"})
-    assert settings.home == "/srv/board" and settings.public is None and settings.data_dir is None
-    assert read_settings({}).home is None
+    assert settings["home"] == "/srv/board" and settings["public"] is None and settings["data_dir"] is None
+    assert read_settings({})["home"] is None
+    assert read_settings({"TOOLBOARD_BFCL_WHEEL": "/w.whl"})["bfcl_wheel"] == "/w.whl"  # a benchmark's own
     assert read_setting("home", {"TOOLBOARD_HOME": " /srv "}) == "/srv" and read_setting("home", {}) is None
     with pytest.raises(KeyError):
         read_setting("no_such_setting")
@@ -59,4 +78,10 @@ def test_env_shows_values_without_credentials_and_what_unset_means(tmp_path: Pat
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "pw" not in done.stdout and "redis://***@h:1/0" in done.stdout and str(tmp_path) in done.stdout
-    assert set(re.findall(r"^(TOOLBOARD_\w+)", done.stdout, re.M)) == set(VARIABLES)
+    assert set(re.findall(r"^(TOOLBOARD_\w+)", done.stdout, re.M)) == _names()
+
+
+def test_a_variable_is_declared_once():
+    with pytest.raises(ValueError, match="TOOLBOARD_HOME is declared twice"):
+        declare("home", "x", "y", group="storage")
+    assert list(DECLARED)[0] == "home"

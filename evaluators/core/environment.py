@@ -1,118 +1,116 @@
-"""Settings: every environment variable toolboard reads, declared once (its name, what it does, its default) as
-one pydantic model. Modules read a variable through `read_setting(field)` (read anew each call: tests and operators
-change the environment while a process runs; the model's schema is built only when `read_settings()` builds them
-all, for `env`); how a value is parsed and refused stays with the module that owns its meaning (a quota's "off", a URL's scheme). The README's table of variables is `environment_table()`
-(`python -m evaluators env --markdown`); tests/test_environment.py holds the two equal and checks that every
-`TOOLBOARD_*` name in the code is declared here."""
+"""Settings: every environment variable toolboard reads, declared once (its name, what it does, what unset means).
+The project-wide ones are declared here; a benchmark's own (where its data comes from) in its package, with the
+same `declare`, so that adding a benchmark stays one package. Modules read a variable through `read_setting(field)`
+(read anew each call: tests and operators change the environment while a process runs); how a value is parsed and
+refused stays with the module that owns its meaning (a quota's "off", a URL's scheme). The README's table of
+variables is `environment_table()` (`python -m evaluators env --markdown`); tests/test_environment.py holds the two
+equal and checks that every `TOOLBOARD_*` name in the code is declared.
+
+Standard library only: the lowest layer reads it (the store's folder, the phase log at the first import), and a
+declaration of text values gains nothing from a validation library's import on every command's start-up."""
 
 from __future__ import annotations
 
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.json_schema import JsonDict
+from dataclasses import dataclass
 
 PREFIX = "TOOLBOARD_"
 
 
-def variable(default: str, meaning: str, *, group: str) -> Any:
-    """One variable: `default` says what unset means, `meaning` what it does, `group` where the README lists it."""
-    extra: JsonDict = {"default": default, "group": group}
-    return Field(None, description=meaning, json_schema_extra=extra)
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable: `field` (TOOLBOARD_<FIELD>), what unset means, what it does, where it is listed."""
+
+    field: str
+    default: str
+    meaning: str
+    group: str
+
+    @property
+    def name(self) -> str:
+        return PREFIX + self.field.upper()
+
+    def read(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """Its value now; None when unset or empty."""
+        return ((os.environ if environ is None else environ).get(self.name) or "").strip() or None
 
 
-class Settings(BaseModel):
-    """The environment's settings as given (text; None when unset or empty). The field `home` is TOOLBOARD_HOME."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
-    home: str | None = variable("/data/toolboard on a Space with a writable /data, else ~/.cache/toolboard",
-                                "where the store, caches, downloads and logs live", group="storage")
-    data_dir: str | None = variable("each benchmark's published data is downloaded",
-                                    "a local copy of the benchmark data, read instead of the download", group="data")
-    public: str | None = variable("on on a Hugging Face Space (SPACE_ID set), else off",
-                                  "public mode (1/0): visitors' caps, no server keys or folders, public hosts only",
-                                  group="deployment")
-    key_vars: str | None = variable("OPENAI_API_KEY", "the key variables a private deployment's form may name "
-                                    "(comma-separated)", group="deployment")
-    allow_unlisted_models: str | None = variable("off", "1: run a model the endpoint's /models does not list "
-                                                 "(ignored on a public deployment)", group="deployment")
-    max_upload_mb: str | None = variable("50", "the largest predictions file an upload may be (MB)", group="limits")
-    max_runs_per_day: str | None = variable("20 per visitor on a public deployment, else off",
-                                            "runs one visitor may start in 24 hours (a number, 0, or off)",
-                                            group="limits")
-    max_uploads_per_day: str | None = variable("10 per visitor on a public deployment, else off",
-                                               "uploads one visitor may add in 24 hours (a number, 0, or off)",
-                                               group="limits")
-    max_store_mb: str | None = variable("5000 on a public deployment, else off", "the store's size cap (MB)",
-                                        group="limits")
-    max_stored_mb_per_day: str | None = variable("250 on a public deployment, else off",
-                                                 "what one visitor's runs and uploads may store in 24 hours (MB)",
-                                                 group="limits")
-    min_free_disk_mb: str | None = variable("200", "disk space every deployment keeps free (MB)", group="limits")
-    global_concurrency: str | None = variable("256", "requests in flight at once across all runs of a process",
-                                              group="runs")
-    send_pacing: str | None = variable("on", "0/off: send without pacing requests to an endpoint's answers",
-                                       group="runs")
-    hub_repo: str | None = variable("nothing is pushed", "org/name: push every finished run and added upload "
-                                    "to this Hub dataset (with HF_TOKEN)", group="hub")
-    results: str | None = variable("none", "Hub results datasets to show beside the board (org/a,org/b)",
-                                   group="hub")
-    broker_url: str | None = variable("runs execute in the app", "Redis URL of the run queue "
-                                      "(redis://host:port/db)", group="queue")
-    queue_name: str | None = variable("toolboard", "the queue's name in Redis", group="queue")
-    queue_visibility_s: str | None = variable("300", "seconds before a task a dead worker held is given to another",
-                                              group="queue")
-    queue_time_limit_s: str | None = variable("21600", "seconds a run may take on a worker", group="queue")
-    queue_secret_ttl_s: str | None = variable("21600", "seconds a typed key waits in Redis for its run",
-                                              group="queue")
-    acebench_archive_url: str | None = variable("the official repository's archive at the pinned commit",
-                                                "where ACEBench's data is downloaded from", group="data")
-    toolbench_revision: str | None = variable("the pinned revision", "the ToolBench-Static dataset revision to "
-                                              "read", group="data")
-    stepeval_revision: str | None = variable("the pinned revision", "the StepEval-Audio-Toolcall dataset revision "
-                                             "to read", group="data")
-    pypi_url: str | None = variable("https://pypi.org/pypi", "the package index's JSON API the BFCL wheel comes "
-                                    "from", group="data")
-    bfcl_wheel: str | None = variable("downloaded once", "a local copy of the pinned bfcl-eval wheel",
-                                      group="data")
-    bfcl_wheel_sha256: str | None = variable("the pinned wheel's", "tests only: the sha256 a stand-in wheel is "
-                                             "checked against", group="data")
-    log_level: str | None = variable("INFO", "the app's log level", group="diagnostics")
-    phase_log: str | None = variable("none written", "a file a CLI run writes its phases' times to, as it exits",
-                                     group="diagnostics")
+# Every declared variable by field, in the order declared (the project's first, then each benchmark's).
+DECLARED: dict[str, Variable] = {}
 
 
-def variable_name(field: str) -> str:
-    return PREFIX + field.upper()
+def declare(field: str, default: str, meaning: str, *, group: str) -> Variable:
+    """Declare a variable (once: a second declaration of a field is a mistake)."""
+    if field in DECLARED:
+        raise ValueError(f"{PREFIX}{field.upper()} is declared twice")
+    DECLARED[field] = Variable(field, default, meaning, group)
+    return DECLARED[field]
 
 
-VARIABLES = {variable_name(field): field for field in Settings.model_fields}
-
-
-def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """The settings the environment gives now (`environ`: os.environ); empty text is unset."""
-    source = os.environ if environ is None else environ
-    given = {field: (source.get(name) or "").strip() or None for name, field in VARIABLES.items()}
-    return Settings(**given)
+HOME = declare("home", "/data/toolboard on a Space with a writable /data, else ~/.cache/toolboard", "where the store, caches, downloads and logs live", group="storage")
+DATA_DIR = declare("data_dir", "each benchmark's published data is downloaded", "a local copy of the benchmark data, read instead of the download", group="data")
+PUBLIC = declare("public", "on on a Hugging Face Space (SPACE_ID set), else off", "public mode (1/0): visitors' caps, no server keys or folders, public hosts only", group="deployment")
+KEY_VARS = declare("key_vars", "OPENAI_API_KEY", "the key variables a private deployment's form may name " "(comma-separated)", group="deployment")
+ALLOW_UNLISTED_MODELS = declare("allow_unlisted_models", "off", "1: run a model the endpoint's /models does not list " "(ignored on a public deployment)", group="deployment")
+MAX_UPLOAD_MB = declare("max_upload_mb", "50", "the largest predictions file an upload may be (MB)", group="limits")
+MAX_RUNS_PER_DAY = declare("max_runs_per_day", "20 per visitor on a public deployment, else off", "runs one visitor may start in 24 hours (a number, 0, or off)", group="limits")
+MAX_UPLOADS_PER_DAY = declare("max_uploads_per_day", "10 per visitor on a public deployment, else off", "uploads one visitor may add in 24 hours (a number, 0, or off)", group="limits")
+MAX_STORE_MB = declare("max_store_mb", "5000 on a public deployment, else off", "the store's size cap (MB)", group="limits")
+MAX_STORED_MB_PER_DAY = declare("max_stored_mb_per_day", "250 on a public deployment, else off", "what one visitor's runs and uploads may store in 24 hours (MB)", group="limits")
+MIN_FREE_DISK_MB = declare("min_free_disk_mb", "200", "disk space every deployment keeps free (MB)", group="limits")
+GLOBAL_CONCURRENCY = declare("global_concurrency", "256", "requests in flight at once across all runs of a process", group="runs")
+SEND_PACING = declare("send_pacing", "on", "0/off: send without pacing requests to an endpoint's answers", group="runs")
+HUB_REPO = declare("hub_repo", "nothing is pushed", "org/name: push every finished run and added upload " "to this Hub dataset (with HF_TOKEN)", group="hub")
+RESULTS = declare("results", "none", "Hub results datasets to show beside the board (org/a,org/b)", group="hub")
+BROKER_URL = declare("broker_url", "runs execute in the app", "Redis URL of the run queue " "(redis://host:port/db)", group="queue")
+QUEUE_NAME = declare("queue_name", "toolboard", "the queue's name in Redis", group="queue")
+QUEUE_VISIBILITY_S = declare("queue_visibility_s", "300", "seconds before a task a dead worker held is given to another", group="queue")
+QUEUE_TIME_LIMIT_S = declare("queue_time_limit_s", "21600", "seconds a run may take on a worker", group="queue")
+QUEUE_SECRET_TTL_S = declare("queue_secret_ttl_s", "21600", "seconds a typed key waits in Redis for its run", group="queue")
+LOG_LEVEL = declare("log_level", "INFO", "the app's log level", group="diagnostics")
+PHASE_LOG = declare("phase_log", "none written", "a file a CLI run writes its phases' times to, as it exits", group="diagnostics")
 
 
 def read_setting(field: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """One declared setting now (None when unset or empty), without building them all: for paths asked per request."""
-    if field not in Settings.model_fields:
-        raise KeyError(f"{field!r} is not a declared setting")
-    return ((os.environ if environ is None else environ).get(variable_name(field)) or "").strip() or None
+    """A declared variable's value now (None when unset or empty); KeyError for a field nobody declared."""
+    if field not in DECLARED:
+        raise KeyError(f"{PREFIX}{field.upper()} is not a declared setting")
+    return DECLARED[field].read(environ)
+
+
+def read_variable(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """`read_setting` by the variable's name (TOOLBOARD_…), for modules whose messages name it."""
+    return read_setting(name.removeprefix(PREFIX).lower(), environ)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every declared variable's value at one moment (`read_settings`), by field."""
+
+    values: Mapping[str, str | None]
+
+    def __getitem__(self, field: str) -> str | None:
+        return self.values[field]
+
+
+def all_variables() -> list[Variable]:
+    """The project's variables and every benchmark's (their packages declare theirs when imported)."""
+    from evaluators.core.registry import all_benchmarks
+
+    all_benchmarks()
+    return list(DECLARED.values())
+
+
+def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    return Settings({variable.field: variable.read(environ) for variable in all_variables()})
 
 
 def environment_table() -> str:
-    """The README's table of variables (markdown), in the declaration's order."""
+    """The README's table of variables (markdown), in the order declared."""
     lines = ["| variable | when unset | what it does |", "|---|---|---|"]
-    for field, info in Settings.model_fields.items():
-        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-        lines.append(f"| `{variable_name(field)}` | {extra.get('default')} | {info.description} |")
+    lines += [f"| `{v.name}` | {v.default} | {v.meaning} |" for v in all_variables()]
     return "\n".join(lines)
 
 
@@ -121,11 +119,9 @@ _CREDENTIALS = re.compile(r"(?<=://)[^/@\s]*@")
 
 
 def current_values(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
-    """(variable, what it is set to now, or "unset: <default>"), credentials in URLs left out."""
-    settings = read_settings(environ)
+    """(variable, what it is set to now, or "(unset: <default>)"), credentials in URLs left out."""
     rows = []
-    for field, info in Settings.model_fields.items():
-        value = getattr(settings, field)
-        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-        rows.append((variable_name(field), _CREDENTIALS.sub("***@", value) if value else f"(unset: {extra.get('default')})"))
+    for variable in all_variables():
+        value = variable.read(environ)
+        rows.append((variable.name, _CREDENTIALS.sub("***@", value) if value else f"(unset: {variable.default})"))
     return rows

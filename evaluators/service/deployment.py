@@ -8,10 +8,10 @@ itself, so that it holds on every path that sends a request even where no caller
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from evaluators.core.environment import read_variable
 from evaluators.core.public_hosts import is_public_mode
 
 if TYPE_CHECKING:  # the preflight (and the chat client under it) is imported only by what checks an endpoint
@@ -30,6 +30,6 @@ def unlisted_model_rule(public: bool, environ: Mapping[str, str] | None = None) 
 
     if public:
         return UnlistedModelRule()
-    allowed = (os.environ if environ is None else environ).get(ALLOW_UNLISTED_ENV, "").strip() == "1"
+    allowed = read_variable(ALLOW_UNLISTED_ENV, environ) == "1"
     return UnlistedModelRule(allowed, "; if this endpoint serves models it does not list, its operator can set "
                                       f"{ALLOW_UNLISTED_ENV}=1")

@@ -13,13 +13,13 @@ every process sharing the store counts the same runs. On a public deployment the
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from evaluators.core.environment import read_variable
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.text import plural
@@ -124,7 +124,7 @@ def _mb(size: int) -> str:
 def megabytes_from_env(name: str, default: float | None, environ: Mapping[str, str] | None = None) -> int | None:
     """A size setting in MB as bytes: unset or empty gives `default`; off, none or unlimited lifts it; anything
     but a number >= 0 stops the app with a clear message."""
-    raw = (os.environ if environ is None else environ).get(name, "").strip()
+    raw = read_variable(name, environ) or ""
     if not raw:
         return None if default is None else int(default * MB)
     if raw.lower() in NO_LIMIT_WORDS:
@@ -150,7 +150,7 @@ def slot_time(free_at: float, now: float) -> str:
 def limit_from_env(name: str, default: int | None, environ: Mapping[str, str] | None = None) -> int | None:
     """A daily quota setting: unset or empty gives `default`; a whole number >= 0 is the limit (0: none
     accepted); off, none or unlimited lifts it. Anything else stops the app with a clear message."""
-    raw = (os.environ if environ is None else environ).get(name, "").strip()
+    raw = read_variable(name, environ) or ""
     if not raw:
         return default
     if raw.lower() in NO_LIMIT_WORDS:

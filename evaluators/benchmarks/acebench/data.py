@@ -9,7 +9,7 @@ from evaluators.benchmarks.acebench.categories import CATEGORIES, LANGUAGES, is_
 from evaluators.benchmarks.acebench.official_source import find_code_dir
 from evaluators.core import source_files
 from evaluators.core.archive import download, safe_extract
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import declare
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -18,12 +18,13 @@ from evaluators.core.types import Sample
 # The first author's repository, which hosts the leaderboard and the corrected answers (2025-10-29).
 OFFICIAL_REPO = "chenchen0103/ACEBench"
 OFFICIAL_COMMIT = "56dd66cf6439b0d9655ee1b353e4cd745c6f664e"
-ARCHIVE_URL_ENV = "TOOLBOARD_ACEBENCH_ARCHIVE_URL"
+ARCHIVE_URL = declare("acebench_archive_url", "the official repository's archive at the pinned commit", "where ACEBench's data is downloaded from", group="data")
+ARCHIVE_URL_ENV = ARCHIVE_URL.name
 DATA_VERSION = f"{OFFICIAL_REPO}@{OFFICIAL_COMMIT[:7]}"
 
 
 def official_archive_url() -> str:
-    return read_setting("acebench_archive_url") or (
+    return ARCHIVE_URL.read() or (
         f"https://github.com/{OFFICIAL_REPO}/archive/{OFFICIAL_COMMIT}.zip"
     )
 

@@ -14,8 +14,7 @@ from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
 from evaluators.benchmarks.bfcl.prompts import OFFICIAL_SAMPLING
-from evaluators.benchmarks.bfcl.wheel import cached_wheel_path
-from evaluators.core.environment import read_setting
+from evaluators.benchmarks.bfcl.wheel import BFCL_WHEEL, cached_wheel_path
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.hooks import RunSettings
 from evaluators.core.types import Prediction, RequestProfile, Sample
@@ -86,7 +85,7 @@ def _source_on_this_machine(data_dir: str | None) -> DataSource | None:
             return data_source(data_dir)
         except DataError:
             return None  # the run itself says what is wrong with the folder
-    given = read_setting("bfcl_wheel")
+    given = BFCL_WHEEL.read()
     wheel = Path(given).expanduser() if given else cached_wheel_path()
     return DataSource(wheel=wheel) if wheel.is_file() else None
 

