@@ -55,7 +55,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     phase_log.mark("imports done")
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(next((word for word in given if not word.startswith("-")), None)).parse_args(given)
     if args.command != "run":
         gc.enable()  # see evaluators/__main__.py; `run` turns it on once its run is created
     try:

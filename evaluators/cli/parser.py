@@ -10,18 +10,18 @@ from evaluators.cli.roles import add_role_arguments
 from evaluators.core.registry import MODES
 from evaluators.core.types import PROMPT_STYLES
 from evaluators.engine.settings import REQUEST_MODES
-from evaluators.service.run_request import DATA_SOURCES
-from evaluators.service.run_settings import SETTING_NAMES, help_of
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole grammar; with `command` (the word the user typed), `run`'s setting flags only when it is `run`:
+    they come from RunSettings, whose declaration loads pydantic (~0.1 s no other command needs)."""
     parser = argparse.ArgumentParser(prog=program_name(), description="Score how well LLMs call tools.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the benchmarks, their subsets and metrics")
     env = commands.add_parser("env", help="list the environment variables toolboard reads, with their values now")
     env.add_argument("--markdown", action="store_true", help="print them as the README's table")
     _add_score(commands)
-    _add_run(commands)
+    _add_run(commands, with_settings=command in (None, "run"))
     _add_replay(commands)
     _add_worker(commands)
     runs = commands.add_parser("runs", help="list stored runs")
@@ -55,7 +55,7 @@ def _add_score(commands: argparse._SubParsersAction) -> None:
 SETTING_FLAGS = {"subsets": "--subset", "data_folder": "--data-dir", "use_cache": "--no-cache"}
 # Settings added by their own helpers: the positional benchmark, --role and --option (evaluators/cli/roles.py).
 SETTINGS_ADDED_APART = ("benchmark", "roles", "options")
-SETTING_CHOICES = {"request_mode": REQUEST_MODES, "prompt_style": PROMPT_STYLES, "data_source": DATA_SOURCES}
+SETTING_CHOICES = {"request_mode": REQUEST_MODES, "prompt_style": PROMPT_STYLES}
 # The command line reads its user's own environment: the usual key variable unless another is named.
 CLI_DEFAULTS = {"api_key_env": "OPENAI_API_KEY"}
 
@@ -69,8 +69,26 @@ def setting_dest(name: str) -> str:
     return setting_flag(name).removeprefix("--").replace("-", "_")
 
 
-def _add_run(commands: argparse._SubParsersAction) -> None:
+def _add_run(commands: argparse._SubParsersAction, with_settings: bool = True) -> None:
     run = commands.add_parser("run", help="run a benchmark against an OpenAI-compatible endpoint")
+    if with_settings:
+        _add_run_settings(run)
+    run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
+    run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send the samples that ended in request errors (and any an interrupted run never sent)")
+    run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")
+    run.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    run.add_argument("--queue", action="store_true",
+                     help="send the run to the queue's workers (TOOLBOARD_BROKER_URL) instead of running it here; "
+                          "shows its progress and prints the report when it ends")
+    run.add_argument("--detach", action="store_true", help="with --queue: print the run id and return at once")
+
+
+def _add_run_settings(run: argparse.ArgumentParser) -> None:
+    """A flag for every setting RunSettings declares (and the benchmark, --role and --option)."""
+    from evaluators.service.run_request import DATA_SOURCES
+    from evaluators.service.run_settings import SETTING_NAMES, help_of
+
+    setting_choices = {**SETTING_CHOICES, "data_source": DATA_SOURCES}
     run.add_argument("benchmark", nargs="?", help=f"{help_of('benchmark')}; not needed with --resume/--rerun-errors")
     # Numbers and choices are read as typed: the run request's builder checks them, in the words the form uses.
     for name in SETTING_NAMES:
@@ -88,18 +106,10 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
             run.add_argument(setting_flag(name), type=Path, help=f"{help_text}; implies --data-source 'local folder' "
                              "(else TOOLBOARD_DATA_DIR, else download)")
         else:
-            choices = SETTING_CHOICES.get(name)
+            choices = setting_choices.get(name)
             run.add_argument(setting_flag(name), default=CLI_DEFAULTS.get(name), help=help_text,
                              metavar="{" + ",".join(choices) + "}" if choices else None)
     add_role_arguments(run, with_options=True)
-    run.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run")
-    run.add_argument("--rerun-errors", metavar="RUN_ID", help="re-send the samples that ended in request errors (and any an interrupted run never sent)")
-    run.add_argument("--mode", choices=MODES, default="official", help="scoring mode shown (both are stored)")
-    run.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    run.add_argument("--queue", action="store_true",
-                     help="send the run to the queue's workers (TOOLBOARD_BROKER_URL) instead of running it here; "
-                          "shows its progress and prints the report when it ends")
-    run.add_argument("--detach", action="store_true", help="with --queue: print the run id and return at once")
 
 
 def _add_worker(commands: argparse._SubParsersAction) -> None:

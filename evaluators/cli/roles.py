@@ -10,7 +10,6 @@ import argparse
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark
 from evaluators.engine.settings import Endpoint
-from evaluators.service.run_request import build_roles, command_line_policy
 
 ROLE_FORM = "NAME=URL,MODEL[,KEY_ENV]"
 # Old flag prefix -> the role it stood for (--judge-base-url, --judge-model, --judge-api-key-env, …) and
@@ -75,6 +74,8 @@ def raw_roles(args: argparse.Namespace, tested: Endpoint | None) -> dict[str, di
 def chosen_roles(args: argparse.Namespace, benchmark: Benchmark, tested: Endpoint | None = None,
                  scoring_files: bool = False) -> dict[str, Endpoint]:
     """The roles given on the command line, checked as a run's are (`score` uses it: no run request)."""
+    from evaluators.service.run_request import build_roles, command_line_policy  # the run builder: its commands only
+
     return build_roles(benchmark, raw_roles(args, tested), command_line_policy(), tested, scoring_files)
 
 
