@@ -22,6 +22,7 @@ from evaluators.core.environment import (
     read_setting,
     read_settings,
 )
+from evaluators.core.registry import all_benchmarks
 
 PROJECT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"TOOLBOARD_[A-Z][A-Z0-9_]*[A-Z0-9]")
@@ -34,6 +35,11 @@ def _code() -> dict[Path, str]:
 
 def _names() -> set[str]:
     return {variable.name for variable in all_variables()}
+
+
+@pytest.fixture(autouse=True)
+def every_package_declared() -> None:
+    all_benchmarks()  # each benchmark package declares its own variables as it is imported
 
 
 def test_every_variable_the_code_names_is_declared():

@@ -37,6 +37,7 @@ def list_command(_: argparse.Namespace) -> int:
 def env_command(args: argparse.Namespace) -> int:
     """The environment variables toolboard reads, with their values now (or what unset means); --markdown: the
     README's table of them."""
+    all_benchmarks()  # each benchmark package declares its own variables as it is imported
     if args.markdown:
         print(environment_table())
         return 0

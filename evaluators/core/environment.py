@@ -96,10 +96,8 @@ class Settings:
 
 
 def all_variables() -> list[Variable]:
-    """The project's variables and every benchmark's (their packages declare theirs when imported)."""
-    from evaluators.core.registry import all_benchmarks
-
-    all_benchmarks()
+    """Every variable declared so far: the project's, and those of the benchmark packages imported (a caller that
+    lists them all first imports every package, `registry.all_benchmarks()`: this module sits below the registry)."""
     return list(DECLARED.values())
 
 
