@@ -6,10 +6,11 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Mapping
 
 from evaluators.cli.report_text import print_report
 from evaluators.cli.roles import chosen_roles
-from evaluators.core.environment import current_values, environment_table
+from evaluators.core.environment import all_variables, environment_table
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names, resolve_language
@@ -46,6 +47,18 @@ def env_command(args: argparse.Namespace) -> int:
     for name, value in rows:
         print(f"{name:<{width}}  {value}")
     return 0
+
+
+def current_values(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(variable, what it is set to now, or "(unset: <default>)"); a URL shown without its credentials."""
+    from evaluators.engine.redact import without_credentials
+
+    rows = []
+    for variable in all_variables():
+        value = variable.read(environ)
+        shown = (without_credentials(value) if "://" in value else value) if value else f"(unset: {variable.default})"
+        rows.append((variable.name, shown))
+    return rows
 
 
 def score_command(args: argparse.Namespace) -> int:

@@ -12,7 +12,6 @@ declaration of text values gains nothing from a validation library's import on e
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -21,12 +20,11 @@ PREFIX = "TOOLBOARD_"
 
 @dataclass(frozen=True)
 class Variable:
-    """One environment variable: `field` (TOOLBOARD_<FIELD>), what unset means, what it does, where it is listed."""
+    """One environment variable: `field` (TOOLBOARD_<FIELD>), what unset means, what it does."""
 
     field: str
     default: str
     meaning: str
-    group: str
 
     @property
     def name(self) -> str:
@@ -41,36 +39,51 @@ class Variable:
 DECLARED: dict[str, Variable] = {}
 
 
-def declare(field: str, default: str, meaning: str, *, group: str) -> Variable:
+def declare(field: str, default: str, meaning: str) -> Variable:
     """Declare a variable (once: a second declaration of a field is a mistake)."""
     if field in DECLARED:
         raise ValueError(f"{PREFIX}{field.upper()} is declared twice")
-    DECLARED[field] = Variable(field, default, meaning, group)
+    DECLARED[field] = Variable(field, default, meaning)
     return DECLARED[field]
 
 
-HOME = declare("home", "/data/toolboard on a Space with a writable /data, else ~/.cache/toolboard", "where the store, caches, downloads and logs live", group="storage")
-DATA_DIR = declare("data_dir", "each benchmark's published data is downloaded", "a local copy of the benchmark data, read instead of the download", group="data")
-PUBLIC = declare("public", "on on a Hugging Face Space (SPACE_ID set), else off", "public mode (1/0): visitors' caps, no server keys or folders, public hosts only", group="deployment")
-KEY_VARS = declare("key_vars", "OPENAI_API_KEY", "the key variables a private deployment's form may name " "(comma-separated)", group="deployment")
-ALLOW_UNLISTED_MODELS = declare("allow_unlisted_models", "off", "1: run a model the endpoint's /models does not list " "(ignored on a public deployment)", group="deployment")
-MAX_UPLOAD_MB = declare("max_upload_mb", "50", "the largest predictions file an upload may be (MB)", group="limits")
-MAX_RUNS_PER_DAY = declare("max_runs_per_day", "20 per visitor on a public deployment, else off", "runs one visitor may start in 24 hours (a number, 0, or off)", group="limits")
-MAX_UPLOADS_PER_DAY = declare("max_uploads_per_day", "10 per visitor on a public deployment, else off", "uploads one visitor may add in 24 hours (a number, 0, or off)", group="limits")
-MAX_STORE_MB = declare("max_store_mb", "5000 on a public deployment, else off", "the store's size cap (MB)", group="limits")
-MAX_STORED_MB_PER_DAY = declare("max_stored_mb_per_day", "250 on a public deployment, else off", "what one visitor's runs and uploads may store in 24 hours (MB)", group="limits")
-MIN_FREE_DISK_MB = declare("min_free_disk_mb", "200", "disk space every deployment keeps free (MB)", group="limits")
-GLOBAL_CONCURRENCY = declare("global_concurrency", "256", "requests in flight at once across all runs of a process", group="runs")
-SEND_PACING = declare("send_pacing", "on", "0/off: send without pacing requests to an endpoint's answers", group="runs")
-HUB_REPO = declare("hub_repo", "nothing is pushed", "org/name: push every finished run and added upload " "to this Hub dataset (with HF_TOKEN)", group="hub")
-RESULTS = declare("results", "none", "Hub results datasets to show beside the board (org/a,org/b)", group="hub")
-BROKER_URL = declare("broker_url", "runs execute in the app", "Redis URL of the run queue " "(redis://host:port/db)", group="queue")
-QUEUE_NAME = declare("queue_name", "toolboard", "the queue's name in Redis", group="queue")
-QUEUE_VISIBILITY_S = declare("queue_visibility_s", "300", "seconds before a task a dead worker held is given to another", group="queue")
-QUEUE_TIME_LIMIT_S = declare("queue_time_limit_s", "21600", "seconds a run may take on a worker", group="queue")
-QUEUE_SECRET_TTL_S = declare("queue_secret_ttl_s", "21600", "seconds a typed key waits in Redis for its run", group="queue")
-LOG_LEVEL = declare("log_level", "INFO", "the app's log level", group="diagnostics")
-PHASE_LOG = declare("phase_log", "none written", "a file a CLI run writes its phases' times to, as it exits", group="diagnostics")
+HOME = declare("home", "/data/toolboard on a Space with a writable /data, else ~/.cache/toolboard",
+               "where the store, caches, downloads and logs live")
+DATA_DIR = declare("data_dir", "each benchmark's published data is downloaded",
+                   "a local copy of the benchmark data, read instead of the download")
+PUBLIC = declare("public", "on on a Hugging Face Space (SPACE_ID set), else off",
+                 "public mode (1/0): visitors' caps, no server keys or folders, public hosts only")
+KEY_VARS = declare("key_vars", "OPENAI_API_KEY",
+                   "the key variables a private deployment's form may name (comma-separated)")
+ALLOW_UNLISTED_MODELS = declare("allow_unlisted_models", "off",
+                                "1: run a model the endpoint's /models does not list (ignored on a public deployment)")
+MAX_UPLOAD_MB = declare("max_upload_mb", "50", "the largest predictions file an upload may be (MB)")
+MAX_RUNS_PER_DAY = declare("max_runs_per_day", "20 per visitor on a public deployment, else off",
+                           "runs one visitor may start in 24 hours (a number, 0, or off)")
+MAX_UPLOADS_PER_DAY = declare("max_uploads_per_day", "10 per visitor on a public deployment, else off",
+                              "uploads one visitor may add in 24 hours (a number, 0, or off)")
+MAX_STORE_MB = declare("max_store_mb", "5000 on a public deployment, else off",
+                       "the store's size cap (MB)")
+MAX_STORED_MB_PER_DAY = declare("max_stored_mb_per_day", "250 on a public deployment, else off",
+                                "what one visitor's runs and uploads may store in 24 hours (MB)")
+MIN_FREE_DISK_MB = declare("min_free_disk_mb", "200", "disk space every deployment keeps free (MB)")
+GLOBAL_CONCURRENCY = declare("global_concurrency", "256",
+                             "requests in flight at once across all runs of a process")
+SEND_PACING = declare("send_pacing", "on", "0/off: send without pacing requests to an endpoint's answers")
+HUB_REPO = declare("hub_repo", "nothing is pushed",
+                   "org/name: push every finished run and added upload to this Hub dataset (with HF_TOKEN)")
+RESULTS = declare("results", "none", "Hub results datasets to show beside the board (org/a,org/b)")
+BROKER_URL = declare("broker_url", "runs execute in the app",
+                     "Redis URL of the run queue (redis://host:port/db)")
+QUEUE_NAME = declare("queue_name", "toolboard", "the queue's name in Redis")
+QUEUE_VISIBILITY_S = declare("queue_visibility_s", "300",
+                             "seconds before a task a dead worker held is given to another")
+QUEUE_TIME_LIMIT_S = declare("queue_time_limit_s", "21600", "seconds a run may take on a worker")
+QUEUE_SECRET_TTL_S = declare("queue_secret_ttl_s", "21600",
+                             "seconds a typed key waits in Redis for its run")
+LOG_LEVEL = declare("log_level", "INFO", "the app's log level")
+PHASE_LOG = declare("phase_log", "none written",
+                    "a file a CLI run writes its phases' times to, as it exits")
 
 
 def read_setting(field: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -85,24 +98,15 @@ def read_variable(name: str, environ: Mapping[str, str] | None = None) -> str | 
     return read_setting(name.removeprefix(PREFIX).lower(), environ)
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Every declared variable's value at one moment (`read_settings`), by field."""
-
-    values: Mapping[str, str | None]
-
-    def __getitem__(self, field: str) -> str | None:
-        return self.values[field]
-
-
 def all_variables() -> list[Variable]:
     """Every variable declared so far: the project's, and those of the benchmark packages imported (a caller that
     lists them all first imports every package, `registry.all_benchmarks()`: this module sits below the registry)."""
     return list(DECLARED.values())
 
 
-def read_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    return Settings({variable.field: variable.read(environ) for variable in all_variables()})
+def read_settings(environ: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """Every declared variable's value at one moment, by field."""
+    return {variable.field: variable.read(environ) for variable in all_variables()}
 
 
 def environment_table() -> str:
@@ -110,16 +114,3 @@ def environment_table() -> str:
     lines = ["| variable | when unset | what it does |", "|---|---|---|"]
     lines += [f"| `{v.name}` | {v.default} | {v.meaning} |" for v in all_variables()]
     return "\n".join(lines)
-
-
-# `scheme://user:password@host`: what a variable's value shows instead of its credentials.
-_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]*@")
-
-
-def current_values(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
-    """(variable, what it is set to now, or "(unset: <default>)"), credentials in URLs left out."""
-    rows = []
-    for variable in all_variables():
-        value = variable.read(environ)
-        rows.append((variable.name, _CREDENTIALS.sub("***@", value) if value else f"(unset: {variable.default})"))
-    return rows

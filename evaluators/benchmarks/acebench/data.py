@@ -18,7 +18,8 @@ from evaluators.core.types import Sample
 # The first author's repository, which hosts the leaderboard and the corrected answers (2025-10-29).
 OFFICIAL_REPO = "chenchen0103/ACEBench"
 OFFICIAL_COMMIT = "56dd66cf6439b0d9655ee1b353e4cd745c6f664e"
-ARCHIVE_URL = declare("acebench_archive_url", "the official repository's archive at the pinned commit", "where ACEBench's data is downloaded from", group="data")
+ARCHIVE_URL = declare("acebench_archive_url", "the official repository's archive at the pinned commit",
+                      "where ACEBench's data is downloaded from")
 ARCHIVE_URL_ENV = ARCHIVE_URL.name
 DATA_VERSION = f"{OFFICIAL_REPO}@{OFFICIAL_COMMIT[:7]}"
 

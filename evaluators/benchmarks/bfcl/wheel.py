@@ -24,13 +24,16 @@ WHEEL_NAME = f"bfcl_eval-{VERSION}-py3-none-any.whl"
 WHEEL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
 DEFAULT_INDEX = "https://pypi.org/pypi"
 # The package index's JSON API base (e.g. a mirror, or a local server in tests).
-PYPI_URL = declare("pypi_url", "https://pypi.org/pypi", "the package index's JSON API the BFCL wheel comes " "from", group="data")
+PYPI_URL = declare("pypi_url", "https://pypi.org/pypi",
+                   "the package index's JSON API the BFCL wheel comes from")
 INDEX_URL_ENV = PYPI_URL.name
 # A copy of the pinned wheel already on this machine (e.g. from `pip download --no-deps bfcl-eval==2026.3.23`).
-BFCL_WHEEL = declare("bfcl_wheel", "downloaded once", "a local copy of the pinned bfcl-eval wheel", group="data")
+BFCL_WHEEL = declare("bfcl_wheel", "downloaded once",
+                     "a local copy of the pinned bfcl-eval wheel")
 WHEEL_PATH_ENV = BFCL_WHEEL.name
 # Tests only: the sha256 a stand-in wheel is checked against instead of the pinned one.
-BFCL_WHEEL_SHA256 = declare("bfcl_wheel_sha256", "the pinned wheel's", "tests only: the sha256 a stand-in wheel is " "checked against", group="data")
+BFCL_WHEEL_SHA256 = declare("bfcl_wheel_sha256", "the pinned wheel's",
+                            "tests only: the sha256 a stand-in wheel is checked against")
 WHEEL_SHA256_ENV = BFCL_WHEEL_SHA256.name
 MAX_INDEX_ANSWER_BYTES = 4 * MB  # the JSON of one release is a few kB
 MAX_MEMBER_BYTES = 64 * MB  # the largest data file in the wheel is ~3 MB

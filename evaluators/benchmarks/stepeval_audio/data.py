@@ -18,7 +18,8 @@ from evaluators.core.paths import data_dir_from_env, datasets_dir
 from evaluators.core.types import Sample
 
 HF_DATASET = "stepfun-ai/StepEval-Audio-Toolcall"
-REVISION = declare("stepeval_revision", "the pinned revision", "the StepEval-Audio-Toolcall dataset revision " "to read", group="data")
+REVISION = declare("stepeval_revision", "the pinned revision",
+                   "the StepEval-Audio-Toolcall dataset revision to read")
 HF_REVISION_ENV = REVISION.name
 DATA_VERSION = f"{HF_DATASET}@hub"
 LOCAL_FOLDERS = ("", "stepeval_audio_toolcall", "Step-Audio_Toolcall")

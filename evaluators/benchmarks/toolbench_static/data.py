@@ -19,7 +19,8 @@ from evaluators.core.types import Sample
 SUBSETS = ("in_domain", "out_of_domain")
 HF_DATASET = "Sandyyy/ToolBench-Static"
 MODELSCOPE_DATASET = "AI-ModelScope/ToolBench-Static"  # the reference's source; documented alternative
-REVISION = declare("toolbench_revision", "the pinned revision", "the ToolBench-Static dataset revision to " "read", group="data")
+REVISION = declare("toolbench_revision", "the pinned revision",
+                   "the ToolBench-Static dataset revision to read")
 HF_REVISION_ENV = REVISION.name
 DATA_VERSION = f"{HF_DATASET}@hub"
 
