@@ -109,10 +109,34 @@ def why_slow(item: pytest.Item) -> str | None:
     return next((part for part in (_slow_part(f, seen) for f in functions) if part), None)
 
 
+# What a test is expected to cost, in rough seconds, by the slow part it reaches: only to start the costliest test
+# files first (below). A file's tests run together on one worker, so a heavy file started last is a tail alone.
+EXPECTED_SECONDS = {
+    "a headless Chromium": 8.0, "the official BFCL checker's venv": 2.5, "a real Redis server": 7.0,
+    "Celery workers": 7.0, "a Celery worker": 7.0, "the local model's real server (test_local_model.py's fixture)": 10.0,
+    "the whole real data (../shared/data)": 1.0,
+}
+MARKED_SLOW_SECONDS = 1.5
+QUICK_SECONDS = 0.05
+
+
+def expected_seconds(item: pytest.Item, part: str | None) -> float:
+    if part is not None:
+        return EXPECTED_SECONDS.get(part, MARKED_SLOW_SECONDS)
+    return MARKED_SLOW_SECONDS if item.get_closest_marker("slow") else QUICK_SECONDS
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cost_of_file: dict[str, float] = {}
     for item in items:
-        if not item.get_closest_marker("slow") and why_slow(item):
+        part = why_slow(item)
+        if part and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+        path = item.nodeid.split("::")[0]
+        cost_of_file[path] = cost_of_file.get(path, 0.0) + expected_seconds(item, part)
+    # Costliest files first (xdist hands files out in this order: `--no-loadscope-reorder` in pyproject.toml), so
+    # that the last files to start are short ones and both workers end together. Within a file, the order stays.
+    items.sort(key=lambda item: -cost_of_file[item.nodeid.split("::")[0]])
 
 
 @pytest.fixture(autouse=True)
