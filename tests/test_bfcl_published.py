@@ -1,7 +1,8 @@
 """The published BFCL rows (leaderboard_data/bfcl.json, the official gh-pages data at one commit): every row has
-the multi-turn columns and the official Overall, each figure consistent with the official formulas, with its
-source named; on the board the published rows fill Overall and the multi-turn columns (with n where the figure
-is a share of items), while a run here leaves Overall empty."""
+the multi-turn columns, the agentic ones (agentic, web search and its two variants, memory and its three stores) and
+the official Overall, each figure consistent with the official formulas, with its source named; on the board the
+published rows fill Overall and the multi-turn columns (with n where the figure is a share of items), and every
+agentic column the board shows, while a run here leaves Overall empty."""
 
 from __future__ import annotations
 
@@ -10,12 +11,24 @@ import pytest
 from evaluators.benchmarks.bfcl.categories import MULTI_TURN
 from evaluators.benchmarks.bfcl.report import official_overall
 from evaluators.core.leaderboard import load_published
+from evaluators.core.registry import get_benchmark
 from evaluators.publish.board_table import board_rows
 
 MULTI_TURN_ITEMS = 200
 # The site prints percentages with two decimals: a figure is within 0.005 points of its exact value.
 PRINTED = 0.00005 + 1e-12
+# A printed figure that is a mean or weighted sum (weights summing to 1) of printed parts: its own rounding plus the
+# parts' roundings carried through the weights (at most PRINTED times the weights' sum, 1), so 0.0001 (0.01 points).
+PRINTED_OF_PRINTED = 2 * PRINTED
 NEW_COLUMNS = ("overall", "multi_turn", "web_search", "memory", *MULTI_TURN)
+# The official agentic categories (constants/category_mapping.py): two web search variants over the same 100
+# questions, three memory stores over the same 155.
+WEB_SEARCH_VARIANTS = ("web_search_base", "web_search_no_snippet")
+MEMORY_STORES = ("memory_kv", "memory_vector", "memory_rec_sum")
+WEB_SEARCH_ITEMS, MEMORY_ITEMS = 100, 155
+AGENTIC_COLUMNS = ("agentic", "web_search", "memory", *WEB_SEARCH_VARIANTS, *MEMORY_STORES)
+OFFICIAL_OVERALL_WEIGHTS = {"non_live_ast": 0.1, "live_ast": 0.1, "irrelevance_detection": 0.1, "multi_turn": 0.3,
+                            "agentic": 0.4}
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +69,58 @@ def test_overall_follows_the_official_weights(table: dict):
         assert row["summary"]["overall"] == pytest.approx(official_overall(row["summary"]), abs=2 * PRINTED), row["model"]
 
 
+def test_every_row_has_the_agentic_columns_with_their_sources_and_n(table: dict):
+    assert "data_agentic.csv" in table["source"]["files"]
+    assert table["columns"]["agentic"].startswith("data_agentic.csv 'Agentic Overall Acc'")
+    for column in AGENTIC_COLUMNS:
+        assert "official board's figure" in table["columns"][column] or column == "agentic", column
+        assert "out of scope" not in table["columns"][column], column
+    for row in table["rows"]:
+        summary = row["summary"]
+        assert all(isinstance(summary.get(c), float | int) and 0 <= summary[c] <= 1 for c in AGENTIC_COLUMNS), row["model"]
+    n = table["n_by_view"]["all"]
+    assert {c: n[c] for c in (*WEB_SEARCH_VARIANTS, *MEMORY_STORES, "web_search", "memory")} == {
+        **dict.fromkeys(WEB_SEARCH_VARIANTS, WEB_SEARCH_ITEMS), **dict.fromkeys(MEMORY_STORES, MEMORY_ITEMS),
+        "web_search": 2 * WEB_SEARCH_ITEMS, "memory": 3 * MEMORY_ITEMS}
+    assert "agentic" not in n and "overall" not in n  # unweighted means of parts of different sizes: no n
+
+
+def test_each_agentic_figure_is_a_whole_number_of_its_items(table: dict):
+    """Each variant and store is a share of its 100 or 155 items, web search of the 200 and memory of the 465 they
+    hold; a printed figure times its items is within the items times the printing of a whole number."""
+    shares = {**dict.fromkeys(WEB_SEARCH_VARIANTS, WEB_SEARCH_ITEMS), **dict.fromkeys(MEMORY_STORES, MEMORY_ITEMS),
+              "web_search": 2 * WEB_SEARCH_ITEMS, "memory": 3 * MEMORY_ITEMS}
+    for row in table["rows"]:
+        for column, items in shares.items():
+            correct = row["summary"][column] * items
+            assert correct == pytest.approx(round(correct), abs=items * PRINTED), (row["model"], column)
+
+
+def test_agentic_is_the_mean_of_web_search_and_memory_each_the_mean_of_its_parts(table: dict):
+    """The official unweighted means (generate_leaderboard_csv): each within PRINTED_OF_PRINTED."""
+    for row in table["rows"]:
+        summary = row["summary"]
+        means = {"web_search": WEB_SEARCH_VARIANTS, "memory": MEMORY_STORES, "agentic": ("web_search", "memory")}
+        for column, parts in means.items():
+            mean = sum(summary[p] for p in parts) / len(parts)
+            assert summary[column] == pytest.approx(mean, abs=PRINTED_OF_PRINTED), (row["model"], column)
+
+
+def test_overall_is_the_official_weighting_of_the_printed_agentic_figure(table: dict):
+    """10% non-live AST, 10% live AST, 10% irrelevance, 30% multi-turn, 40% agentic: within PRINTED_OF_PRINTED."""
+    assert sum(OFFICIAL_OVERALL_WEIGHTS.values()) == pytest.approx(1)
+    for row in table["rows"]:
+        summary = row["summary"]
+        weighted = sum(weight * summary[part] for part, weight in OFFICIAL_OVERALL_WEIGHTS.items())
+        assert summary["overall"] == pytest.approx(weighted, abs=PRINTED_OF_PRINTED), row["model"]
+
+
 def test_one_row_equals_the_published_figures(table: dict):
     row = next(r for r in table["rows"] if r["model"] == "Claude-Opus-4-5-20251101 (FC)")["summary"]
     assert [row[c] for c in ("overall", "multi_turn", *MULTI_TURN)] == [0.7747, 0.6838, 0.81, 0.64, 0.58, 0.705]
+    # data_agentic.csv: 79.13%, 84.50%, 84.00%, 85.00%, 73.76%, 70.97%, 72.90%, 77.42%
+    assert [row[c] for c in ("agentic", "web_search", *WEB_SEARCH_VARIANTS, "memory", *MEMORY_STORES)] == [
+        0.7913, 0.845, 0.84, 0.85, 0.7376, 0.7097, 0.729, 0.7742]
 
 
 def test_the_caveats_say_what_overall_holds_and_name_the_rows_a_bug_depressed(table: dict):
@@ -74,4 +136,21 @@ def test_the_board_shows_the_published_overall_and_multi_turn_columns():
     # Multi Turn is a share of 800 items (four categories of 200): it has an interval; Overall, a weighted mix, has none
     assert (published["multi_turn_n"] == 800).all() and (published["multi_turn_base_n"] == 200).all()
     assert published["multi_turn_low"].notna().all() and published["overall_n"].isna().all()
-    assert "web_search" not in frame.columns and "memory" not in frame.columns
+
+
+def test_published_rows_carry_every_agentic_figure_to_the_board(table: dict):
+    """The published row's values (BoardLayout.published_values) hold every agentic figure as printed; each
+    agentic column the board shows is filled on every published row, with n where the figure is a share of items
+    (agentic, a mean of two parts of different sizes, has none)."""
+    layout = get_benchmark("bfcl").board_layout()
+    for row in table["rows"]:
+        view, values = layout.published_values(row)
+        assert view == "all" and {c: values.get(c) for c in AGENTIC_COLUMNS} == {
+            c: row["summary"][c] for c in AGENTIC_COLUMNS}, row["model"]
+    frame = board_rows("bfcl", None)
+    published = frame[frame["source"] == "published"].set_index("model")
+    n = table["n_by_view"]["all"]
+    for column in (c for c in AGENTIC_COLUMNS if c in frame.columns):
+        assert published[column].to_dict() == {r["model"]: r["summary"][column] for r in table["rows"]}, column
+        if column + "_n" in frame.columns and column in n:
+            assert (published[column + "_n"] == n[column]).all(), column
