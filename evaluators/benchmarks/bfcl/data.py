@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files, load_agentic_category
+from evaluators.benchmarks.bfcl.agentic.data import AGENTIC_FILES, has_agentic_files, load_agentic_category
 from evaluators.benchmarks.bfcl.categories import (
     CATEGORIES,
     MULTI_TURN,
@@ -76,7 +76,8 @@ class DataSource:
 def find_data_folder(root: Path) -> Path | None:
     """The folder holding `BFCL_v4_<category>.json`: `root` itself or `root/bfcl/`."""
     for candidate in (root, root / "bfcl"):
-        if any(source_files.is_file(candidate / category_file(category)) for category in SINGLE_TURN + MULTI_TURN):
+        names = [category_file(category) for category in SINGLE_TURN + MULTI_TURN] + list(AGENTIC_FILES)
+        if any(source_files.is_file(candidate / name) for name in names):
             return candidate
     return None
 

@@ -33,6 +33,7 @@ from evaluators.core.types import Sample
 ANSWER_FOLDER = "possible_answer"
 MEMORY_FILE = "BFCL_v4_memory.json"
 WEB_SEARCH_FILE = "BFCL_v4_web_search.json"
+AGENTIC_FILES = (MEMORY_FILE, WEB_SEARCH_FILE)
 # The word each shared file's ids carry, replaced by the category (official process_*_test_case).
 MEMORY_WORD = "memory"
 WEB_SEARCH_WORD = "web_search"
