@@ -218,6 +218,7 @@ class OfficialSetResult:
     non_live: dict[str, float | None]
     live: dict[str, float | None]
     multi_turn: dict[str, float | None] = field(default_factory=dict)
+    agentic: dict[str, float | None] = field(default_factory=dict)
 
 
 def write_result_files(set_folder: Path, texts_by_category: dict[str, list[tuple[str, Any]]]) -> None:
@@ -271,10 +272,11 @@ def read_official(set_folder: Path) -> OfficialSetResult:
         header, *records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         counts[category] = (header["correct_count"], header["total_count"])
         failed.update({record["id"]: _error_type(record) for record in records})
-    multi_turn = score / "data_multi_turn.csv"
+    multi_turn, agentic = score / "data_multi_turn.csv", score / "data_agentic.csv"
     return OfficialSetResult(counts, failed, *(_csv_row(score / name) for name in
                                                ("data_overall.csv", "data_non_live.csv", "data_live.csv")),
-                             multi_turn=_csv_row(multi_turn) if multi_turn.is_file() else {})
+                             multi_turn=_csv_row(multi_turn) if multi_turn.is_file() else {},
+                             agentic=_csv_row(agentic) if agentic.is_file() else {})
 
 
 def _error_type(record: dict) -> str:

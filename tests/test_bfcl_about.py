@@ -24,7 +24,10 @@ def test_the_about_tab_shows_bfcls_declaration():
     assert "**Multi Turn** = mean of the four multi-turn categories" in ABOUT.measures
     assert "*Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40%" in ABOUT.measures
     assert "names the parts it lacks" in ABOUT.measures
-    assert "Not included: web search and memory" in ABOUT.measures and "format sensitivity" in ABOUT.measures
+    assert "Not included: format sensitivity" in ABOUT.measures
+    # the agentic categories: scored from uploads, not yet run against an endpoint
+    assert "**Agentic**, 5 categories" in ABOUT.measures and "scored from uploaded official result files" in ABOUT.measures
+    assert "not built yet" in ABOUT.measures and "not run here" not in ABOUT.measures
     assert "native-tools mode" in ABOUT.measures
     assert f"for {BENCHMARK.title}: {ABOUT.strict_fixes}" in text
     assert "double-brace HashMaps" in ABOUT.strict_fixes and "nested object and array literals" in ABOUT.strict_fixes
@@ -40,10 +43,12 @@ def test_the_overview_reads_overall_the_official_headline():
 
 def test_the_board_has_the_multi_turn_and_overall_columns_as_published():
     layout = BENCHMARK.board_layout()
-    assert layout.columns == ("overall", "non_live_ast", "live_ast", "multi_turn", "irrelevance_detection",
-                              "relevance_detection", "non_live_simple_ast")
-    assert layout.detail_columns[-4:] == ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
-                                          "multi_turn_long_context")
+    assert layout.columns == ("overall", "non_live_ast", "live_ast", "multi_turn", "agentic", "web_search", "memory",
+                              "irrelevance_detection", "relevance_detection", "non_live_simple_ast")
+    assert layout.detail_columns[-9:-5] == ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                                            "multi_turn_long_context")
+    assert layout.detail_columns[-5:] == ("memory_kv", "memory_vector", "memory_rec_sum", "web_search_base",
+                                          "web_search_no_snippet")
     assert (layout.labels["overall"], layout.labels["multi_turn"]) == ("Overall", "Multi Turn")
     assert layout.default_sort == "overall"
     assert BENCHMARK.metric("multi_turn").share_of_items and not BENCHMARK.metric("overall").share_of_items
@@ -55,11 +60,12 @@ DECLARATION_CHECK = """
 import sys
 import evaluators.benchmarks.bfcl.categories as categories
 if sys.argv[1] == "with":
-    categories.CATEGORIES = tuple(dict.fromkeys(categories.SINGLE_TURN + categories.MULTI_TURN))
+    categories.CATEGORIES = tuple(dict.fromkeys(categories.SINGLE_TURN + categories.MULTI_TURN + categories.AGENTIC))
 from evaluators.benchmarks.bfcl.benchmark import BENCHMARK
 multi = categories.MULTI_TURN
 assert BENCHMARK.groups["ast"] == tuple(c for c in categories.SINGLE_TURN if c not in categories.NO_ANSWER)
-assert BENCHMARK.board_layout().detail_columns[-4:] == multi
+assert BENCHMARK.board_layout().detail_columns[-9:-5] == multi
+assert BENCHMARK.board_layout().detail_columns[-5:] == categories.AGENTIC
 if sys.argv[1] == "with":
     assert BENCHMARK.groups["multi_turn"] == multi and BENCHMARK.groups["single_turn"] == categories.SINGLE_TURN
     assert BENCHMARK.expand_subsets(["multi_turn"]) == list(multi)

@@ -84,7 +84,10 @@ def test_limit_is_per_category_and_subsets_choose(tmp_path: Path):
     assert len(limited) == 13 and len({s.subset for s in limited}) == 13
     assert [s.id for s in load(folder, subsets=["live_irrelevance", "simple_python"], limit=2)] == [
         "simple_python_0", "simple_python_1", "live_irrelevance_0-0-0", "live_irrelevance_1-0-1"]
-    with pytest.raises(DataError, match="unknown BFCL categories: memory_kv"):
+    with pytest.raises(DataError, match="unknown BFCL categories: memory_kv_prereq"):
+        load(folder, subsets=["memory_kv_prereq"])
+    # Without the agentic files, asked for, an agentic category is missing.
+    with pytest.raises(DataError, match="BFCL_v4_memory.json: file not found"):
         load(folder, subsets=["memory_kv"])
     # Without multi-turn files a folder gives the single-turn categories; asked for, a multi-turn one is missing.
     with pytest.raises(DataError, match="BFCL_v4_multi_turn_base.json: file not found"):
@@ -189,6 +192,8 @@ SIZES = {"simple_python": 400, "simple_java": 100, "simple_javascript": 50, "mul
          "parallel_multiple": 200, "irrelevance": 240, "live_simple": 258, "live_multiple": 1053, "live_parallel": 16,
          "live_parallel_multiple": 24, "live_irrelevance": 884, "live_relevance": 16, "multi_turn_base": 200,
          "multi_turn_miss_func": 200, "multi_turn_miss_param": 200, "multi_turn_long_context": 200}
+AGENTIC_SIZES = {"memory_kv": 155, "memory_vector": 155, "memory_rec_sum": 155, "web_search_base": 100,
+                 "web_search_no_snippet": 100}
 
 
 @pytest.mark.slow
@@ -200,7 +205,7 @@ def test_the_real_data_has_every_category_at_its_size(bfcl_official: BfclOfficia
     counts: dict[str, int] = {}
     for sample in samples:
         counts[sample.subset] = counts.get(sample.subset, 0) + 1
-    assert counts == SIZES and len(samples) == 3641 + 800
+    assert counts == SIZES | AGENTIC_SIZES and len(samples) == 3641 + 800 + 665
     single_turn = [s for s in samples if s.subset in CATEGORIES]
     assert sum(1 for s in single_turn if s.input["question"][0][0]["role"] == "system") == 92
     assert sum(1 for s in single_turn if not s.input["function"]) == 4

@@ -111,7 +111,10 @@ def test_single_and_multi_turn_lines_together_in_a_zip_of_result_files(tmp_path:
 def test_ids_of_the_four_categories_are_known_before_they_are_loaded():
     assert category_of_upload_id("multi_turn_long_context_12") == "multi_turn_long_context"
     assert category_of_upload_id("live_simple_3-1-0") == "live_simple"
-    assert category_of_upload_id("multi_turn_composite_0") is None and category_of_upload_id("memory_kv_0") is None
+    assert category_of_upload_id("multi_turn_composite_0") is None and category_of_upload_id("memory_0") is None
+    # the agentic categories are subsets now; the memory prerequisite conversations are set aside, as officially
+    assert category_of_upload_id("memory_kv_0-customer-0") == "memory_kv"
+    assert category_of_upload_id("memory_kv_prereq_3-customer-3") == "memory_kv_prereq"
 
 
 def test_a_multi_turn_line_scored_against_single_turn_items_only_is_counted_apart(tmp_path: Path):
@@ -133,7 +136,7 @@ BAD_LINES: list[tuple[Any, str]] = [
      "string, the official runner's record of a failed inference"),
     ({"id": "multi_turn_long_context_12", "output": "[ls()]"},
      "line 4: field 'output' must be null or absent: a multi-turn item's model text is per turn and step, in 'turns' "
-     "(or 'result'); a multi-turn item needs 'result'"),
+     "(or 'result'); a multi-turn or agentic item needs 'result'"),
     ({"id": "multi_turn_composite_0", "result": [["[ls()]"]]},
      "line 5: unknown id 'multi_turn_composite_0': no item of the data being scored has it"),
     ({"id": "multi_turn_base_2", "result": [["[ls()]"]]},

@@ -136,6 +136,10 @@ def test_the_board_shows_the_published_overall_and_multi_turn_columns():
     # Multi Turn is a share of 800 items (four categories of 200): it has an interval; Overall, a weighted mix, has none
     assert (published["multi_turn_n"] == 800).all() and (published["multi_turn_base_n"] == 200).all()
     assert published["multi_turn_low"].notna().all() and published["overall_n"].isna().all()
+    # Web Search and Memory are shares of 200 and 465 items (n from the table's n_by_view): they have intervals
+    assert (published["web_search_n"] == 200).all() and (published["memory_n"] == 465).all()
+    assert published["web_search_low"].notna().all() and published["memory_low"].notna().all()
+    assert published["overall_low"].notna().all()
 
 
 def test_published_rows_carry_every_agentic_figure_to_the_board(table: dict):

@@ -112,6 +112,7 @@ def test_a_summary_is_none_when_a_needed_category_was_not_run():
     report = summarize(*_run(partial), subsets=list(partial))
     assert report.summary == {"non_live_ast": None, "live_ast": None, "irrelevance_detection": None,
                               "relevance_detection": 0.75, "non_live_simple_ast": None, "multi_turn": None,
+                              "web_search": None, "memory": None, "agentic": None,
                               "overall": None, OVERALL_LACKS: "non-live AST, live AST, irrelevance, multi-turn, "
                                                               "web search, memory"}
     assert report.unavailable == []
@@ -255,5 +256,6 @@ def test_scoring_an_upload_from_the_cli(tmp_path: Path):
     assert report["summary"] == {"non_live_ast": round((1 / 3 + 1 + 1 + 0) / 4, 4), "live_ast": None,
                                  "irrelevance_detection": None, "relevance_detection": None,
                                  "non_live_simple_ast": 0.3333, "multi_turn": None, "overall": None,
+                                 "web_search": None, "memory": None, "agentic": None,
                                  OVERALL_LACKS: "live AST, irrelevance, multi-turn, web search, memory"}
     assert report["missing"] == 2

@@ -24,6 +24,8 @@ def list_command(_: argparse.Namespace) -> int:
             print(f"  languages: {', '.join(language_names(benchmark))}")
         print(f"  groups: {', '.join(benchmark.groups)}")
         print(f"  subsets: {', '.join(benchmark.subsets)}")
+        if benchmark.upload_only:
+            print(f"  scored from uploads only (not run against an endpoint yet): {', '.join(benchmark.upload_only)}")
         print(f"  metrics: {', '.join(benchmark.metric_names)}; summary: {', '.join(benchmark.summary_names)}")
         for role in benchmark.roles:
             fallback = f"; without one, {role.fallback}" if role.fallback else ""

@@ -122,6 +122,10 @@ class Benchmark:
     # What a person reads for a subset, group or view key (`non_live_ast` -> "Non-live AST", `en` -> "English");
     # a key not given is shown with its underscores as spaces (evaluators/core/display_names.py).
     titles: Mapping[str, str] = field(default_factory=dict)
+    # Subsets that are scored from uploaded predictions but cannot be run against an endpoint yet, and why (the
+    # words a refused run shows). A run of every subset leaves them out; a run naming one is refused.
+    upload_only: tuple[str, ...] = ()
+    upload_only_why: str = ""
 
     def __post_init__(self) -> None:
         unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]

@@ -31,9 +31,24 @@ def resolve_language(benchmark: Benchmark, language: str | None) -> str | None:
     return language
 
 
+def upload_only_asked(benchmark: Benchmark, names: Sequence[str] | None) -> list[str]:
+    """The names given that ask for subsets a run cannot play (Benchmark.upload_only): such a subset, or a group
+    made of them only. A group that also holds playable subsets (`all`) is not one: it runs those."""
+    only = set(benchmark.upload_only)
+    asked = []
+    for name in names or ():
+        members = benchmark.groups.get(name, (name,))
+        if members and set(members) <= only:
+            asked.append(name)
+    return asked
+
+
 def runnable_subsets(benchmark: Benchmark, names: Sequence[str] | None) -> list[str]:
-    """The subsets a run against an endpoint covers: those named, else every one; a benchmark with
-    no `solve` runs none."""
+    """The subsets a run against an endpoint covers: those named, else every one, less those scored from
+    uploads only; a benchmark with no `solve` runs none, and one asked for an upload-only subset refuses."""
     if benchmark.solve is None:
         raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
-    return benchmark.expand_subsets(names)
+    asked = upload_only_asked(benchmark, names)
+    if asked:
+        raise ToolboardError(f"{benchmark.name}: {', '.join(asked)}: {benchmark.upload_only_why or 'scored from uploads only'}")
+    return [name for name in benchmark.expand_subsets(names) if name not in benchmark.upload_only]

@@ -1,18 +1,23 @@
-"""BFCL v4 declared for the registry: what it is, its categories (single-turn and multi-turn), metrics and table."""
+"""BFCL v4 declared for the registry: what it is, its categories (single-turn, multi-turn, agentic), metrics and
+table."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import (
+    AGENTIC,
+    AGENTIC_NOT_RUN,
     CATEGORIES,
     IRRELEVANCE,
     LIVE,
+    MEMORY,
     MULTI_TURN,
     NO_ANSWER,
     NON_LIVE,
     RELEVANCE,
     SINGLE_TURN,
+    WEB_SEARCH,
     category_of_id,
 )
 from evaluators.benchmarks.bfcl.checker import score
@@ -27,8 +32,8 @@ from evaluators.core.declarations import About, Metric, Overview
 from evaluators.core.registry import Benchmark
 
 # The board's figures in the order of the official overall table (Overall, Non-Live, Live, Multi Turn, …).
-SUMMARY_COLUMNS = ("overall", "non_live_ast", "live_ast", "multi_turn", "irrelevance_detection", "relevance_detection",
-                   "non_live_simple_ast")
+SUMMARY_COLUMNS = ("overall", "non_live_ast", "live_ast", "multi_turn", "agentic", "web_search", "memory",
+                   "irrelevance_detection", "relevance_detection", "non_live_simple_ast")
 GROUPS = {
     "non_live": NON_LIVE,
     "live": LIVE,
@@ -39,6 +44,10 @@ GROUPS = {
     "relevance_detection": RELEVANCE,
     "single_turn": SINGLE_TURN,
     "multi_turn": MULTI_TURN,
+    # scored from uploaded result files only (not run against an endpoint yet)
+    "agentic": AGENTIC,
+    "memory": MEMORY,
+    "web_search": WEB_SEARCH,
     "all": CATEGORIES,
 }
 ALL_VIEW = "all"
@@ -61,6 +70,14 @@ TITLES = {
     "multi_turn_miss_func": "Multi-turn missing function",
     "multi_turn_miss_param": "Multi-turn missing parameter",
     "multi_turn_long_context": "Multi-turn long context",
+    "memory_kv": "Memory (key-value)",
+    "memory_vector": "Memory (vector)",
+    "memory_rec_sum": "Memory (recursive summarization)",
+    "web_search_base": "Web search (base)",
+    "web_search_no_snippet": "Web search (no snippet)",
+    "agentic": "Agentic (uploads only)",
+    "memory": "Memory (uploads only)",
+    "web_search": "Web search (uploads only)",
     "single_turn": "Single-turn",
     "multi_turn": "Multi-turn",
     "non_live": "Non-live",
@@ -106,17 +123,25 @@ ABOUT = About(
         "multiple, parallel and parallel multiple; **Live AST** = correct live AST items / 1,351 (item weighted, as "
         "the official table); **Irrelevance** = mean of non-live and live irrelevance; **Relevance** = live "
         "relevance; **Multi Turn** = mean of the four multi-turn categories (a share of their 800 items). The "
-        "official *Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40% agentic "
-        "(web search and memory): shown for the published rows; a run here never has web search or memory, so its "
-        "Overall stays empty and its report names the parts it lacks (the official table would count them as 0). "
-        "Not included: web search and memory (a search backend and memory stores), format sensitivity (the same "
-        "items under other prompt formats) and multi-turn in native-tools mode (a multi-turn run is prompt mode)."
+        "**Agentic**, 5 categories: one question answered over several steps with tools, *memory* (what the user "
+        "said in earlier conversations, kept in a key-value store, a vector store or a recursive summary; 155 "
+        "questions each) and *web search* (multi-hop questions, with and without result snippets; 100 each); an item "
+        "passes when the model's last text that is not a call names an expected answer (after the official "
+        "standardization). They are scored from uploaded official result files; playing them against an endpoint "
+        "(the memory prerequisite conversations, a search backend) is not built yet. **Web Search** = mean of its "
+        "two variants, **Memory** = mean of its three stores, **Agentic** = mean of the two. The official "
+        "*Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40% Agentic: shown where "
+        "every part is present (published rows, or uploads holding every category); a run against an endpoint has "
+        "no web search or memory, so its Overall stays empty and its report names the parts it lacks (the official "
+        "table would count them as 0). Not included: format sensitivity (the same items under other prompt "
+        "formats) and multi-turn in native-tools mode (a multi-turn run is prompt mode)."
     ),
     paper="Patil et al., The Berkeley Function Calling Leaderboard (BFCL), ICML 2025; blog posts v1-v4",
     paper_url="https://gorilla.cs.berkeley.edu/blogs/8_berkeley_function_calling_leaderboard.html",
     source_url="https://github.com/ShishirPatil/gorilla/tree/main/berkeley-function-call-leaderboard",
     data=f"the data files of the `bfcl-eval` wheel on PyPI ({DATA_VERSION}), downloaded once, checked against its "
-         "sha256 and read from the zip (multi-turn: its conversations, ground truth and function docs; the "
+         "sha256 and read from the zip (multi-turn: its conversations, ground truth and function docs; agentic: "
+         "the memory and web-search questions and their possible answers; the "
          "environments are the official classes of the same wheel, run in worker processes with bounded memory and "
          "time); or a folder laid out like its `bfcl_eval/data/`",
     licence="Apache-2.0",
@@ -134,7 +159,8 @@ BENCHMARK = Benchmark(
     name="bfcl",
     title="BFCL v4",
     description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories and the 4 multi-turn "
-                "categories against executable environments, prompt mode.",
+                "categories against executable environments, prompt mode; the 5 agentic categories (memory, web "
+                "search) scored from uploaded result files only.",
     about=ABOUT,
     subsets=CATEGORIES,
     groups=GROUPS,
@@ -152,9 +178,18 @@ BENCHMARK = Benchmark(
         # Four categories of 200 items each: their mean is the share of the 800 items right.
         Metric("multi_turn", "Multi Turn", "mean of the four multi-turn categories (base, missing function, missing "
                "parameter, long context)"),
+        # Equal-sized parts (100 and 155 items): their mean is the share of the 200 and 465 items right, an item
+        # share as Multi Turn is (published rows carry only these figures, with n from the table's n_by_view).
+        Metric("web_search", "Web Search", "mean of web_search_base and web_search_no_snippet (scored from uploaded "
+               "result files; not run against an endpoint yet)"),
+        Metric("memory", "Memory", "mean of memory_kv, memory_vector and memory_rec_sum (scored from uploaded result "
+               "files; not run against an endpoint yet)"),
+        Metric("agentic", "Agentic", "mean of Web Search and Memory (the official Agentic Overall Acc)",
+               share_of_items=False, made_of=mean_of(("web_search", "memory"))),
         Metric("overall", "Overall", "the official weighting: 10% Non-Live AST, 10% Live AST, 10% Irrelevance, 30% "
-               "Multi Turn, 40% web search and memory; only where every part is present (published rows), as web "
-               "search and memory are not run here", share_of_items=False, made_of=overall_parts()),
+               "Multi Turn, 40% Agentic (web search and memory); only where every part is present (published rows, "
+               "or uploads holding every category), as web search and memory are not run against an endpoint yet",
+               share_of_items=False, made_of=overall_parts()),
     ),
     languages=(None,),
     data_version=DATA_VERSION,
@@ -170,15 +205,18 @@ BENCHMARK = Benchmark(
     prompt_styles=(OFFICIAL_STYLE,),  # request_profile refuses any other style
     subset_of_id=category_of_id,
     titles=TITLES,
+    upload_only=AGENTIC,
+    upload_only_why=AGENTIC_NOT_RUN,
     evidence=MULTI_TURN_EVIDENCE,
     layout=BoardLayout(
-        view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN),
+        view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC),
         run_values=run_values, published_values=published_values, sort_by="overall",
     ),
-    # Overall, as the official board ranks: its headline. A run here has no Overall yet (web search and memory are
-    # not run), so it enters the overview with its other figures shown and no BFCL win rate.
+    # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet (web search
+    # and memory are not run), so it enters the overview with its other figures shown and no BFCL win rate.
     overview=Overview(ALL_VIEW, ("overall", "non_live_ast", "live_ast"), "overall",
                       why="Overall, the official board's headline and order: 10% non-live AST, 10% live AST, 10% "
-                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory, not run here, so a run "
-                          "evaluated here has no Overall yet)"),
+                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory: scored from uploaded "
+                          "result files, not yet run against an endpoint, so a run evaluated here has no Overall "
+                          "yet)"),
 )

@@ -1,4 +1,5 @@
-"""The 17 categories of BFCL v4 (13 single-turn, 4 multi-turn), their groups and the language each is decoded in."""
+"""The 22 categories of BFCL v4 (13 single-turn, 4 multi-turn, 5 agentic), their groups and the language each is
+decoded in. The agentic ones are scored from uploaded result files only (they are not run against an endpoint yet)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,20 @@ LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple
 SINGLE_TURN = NON_LIVE + LIVE
 # Several user turns against stateful environments, steps per turn (multi_turn/).
 MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
-CATEGORIES = SINGLE_TURN + MULTI_TURN
+# Agentic (the official AGENTIC_CATEGORY): one question answered over several steps with memory or web-search
+# tools; judged on whether the final text names an expected answer (agentic/checker.py).
+MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
+WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
+AGENTIC = MEMORY + WEB_SEARCH
+CATEGORIES = SINGLE_TURN + MULTI_TURN + AGENTIC
+# What a run against an endpoint cannot do yet: the agentic categories need the memory prerequisite conversations
+# and a web-search backend. Their official result files are scored as uploads.
+AGENTIC_NOT_RUN = (
+    "the agentic categories (memory_kv, memory_vector, memory_rec_sum, web_search_base, web_search_no_snippet) "
+    "cannot be run against an endpoint yet (playing them needs the memory prerequisite conversations and a web "
+    "search backend, not built here); official result files for them (BFCL_v4_<category>_result.json) can be "
+    "scored as an upload (python -m evaluators score bfcl FILE, or the Upload tab)"
+)
 # Categories without an answer file: judged on whether the output holds a call at all.
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
 RELEVANCE = ("live_relevance",)
@@ -28,6 +42,10 @@ def category_of_id(sample_id: str) -> str | None:
 
 def is_multi_turn(category: str) -> bool:
     return category in MULTI_TURN
+
+
+def is_agentic(category: str) -> bool:
+    return category in AGENTIC
 
 
 def language_of(category: str) -> str:

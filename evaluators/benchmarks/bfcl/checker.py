@@ -30,7 +30,7 @@ one-key `{name: {argument: value}}` dicts (official_function_calling_format), th
 The mode (official / strict) changes the decoders and the Java/JS value converters only; the checker's rules
 are the same in both.
 The four multi-turn categories are scored by multi_turn/checker.py (the official multi-turn checker, executed in
-the environment host's workers); `score` hands them over.
+the environment host's workers), the five agentic ones by agentic/checker.py; `score` hands them over.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import IRRELEVANCE, NO_ANSWER, is_multi_turn, language_of
+from evaluators.benchmarks.bfcl.agentic.checker import score as score_agentic
+from evaluators.benchmarks.bfcl.categories import IRRELEVANCE, NO_ANSWER, is_agentic, is_multi_turn, language_of
 from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
 from evaluators.benchmarks.bfcl.decode_java import WRONG_FORMAT_RULES as JAVA_WRONG_FORMAT_RULES
 from evaluators.benchmarks.bfcl.decode_javascript import WRONG_FORMAT_RULES as JAVASCRIPT_WRONG_FORMAT_RULES
@@ -70,6 +71,8 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official")
         from evaluators.benchmarks.bfcl.multi_turn.checker import score as score_multi_turn
 
         return score_multi_turn(sample, prediction, mode)
+    if is_agentic(category):
+        return score_agentic(sample, prediction, mode)
     if prediction is None:
         return _verdict(sample, False, "missing", "official_every_item_needs_an_answer", "no prediction for this item")
     if prediction.error:

@@ -1,7 +1,7 @@
 """Reading the BFCL v4 categories: from a folder laid out like the wheel's `bfcl_eval/data/`
 (`BFCL_v4_<category>.json` + `possible_answer/`, and `multi_turn_func_doc/` for the multi-turn ones), else
 straight from the pinned wheel. The 13 single-turn categories are read here, the 4 multi-turn ones by
-multi_turn/data.py."""
+multi_turn/data.py, the 5 agentic ones by agentic/data.py."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluators.benchmarks.bfcl.agentic.data import AGENTIC_FILES, has_agentic_files, load_agentic_category
 from evaluators.benchmarks.bfcl.categories import (
     CATEGORIES,
     MULTI_TURN,
     NO_ANSWER,
     SINGLE_TURN,
     category_of_id,
+    is_agentic,
     is_multi_turn,
     language_of,
 )
@@ -74,7 +76,8 @@ class DataSource:
 def find_data_folder(root: Path) -> Path | None:
     """The folder holding `BFCL_v4_<category>.json`: `root` itself or `root/bfcl/`."""
     for candidate in (root, root / "bfcl"):
-        if any(source_files.is_file(candidate / category_file(category)) for category in CATEGORIES):
+        names = [category_file(category) for category in SINGLE_TURN + MULTI_TURN] + list(AGENTIC_FILES)
+        if any(source_files.is_file(candidate / name) for name in names):
             return candidate
     return None
 
@@ -156,6 +159,12 @@ def optional_multi_turn(source: DataSource) -> bool:
     return not any(source.has(category_file(category)) for category in MULTI_TURN)
 
 
+def asks_every_category(chosen: Sequence[str]) -> bool:
+    """Every category, or every one a run can play (all but the agentic ones): the categories a source lacks are
+    left out rather than refused."""
+    return set(SINGLE_TURN + MULTI_TURN) <= set(chosen)
+
+
 def load(
     data_dir: str | Path | None = None,
     language: str | None = None,
@@ -164,19 +173,25 @@ def load(
 ) -> list[Sample]:
     """Samples of the chosen categories in the official order; `limit` caps each one. Every category (no
     `subsets`, or all of them named) from a source holding none of the multi-turn files (a copy of the
-    single-turn data) gives the single-turn ones only (optional_multi_turn); the report lists the others as
-    unavailable. `language` is accepted for the common signature: BFCL has one (English) set."""
+    single-turn data) gives the single-turn ones only (optional_multi_turn), and one without the agentic files
+    leaves those out; the report lists the others as unavailable. `language` is accepted for the common signature:
+    BFCL has one (English) set."""
     chosen = list(subsets or CATEGORIES)
     unknown = [name for name in chosen if name not in CATEGORIES]
     if unknown:
         raise DataError(f"unknown BFCL categories: {', '.join(unknown)}; known: {', '.join(CATEGORIES)}")
     source = data_source(data_dir)
-    if set(chosen) == set(CATEGORIES) and optional_multi_turn(source):
-        chosen = list(SINGLE_TURN)
+    if asks_every_category(chosen):
+        if optional_multi_turn(source):
+            chosen = [name for name in chosen if not is_multi_turn(name)]
+        if not has_agentic_files(source):
+            chosen = [name for name in chosen if not is_agentic(name)]
     samples: list[Sample] = []
     for category in CATEGORIES:
         if category in chosen:
-            if is_multi_turn(category):
+            if is_agentic(category):
+                rows = load_agentic_category(source, category)
+            elif is_multi_turn(category):
                 rows = load_multi_turn_category(source, category)
             else:
                 rows = load_category(source, category)

@@ -1,13 +1,15 @@
 """BFCL predictions: JSON Lines `{"id", "output"}` (the raw model text) and/or `tool_calls`; or the official
 result layout, `BFCL_v4_<category>_result.json` files (a folder or a zip of them) whose lines hold
 `{"id", "result", …}` with `result` the raw text (prompt mode) or a list of `{name: arguments}` (FC mode).
-A multi-turn item's line holds its model text per turn and step instead: see multi_turn/uploads.py."""
+A multi-turn or agentic item's line holds its model text per turn and step instead (`{"id", "result": [[step text,
+...], ...]}`; an agentic item has one turn): both are read by multi_turn/uploads.py. The memory prerequisite
+conversations' lines (`memory_kv_prereq_0-customer-0`, …) are set aside as the official evaluation skips them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import category_of_id, is_multi_turn
+from evaluators.benchmarks.bfcl.categories import MEMORY, category_of_id, is_agentic, is_multi_turn
 from evaluators.benchmarks.bfcl.multi_turn.uploads import multi_turn_prediction
 from evaluators.core.errors import PredictionsError
 from evaluators.core.predictions import PredictionReader, Row, text_prediction
@@ -21,7 +23,12 @@ def category_of_upload_id(sample_id: str) -> str | None:
     if category is not None:
         return category
     candidate = sample_id.rpartition("_")[0]
-    return candidate if is_multi_turn(candidate) else None
+    return candidate if is_multi_turn(candidate) or is_memory_prereq(candidate) else None
+
+
+def is_memory_prereq(category: str) -> bool:
+    """A memory prerequisite conversation's category (`memory_kv_prereq`): unscored, officially skipped."""
+    return category in {f"{name}_prereq" for name in MEMORY}
 
 
 def _official_fc_calls(result: list[Any], row: Row) -> list[ToolCall]:
@@ -41,7 +48,7 @@ def _official_fc_calls(result: list[Any], row: Row) -> list[ToolCall]:
 
 def to_prediction(row: Row, sample: Sample) -> Prediction:
     data = row.data
-    if is_multi_turn(sample.subset):
+    if is_multi_turn(sample.subset) or is_agentic(sample.subset):
         return multi_turn_prediction(row, sample)
     if "output" not in data and isinstance(data.get("result"), list):
         return Prediction(sample.id, tool_calls=_official_fc_calls(data["result"], row), source_line=row.line)

@@ -1,21 +1,33 @@
-"""Per-category accuracy, the official summaries of `generate_leaderboard_csv` (single-turn and Multi Turn),
-and the official Overall where every part of it is present (web search and memory are never run here)."""
+"""Per-category accuracy, the official summaries of `generate_leaderboard_csv` (single-turn, Multi Turn, Web
+Search, Memory, Agentic), and the official Overall where every part of it is present (web search and memory come
+only from uploaded result files: a run against an endpoint never has them)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES, IRRELEVANCE, MULTI_TURN, RELEVANCE, SINGLE_TURN
+from evaluators.benchmarks.bfcl.categories import (
+    AGENTIC as AGENTIC_CATEGORIES,
+)
+from evaluators.benchmarks.bfcl.categories import (
+    CATEGORIES,
+    IRRELEVANCE,
+    MEMORY,
+    MULTI_TURN,
+    RELEVANCE,
+    SINGLE_TURN,
+    WEB_SEARCH,
+)
 from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
 
 SIMPLE_AST = ("simple_python", "simple_java", "simple_javascript")
 NON_LIVE_AST_REST = ("multiple", "parallel", "parallel_multiple")
 LIVE_AST = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
 SUMMARY_KEYS = ("non_live_ast", "live_ast", "irrelevance_detection", "relevance_detection", "non_live_simple_ast",
-                "multi_turn", "overall")
-# Every category a report can hold, in the official order (CATEGORIES may not list the multi-turn ones yet).
-REPORTED = tuple(dict.fromkeys((*SINGLE_TURN, *MULTI_TURN, *CATEGORIES)))
+                "multi_turn", "web_search", "memory", "agentic", "overall")
+# Every category a report can hold, in the official order.
+REPORTED = tuple(dict.fromkeys((*SINGLE_TURN, *MULTI_TURN, *AGENTIC_CATEGORIES, *CATEGORIES)))
 # The official Overall Acc: its parts and their weights (generate_leaderboard_csv, normalised by their sum);
 # "agentic" is the unweighted mean of web search and memory. Relevance and format sensitivity are not in it.
 OVERALL_WEIGHTS = {"non_live_ast": 10, "live_ast": 10, "irrelevance_detection": 10, "multi_turn": 30, "agentic": 40}
@@ -23,7 +35,8 @@ AGENTIC = ("web_search", "memory")
 # What a person reads for each part of Overall when it is missing from a run.
 OVERALL_PART_NAMES = {"non_live_ast": "non-live AST", "live_ast": "live AST", "irrelevance_detection": "irrelevance",
                       "multi_turn": "multi-turn", "web_search": "web search", "memory": "memory"}
-# The summary label that names the parts of Overall a run lacks (a run here always lacks web search and memory).
+# The summary label that names the parts of Overall a report lacks (a run against an endpoint always lacks web
+# search and memory; an upload of their result files brings them).
 OVERALL_LACKS = "overall_lacks"
 # The tables print percentages with two decimals: four places as fractions.
 OFFICIAL_PLACES = 4
@@ -83,7 +96,7 @@ def overall_lacks(parts: dict[str, float | None]) -> list[str]:
 
 def summaries(counts: dict[str, tuple[int, int]]) -> dict[str, float | None]:
     """The summary figures from (correct, total) per category, unrounded; None unless every category they need
-    was run (Overall: never, here, as web search and memory are not run)."""
+    is present (Overall: only with the agentic categories, which come from uploaded result files)."""
     accuracy = {name: correct / total for name, (correct, total) in counts.items() if total}
     simple = _unweighted_mean([accuracy.get(c) for c in SIMPLE_AST])
     figures = {
@@ -94,7 +107,14 @@ def summaries(counts: dict[str, tuple[int, int]]) -> dict[str, float | None]:
         "non_live_simple_ast": simple,
         # official_multi_turn_unweighted: the mean of the four categories (200 items each)
         "multi_turn": _unweighted_mean([accuracy.get(c) for c in MULTI_TURN]),
+        # official_web_search_unweighted, official_memory_unweighted: the official Web Search Summary (base,
+        # no_snippet; 100 items each) and Memory Summary (kv, vector, rec_sum; 155 each)
+        "web_search": _unweighted_mean([accuracy.get(c) for c in WEB_SEARCH]),
+        "memory": _unweighted_mean([accuracy.get(c) for c in MEMORY]),
     }
+    # official_agentic_unweighted: Agentic Overall Acc, the mean of the two summaries (only when both are present;
+    # the official table counts a missing one as 0)
+    figures["agentic"] = _unweighted_mean([figures["web_search"], figures["memory"]])
     figures["overall"] = official_overall(figures)
     return figures
 

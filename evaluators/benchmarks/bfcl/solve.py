@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import CATEGORIES, is_multi_turn
-from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, data_source, optional_multi_turn
+from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn
+from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, asks_every_category, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
@@ -48,6 +48,9 @@ def request_profile(config: RunSettings) -> RequestProfile:
     if model.prompt_style not in (None, OFFICIAL_STYLE):
         raise ToolboardError("bfcl sends the official requests only (texts read from the pinned bfcl-eval wheel); "
                              "drop --prompt-style or choose official")
+    refused = agentic_asked(config)
+    if refused:
+        raise ToolboardError(refused)
     official_prompt()
     tools = model.request_mode == "tools"
     sampling = {"single_turn": model.sampling_for(OFFICIAL_SAMPLING)}
@@ -72,7 +75,7 @@ def runs_multi_turn(config: RunSettings, look_up: bool = True) -> bool:
     from evaluators.core.registry import get_benchmark
 
     chosen = set(get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
-    if chosen == set(CATEGORIES):
+    if asks_every_category(list(chosen)):
         source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
         if source is not None and optional_multi_turn(source):
             return False
@@ -90,9 +93,23 @@ def _source_on_this_machine(data_dir: str | None) -> DataSource | None:
     return DataSource(wheel=wheel) if wheel.is_file() else None
 
 
+def agentic_asked(config: RunSettings) -> str | None:
+    """The refusal of a run that names an agentic category or a group of only agentic ones (`memory`,
+    `web_search`, `agentic`); None otherwise. A run of every category plays the others and reports the agentic
+    ones as unavailable."""
+    from evaluators.core.registry import get_benchmark
+    from evaluators.core.selection import upload_only_asked
+
+    asked = upload_only_asked(get_benchmark("bfcl"), list(config.subsets))
+    return f"bfcl: {', '.join(asked)}: {AGENTIC_NOT_RUN}" if asked else None
+
+
 def run_problem(config: RunSettings) -> str | None:
-    """request_profile's refusal of native tools for multi-turn items, from the settings alone (the form's
-    line before Start)."""
+    """request_profile's refusals from the settings alone (the form's line before Start): an agentic category
+    asked for, native tools for multi-turn items."""
+    refused = agentic_asked(config)
+    if refused:
+        return refused
     if config.model.request_mode == "tools" and runs_multi_turn(config, look_up=False):
         return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
     return None

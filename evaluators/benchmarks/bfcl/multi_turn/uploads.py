@@ -38,7 +38,7 @@ def multi_turn_prediction(row: Row, sample: Sample) -> Prediction:
         problems.append(f"has both '{TURNS}' (this tool's predictions format) and '{OFFICIAL_FIELD}' (the official "
                         "result file's layout): give one")
     elif TURNS not in data and OFFICIAL_FIELD not in data:
-        problems.append(f"a multi-turn item needs '{OFFICIAL_FIELD}' (the official result file's model texts per turn "
+        problems.append(f"a multi-turn or agentic item needs '{OFFICIAL_FIELD}' (the official result file's model texts per turn "
                         f"and step) or '{TURNS}' (the same, in this tool's predictions format)")
     if problems:
         _refuse(problems, row)

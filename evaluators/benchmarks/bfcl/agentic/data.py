@@ -1,0 +1,107 @@
+"""The agentic categories' samples, read as the official evaluation reads them (`load_dataset_entry(category,
+include_prereq=False)` + `load_ground_truth_entry`), from the same source as the other categories (a folder laid
+out like the wheel's `bfcl_eval/data/`, or the wheel):
+
+- memory: `BFCL_v4_memory.json` (155 questions) serves the three backends; the id's `memory` becomes the category
+  (`memory_0-customer-0` -> `memory_kv_0-customer-0`, every occurrence replaced, as the official rename does);
+  answers from `possible_answer/BFCL_v4_memory.json`, whose ids keep the un-prefixed form.
+- web search: `BFCL_v4_web_search.json` (100 questions) serves both variants (`web_search_0` ->
+  `web_search_no_snippet_0`); answers from `possible_answer/BFCL_v4_web_search.json`.
+
+Answers are paired with questions BY POSITION, as the official runner pairs them (its ids differ between the two
+files after the rename); the files' own ids must still agree line by line, so a reordered copy is refused rather
+than silently scored against the wrong answers. The prerequisite conversations (memory) and the function docs are
+only needed to play the items, which is not built yet: they are not read here.
+
+```
+Sample(id="memory_kv_0-customer-0", subset="memory_kv",
+       input={"question": [[{"role": "user", "content": ...}]], "scenario": "customer"},   # scenario: memory only
+       gold=["Michael", ...],                  # the possible answers (ground_truth)
+       meta={"category": "memory_kv", "language": "python", "answer_id": "memory_0-customer-0"})
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluators.benchmarks.bfcl.categories import AGENTIC, MEMORY, PYTHON, WEB_SEARCH
+from evaluators.benchmarks.bfcl.records import required_fields
+from evaluators.core.errors import DataError
+from evaluators.core.types import Sample
+
+ANSWER_FOLDER = "possible_answer"
+MEMORY_FILE = "BFCL_v4_memory.json"
+WEB_SEARCH_FILE = "BFCL_v4_web_search.json"
+AGENTIC_FILES = (MEMORY_FILE, WEB_SEARCH_FILE)
+# The word each shared file's ids carry, replaced by the category (official process_*_test_case).
+MEMORY_WORD = "memory"
+WEB_SEARCH_WORD = "web_search"
+
+
+def shared_file(category: str) -> tuple[str, str]:
+    """(the questions file, the word its ids carry) a category reads."""
+    if category in MEMORY:
+        return MEMORY_FILE, MEMORY_WORD
+    if category in WEB_SEARCH:
+        return WEB_SEARCH_FILE, WEB_SEARCH_WORD
+    raise DataError(f"{category} is not an agentic category; known: {', '.join(AGENTIC)}")
+
+
+def official_agentic_id(file_id: str, word: str, category: str) -> str:
+    """The id the official loader gives an item of a shared file: every `word` in it replaced by the category."""
+    return file_id.replace(word, category)
+
+
+def has_agentic_files(source: Any) -> bool:
+    """Whether a source holds the agentic question files (a copy of the single-turn data may not)."""
+    return bool(source.has(MEMORY_FILE) or source.has(WEB_SEARCH_FILE))
+
+
+def _check_question(question: list[Any], where: str, line: int) -> None:
+    if len(question) != 1 or not isinstance(question[0], list) or not question[0]:
+        raise DataError("field 'question' must hold one turn of messages (an agentic item has one)", where, line)
+    for index, message in enumerate(question[0]):
+        if (not isinstance(message, dict) or not isinstance(message.get("role"), str)
+                or not isinstance(message.get("content"), str)):
+            raise DataError(f"question[0][{index}] must be a message with a string 'role' and 'content'", where, line)
+
+
+def _check_answer(answer: Any, file_id: str, where: str, line: int, questions_file: str) -> list[str]:
+    answer = required_fields(answer, {"id": str, "ground_truth": list}, where, line)
+    if answer["id"] != file_id:
+        raise DataError(f"answer id {answer['id']!r} does not match the item id {file_id!r} at the same position "
+                        f"({questions_file}); the official runner pairs them by position", where, line)
+    gold: list[str] = answer["ground_truth"]
+    if not gold or not all(isinstance(text, str) for text in gold):
+        raise DataError("field 'ground_truth' must be a non-empty list of answer texts", where, line)
+    return gold
+
+
+def load_agentic_category(source: Any, category: str) -> list[Sample]:
+    """One agentic category's items in file order; `source` is bfcl.data.DataSource."""
+    questions_file, word = shared_file(category)
+    answers_file = f"{ANSWER_FOLDER}/{questions_file}"
+    questions = source.read(questions_file)
+    answers = source.read(answers_file)
+    if len(answers) != len(questions):
+        raise DataError(f"{len(questions)} items in {questions_file} but {len(answers)} answers (they are paired by "
+                        "position and must be equally many)", source.where(answers_file))
+    where, answer_where = source.where(questions_file), source.where(answers_file)
+    samples = []
+    for (line, record), (answer_line, answer) in zip(questions, answers):
+        item = required_fields(record, {"id": str, "question": list}, where, line)
+        if not item["id"].startswith(word + "_"):
+            raise DataError(f"id {item['id']!r} does not start with {word + '_'!r}", where, line)
+        _check_question(item["question"], where, line)
+        gold = _check_answer(answer, item["id"], answer_where, answer_line, questions_file)
+        sample_input: dict[str, Any] = {"question": item["question"]}
+        if category in MEMORY:
+            if not isinstance(item.get("scenario"), str):
+                raise DataError("a memory item needs a string 'scenario'", where, line)
+            sample_input["scenario"] = item["scenario"]
+        samples.append(Sample(
+            id=official_agentic_id(item["id"], word, category), subset=category, input=sample_input, gold=gold,
+            meta={"category": category, "language": PYTHON, "answer_id": answer["id"]},
+        ))
+    return samples
