@@ -227,6 +227,15 @@ def test_a_run_asking_for_an_agentic_category_is_refused_before_it_starts():
     assert runnable_subsets(benchmark, ["all"]) == runnable_subsets(benchmark, None)
 
 
+def test_the_evaluate_form_offers_no_category_a_run_would_refuse():
+    from ui.run_form import subset_choices
+
+    offered = {key for _, key in subset_choices("bfcl")}
+    assert not offered & {*AGENTIC, "agentic", "memory", "web_search"}
+    assert {"multi_turn", "simple_python", "multi_turn_base"} <= offered
+    assert {key for _, key in subset_choices("acebench")} >= {"normal_atom_bool"}
+
+
 def test_the_run_problem_and_request_profile_refuse_agentic_subsets():
     from evaluators.benchmarks.bfcl.solve import run_problem
     from evaluators.core.hooks import RunSettings
@@ -245,12 +254,14 @@ def test_the_run_problem_and_request_profile_refuse_agentic_subsets():
     assert RunSettings is not None
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_an_agentic_run():
     done = run_cli("run", "bfcl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--subset", "memory")
     assert done.returncode != 0
     assert "cannot be run against an endpoint yet" in done.stderr and "scored as an upload" in done.stderr
 
 
+@pytest.mark.slow
 def test_list_shows_the_agentic_categories_and_how_they_are_used():
     done = run_cli("list")
     assert done.returncode == 0

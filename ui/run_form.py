@@ -17,7 +17,7 @@ from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import all_benchmarks, get_benchmark
-from evaluators.core.selection import language_names
+from evaluators.core.selection import language_names, upload_only_asked
 from evaluators.engine.local_model import LOCAL_MODELS, LOCAL_PREFIX, installed_problem
 from evaluators.engine.settings import RunRequest
 from evaluators.service.rank_forecast import rank_forecast
@@ -65,9 +65,12 @@ def advanced_default(name: str) -> Any:
 
 
 def subset_choices(benchmark: str) -> list[tuple[str, str]]:
-    """(title, id) of the benchmark's groups and subsets, as a dropdown offers them."""
+    """(title, id) of the benchmark's groups and subsets a run can play, as a dropdown offers them: those scored
+    from uploads only (Benchmark.upload_only, and groups of them only) are offered on the Submit tab, not here."""
     spec = get_benchmark(benchmark)
-    return [(subset_title(benchmark, key), key) for key in (*[g for g in spec.groups if g != "all"], *spec.subsets)]
+    keys = (*[g for g in spec.groups if g != "all"], *spec.subsets)
+    refused = set(upload_only_asked(spec, keys))
+    return [(subset_title(benchmark, key), key) for key in keys if key not in refused]
 
 
 def language_ids(benchmark: str) -> list[str]:
