@@ -97,6 +97,10 @@ def check_example_predictions(page: Any, timeout_s: float = 120.0) -> None:
     The browser uploads the file in the background: a press before the upload ends is answered "Upload a
     predictions file first." (as a visitor's would be), so it is pressed again once the upload is in."""
     page.locator("input[type=file][accept*=jsonl]").set_input_files(str(EXAMPLE_DIR / "predictions.jsonl"))
+    # The file box offers Clear once the browser's upload has landed. Pressing before that is answered "Upload a
+    # predictions file first", and the press again below; on a very busy machine such a press can still be queued
+    # when Add is pressed, and its answer then wipes Add's.
+    page.locator("#submit-file button[aria-label=Clear]").wait_for()
     page.get_by_label("built-in example").last.check()
     outcome = page.get_by_text(re.compile("^Scored|^Upload a predictions file first"))
     deadline = time.monotonic() + timeout_s
