@@ -8,7 +8,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn
+from evaluators.benchmarks.bfcl.agentic.web_search import (
+    BACKEND_OPTION,
+    SERPAPI,
+    WEB_SEARCH_DIFFERENCES,
+    agentic_format_text,
+    backend_problem,
+    run_with_backend,
+)
+from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn, is_web_search
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, asks_every_category, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
@@ -27,7 +35,8 @@ TOOLS_MODE_DIFFERENCE = (
     "established for prompt mode"
 )
 MULTI_TURN_TOOLS_REFUSED = (
-    "the multi-turn categories run in prompt mode only (the official prompting loop); native tools mode covers "
+    "the multi-turn and web search categories run in prompt mode only (the official prompting loop); native tools "
+    "mode covers "
     "the single-turn categories: choose those (the group single_turn), or the request mode prompt"
 )
 
@@ -35,6 +44,10 @@ MULTI_TURN_TOOLS_REFUSED = (
 async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str, Any]) -> Prediction:
     if is_multi_turn(sample.subset):
         return await solve_multi_turn(sample, clients["model"], options)
+    if is_web_search(sample.subset):
+        if options.get("request_mode", "prompt") != "prompt":
+            raise ToolboardError(MULTI_TURN_TOOLS_REFUSED)
+        return await run_with_backend(sample, clients["model"], str(options.get(BACKEND_OPTION) or SERPAPI))
     request = build_request(sample, mode=options.get("request_mode", "prompt"))
     result = await clients["model"].complete(request)
     tool_calls = calls_with_benchmark_names(result, request)
@@ -54,17 +67,39 @@ def request_profile(config: RunSettings) -> RequestProfile:
     official_prompt()
     tools = model.request_mode == "tools"
     sampling = {"single_turn": model.sampling_for(OFFICIAL_SAMPLING)}
-    if runs_multi_turn(config):
+    web_search = runs_web_search(config)
+    if web_search:
+        problem = web_search_problem(config)
+        if problem:
+            raise ToolboardError(problem)
+    if runs_multi_turn(config) or web_search:
         if tools:
             raise ToolboardError(f"bfcl: {MULTI_TURN_TOOLS_REFUSED}")
         multi_turn_texts()  # the holdout prompt and the step limit: one clear error now if the wheel lacks them
         sampling["multi_turn"] = model.sampling_for(OFFICIAL_MULTI_TURN_SAMPLING)
+    if web_search:
+        agentic_format_text()
+    differences: tuple[str, ...] = (TOOLS_MODE_DIFFERENCE,) if tools else ()
+    if web_search:
+        differences += WEB_SEARCH_DIFFERENCES
     return RequestProfile(
         prompt_style=OFFICIAL_STYLE,
         source=f"{SOURCE_NOTE} ({DATA_VERSION})",
         sampling=sampling,
-        differences=(TOOLS_MODE_DIFFERENCE,) if tools else (),
+        differences=differences,
     )
+
+
+def runs_web_search(config: RunSettings) -> bool:
+    """Whether the run holds web search items: a web search category chosen (or every category)."""
+    from evaluators.core.registry import get_benchmark
+
+    return any(is_web_search(category) for category in get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
+
+
+def web_search_problem(config: RunSettings) -> str | None:
+    """Why the run's web search part cannot start (no backend configured), naming what to set; None if it can."""
+    return backend_problem(str((getattr(config, "options", None) or {}).get(BACKEND_OPTION) or SERPAPI))
 
 
 def runs_multi_turn(config: RunSettings, look_up: bool = True) -> bool:
@@ -110,6 +145,12 @@ def run_problem(config: RunSettings) -> str | None:
     refused = agentic_asked(config)
     if refused:
         return refused
+    if runs_web_search(config):
+        problem = web_search_problem(config)
+        if problem:
+            return problem
+        if config.model.request_mode == "tools":
+            return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
     if config.model.request_mode == "tools" and runs_multi_turn(config, look_up=False):
         return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
     return None
