@@ -52,6 +52,8 @@ RECORDING = declare("bfcl_web_search_recording", "none",
                     "--option web_search_backend=recorded)")
 SERPAPI_KEY_ENV = "SERPAPI_API_KEY"  # the official variable
 SERPAPI_URL = "https://serpapi.com/search"
+SERPAPI_URL_SETTING = declare("serpapi_url", SERPAPI_URL,
+                              "tests only: where BFCL web search sends its SerpAPI searches")
 BACKEND_OPTION = "web_search_backend"
 SERPAPI, RECORDED = "serpapi", "recorded"
 BACKENDS = (SERPAPI, RECORDED)
@@ -339,7 +341,7 @@ def make_backend(backend: str) -> Backend:
     if backend == RECORDED:
         return RecordedBackend(read_recording(str(RECORDING.read())))
     key = check_api_key(os.environ.get(SERPAPI_KEY_ENV), f"the key in {SERPAPI_KEY_ENV}")
-    return SerpApiBackend(key or "")
+    return SerpApiBackend(key or "", url=SERPAPI_URL_SETTING.read() or SERPAPI_URL)
 
 
 # ---- the tools -------------------------------------------------------------------------------------------
