@@ -15,8 +15,9 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
     agentic_format_text,
     backend_problem,
     run_with_backend,
+    web_search_available,
 )
-from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn, is_web_search
+from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, WEB_SEARCH, is_multi_turn, is_web_search
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, asks_every_category, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
@@ -35,8 +36,7 @@ TOOLS_MODE_DIFFERENCE = (
     "established for prompt mode"
 )
 MULTI_TURN_TOOLS_REFUSED = (
-    "the multi-turn and web search categories run in prompt mode only (the official prompting loop); native tools "
-    "mode covers "
+    "the multi-turn categories run in prompt mode only (the official prompting loop); native tools mode covers "
     "the single-turn categories: choose those (the group single_turn), or the request mode prompt"
 )
 
@@ -90,11 +90,23 @@ def request_profile(config: RunSettings) -> RequestProfile:
     )
 
 
-def runs_web_search(config: RunSettings) -> bool:
-    """Whether the run holds web search items: a web search category chosen (or every category)."""
+def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
+    """Whether the run will hold web search items: a web search category or group named (`web_search`,
+    `agentic`), or every category asked with a backend configured and a source holding the agentic files (without
+    a backend, every category leaves web search out, as `load` does)."""
+    from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files
     from evaluators.core.registry import get_benchmark
 
-    return any(is_web_search(category) for category in get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
+    chosen = set(get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
+    if not any(is_web_search(category) for category in chosen):
+        return False
+    named = any(name in (*WEB_SEARCH, "web_search", "agentic") for name in config.subsets)
+    if named or not asks_every_category(list(chosen)):
+        return True
+    if not web_search_available():
+        return False
+    source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
+    return source is None or has_agentic_files(source)
 
 
 def web_search_problem(config: RunSettings) -> str | None:
@@ -145,7 +157,7 @@ def run_problem(config: RunSettings) -> str | None:
     refused = agentic_asked(config)
     if refused:
         return refused
-    if runs_web_search(config):
+    if runs_web_search(config, look_up=False):
         problem = web_search_problem(config)
         if problem:
             return problem

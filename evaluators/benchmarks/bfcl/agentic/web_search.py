@@ -329,6 +329,12 @@ def backend_problem(backend: str, environ: dict[str, str] | None = None) -> str 
     return f"bfcl: unknown web search backend {backend!r}; known: {', '.join(BACKENDS)}"
 
 
+def web_search_available(environ: dict[str, str] | None = None) -> bool:
+    """Whether some backend is configured (a SerpAPI key or a recording): a run of every category plays web search
+    only then, and leaves it out otherwise (as a source without the files leaves categories out)."""
+    return backend_problem(SERPAPI, environ) is None or backend_problem(RECORDED, environ) is None
+
+
 def make_backend(backend: str) -> Backend:
     """The backend a run's option names, configured from the environment (the key read now, kept in memory)."""
     import os
@@ -431,6 +437,8 @@ class WebSearchHost:
         self.backend = backend
 
     def open(self, sample: Sample, namespace: str) -> WebSession:
+        import httpx  # noqa: F401 - imported here, once, before the calls' threads use it (two threads' first imports race)
+
         from evaluators.benchmarks.bfcl.multi_turn.execution import open_environment
 
         tools: dict[str, WebSearchTools] = {}
