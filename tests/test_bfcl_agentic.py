@@ -269,8 +269,9 @@ def test_the_cli_refuses_an_agentic_run():
 def test_list_shows_the_agentic_categories_and_how_they_are_used():
     done = run_cli("list")
     assert done.returncode == 0
-    assert ("scored from uploads only (not run against an endpoint yet): memory_kv, memory_vector, memory_rec_sum, "
-            "web_search_base, web_search_no_snippet") in done.stdout
+    assert ("scored from uploads only (not run against an endpoint yet): memory_kv, memory_vector, memory_rec_sum\n"
+            in done.stdout)
+    assert "option web_search_backend: serpapi | recorded (default serpapi)" in done.stdout
 
 
 # ---- data folder and uploads -----------------------------------------------------------------------------------

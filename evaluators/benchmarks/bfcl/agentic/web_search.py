@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from evaluators.benchmarks.bfcl.categories import WEB_SEARCH
+from evaluators.benchmarks.bfcl.wheel import pinned_wheel, read_member  # also: its settings are declared first
 from evaluators.core.environment import declare
 from evaluators.core.errors import ToolboardError
 from evaluators.core.public_hosts import DEFAULT_PORTS, HostNotAllowedError, check_public_host
@@ -492,15 +493,12 @@ def agentic_format_text(wheel: Path | None = None) -> str:
 
 
 def _pinned() -> Path:
-    from evaluators.benchmarks.bfcl.wheel import pinned_wheel
-
     return pinned_wheel()
 
 
 @lru_cache(maxsize=4)
 def _agentic_format_of(wheel_text: str) -> str:
     from evaluators.benchmarks.bfcl.official_source import PROMPTS_FILE, decode, module_constants
-    from evaluators.benchmarks.bfcl.wheel import read_member
     from evaluators.core.errors import DataError
 
     where = f"{wheel_text}:{PROMPTS_FILE}"
