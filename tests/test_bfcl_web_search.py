@@ -25,6 +25,7 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
     guarded_fetch,
     read_recording,
 )
+from evaluators.benchmarks.bfcl.categories import WEB_SEARCH
 from evaluators.core.types import Sample
 from tests.web_search_fixtures import PAGE_HTML, FakeSerpApi, PageServer, recording, write_recording
 
@@ -181,7 +182,8 @@ def test_serpapi_sends_the_official_query_and_retries_429_a_bounded_number_of_ti
     with FakeSerpApi(busy=100) as serp:
         backend = SerpApiBackend(key, url=serp.url, sleep=waits.append, attempts=3)
         [text] = _execute(backend, ["search_engine_query(keywords='q')"])
-        assert len(serp.params) == 3 and json.loads(text) == {"error": "429 Too Many Requests"}
+        # the attempts spent, the last payload answers (no organic results: the official text)
+        assert len(serp.params) == 3 and json.loads(text) == {"error": NO_RESULTS}
     assert key not in repr(backend)
 
 
@@ -205,3 +207,43 @@ def test_a_missing_backend_is_named_with_what_to_set(tmp_path: Path):
     assert "is not a file" in str(backend_problem(RECORDED, {"TOOLBOARD_BFCL_WEB_SEARCH_RECORDING": str(tmp_path)}))
     path = write_recording(tmp_path, recording())
     assert backend_problem(RECORDED, {"TOOLBOARD_BFCL_WEB_SEARCH_RECORDING": str(path)}) is None
+
+
+def test_a_run_naming_web_search_needs_a_backend_and_every_category_leaves_it_out_without_one(
+        bfcl_official: Any, monkeypatch: pytest.MonkeyPatch):
+    from evaluators.benchmarks.bfcl.solve import request_profile, run_problem, runs_web_search
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from evaluators.core.errors import ToolboardError
+    from evaluators.core.registry import get_benchmark
+    from evaluators.core.selection import runnable_subsets
+    from evaluators.engine.settings import ModelSettings, RunConfig
+
+    monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+    monkeypatch.delenv(SERPAPI_KEY_ENV, raising=False)
+    monkeypatch.delenv("TOOLBOARD_BFCL_WEB_SEARCH_RECORDING", raising=False)
+    benchmark = get_benchmark("bfcl")
+    model = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m")
+    for subsets in (("web_search_no_snippet",), ("agentic",), ("web_search", "simple_python")):
+        with pytest.raises(ToolboardError, match="needs a search backend: set SERPAPI_API_KEY"):
+            request_profile(RunConfig("bfcl", model, subsets=subsets))
+        assert "needs a search backend" in str(run_problem(RunConfig("bfcl", model, subsets=subsets)))
+    # every category (none named, or `all`): web search left out, as memory is; the run goes on
+    for names in (None, ["all"]):
+        assert not set(WEB_SEARCH) & set(runnable_subsets(benchmark, names))
+    assert not runs_web_search(RunConfig("bfcl", model)) and run_problem(RunConfig("bfcl", model)) is None
+    assert "web_search" not in str(request_profile(RunConfig("bfcl", model)).differences)
+    # with a backend configured, every category plays it
+    monkeypatch.setenv(SERPAPI_KEY_ENV, "k")
+    assert set(WEB_SEARCH) <= set(runnable_subsets(benchmark, None))
+    assert runs_web_search(RunConfig("bfcl", model, subsets=("all",)))
+    # ... but not from a folder of the single-turn files only
+    assert not runs_web_search(RunConfig("bfcl", model, data_dir=str(bfcl_official.data_dir)))
+    profile = request_profile(RunConfig("bfcl", model, subsets=("web_search",)))
+    assert profile.sampling["multi_turn"] == {"temperature": 0.001, "store": False}
+    assert any("at most 5000000 bytes" in difference for difference in profile.differences)
+    # the option names the backend: a recording asked for but not set is refused, naming the variable
+    with pytest.raises(ToolboardError, match="TOOLBOARD_BFCL_WEB_SEARCH_RECORDING"):
+        request_profile(RunConfig("bfcl", model, subsets=("web_search",), options={"web_search_backend": "recorded"}))
+    tools = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", request_mode="tools")
+    with pytest.raises(ToolboardError, match="prompt mode only"):
+        request_profile(RunConfig("bfcl", tools, subsets=("web_search_base",)))

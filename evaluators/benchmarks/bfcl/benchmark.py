@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.benchmarks.bfcl.agentic.web_search import BACKEND_OPTION, BACKENDS, SERPAPI
+from evaluators.benchmarks.bfcl.agentic.web_search import BACKEND_OPTION, BACKENDS, SERPAPI, unavailable_now
 from evaluators.benchmarks.bfcl.categories import (
     AGENTIC,
     AGENTIC_NOT_RUN,
@@ -213,6 +213,7 @@ BENCHMARK = Benchmark(
     titles=TITLES,
     upload_only=MEMORY,
     upload_only_why=AGENTIC_NOT_RUN,
+    unavailable_now=unavailable_now,
     evidence=MULTI_TURN_EVIDENCE,
     layout=BoardLayout(
         view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC),

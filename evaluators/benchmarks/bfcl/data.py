@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.benchmarks.bfcl.agentic.data import AGENTIC_FILES, has_agentic_files, load_agentic_category
-from evaluators.benchmarks.bfcl.agentic.web_search import web_search_available
 from evaluators.benchmarks.bfcl.categories import (
     CATEGORIES,
     MULTI_TURN,
@@ -20,7 +19,6 @@ from evaluators.benchmarks.bfcl.categories import (
     category_of_id,
     is_agentic,
     is_multi_turn,
-    is_web_search,
     language_of,
 )
 from evaluators.benchmarks.bfcl.multi_turn.data import load_multi_turn_category
@@ -175,8 +173,8 @@ def load(
 ) -> list[Sample]:
     """Samples of the chosen categories in the official order; `limit` caps each one. Every category (no
     `subsets`, or all of them named) from a source holding none of the multi-turn files (a copy of the
-    single-turn data) gives the single-turn ones only (optional_multi_turn), one without the agentic files
-    leaves those out, and so does every category without a web search backend configured (web search); the report lists the others as unavailable. `language` is accepted for the common signature:
+    single-turn data) gives the single-turn ones only (optional_multi_turn), and one without the agentic files
+    leaves those out; the report lists the others as unavailable. `language` is accepted for the common signature:
     BFCL has one (English) set."""
     chosen = list(subsets or CATEGORIES)
     unknown = [name for name in chosen if name not in CATEGORIES]
@@ -188,8 +186,6 @@ def load(
             chosen = [name for name in chosen if not is_multi_turn(name)]
         if not has_agentic_files(source):
             chosen = [name for name in chosen if not is_agentic(name)]
-        if not web_search_available():
-            chosen = [name for name in chosen if not is_web_search(name)]
     samples: list[Sample] = []
     for category in CATEGORIES:
         if category in chosen:

@@ -15,9 +15,8 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
     agentic_format_text,
     backend_problem,
     run_with_backend,
-    web_search_available,
 )
-from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, WEB_SEARCH, is_multi_turn, is_web_search
+from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn, is_web_search
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, asks_every_category, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
@@ -91,20 +90,19 @@ def request_profile(config: RunSettings) -> RequestProfile:
 
 
 def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
-    """Whether the run will hold web search items: a web search category or group named (`web_search`,
-    `agentic`), or every category asked with a backend configured and a source holding the agentic files (without
-    a backend, every category leaves web search out, as `load` does)."""
+    """Whether the run will hold web search items, as the engine and `load` pick them: a web search category
+    chosen; for a run of every category (none named, or `all`) only with a backend configured
+    (Benchmark.unavailable_now) and a source holding the agentic files."""
     from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files
     from evaluators.core.registry import get_benchmark
+    from evaluators.core.selection import runnable_subsets
 
-    chosen = set(get_benchmark("bfcl").expand_subsets(list(config.subsets) or None))
-    if not any(is_web_search(category) for category in chosen):
+    benchmark = get_benchmark("bfcl")
+    if not any(is_web_search(category) for category in runnable_subsets(benchmark, list(config.subsets) or None)):
         return False
-    named = any(name in (*WEB_SEARCH, "web_search", "agentic") for name in config.subsets)
-    if named or not asks_every_category(list(chosen)):
+    chosen = set(benchmark.expand_subsets(list(config.subsets) or None))
+    if not asks_every_category(list(chosen)):
         return True
-    if not web_search_available():
-        return False
     source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
     return source is None or has_agentic_files(source)
 

@@ -206,35 +206,36 @@ class SerpApiBackend:
     def __repr__(self) -> str:  # never the key
         return f"SerpApiBackend(url={self.url!r})"
 
-    def _get(self, keywords: str, region: str) -> dict[str, Any]:
+    def _get(self, keywords: str, region: str) -> tuple[int, dict[str, Any]]:
         import httpx
 
         params = {"engine": "duckduckgo", "q": keywords, "kl": region, "api_key": self._key, "source": "python",
                   "output": "json"}
-        response = httpx.get(self.url, params=params, timeout=SERPAPI_TIMEOUT_S, trust_env=False)
-        if response.status_code == 429:
-            raise RuntimeError("429 Too Many Requests")
+        response = httpx.get(self.url, params=params, timeout=SERPAPI_TIMEOUT_S)  # as the official client: no raise
         payload = response.json()
-        return payload if isinstance(payload, dict) else {}
+        return response.status_code, payload if isinstance(payload, dict) else {}
 
     def search(self, keywords: str, region: str) -> dict[str, Any]:
+        """The payload (as the official client returns it, whatever its HTTP status); a 429 (the status, or an
+        error naming it) is waited out and tried again while attempts remain, then its payload is the answer."""
         backoff = 2.0
         for attempt in range(self.attempts):
+            last = attempt + 1 == self.attempts
             try:
-                payload = self._get(keywords, region)
+                status, payload = self._get(keywords, region)
             except Exception as failure:  # noqa: BLE001 - only a 429 is retried, as officially
                 text = _without_key(str(failure), self._key)
-                if "429" in text and attempt + 1 < self.attempts:
+                if "429" in text and not last:
                     self._wait(backoff)
                     backoff = min(backoff * 2, SERPAPI_MAX_WAIT_S)
                     continue
                 raise RuntimeError(text) from None
-            if "error" in payload and "429" in str(payload["error"]) and attempt + 1 < self.attempts:
+            if (status == 429 or "429" in str(payload.get("error", ""))) and not last:
                 self._wait(backoff)
                 backoff = min(backoff * 2, SERPAPI_MAX_WAIT_S)
                 continue
             return payload
-        raise RuntimeError("429: SerpAPI kept refusing (rate limit)")  # pragma: no cover - the loop returns
+        return {}  # pragma: no cover - the last attempt returns
 
     def _wait(self, backoff: float) -> None:
         self.sleep(backoff + random.uniform(0, backoff))
@@ -325,15 +326,17 @@ def backend_problem(backend: str, environ: dict[str, str] | None = None) -> str 
         if not key:
             return (f"bfcl: {part} needs a search backend: set {SERPAPI_KEY_ENV} (a SerpAPI key, the official "
                     f"backend), or replay a recording with --option {BACKEND_OPTION}=recorded and "
-                    f"{RECORDING.name}=<file>; or choose other categories")
+                    f"{RECORDING.name}=<file>; or choose categories without web search (e.g. the groups "
+                    "single_turn and multi_turn)")
         return None
     return f"bfcl: unknown web search backend {backend!r}; known: {', '.join(BACKENDS)}"
 
 
-def web_search_available(environ: dict[str, str] | None = None) -> bool:
-    """Whether some backend is configured (a SerpAPI key or a recording): a run of every category plays web search
-    only then, and leaves it out otherwise (as a source without the files leaves categories out)."""
-    return backend_problem(SERPAPI, environ) is None or backend_problem(RECORDED, environ) is None
+def unavailable_now(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """Benchmark.unavailable_now: web search when no backend is configured (no SerpAPI key, no recording), so a
+    run of every category leaves it out instead of being refused."""
+    configured = backend_problem(SERPAPI, environ) is None or backend_problem(RECORDED, environ) is None
+    return () if configured else WEB_SEARCH
 
 
 def make_backend(backend: str) -> Backend:
