@@ -202,6 +202,8 @@ def test_a_missing_backend_is_named_with_what_to_set(tmp_path: Path):
     assert problem is not None and "web search (web_search_base, web_search_no_snippet)" in problem
     assert SERPAPI_KEY_ENV in problem and "TOOLBOARD_BFCL_WEB_SEARCH_RECORDING" in problem
     assert backend_problem(SERPAPI, {SERPAPI_KEY_ENV: "k"}) is None
+    pasted = str(backend_problem(SERPAPI, {SERPAPI_KEY_ENV: "serp\u200bsecret"}))
+    assert "the key in SERPAPI_API_KEY holds a zero-width space" in pasted and "secret" not in pasted
     recorded = backend_problem(RECORDED, {})
     assert recorded is not None and "TOOLBOARD_BFCL_WEB_SEARCH_RECORDING" in recorded
     assert "is not a file" in str(backend_problem(RECORDED, {"TOOLBOARD_BFCL_WEB_SEARCH_RECORDING": str(tmp_path)}))

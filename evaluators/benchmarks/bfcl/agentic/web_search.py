@@ -328,6 +328,12 @@ def backend_problem(backend: str, environ: dict[str, str] | None = None) -> str 
                     f"backend), or replay a recording with --option {BACKEND_OPTION}=recorded and "
                     f"{RECORDING.name}=<file>; or choose categories without web search (e.g. the groups "
                     "single_turn and multi_turn)")
+        from evaluators.engine.endpoint_guard import InvalidApiKeyError, check_api_key
+
+        try:
+            check_api_key(environ.get(SERPAPI_KEY_ENV), f"the key in {SERPAPI_KEY_ENV}")
+        except InvalidApiKeyError as invalid:
+            return f"bfcl: {part}: {invalid}"
         return None
     return f"bfcl: unknown web search backend {backend!r}; known: {', '.join(BACKENDS)}"
 
