@@ -40,7 +40,9 @@ RUNTIME_REQUIREMENTS = (
 # What the multi-turn categories need besides (the math environment imports mpmath; the same pin as the project's
 # requirements.txt). Installed into the built venv as an add-on with a marker of its own, so that a venv built
 # from RUNTIME_REQUIREMENTS stays complete for sessions that do not know the add-on (no rebuild back and forth).
-ADDON_REQUIREMENTS = ("mpmath==1.3.0",)
+# Web search (func_source_code/web_search.py) imports html2text and bs4 (the same pins as requirements.txt); its
+# `serpapi` import is met by a stand-in module in the web search driver (the test replaces GoogleSearch anyway).
+ADDON_REQUIREMENTS = ("mpmath==1.3.0", "html2text==2025.4.15", "beautifulsoup4==4.15.0", "soupsieve==4.1.4")
 ADDON_MARKER = "addons.json"
 # Vendor SDKs that importing the runner pulls in through the other model handlers, with the submodules named
 # in their import statements. The prompt-mode handler used here never touches them.
@@ -451,8 +453,107 @@ def _drive_multi_turn_inference(argv: list[str]) -> None:
     Path(out_file).write_text(json.dumps(results), encoding="utf-8")
 
 
+# ---- web search inference: the official loop with the official WebSearchAPI over a recording ------------------
+
+WEB_SEARCH_INFERENCE = "--web-search-inference"
+
+
+def run_official_web_search(venv: OfficialVenv, work: Path, base_url: str, model: str,
+                            ids_by_category: dict[str, list[str]], recording: Path, timeout: float = 900
+                            ) -> dict[str, list[list]]:
+    """run_official_multi_turn for web search items: the official handler's prompting loop with the official
+    WebSearchAPI, whose `GoogleSearch` and `requests` are replaced, in the venv, by stand-ins that read the
+    recording (the format of TOOLBOARD_BFCL_WEB_SEARCH_RECORDING) and fail as the recorded backend fails."""
+    work.mkdir(parents=True, exist_ok=True)
+    spec, out = work / "web_search_items.json", work / "web_search_results.json"
+    spec.write_text(json.dumps({"model": model, "ids": ids_by_category, "recording": str(recording)}), encoding="utf-8")
+    env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key"}
+    log = work / "web_search_inference.log"
+    with log.open("w", encoding="utf-8") as output:
+        try:
+            done = subprocess.run([str(venv.python), *DRIVER_FLAGS, __file__, WEB_SEARCH_INFERENCE, str(venv.stand_ins),
+                                   str(work / "bfcl_root_web_search"), str(spec), str(out)],
+                                  stdout=output, stderr=subprocess.STDOUT, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the official web search inference timed out after {timeout} s; see {log}") from None
+    if done.returncode != 0:
+        raise RuntimeError("the official web search inference failed:\n" + log.read_text(encoding="utf-8")[-4000:])
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _recorded_stand_ins(recording: dict) -> tuple[type, Any]:
+    """GoogleSearch and requests as the official module uses them, answered from the recording."""
+    import copy
+    import http
+    import types
+
+    searches = {(entry["keywords"], entry.get("region", "wt-wt")): entry["payload"] for entry in recording["searches"]}
+    pages = recording["pages"]
+
+    class RecordedSearch:
+        def __init__(self, params: dict):
+            self.params = params
+
+        def get_dict(self) -> dict:
+            key = (self.params["q"], self.params["kl"])
+            if key not in searches:
+                raise LookupError(f"no recorded search for keywords {key[0]!r} in region {key[1]!r}")
+            return copy.deepcopy(searches[key])
+
+    class RecordedResponse:
+        def __init__(self, url: str, page: dict):
+            self.url, self.status_code, self.text = url, int(page.get("status", 200)), page.get("text", "")
+
+        def raise_for_status(self) -> None:
+            if self.status_code >= 400:
+                kind = "Client" if self.status_code < 500 else "Server"
+                raise RuntimeError(f"{self.status_code} {kind} Error: {http.HTTPStatus(self.status_code).phrase} "
+                                   f"for url: {self.url}")
+
+    def get(url: str, headers: Any = None, timeout: Any = None, allow_redirects: bool = True) -> RecordedResponse:
+        if url not in pages:
+            raise LookupError(f"no recorded page for {url}")
+        return RecordedResponse(url, pages[url])
+
+    return RecordedSearch, types.SimpleNamespace(get=get)
+
+
+def _drive_web_search_inference(argv: list[str]) -> None:
+    """Venv side of run_official_web_search: argv = stand_ins, root, spec file, output file."""
+    stand_ins, root, spec_file, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+    import types
+
+    serpapi = types.ModuleType("serpapi")
+    serpapi.GoogleSearch = None  # type: ignore[attr-defined]  # replaced below, before any search
+    sys.modules.setdefault("serpapi", serpapi)
+    spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
+    web_search = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.func_source_code.web_search")
+    web_search.GoogleSearch, web_search.requests = _recorded_stand_ins(
+        json.loads(Path(spec["recording"]).read_text(encoding="utf-8")))
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
+                                                      registry_name=spec["model"], is_fc_model=False)
+    results = {}
+    for category, ids in spec["ids"].items():
+        entries = utils.populate_initial_settings_for_web_search_test_cases(utils.load_dataset_entry(category))
+        by_id = {entry["id"]: entry for entry in entries}
+        for item_id in ids:
+            result, _ = handler.inference_multi_turn_prompting(copy.deepcopy(by_id[item_id]), include_input_log=False,
+                                                               exclude_state_log=True)
+            results[item_id] = result
+    Path(out_file).write_text(json.dumps(results), encoding="utf-8")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == MULTI_TURN_INFERENCE:
         _drive_multi_turn_inference(sys.argv[2:])
+    elif sys.argv[1] == WEB_SEARCH_INFERENCE:
+        _drive_web_search_inference(sys.argv[2:])
     else:
         _drive(sys.argv[1:])

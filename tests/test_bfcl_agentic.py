@@ -216,14 +216,17 @@ def test_the_board_declares_the_agentic_columns():
 # ---- runs are refused ----------------------------------------------------------------------------------------
 
 
-def test_a_run_asking_for_an_agentic_category_is_refused_before_it_starts():
+def test_a_run_asking_for_a_memory_category_is_refused_before_it_starts():
     benchmark = get_benchmark("bfcl")
-    for names in (["memory_kv"], ["web_search"], ["agentic"], ["simple_python", "memory"]):
+    for names in (["memory_kv"], ["memory"], ["simple_python", "memory"]):
         with pytest.raises(ToolboardError, match="cannot be run against an endpoint yet") as refused:
             runnable_subsets(benchmark, names)
         assert "scored as an upload" in str(refused.value)
-    # every category, or `all`: the playable ones run, the agentic ones are left out
-    assert not set(AGENTIC) & set(runnable_subsets(benchmark, None))
+    # web search is played (with a backend: tests/test_bfcl_web_search*.py); `agentic` plays it, without memory
+    assert runnable_subsets(benchmark, ["web_search"]) == list(WEB_SEARCH)
+    assert runnable_subsets(benchmark, ["agentic"]) == list(WEB_SEARCH)
+    # every category, or `all`: the playable ones run, memory is left out
+    assert not set(MEMORY) & set(runnable_subsets(benchmark, None))
     assert runnable_subsets(benchmark, ["all"]) == runnable_subsets(benchmark, None)
 
 
@@ -231,12 +234,12 @@ def test_the_evaluate_form_offers_no_category_a_run_would_refuse():
     from ui.run_form import subset_choices
 
     offered = {key for _, key in subset_choices("bfcl")}
-    assert not offered & {*AGENTIC, "agentic", "memory", "web_search"}
-    assert {"multi_turn", "simple_python", "multi_turn_base"} <= offered
+    assert not offered & {*MEMORY, "memory"}
+    assert {"multi_turn", "simple_python", "multi_turn_base", *WEB_SEARCH, "web_search"} <= offered
     assert {key for _, key in subset_choices("acebench")} >= {"normal_atom_bool"}
 
 
-def test_the_run_problem_and_request_profile_refuse_agentic_subsets():
+def test_the_run_problem_and_request_profile_refuse_memory_subsets():
     from evaluators.benchmarks.bfcl.solve import run_problem
     from evaluators.core.hooks import RunSettings
 
@@ -246,11 +249,12 @@ def test_the_run_problem_and_request_profile_refuse_agentic_subsets():
 
     class _Config:
         model = _Model()
-        subsets = ("web_search_base",)
+        subsets = ("memory_vector",)
         data_dir = None
+        options: dict[str, str] = {}
 
     problem = run_problem(_Config())  # type: ignore[arg-type]
-    assert problem is not None and problem.startswith("bfcl: web_search_base: ") and AGENTIC_NOT_RUN in problem
+    assert problem is not None and problem.startswith("bfcl: memory_vector: ") and AGENTIC_NOT_RUN in problem
     assert RunSettings is not None
 
 
@@ -265,8 +269,9 @@ def test_the_cli_refuses_an_agentic_run():
 def test_list_shows_the_agentic_categories_and_how_they_are_used():
     done = run_cli("list")
     assert done.returncode == 0
-    assert ("scored from uploads only (not run against an endpoint yet): memory_kv, memory_vector, memory_rec_sum, "
-            "web_search_base, web_search_no_snippet") in done.stdout
+    assert ("scored from uploads only (not run against an endpoint yet): memory_kv, memory_vector, memory_rec_sum\n"
+            in done.stdout)
+    assert "option web_search_backend: serpapi | recorded (default serpapi)" in done.stdout
 
 
 # ---- data folder and uploads -----------------------------------------------------------------------------------

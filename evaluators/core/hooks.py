@@ -113,6 +113,9 @@ class RunSettings(Protocol):
     @property
     def roles(self) -> Mapping[str, RoleModel]: ...
 
+    @property
+    def options(self) -> Mapping[str, str]: ...
+
 
 class RequestProfileOf(Protocol):
     """request_profile(run settings) -> RequestProfile: for benchmarks whose requests come in prompt styles;

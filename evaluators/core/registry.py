@@ -126,6 +126,10 @@ class Benchmark:
     # words a refused run shows). A run of every subset leaves them out; a run naming one is refused.
     upload_only: tuple[str, ...] = ()
     upload_only_why: str = ""
+    # Subsets this deployment cannot play right now (e.g. BFCL web search without a search backend configured),
+    # read when a run starts: a run of every subset leaves them out (as upload-only ones); a run naming one is
+    # left to the benchmark's request_profile, which refuses it saying what to set.
+    unavailable_now: Callable[[], tuple[str, ...]] | None = None
 
     def __post_init__(self) -> None:
         unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]

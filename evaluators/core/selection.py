@@ -45,10 +45,21 @@ def upload_only_asked(benchmark: Benchmark, names: Sequence[str] | None) -> list
 
 def runnable_subsets(benchmark: Benchmark, names: Sequence[str] | None) -> list[str]:
     """The subsets a run against an endpoint covers: those named, else every one, less those scored from
-    uploads only; a benchmark with no `solve` runs none, and one asked for an upload-only subset refuses."""
+    uploads only (and, for every one, less those the deployment cannot play now: Benchmark.unavailable_now); a
+    benchmark with no `solve` runs none, and one asked for an upload-only subset refuses."""
     if benchmark.solve is None:
         raise ToolboardError(f"{benchmark.name} cannot run against an endpoint yet")
     asked = upload_only_asked(benchmark, names)
     if asked:
         raise ToolboardError(f"{benchmark.name}: {', '.join(asked)}: {benchmark.upload_only_why or 'scored from uploads only'}")
-    return [name for name in benchmark.expand_subsets(names) if name not in benchmark.upload_only]
+    subsets = [name for name in benchmark.expand_subsets(names) if name not in benchmark.upload_only]
+    if benchmark.unavailable_now is not None and asks_every_subset(benchmark, names):
+        unavailable = set(benchmark.unavailable_now())
+        subsets = [name for name in subsets if name not in unavailable]
+    return subsets
+
+
+def asks_every_subset(benchmark: Benchmark, names: Sequence[str] | None) -> bool:
+    """No subset named, or a group of every subset (`all`): what a run leaves out what it cannot play from."""
+    every = set(benchmark.subsets)
+    return not names or any(set(benchmark.groups.get(name, ())) >= every for name in names)

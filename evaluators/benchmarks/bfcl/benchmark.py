@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluators.benchmarks.bfcl.agentic.web_search import BACKEND_OPTION, BACKENDS, SERPAPI, unavailable_now
 from evaluators.benchmarks.bfcl.categories import (
     AGENTIC,
     AGENTIC_NOT_RUN,
@@ -28,7 +29,7 @@ from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predi
 from evaluators.benchmarks.bfcl.report import LIVE_AST, NON_LIVE_AST_REST, SIMPLE_AST, mean_of, overall_parts, summarize
 from evaluators.benchmarks.bfcl.solve import OFFICIAL_STYLE, request_profile, run_problem, solve
 from evaluators.core.board_layout import BoardLayout
-from evaluators.core.declarations import About, Metric, Overview
+from evaluators.core.declarations import About, Metric, Option, Overview
 from evaluators.core.registry import Benchmark
 
 # The board's figures in the order of the official overall table (Overall, Non-Live, Live, Multi Turn, …).
@@ -44,7 +45,7 @@ GROUPS = {
     "relevance_detection": RELEVANCE,
     "single_turn": SINGLE_TURN,
     "multi_turn": MULTI_TURN,
-    # scored from uploaded result files only (not run against an endpoint yet)
+    # memory: scored from uploaded result files only (not run against an endpoint yet); web search: run too
     "agentic": AGENTIC,
     "memory": MEMORY,
     "web_search": WEB_SEARCH,
@@ -75,9 +76,9 @@ TITLES = {
     "memory_rec_sum": "Memory (recursive summarization)",
     "web_search_base": "Web search (base)",
     "web_search_no_snippet": "Web search (no snippet)",
-    "agentic": "Agentic (uploads only)",
+    "agentic": "Agentic",
     "memory": "Memory (uploads only)",
-    "web_search": "Web search (uploads only)",
+    "web_search": "Web search",
     "single_turn": "Single-turn",
     "multi_turn": "Multi-turn",
     "non_live": "Non-live",
@@ -127,12 +128,14 @@ ABOUT = About(
         "said in earlier conversations, kept in a key-value store, a vector store or a recursive summary; 155 "
         "questions each) and *web search* (multi-hop questions, with and without result snippets; 100 each); an item "
         "passes when the model's last text that is not a call names an expected answer (after the official "
-        "standardization). They are scored from uploaded official result files; playing them against an endpoint "
-        "(the memory prerequisite conversations, a search backend) is not built yet. **Web Search** = mean of its "
+        "standardization). Web search is played against an endpoint as the official prompting loop plays it, its "
+        "searches answered by SerpAPI (the official backend, a key needed) or by a recording of searches and pages; "
+        "memory is scored from uploaded official result files (playing it needs the memory prerequisite "
+        "conversations, not built yet). **Web Search** = mean of its "
         "two variants, **Memory** = mean of its three stores, **Agentic** = mean of the two. The official "
         "*Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40% Agentic: shown where "
         "every part is present (published rows, or uploads holding every category); a run against an endpoint has "
-        "no web search or memory, so its Overall stays empty and its report names the parts it lacks (the official "
+        "no memory, so its Overall stays empty and its report names the parts it lacks (the official "
         "table would count them as 0). Not included: format sensitivity (the same items under other prompt "
         "formats) and multi-turn in native-tools mode (a multi-turn run is prompt mode)."
     ),
@@ -159,8 +162,8 @@ BENCHMARK = Benchmark(
     name="bfcl",
     title="BFCL v4",
     description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories and the 4 multi-turn "
-                "categories against executable environments, prompt mode; the 5 agentic categories (memory, web "
-                "search) scored from uploaded result files only.",
+                "categories against executable environments, prompt mode; web search with a search backend (SerpAPI "
+                "or a recording); the 3 memory categories scored from uploaded result files only.",
     about=ABOUT,
     subsets=CATEGORIES,
     groups=GROUPS,
@@ -180,15 +183,15 @@ BENCHMARK = Benchmark(
                "parameter, long context)"),
         # Equal-sized parts (100 and 155 items): their mean is the share of the 200 and 465 items right, an item
         # share as Multi Turn is (published rows carry only these figures, with n from the table's n_by_view).
-        Metric("web_search", "Web Search", "mean of web_search_base and web_search_no_snippet (scored from uploaded "
-               "result files; not run against an endpoint yet)"),
+        Metric("web_search", "Web Search", "mean of web_search_base and web_search_no_snippet (run with a search "
+               "backend, or scored from uploaded result files)"),
         Metric("memory", "Memory", "mean of memory_kv, memory_vector and memory_rec_sum (scored from uploaded result "
                "files; not run against an endpoint yet)"),
         Metric("agentic", "Agentic", "mean of Web Search and Memory (the official Agentic Overall Acc)",
                share_of_items=False, made_of=mean_of(("web_search", "memory"))),
         Metric("overall", "Overall", "the official weighting: 10% Non-Live AST, 10% Live AST, 10% Irrelevance, 30% "
                "Multi Turn, 40% Agentic (web search and memory); only where every part is present (published rows, "
-               "or uploads holding every category), as web search and memory are not run against an endpoint yet",
+               "or uploads holding every category), as memory is not run against an endpoint yet",
                share_of_items=False, made_of=overall_parts()),
     ),
     languages=(None,),
@@ -202,21 +205,25 @@ BENCHMARK = Benchmark(
     solve=solve,
     request_profile=request_profile,
     run_problem=run_problem,
+    options=(Option(BACKEND_OPTION, BACKENDS, SERPAPI, "what answers the web search tools: serpapi (the official "
+                    "backend, key in SERPAPI_API_KEY) or recorded (a recording of searches and pages, in "
+                    "TOOLBOARD_BFCL_WEB_SEARCH_RECORDING)"),),
     prompt_styles=(OFFICIAL_STYLE,),  # request_profile refuses any other style
     subset_of_id=category_of_id,
     titles=TITLES,
-    upload_only=AGENTIC,
+    upload_only=MEMORY,
     upload_only_why=AGENTIC_NOT_RUN,
+    unavailable_now=unavailable_now,
     evidence=MULTI_TURN_EVIDENCE,
     layout=BoardLayout(
         view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC),
         run_values=run_values, published_values=published_values, sort_by="overall",
     ),
-    # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet (web search
-    # and memory are not run), so it enters the overview with its other figures shown and no BFCL win rate.
+    # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet (memory is
+    # not run), so it enters the overview with its other figures shown and no BFCL win rate.
     overview=Overview(ALL_VIEW, ("overall", "non_live_ast", "live_ast"), "overall",
                       why="Overall, the official board's headline and order: 10% non-live AST, 10% live AST, 10% "
-                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory: scored from uploaded "
-                          "result files, not yet run against an endpoint, so a run evaluated here has no Overall "
+                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory; memory is scored from "
+                          "uploaded result files, not yet run against an endpoint, so a run evaluated here has no Overall "
                           "yet)"),
 )

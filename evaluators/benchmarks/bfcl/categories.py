@@ -1,5 +1,6 @@
 """The 22 categories of BFCL v4 (13 single-turn, 4 multi-turn, 5 agentic), their groups and the language each is
-decoded in. The agentic ones are scored from uploaded result files only (they are not run against an endpoint yet)."""
+decoded in. Of the agentic ones, web search is run against an endpoint (with a search backend, agentic/web_search.py);
+memory is scored from uploaded result files only (it is not run against an endpoint yet)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
 WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
 AGENTIC = MEMORY + WEB_SEARCH
 CATEGORIES = SINGLE_TURN + MULTI_TURN + AGENTIC
-# What a run against an endpoint cannot do yet: the agentic categories need the memory prerequisite conversations
-# and a web-search backend. Their official result files are scored as uploads.
+# What a run against an endpoint cannot do yet: the memory categories need the memory prerequisite conversations.
+# Their official result files are scored as uploads.
 AGENTIC_NOT_RUN = (
-    "the agentic categories (memory_kv, memory_vector, memory_rec_sum, web_search_base, web_search_no_snippet) "
-    "cannot be run against an endpoint yet (playing them needs the memory prerequisite conversations and a web "
-    "search backend, not built here); official result files for them (BFCL_v4_<category>_result.json) can be "
-    "scored as an upload (python -m evaluators score bfcl FILE, or the Upload tab)"
+    "the memory categories (memory_kv, memory_vector, memory_rec_sum) cannot be run against an endpoint yet "
+    "(playing them needs the memory prerequisite conversations, not built here); official result files for them "
+    "(BFCL_v4_<category>_result.json) can be scored as an upload (python -m evaluators score bfcl FILE, or the "
+    "Upload tab)"
 )
 # Categories without an answer file: judged on whether the output holds a call at all.
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
@@ -46,6 +47,10 @@ def is_multi_turn(category: str) -> bool:
 
 def is_agentic(category: str) -> bool:
     return category in AGENTIC
+
+
+def is_web_search(category: str) -> bool:
+    return category in WEB_SEARCH
 
 
 def language_of(category: str) -> str:

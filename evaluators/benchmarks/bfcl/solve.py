@@ -8,7 +8,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn
+from evaluators.benchmarks.bfcl.agentic.web_search import (
+    BACKEND_OPTION,
+    SERPAPI,
+    WEB_SEARCH_DIFFERENCES,
+    agentic_format_text,
+    backend_problem,
+    run_with_backend,
+)
+from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn, is_web_search
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, asks_every_category, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
@@ -35,6 +43,10 @@ MULTI_TURN_TOOLS_REFUSED = (
 async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str, Any]) -> Prediction:
     if is_multi_turn(sample.subset):
         return await solve_multi_turn(sample, clients["model"], options)
+    if is_web_search(sample.subset):
+        if options.get("request_mode", "prompt") != "prompt":
+            raise ToolboardError(MULTI_TURN_TOOLS_REFUSED)
+        return await run_with_backend(sample, clients["model"], str(options.get(BACKEND_OPTION) or SERPAPI))
     request = build_request(sample, mode=options.get("request_mode", "prompt"))
     result = await clients["model"].complete(request)
     tool_calls = calls_with_benchmark_names(result, request)
@@ -54,17 +66,50 @@ def request_profile(config: RunSettings) -> RequestProfile:
     official_prompt()
     tools = model.request_mode == "tools"
     sampling = {"single_turn": model.sampling_for(OFFICIAL_SAMPLING)}
-    if runs_multi_turn(config):
+    web_search = runs_web_search(config)
+    if web_search:
+        problem = web_search_problem(config)
+        if problem:
+            raise ToolboardError(problem)
+    if runs_multi_turn(config) or web_search:
         if tools:
             raise ToolboardError(f"bfcl: {MULTI_TURN_TOOLS_REFUSED}")
         multi_turn_texts()  # the holdout prompt and the step limit: one clear error now if the wheel lacks them
         sampling["multi_turn"] = model.sampling_for(OFFICIAL_MULTI_TURN_SAMPLING)
+    if web_search:
+        agentic_format_text()
+    differences: tuple[str, ...] = (TOOLS_MODE_DIFFERENCE,) if tools else ()
+    if web_search:
+        differences += WEB_SEARCH_DIFFERENCES
     return RequestProfile(
         prompt_style=OFFICIAL_STYLE,
         source=f"{SOURCE_NOTE} ({DATA_VERSION})",
         sampling=sampling,
-        differences=(TOOLS_MODE_DIFFERENCE,) if tools else (),
+        differences=differences,
     )
+
+
+def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
+    """Whether the run will hold web search items, as the engine and `load` pick them: a web search category
+    chosen; for a run of every category (none named, or `all`) only with a backend configured
+    (Benchmark.unavailable_now) and a source holding the agentic files."""
+    from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files
+    from evaluators.core.registry import get_benchmark
+    from evaluators.core.selection import runnable_subsets
+
+    benchmark = get_benchmark("bfcl")
+    if not any(is_web_search(category) for category in runnable_subsets(benchmark, list(config.subsets) or None)):
+        return False
+    chosen = set(benchmark.expand_subsets(list(config.subsets) or None))
+    if not asks_every_category(list(chosen)):
+        return True
+    source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
+    return source is None or has_agentic_files(source)
+
+
+def web_search_problem(config: RunSettings) -> str | None:
+    """Why the run's web search part cannot start (no backend configured), naming what to set; None if it can."""
+    return backend_problem(str((getattr(config, "options", None) or {}).get(BACKEND_OPTION) or SERPAPI))
 
 
 def runs_multi_turn(config: RunSettings, look_up: bool = True) -> bool:
@@ -110,6 +155,12 @@ def run_problem(config: RunSettings) -> str | None:
     refused = agentic_asked(config)
     if refused:
         return refused
+    if runs_web_search(config, look_up=False):
+        problem = web_search_problem(config)
+        if problem:
+            return problem
+        if config.model.request_mode == "tools":
+            return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
     if config.model.request_mode == "tools" and runs_multi_turn(config, look_up=False):
         return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
     return None

@@ -11,7 +11,8 @@ out like the wheel's `bfcl_eval/data/`, or the wheel):
 Answers are paired with questions BY POSITION, as the official runner pairs them (its ids differ between the two
 files after the rename); the files' own ids must still agree line by line, so a reordered copy is refused rather
 than silently scored against the wrong answers. The prerequisite conversations (memory) and the function docs are
-only needed to play the items, which is not built yet: they are not read here.
+only needed to play the items: memory is not played yet; a web search item carries the tools' docs
+(`multi_turn_func_doc/web_search.json`, every item the same list) in input["function"] when the source has them.
 
 ```
 Sample(id="memory_kv_0-customer-0", subset="memory_kv",
@@ -34,6 +35,8 @@ ANSWER_FOLDER = "possible_answer"
 MEMORY_FILE = "BFCL_v4_memory.json"
 WEB_SEARCH_FILE = "BFCL_v4_web_search.json"
 AGENTIC_FILES = (MEMORY_FILE, WEB_SEARCH_FILE)
+# The web search tools' docs (the official MULTI_TURN_FUNC_DOC_FILE_MAPPING of WebSearchAPI), needed to play.
+WEB_SEARCH_DOCS = "multi_turn_func_doc/web_search.json"
 # The word each shared file's ids carry, replaced by the category (official process_*_test_case).
 MEMORY_WORD = "memory"
 WEB_SEARCH_WORD = "web_search"
@@ -78,6 +81,19 @@ def _check_answer(answer: Any, file_id: str, where: str, line: int, questions_fi
     return gold
 
 
+def _web_search_docs(source: Any) -> list[dict] | None:
+    """The two tools' docs, as populate_test_cases_with_predefined_functions gives them (None: the source lacks
+    them, so its items can be scored but not played)."""
+    if not source.has(WEB_SEARCH_DOCS):
+        return None
+    docs = []
+    for line, doc in source.read(WEB_SEARCH_DOCS):
+        if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+            raise DataError("expected a function doc with a string 'name'", source.where(WEB_SEARCH_DOCS), line)
+        docs.append(doc)
+    return docs
+
+
 def load_agentic_category(source: Any, category: str) -> list[Sample]:
     """One agentic category's items in file order; `source` is bfcl.data.DataSource."""
     questions_file, word = shared_file(category)
@@ -88,6 +104,7 @@ def load_agentic_category(source: Any, category: str) -> list[Sample]:
         raise DataError(f"{len(questions)} items in {questions_file} but {len(answers)} answers (they are paired by "
                         "position and must be equally many)", source.where(answers_file))
     where, answer_where = source.where(questions_file), source.where(answers_file)
+    docs = _web_search_docs(source) if category in WEB_SEARCH else None
     samples = []
     for (line, record), (answer_line, answer) in zip(questions, answers):
         item = required_fields(record, {"id": str, "question": list}, where, line)
@@ -100,6 +117,8 @@ def load_agentic_category(source: Any, category: str) -> list[Sample]:
             if not isinstance(item.get("scenario"), str):
                 raise DataError("a memory item needs a string 'scenario'", where, line)
             sample_input["scenario"] = item["scenario"]
+        if docs is not None:
+            sample_input["function"] = docs
         samples.append(Sample(
             id=official_agentic_id(item["id"], word, category), subset=category, input=sample_input, gold=gold,
             meta={"category": category, "language": PYTHON, "answer_id": answer["id"]},
