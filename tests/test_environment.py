@@ -91,3 +91,16 @@ def test_a_variable_is_declared_once():
     with pytest.raises(ValueError, match="TOOLBOARD_HOME is declared twice"):
         declare("home", "x", "y")
     assert list(DECLARED)[0] == "home"
+
+
+@pytest.mark.slow
+def test_the_table_is_the_same_whichever_benchmark_a_process_imports_first():
+    """A pytest worker (or a command) may import BFCL's package before ACEBench's: the table must not follow."""
+    tables = []
+    for first in ("evaluators.benchmarks.bfcl.wheel", "evaluators.benchmarks.acebench.data"):
+        code = (f"import {first}\nfrom evaluators.core.registry import all_benchmarks\nall_benchmarks()\n"
+                "from evaluators.core.environment import environment_table\nprint(environment_table())")
+        done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        tables.append(done.stdout)
+    assert tables[0] == tables[1]

@@ -11,6 +11,7 @@ declaration of text values gains nothing from a validation library's import on e
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ class Variable:
     field: str
     default: str
     meaning: str
+    # The module that declared it: the table lists the project's first, then each benchmark package's by its name.
+    module: str = __name__
 
     @property
     def name(self) -> str:
@@ -43,7 +46,9 @@ def declare(field: str, default: str, meaning: str) -> Variable:
     """Declare a variable (once: a second declaration of a field is a mistake)."""
     if field in DECLARED:
         raise ValueError(f"{PREFIX}{field.upper()} is declared twice")
-    DECLARED[field] = Variable(field, default, meaning)
+    caller = inspect.currentframe()
+    module = caller.f_back.f_globals.get("__name__", __name__) if caller and caller.f_back else __name__
+    DECLARED[field] = Variable(field, default, meaning, module)
     return DECLARED[field]
 
 
@@ -101,7 +106,11 @@ def read_variable(name: str, environ: Mapping[str, str] | None = None) -> str | 
 def all_variables() -> list[Variable]:
     """Every variable declared so far: the project's, and those of the benchmark packages imported (a caller that
     lists them all first imports every package, `registry.all_benchmarks()`: this module sits below the registry)."""
-    return list(DECLARED.values())
+    declared = list(DECLARED.values())
+    # Benchmark packages are imported in whatever order a process first needs them: the order of the list is the
+    # project's declarations, then each other module's, by module name, each in its own order.
+    return sorted(declared, key=lambda variable: (variable.module != __name__, variable.module if variable.module != __name__
+                                                  else "", declared.index(variable)))
 
 
 def read_settings(environ: Mapping[str, str] | None = None) -> dict[str, str | None]:
