@@ -249,3 +249,26 @@ def test_a_run_naming_web_search_needs_a_backend_and_every_category_leaves_it_ou
     tools = ModelSettings(base_url="http://127.0.0.1:9/v1", model="m", request_mode="tools")
     with pytest.raises(ToolboardError, match="prompt mode only"):
         request_profile(RunConfig("bfcl", tools, subsets=("web_search_base",)))
+
+
+def test_a_public_deployment_never_spends_the_operators_serpapi_key(bfcl_official: Any, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch):
+    """The SerpAPI key sits in the server's environment: a visitor's run reading it would search on the operator's
+    account. A public deployment refuses such a run, saying what to choose instead; a private one runs it."""
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from evaluators.core.errors import ToolboardError
+    from evaluators.service.run_request import RunPolicy, build_run_request
+
+    monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+    monkeypatch.setenv(SERPAPI_KEY_ENV, "operator-secret")
+    public = RunPolicy(public=True, public_hosts_only=False)
+    raw = {"benchmark": "bfcl", "base_url": "http://127.0.0.1:9/v1", "model": "m", "limit": 2}
+    for subsets in (["web_search"], ["all"], []):
+        with pytest.raises(ToolboardError, match="cannot read a key from the server's environment: SERPAPI_API_KEY") as refused:
+            build_run_request({**raw, "subsets": subsets}, public)
+        assert "operator-secret" not in str(refused.value) and "choose categories without web search" in str(refused.value)
+    assert build_run_request({**raw, "subsets": ["multi_turn"]}, public).config.subsets == ("multi_turn",)
+    # a recording the operator provides reads no key; a private deployment may spend its own key
+    monkeypatch.setenv("TOOLBOARD_BFCL_WEB_SEARCH_RECORDING", str(write_recording(tmp_path, recording())))
+    assert build_run_request({**raw, "subsets": ["web_search"], "options": {"web_search_backend": "recorded"}}, public)
+    assert build_run_request({**raw, "subsets": ["web_search"]}, RunPolicy()).config.subsets == ("web_search",)

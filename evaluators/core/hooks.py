@@ -131,6 +131,13 @@ class RunProblemOf(Protocol):
     def __call__(self, config: RunSettings, /) -> str | None: ...
 
 
+class ServerKeysOf(Protocol):
+    """server_keys(run settings) -> ((variable, what needs it and what to choose instead), ...): the server's
+    environment variables holding keys that such a run reads besides its endpoints' key variables."""
+
+    def __call__(self, config: RunSettings, /) -> tuple[tuple[str, str], ...]: ...
+
+
 class PrepareUploaded(Protocol):
     """prepare_uploaded(samples, predictions, {role name: endpoint}) -> how many predictions the roles worked
     on: the roles' work on uploaded predictions, done before the pure scoring (e.g. a judge's verdicts kept in

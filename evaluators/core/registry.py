@@ -23,6 +23,7 @@ from evaluators.core.hooks import (
     RequestProfileOf,
     RunProblemOf,
     ScoreSample,
+    ServerKeysOf,
     Solve,
     SubsetOfId,
     SummarizeScores,
@@ -130,6 +131,10 @@ class Benchmark:
     # read when a run starts: a run of every subset leaves them out (as upload-only ones); a run naming one is
     # left to the benchmark's request_profile, which refuses it saying what to set.
     unavailable_now: Callable[[], tuple[str, ...]] | None = None
+    # The server's environment variables holding keys that a run with these settings reads besides its endpoints'
+    # (e.g. BFCL web search's SerpAPI key), each with what needs it and what to choose instead. A public deployment
+    # refuses such a run: a visitor's run never spends the operator's keys (evaluators/service/run_request.py).
+    server_keys: ServerKeysOf | None = None
 
     def __post_init__(self) -> None:
         unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]

@@ -138,7 +138,17 @@ def _run_config(settings: RunSettings, policy: RunPolicy, benchmark: Benchmark, 
                         *((f"the {role} role's model name", endpoint.model) for role, endpoint in roles.items())):
         check_model_name(name, label)
     _check_caps(config, policy)
+    _check_server_keys(benchmark, config, policy)
     return config
+
+
+def _check_server_keys(benchmark: Benchmark, config: RunConfig, policy: RunPolicy) -> None:
+    """A public deployment refuses a run that would read a key from the server's environment besides the
+    endpoints' (Benchmark.server_keys): a visitor's run never spends the operator's keys."""
+    needed = benchmark.server_keys(config) if policy.public and benchmark.server_keys is not None else ()
+    if needed:
+        raise ToolboardError("a run on a public deployment cannot read a key from the server's environment: "
+                             + "; ".join(f"{variable} ({why})" for variable, why in needed))
 
 
 def _check_caps(config: RunConfig, policy: RunPolicy) -> None:

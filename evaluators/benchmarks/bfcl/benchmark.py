@@ -27,7 +27,7 @@ from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.evidence import MULTI_TURN_EVIDENCE
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
 from evaluators.benchmarks.bfcl.report import LIVE_AST, NON_LIVE_AST_REST, SIMPLE_AST, mean_of, overall_parts, summarize
-from evaluators.benchmarks.bfcl.solve import OFFICIAL_STYLE, request_profile, run_problem, solve
+from evaluators.benchmarks.bfcl.solve import OFFICIAL_STYLE, request_profile, run_problem, server_keys, solve
 from evaluators.core.board_layout import BoardLayout
 from evaluators.core.declarations import About, Metric, Option, Overview
 from evaluators.core.registry import Benchmark
@@ -214,6 +214,7 @@ BENCHMARK = Benchmark(
     upload_only=MEMORY,
     upload_only_why=AGENTIC_NOT_RUN,
     unavailable_now=unavailable_now,
+    server_keys=server_keys,
     evidence=MULTI_TURN_EVIDENCE,
     layout=BoardLayout(
         view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC),

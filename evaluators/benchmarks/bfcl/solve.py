@@ -11,6 +11,7 @@ from typing import Any
 from evaluators.benchmarks.bfcl.agentic.web_search import (
     BACKEND_OPTION,
     SERPAPI,
+    SERPAPI_KEY_ENV,
     WEB_SEARCH_DIFFERENCES,
     agentic_format_text,
     backend_problem,
@@ -105,6 +106,15 @@ def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
         return True
     source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
     return source is None or has_agentic_files(source)
+
+
+def server_keys(config: RunSettings) -> tuple[tuple[str, str], ...]:
+    """Benchmark.server_keys: the SerpAPI key, when the run plays web search with the official backend."""
+    backend = str((getattr(config, "options", None) or {}).get(BACKEND_OPTION) or SERPAPI)
+    if backend != SERPAPI or not runs_web_search(config, look_up=False):
+        return ()
+    return ((SERPAPI_KEY_ENV, f"web search's {SERPAPI} backend: choose categories without web search, or replay a "
+                              f"recording with --option {BACKEND_OPTION}=recorded"),)
 
 
 def web_search_problem(config: RunSettings) -> str | None:
