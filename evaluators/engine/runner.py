@@ -256,6 +256,7 @@ async def execute(
         if stored:
             _check_stored_run_can_run(config, benchmark, api_key)
         todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
+        todo = longest_first(todo, benchmark)
         store.set_status(run_id, "running")
 
         def on_scored(verdict: SampleScore) -> None:
@@ -411,6 +412,16 @@ def solve_options(config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
     for option in benchmark.options:
         options[option.name] = config.options.get(option.name, option.default)
     return options
+
+
+def longest_first(todo: list[Sample], benchmark: Benchmark) -> list[Sample]:
+    """The samples in the order they are started: those the benchmark expects to send the most requests one after
+    the other first (a stable sort: alike ones keep their order), so the run does not end on one long rollout
+    begun last while the other slots sit idle. Samples of one request each keep their order."""
+    if benchmark.expected_requests is None:
+        return todo
+    expected = benchmark.expected_requests
+    return sorted(todo, key=lambda sample: -expected(sample))
 
 
 async def _solve_all(todo: list[Sample], solve_one: Callable[[Sample], Awaitable[None]], concurrency: int,
