@@ -259,23 +259,18 @@ async def execute(
         todo = longest_first(todo, benchmark)
         store.set_status(run_id, "running")
 
-        def on_scored(verdict: SampleScore) -> None:
+        def on_scored(sample: Sample, prediction: Prediction, verdict: SampleScore) -> None:
             progress.scored += 1
             progress.correct += bool(verdict.correct)
+            progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
+            progress.errors += prediction.error is not None
             if on_progress:
                 on_progress(progress)
 
         # Scoring is pure: done while other requests are in flight, not at the end (its rows too), on a thread of
         # its own so the event loop keeps sending (a multi-turn item is replayed in an environment worker).
         scoring = BackgroundScoring(benchmark, run_id, on_scored)
-
-        def on_stored(finished: list[tuple[Sample, Prediction]]) -> None:
-            for sample, prediction in finished:
-                progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
-                progress.errors += prediction.error is not None
-            scoring.submit(finished)  # on_progress is called as each is scored
-
-        writer = WriteBehind(store, run_id, on_stored)
+        writer = WriteBehind(store, run_id, scoring.submit)
         clients = _RunClients.for_run(config, benchmark, store, writer, retry, _api_key(config, api_key))
         options = solve_options(config, benchmark)
         solve = benchmark.solve
@@ -303,7 +298,8 @@ async def execute(
             await scoring.wait()
         except BaseException as stopped:
             if not lease_lost.is_set():
-                store.set_status(run_id, "interrupted", f"{stop_cause(stopped)}: {progress.done_count}/"
+                done = progress.done_count + scoring.unscored  # stored, some not scored yet
+                store.set_status(run_id, "interrupted", f"{stop_cause(stopped)}: {done}/"
                                                         f"{progress.total_count} done; resume to finish")
             raise
         finally:
