@@ -5,7 +5,9 @@ The endpoint runs in its own process (this script with --serve) and answers each
 (tests/bfcl_multi_turn_script.py, plan `at_once`: each turn's calls in one answer, then an answer without a
 call), so every step of every turn is played and executed. Prints items/s and requests/s beside the ideal:
 all requests spread evenly over the concurrency, each taking the latency (requests / concurrency x latency),
-and the longest item's own chain of requests (a rollout's steps are sequential).
+and the longest item's own chain of requests (a rollout's steps are sequential). A rollout's steps cannot be
+spread over slots, so no run reaches that ideal: the schedule bound is the time the items' steps as played take
+when started in the run's order with no time between steps (the engine's own time is what lies beyond it).
 
 The data is the pinned bfcl-eval wheel (TOOLBOARD_BFCL_WHEEL, or the cached / downloaded one).
 
@@ -17,7 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import heapq
 import json
+import math
 import os
 import resource
 import sqlite3
@@ -35,8 +39,9 @@ from evaluators.benchmarks.bfcl.categories import MULTI_TURN  # noqa: E402
 from evaluators.benchmarks.bfcl.data import load  # noqa: E402
 from evaluators.benchmarks.bfcl.multi_turn.env_host import DEFAULT_WORKERS, shared_host  # noqa: E402
 from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV, pinned_wheel  # noqa: E402
+from evaluators.core.registry import get_benchmark  # noqa: E402
 from evaluators.engine.client import RetryPolicy  # noqa: E402
-from evaluators.engine.runner import execute, start_run  # noqa: E402
+from evaluators.engine.runner import execute, longest_first, start_run  # noqa: E402
 from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest  # noqa: E402
 from evaluators.engine.store import Store  # noqa: E402
 from tests.bfcl_multi_turn_script import script_for  # noqa: E402
@@ -73,6 +78,15 @@ def stats(server: subprocess.Popen) -> dict[str, int]:
     return counters
 
 
+def schedule_seconds(steps: list[int], concurrency: int, latency: float) -> float:
+    """When the last item ends if each starts in the next free slot (in the order given) and its steps take the
+    latency each, back to back."""
+    slots = [0.0] * concurrency
+    for count in steps:
+        heapq.heappush(slots, heapq.heappop(slots) + count * latency)
+    return max(slots)
+
+
 def stored_bytes(database: Path) -> int:
     """The database's size once its write-ahead log is folded in (the log is transient)."""
     with contextlib.closing(sqlite3.connect(database)) as db:
@@ -107,8 +121,10 @@ def main() -> int:
             outcome = asyncio.run(execute(store, run_id, samples, retry=RetryPolicy(base_delay=0.05)))
             wall = time.perf_counter() - started
             counters = stats(server)
-            steps = [sum(len(turn) for turn in prediction.extra["turns"])
-                     for prediction in store.load_predictions(run_id).values() if prediction.extra]
+            played = {sample_id: sum(len(turn) for turn in prediction.extra["turns"])
+                      for sample_id, prediction in store.load_predictions(run_id).items() if prediction.extra}
+            steps = list(played.values())
+            in_run_order = [played.get(sample.id, 0) for sample in longest_first(samples, get_benchmark("bfcl"))]
             store_bytes = stored_bytes(Path(home) / "bench.db")
         finally:
             if server.stdin is not None:
@@ -119,6 +135,8 @@ def main() -> int:
     requests = counters["requests"]
     ideal = requests / args.concurrency * args.latency
     chain = max(steps, default=0) * args.latency
+    whole_rounds = math.ceil(requests / args.concurrency) * args.latency
+    bound = schedule_seconds(in_run_order, args.concurrency, args.latency)
     print(f"{len(samples)} multi-turn items ({args.items} per category), concurrency {args.concurrency}, latency "
           f"{args.latency:g} s, {os.cpu_count()} cores")
     print(f"requests         {requests}  ({requests / len(samples):.1f} per item; the longest item {max(steps, default=0)})")
@@ -128,7 +146,10 @@ def main() -> int:
     print(f"requests/s       {requests / wall:.1f}  (ideal {args.concurrency / args.latency:.1f})")
     print(f"ideal            {ideal:.2f} s  (requests / concurrency x latency); the longest item's own chain "
           f"{chain:.2f} s")
-    print(f"efficiency       {ideal / wall:.2f}")
+    print(f"schedule bound   {bound:.2f} s  (the steps as played, started in the run's order, no time between "
+          f"them; whole rounds, ceil(requests / concurrency) x latency: {whole_rounds:.2f} s)")
+    print(f"efficiency       {ideal / wall:.2f}  (ideal / wall; at most {ideal / bound:.2f} in this order; against "
+          f"whole rounds {whole_rounds / wall:.2f}; of the schedule bound {bound / wall:.2f})")
     print(f"peak in flight   {counters['max_in_flight']}  (limit {args.concurrency})")
     print(f"status           {outcome.status}; scored {sum(s['n'] for s in (report.get('subsets') or {}).values())} items")
     print(f"store            {store_bytes / len(samples) / 1024:.0f} kB per item (predictions with their evidence, "

@@ -73,6 +73,14 @@ class Solve(Protocol):
                        options: Mapping[str, Any]) -> Prediction: ...
 
 
+class ExpectedRequests(Protocol):
+    """expected_requests(sample) -> about how many requests `solve` sends for it, one after the other (read from
+    the item alone, before any is sent). A run starts the longest first, so its last slots do not wait on one
+    long conversation begun late; only the order of starting changes, never a request."""
+
+    def __call__(self, sample: Sample, /) -> int: ...
+
+
 class ModelRequestSettings(Protocol):
     """The parts of a run's model settings a request profile reads."""
 

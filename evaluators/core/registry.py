@@ -15,6 +15,7 @@ from evaluators.core.declarations import About, EvidenceKind, Metric, Option, Ov
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
 from evaluators.core.hooks import (
     BuildRequest,
+    ExpectedRequests,
     LoadSamples,
     MatchPredictions,
     PrepareUploaded,
@@ -101,6 +102,8 @@ class Benchmark:
     match_predictions: MatchPredictions | None = None
     build_request: BuildRequest | None = None
     solve: Solve | None = None
+    # How many sequential requests solve is expected to send for a sample (multi-turn rollouts): longest started first.
+    expected_requests: ExpectedRequests | None = None
     # For benchmarks whose requests come in prompt styles (official / toolboard).
     request_profile: RequestProfileOf | None = None
     # What request_profile refuses, known from the settings alone (the form's line before Start).

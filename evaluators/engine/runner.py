@@ -19,6 +19,7 @@ from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.selection import runnable_subsets
 from evaluators.core.types import Prediction, Report, Sample, SampleScore
+from evaluators.engine.background_scoring import BackgroundScoring
 from evaluators.engine.client import (
     ChatClient,
     PlayingRole,
@@ -255,24 +256,21 @@ async def execute(
         if stored:
             _check_stored_run_can_run(config, benchmark, api_key)
         todo, progress = _todo_and_progress(run_id, samples, store.prediction_states(run_id), rerun_errors)
+        todo = longest_first(todo, benchmark)
         store.set_status(run_id, "running")
-        scored: dict[str, dict[str, SampleScore]] = {mode: {} for mode in SCORING_MODES}
-        score_rows: dict[str, dict[str, tuple[Any, ...]]] = {mode: {} for mode in SCORING_MODES}
 
-        def on_stored(finished: list[tuple[Sample, Prediction]]) -> None:
-            for sample, prediction in finished:
-                # Scoring is pure and cheap: done while other requests are in flight, not at the end (its rows too).
-                for mode in SCORING_MODES:
-                    verdict = scored[mode][sample.id] = benchmark.score(sample, prediction, mode)
-                    score_rows[mode][sample.id] = sample_score_row(run_id, mode, verdict)
-                progress.scored += 1
-                progress.correct += bool(scored["official"][sample.id].correct)
-                progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
-                progress.errors += prediction.error is not None
-                if on_progress:
-                    on_progress(progress)
+        def on_scored(sample: Sample, prediction: Prediction, verdict: SampleScore) -> None:
+            progress.scored += 1
+            progress.correct += bool(verdict.correct)
+            progress.done[sample.subset] = progress.done.get(sample.subset, 0) + 1
+            progress.errors += prediction.error is not None
+            if on_progress:
+                on_progress(progress)
 
-        writer = WriteBehind(store, run_id, on_stored)
+        # Scoring is pure: done while other requests are in flight, not at the end (its rows too), on a thread of
+        # its own so the event loop keeps sending (a multi-turn item is replayed in an environment worker).
+        scoring = BackgroundScoring(benchmark, run_id, on_scored)
+        writer = WriteBehind(store, run_id, scoring.submit)
         clients = _RunClients.for_run(config, benchmark, store, writer, retry, _api_key(config, api_key))
         options = solve_options(config, benchmark)
         solve = benchmark.solve
@@ -295,25 +293,30 @@ async def execute(
 
         try:
             await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
+            if not lease_lost.is_set():
+                writer.flush()
+            await scoring.wait()
         except BaseException as stopped:
             if not lease_lost.is_set():
-                store.set_status(run_id, "interrupted", f"{stop_cause(stopped)}: {progress.done_count}/"
+                done = progress.done_count + scoring.unscored  # stored, some not scored yet
+                store.set_status(run_id, "interrupted", f"{stop_cause(stopped)}: {done}/"
                                                         f"{progress.total_count} done; resume to finish")
             raise
         finally:
             if not lease_lost.is_set():
                 writer.flush()
+            scoring.close()
             await clients.close()
         if lease_lost.is_set():
             return RunOutcome(run_id, "cancelled", None, progress)  # _held_lease raises with the reason
         if writer.unsaved:
-            writer.flush()  # a last try for what the store refused while the run went
+            writer.flush()  # a last try for what the store refused while the run went (scored by score_run)
         if cancel.is_set():
             store.set_status(run_id, "cancelled", f"{progress.done_count}/{progress.total_count} done; resume to finish")
             return RunOutcome(run_id, "cancelled", None, progress)
         phase_log.mark("requests done")
         _check_all_stored(store, run_id, samples, writer)
-        report = score_run(store, run_id, samples, scored, score_rows)
+        report = score_run(store, run_id, samples, scoring.scored, scoring.rows)
         phase_log.mark("scored and stored")
         run = store.get_run(run_id)
         if todo and clients.requests_sent == 0 and run.status == "finished":
@@ -405,6 +408,16 @@ def solve_options(config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
     for option in benchmark.options:
         options[option.name] = config.options.get(option.name, option.default)
     return options
+
+
+def longest_first(todo: list[Sample], benchmark: Benchmark) -> list[Sample]:
+    """The samples in the order they are started: those the benchmark expects to send the most requests one after
+    the other first (a stable sort: alike ones keep their order), so the run does not end on one long rollout
+    begun last while the other slots sit idle. Samples of one request each keep their order."""
+    if benchmark.expected_requests is None:
+        return todo
+    expected = benchmark.expected_requests
+    return sorted(todo, key=lambda sample: -expected(sample))
 
 
 async def _solve_all(todo: list[Sample], solve_one: Callable[[Sample], Awaitable[None]], concurrency: int,

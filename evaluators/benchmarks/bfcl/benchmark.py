@@ -27,7 +27,14 @@ from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.evidence import MULTI_TURN_EVIDENCE
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
 from evaluators.benchmarks.bfcl.report import LIVE_AST, NON_LIVE_AST_REST, SIMPLE_AST, mean_of, overall_parts, summarize
-from evaluators.benchmarks.bfcl.solve import OFFICIAL_STYLE, request_profile, run_problem, server_keys, solve
+from evaluators.benchmarks.bfcl.solve import (
+    OFFICIAL_STYLE,
+    expected_requests,
+    request_profile,
+    run_problem,
+    server_keys,
+    solve,
+)
 from evaluators.core.board_layout import BoardLayout
 from evaluators.core.declarations import About, Metric, Option, Overview
 from evaluators.core.registry import Benchmark
@@ -203,6 +210,7 @@ BENCHMARK = Benchmark(
     report=summarize,
     build_request=build_request,
     solve=solve,
+    expected_requests=expected_requests,
     request_profile=request_profile,
     run_problem=run_problem,
     options=(Option(BACKEND_OPTION, BACKENDS, SERPAPI, "what answers the web search tools: serpapi (the official "

@@ -54,6 +54,14 @@ async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str
     return Prediction(sample.id, output=result.text, tool_calls=tool_calls, latency=result.latency, usage=result.usage)
 
 
+def expected_requests(sample: Sample) -> int:
+    """One request for a single-turn item; for a multi-turn one, about two per turn (the calls, then the answer
+    without a call), read from its questions only: a run starts the longest conversations first."""
+    if is_multi_turn(sample.subset):
+        return 2 * len(sample.input["question"])
+    return 1
+
+
 def request_profile(config: RunSettings) -> RequestProfile:
     """The official requests (texts read from the pinned wheel, which is fetched here once if needed, so
     a missing wheel is one clear error before any request) and the official temperature unless set."""

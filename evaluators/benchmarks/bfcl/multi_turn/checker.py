@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -141,13 +142,15 @@ def check(sample: Sample, decoded_turns: list[list[list[str]]], model_name: str 
     request = checker_request(sample, decoded_turns, model_name)
     # A run scores each item in both modes, one after the other, and they replay the same turns: replayed once.
     key = json.dumps(request, sort_keys=True, default=repr)
-    if key in _RECENT_CHECKS:
-        return copy.deepcopy(_RECENT_CHECKS[key])
+    recent = _RECENT_CHECKS.get(key)
+    if recent is not None:
+        return copy.deepcopy(recent)
     calls = sum(len(step) for turn in decoded_turns for step in turn) + sum(len(turn) for turn in sample.gold)
     result = (host or shared_host()).check(request, calls)
-    _RECENT_CHECKS[key] = copy.deepcopy(result)
-    while len(_RECENT_CHECKS) > RECENT_CHECKS:
-        _RECENT_CHECKS.popitem(last=False)
+    with _RECENT_CHECKS_LOCK:  # runs score on their own scoring threads (engine/background_scoring.py)
+        _RECENT_CHECKS[key] = copy.deepcopy(result)
+        while len(_RECENT_CHECKS) > RECENT_CHECKS:
+            _RECENT_CHECKS.popitem(last=False)
     return result
 
 
@@ -155,6 +158,7 @@ def check(sample: Sample, decoded_turns: list[list[list[str]]], model_name: str 
 # item read one replay.
 RECENT_CHECKS = 64
 _RECENT_CHECKS: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_RECENT_CHECKS_LOCK = threading.Lock()
 
 
 def checker_request(sample: Sample, decoded: list[list[list[str]]], model_name: str) -> dict[str, Any]:

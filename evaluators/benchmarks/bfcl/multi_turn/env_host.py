@@ -7,6 +7,8 @@ host = EnvironmentHost(workers=2, memory_mb=1024, call_seconds=10.0, wheel=None)
 session = host.open(sample, namespace)           # the sample's involved classes, loaded from initial_config
 results = host.execute(session, call_texts)      # list[str]: the official result text of each call
 state = host.state(session)                      # {class_name: {attr: JSON-safe}} (evidence only)
+session = host.open(sample, namespace, track_state=True)   # session.state: the state after the latest open or
+                                                 # execute, carried by their replies (no state round trip)
 host.close(session)
 await host.open_async(...) / execute_async(...) / state_async(...) / close_async(...)
 host.check(request) / await host.check_async(request)   # checker.py's worker side (see checker.py)
@@ -75,6 +77,9 @@ class Session:
     slot: int
     worker: _Worker
     ended: str | None = None
+    # Opened with track_state: the environments' state after the latest open or execute (what `state` answers).
+    track_state: bool = False
+    state: dict[str, dict[str, Any]] | None = None
 
 
 class _Worker:
@@ -222,23 +227,29 @@ class EnvironmentHost:
 
     # ---- sync API ----
 
-    def open(self, sample: Sample, namespace: str, slot: int | None = None) -> Session:
-        """A session with the sample's involved classes, loaded from its initial_config."""
+    def open(self, sample: Sample, namespace: str, slot: int | None = None, track_state: bool = False) -> Session:
+        """A session with the sample's involved classes, loaded from its initial_config. With `track_state`, the
+        replies to open and execute carry the state afterwards, kept in `session.state` (no `state` round trip)."""
         index = self._pick_slot() if slot is None else slot
         with self._lock:
             worker = self._live_worker(self._slots[index])
-        session = Session(id=f"s{next(self._ids)}", item_id=sample.id, slot=index, worker=worker)
+        session = Session(id=f"s{next(self._ids)}", item_id=sample.id, slot=index, worker=worker,
+                          track_state=track_state)
         with worker.lock:
-            worker.request({"op": "open", "session": session.id, "classes": sample.input["involved_classes"],
-                            "initial_config": sample.input["initial_config"], "namespace": namespace,
-                            "item_id": sample.id, "long_context": bool(sample.meta.get("long_context"))},
-                           self.call_seconds * len(sample.input["involved_classes"]) + SLACK_SECONDS)
+            reply = worker.request({"op": "open", "session": session.id, "classes": sample.input["involved_classes"],
+                                    "initial_config": sample.input["initial_config"], "namespace": namespace,
+                                    "item_id": sample.id, "long_context": bool(sample.meta.get("long_context")),
+                                    "with_state": track_state},
+                                   self.call_seconds * len(sample.input["involved_classes"]) + SLACK_SECONDS)
             worker.sessions.add(session.id)
+        session.state = reply.get("state")
         return session
 
     def execute(self, session: Session, call_texts: list[str]) -> list[str]:
-        reply = self._call(session, {"op": "execute", "session": session.id, "calls": list(call_texts)},
+        reply = self._call(session, {"op": "execute", "session": session.id, "calls": list(call_texts),
+                                     "with_state": session.track_state},
                            self.call_seconds * (len(call_texts) + 1) + SLACK_SECONDS)
+        session.state = reply.get("state")
         return list(reply["results"])
 
     def state(self, session: Session) -> dict[str, dict[str, Any]]:
@@ -277,9 +288,9 @@ class EnvironmentHost:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._slots[index].executor, function, *args)
 
-    async def open_async(self, sample: Sample, namespace: str) -> Session:
+    async def open_async(self, sample: Sample, namespace: str, track_state: bool = False) -> Session:
         index = self._pick_slot()
-        return await self._in_slot(index, self.open, sample, namespace, index)
+        return await self._in_slot(index, self.open, sample, namespace, index, track_state)
 
     async def execute_async(self, session: Session, call_texts: list[str]) -> list[str]:
         return await self._in_slot(session.slot, self.execute, session, call_texts)

@@ -73,8 +73,9 @@ async def run_rollout(sample: Sample, chat: Any, host: EnvironmentHost | None = 
     rollout = Rollout(sample)
     session = None
     try:
-        session = await host.open_async(sample, rollout_namespace(chat.settings.model))
-        rollout.initial_state = await host.state_async(session)
+        # The state after the open and after each step's execution comes with their replies (session.state).
+        session = await host.open_async(sample, rollout_namespace(chat.settings.model), track_state=True)
+        rollout.initial_state = _state(session)
         await _play(rollout, chat, host, session, texts)
     except RequestFailed as failure:
         rollout.stop, rollout.error = REQUEST_FAILED, str(failure)
@@ -98,7 +99,7 @@ async def _play(rollout: Rollout, chat: Any, host: EnvironmentHost, session: Any
         rollout.turns.append(step_texts)
         rollout.transcript.append(record)
         force_quit = await _play_turn(rollout, chat, host, session, texts, messages, step_texts, steps)
-        record["state"] = await host.state_async(session)
+        record["state"] = _state(session)  # nothing runs between the turn's last execution and here
         if force_quit:
             rollout.stop = FORCE_TERMINATED
             return
@@ -128,6 +129,11 @@ async def _play_turn(rollout: Rollout, chat: Any, host: EnvironmentHost, session
         executed += 1
         if executed > texts.step_limit:  # official: `count > MAXIMUM_STEP_LIMIT` after the step's execution
             return True
+
+
+def _state(session: Any) -> dict[str, Any]:
+    """The session's state after its latest open or execute (what the host's `state` would answer now)."""
+    return dict(session.state or {})
 
 
 def _decoded(text: str | None, step: dict[str, Any]) -> list[str] | None:

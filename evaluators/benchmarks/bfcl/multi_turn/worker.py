@@ -4,9 +4,10 @@ CALL_SECONDS`; it limits its own address space (RLIMIT_AS), loads the classes fr
 answers one JSON request per line on stdin with one JSON reply per line on stdout (anything the official code
 prints goes to stderr).
 
-Requests (`op`): open {session, classes, initial_config, namespace, item_id, long_context}; execute {session,
-calls}; state {session}; close {session}; check {entry, decoded, gold, model_name} (checker.py's worker side);
-ping. Replies: {"ok": true, ...} or {"ok": false, "error": text} (e.g. an unknown session or class).
+Requests (`op`): open {session, classes, initial_config, namespace, item_id, long_context, with_state};
+execute {session, calls, with_state}; state {session}; close {session}; check {entry, decoded, gold, model_name}
+(checker.py's worker side); ping. With `with_state` true, open and execute replies also hold the session's
+state afterwards (what `state` would answer next), saving a round trip. Replies: {"ok": true, ...} or {"ok": false, "error": text} (e.g. an unknown session or class).
 A call that runs longer than CALL_SECONDS, or memory running out, ends the process (exit codes below): the host
 sees it gone and ends every session it held with "environment_limit". The time limit is SIGALRM with its
 default action (the process ends with -14); memory running out ends it with EXIT_MEMORY.
@@ -81,10 +82,10 @@ class Worker:
         if op == "ping":
             return {"ok": True}
         if op == "open":
-            self.sessions[request["session"]] = self.environment(
+            opened = self.sessions[request["session"]] = self.environment(
                 request["classes"], request["initial_config"], request["namespace"], request["item_id"],
                 bool(request["long_context"]))
-            return {"ok": True}
+            return {"ok": True, **({"state": public_state(opened)} if request.get("with_state") else {})}
         if op == "check":
             from evaluators.benchmarks.bfcl.multi_turn.checker import run_official_checker
 
@@ -93,8 +94,9 @@ class Worker:
         if session is None:
             return {"ok": False, "error": f"no open session {request.get('session')!r} in this worker"}
         if op == "execute":
-            return {"ok": True, "results": execute_call_texts(session, request["calls"], self.time_limit),
-                    "deviations": dict(session.deviations)}
+            results = execute_call_texts(session, request["calls"], self.time_limit)
+            return {"ok": True, "results": results, "deviations": dict(session.deviations),
+                    **({"state": public_state(session)} if request.get("with_state") else {})}
         if op == "state":
             return {"ok": True, "state": public_state(session)}
         if op == "close":
