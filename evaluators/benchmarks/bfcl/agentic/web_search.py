@@ -438,6 +438,13 @@ class WebSession:
     environment: Any
     tools: WebSearchTools
 
+    @property
+    def state(self) -> dict[str, Any]:
+        """The state after the latest open or execute, as an environment Session carries it (the rollout reads it
+        after each turn): whether snippets show, and the searches and fetches so far."""
+        return {WEB_SEARCH_CLASS: {"show_snippet": self.tools._show_snippet,
+                                   "calls": [dict(entry) for entry in self.tools._log]}}
+
 
 class WebSearchHost:
     """EnvironmentHost's async interface for web search items, in this process: the tools' calls run in threads
@@ -467,15 +474,14 @@ class WebSearchHost:
         with _WEB_CALLS:
             return execute_call_texts(session.environment, call_texts)
 
-    async def open_async(self, sample: Sample, namespace: str) -> WebSession:
-        return self.open(sample, namespace)
+    async def open_async(self, sample: Sample, namespace: str, track_state: bool = False) -> WebSession:
+        return self.open(sample, namespace)  # the state is always at hand here (WebSession.state)
 
     async def execute_async(self, session: WebSession, call_texts: list[str]) -> list[str]:
         return await asyncio.to_thread(self.execute, session, call_texts)
 
     async def state_async(self, session: WebSession) -> dict[str, Any]:
-        return {WEB_SEARCH_CLASS: {"show_snippet": session.tools._show_snippet,
-                                   "calls": [dict(entry) for entry in session.tools._log]}}
+        return session.state
 
     async def close_async(self, session: WebSession) -> None:
         return None
