@@ -130,12 +130,12 @@ class Benchmark:
     # words a refused run shows). A run of every subset leaves them out; a run naming one is refused.
     upload_only: tuple[str, ...] = ()
     upload_only_why: str = ""
-    # Subsets this deployment cannot play right now (e.g. BFCL web search without a search backend configured),
+    # Subsets this deployment cannot play right now (e.g. tools whose backend is not configured),
     # read when a run starts: a run of every subset leaves them out (as upload-only ones); a run naming one is
     # left to the benchmark's request_profile, which refuses it saying what to set.
     unavailable_now: Callable[[], tuple[str, ...]] | None = None
     # The server's environment variables holding keys that a run with these settings reads besides its endpoints'
-    # (e.g. BFCL web search's SerpAPI key), each with what needs it and what to choose instead. A public deployment
+    # (e.g. a search service's key), each with what needs it and what to choose instead. A public deployment
     # refuses such a run: a visitor's run never spends the operator's keys (evaluators/service/run_request.py).
     server_keys: ServerKeysOf | None = None
 

@@ -1,6 +1,6 @@
 """Scoring a run's predictions while the run goes, on a thread of its own instead of the event loop.
 
-A benchmark's `score` is pure, but not always quick: a multi-turn BFCL item is replayed in an environment
+A benchmark's `score` is pure, but not always quick: a multi-turn item may be replayed in an environment
 worker (tens of ms, more while the worker serves rollouts), and on the event loop that time held back every
 answer waiting to send its next request (measured: about a sixth of the loop's time at concurrency 32). Here
 each stored batch is scored on one scoring thread; the verdicts and their store rows come back to the loop,
