@@ -22,7 +22,7 @@ from evaluators.benchmarks.bfcl.categories import (
     language_of,
 )
 from evaluators.benchmarks.bfcl.multi_turn.data import load_multi_turn_category
-from evaluators.benchmarks.bfcl.records import required_fields
+from evaluators.benchmarks.bfcl.records import ANSWER_FOLDER, required_fields
 from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, VERSION, WHEEL_NAME, has_member, pinned_wheel, read_member
 from evaluators.core import source_files
 from evaluators.core.errors import DataError
@@ -31,7 +31,6 @@ from evaluators.core.paths import data_dir_from_env
 from evaluators.core.types import Sample
 
 DATA_VERSION = f"bfcl-eval {VERSION} ({WHEEL_NAME})"
-ANSWER_FOLDER = "possible_answer"
 
 
 def category_file(category: str) -> str:

@@ -17,3 +17,19 @@ def required_fields(record: Any, fields: dict[str, type], where: str, line: int)
         if not isinstance(record[name], kind):
             raise DataError(f"field {name!r} must be a {kind.__name__}, got {type(record[name]).__name__}", where, line)
     return record
+
+
+# Where the official data keeps each questions file's possible answers (possible_answer/<same name>).
+ANSWER_FOLDER = "possible_answer"
+
+
+def paired_with_answers(source: Any, questions_file: str) -> tuple[list[Any], list[Any], str, str]:
+    """A questions file's records and its answers file's, which the official runner pairs by position (so they must
+    be equally many), with where each was read; `source` is bfcl.data.DataSource."""
+    answers_file = f"{ANSWER_FOLDER}/{questions_file}"
+    questions = source.read(questions_file)
+    answers = source.read(answers_file)
+    if len(answers) != len(questions):
+        raise DataError(f"{len(questions)} items in {questions_file} but {len(answers)} answers (they are paired by "
+                        "position and must be equally many)", source.where(answers_file))
+    return questions, answers, source.where(questions_file), source.where(answers_file)

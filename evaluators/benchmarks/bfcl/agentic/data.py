@@ -27,11 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import AGENTIC, MEMORY, PYTHON, WEB_SEARCH
-from evaluators.benchmarks.bfcl.records import required_fields
+from evaluators.benchmarks.bfcl.records import paired_with_answers, required_fields
 from evaluators.core.errors import DataError
 from evaluators.core.types import Sample
 
-ANSWER_FOLDER = "possible_answer"
 MEMORY_FILE = "BFCL_v4_memory.json"
 WEB_SEARCH_FILE = "BFCL_v4_web_search.json"
 AGENTIC_FILES = (MEMORY_FILE, WEB_SEARCH_FILE)
@@ -97,13 +96,7 @@ def _web_search_docs(source: Any) -> list[dict] | None:
 def load_agentic_category(source: Any, category: str) -> list[Sample]:
     """One agentic category's items in file order; `source` is bfcl.data.DataSource."""
     questions_file, word = shared_file(category)
-    answers_file = f"{ANSWER_FOLDER}/{questions_file}"
-    questions = source.read(questions_file)
-    answers = source.read(answers_file)
-    if len(answers) != len(questions):
-        raise DataError(f"{len(questions)} items in {questions_file} but {len(answers)} answers (they are paired by "
-                        "position and must be equally many)", source.where(answers_file))
-    where, answer_where = source.where(questions_file), source.where(answers_file)
+    questions, answers, where, answer_where = paired_with_answers(source, questions_file)
     docs = _web_search_docs(source) if category in WEB_SEARCH else None
     samples = []
     for (line, record), (answer_line, answer) in zip(questions, answers):

@@ -25,13 +25,12 @@ from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import MULTI_TURN, PYTHON
 from evaluators.benchmarks.bfcl.multi_turn.environments import BackendConfig, backend_config
-from evaluators.benchmarks.bfcl.records import required_fields
+from evaluators.benchmarks.bfcl.records import paired_with_answers, required_fields
 from evaluators.core import source_files
 from evaluators.core.errors import DataError
 from evaluators.core.types import Sample
 
 FUNC_DOC_FOLDER = "multi_turn_func_doc"
-ANSWER_FOLDER = "possible_answer"
 LONG_CONTEXT = "multi_turn_long_context"
 
 
@@ -136,13 +135,7 @@ def load_multi_turn_category(source: Any, category: str, wheel: Path | None = No
     config = backend_config(wheel or source.wheel)
     docs = FuncDocs(source, config)
     questions_file = _file(category)
-    answers_file = f"{ANSWER_FOLDER}/{questions_file}"
-    questions = source.read(questions_file)
-    answers = source.read(answers_file)
-    if len(answers) != len(questions):
-        raise DataError(f"{len(questions)} items in {questions_file} but {len(answers)} answers (they are paired by "
-                        "position and must be equally many)", source.where(answers_file))
-    where, answer_where = source.where(questions_file), source.where(answers_file)
+    questions, answers, where, answer_where = paired_with_answers(source, questions_file)
     samples = []
     for (line, record), (answer_line, answer) in zip(questions, answers):
         item = required_fields(record, {"id": str, "question": list, "involved_classes": list, "initial_config": dict},
