@@ -233,6 +233,21 @@ def write_result_files(set_folder: Path, texts_by_category: dict[str, list[tuple
         (folder / f"BFCL_v4_{category}_result.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def run_official_on_sets(venv: OfficialVenv, work: Path, samples: list[Any], answers_by_set: dict[str, dict[str, Any]],
+                         categories: list[str]) -> None:
+    """Each prediction set (set name -> item id -> result) written as the official result files under `work/<set
+    name>`, items in the samples' order, then the official runner on all of them (read each back with
+    read_official(work / name))."""
+    folders = []
+    for name, answers in answers_by_set.items():
+        by_category: dict[str, list[tuple[str, Any]]] = {}
+        for sample in samples:
+            by_category.setdefault(sample.subset, []).append((sample.id, answers[sample.id]))
+        write_result_files(work / name, by_category)
+        folders.append(work / name)
+    run_official(venv, work, folders, categories)
+
+
 def run_official(venv: OfficialVenv, work: Path, set_folders: list[Path], categories: list[str],
                  timeout: float = 900) -> None:
     """The official runner on every set (`score/` is written beside each set's `result/`), the sets shared out
@@ -411,20 +426,29 @@ def run_official_multi_turn(venv: OfficialVenv, work: Path, base_url: str, model
     the given items, one after another in the order given, each as the official `load_dataset_entry` prepares it,
     against the OpenAI-compatible endpoint `base_url` (through OPENAI_BASE_URL / OPENAI_API_KEY, as the handler
     reads them). Returns each item's `result` (per turn, per step, the model's texts) as the handler returns it."""
+    return _run_inference(venv, work, MULTI_TURN_INFERENCE, "multi turn", base_url,
+                          {"model": model, "ids": ids_by_category}, timeout)
+
+
+def _run_inference(venv: OfficialVenv, work: Path, driver: str, what: str, base_url: str, spec_data: dict,
+                   timeout: float) -> dict[str, list[list]]:
+    """The venv's `driver` (this file's entry point for one official inference loop) on the items of `spec_data`,
+    against `base_url`; its output file read back. The driver's output goes to a log named in any failure."""
+    slug = what.replace(" ", "_")
     work.mkdir(parents=True, exist_ok=True)
-    spec, out = work / "multi_turn_items.json", work / "multi_turn_results.json"
-    spec.write_text(json.dumps({"model": model, "ids": ids_by_category}), encoding="utf-8")
+    spec, out = work / f"{slug}_items.json", work / f"{slug}_results.json"
+    spec.write_text(json.dumps(spec_data), encoding="utf-8")
     env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key"}
-    log = work / "multi_turn_inference.log"
+    log = work / f"{slug}_inference.log"
     with log.open("w", encoding="utf-8") as output:
         try:
-            done = subprocess.run([str(venv.python), *DRIVER_FLAGS, __file__, MULTI_TURN_INFERENCE, str(venv.stand_ins),
-                                   str(work / "bfcl_root_inference"), str(spec), str(out)],
+            done = subprocess.run([str(venv.python), *DRIVER_FLAGS, __file__, driver, str(venv.stand_ins),
+                                   str(work / f"bfcl_root_{slug}"), str(spec), str(out)],
                                   stdout=output, stderr=subprocess.STDOUT, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise RuntimeError(f"the official multi-turn inference timed out after {timeout} s; see {log}") from None
+            raise RuntimeError(f"the official {what} inference timed out after {timeout} s; see {log}") from None
     if done.returncode != 0:
-        raise RuntimeError("the official multi-turn inference failed:\n" + log.read_text(encoding="utf-8")[-4000:])
+        raise RuntimeError(f"the official {what} inference failed:\n" + log.read_text(encoding="utf-8")[-4000:])
     return json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -464,21 +488,8 @@ def run_official_web_search(venv: OfficialVenv, work: Path, base_url: str, model
     """run_official_multi_turn for web search items: the official handler's prompting loop with the official
     WebSearchAPI, whose `GoogleSearch` and `requests` are replaced, in the venv, by stand-ins that read the
     recording (the format of TOOLBOARD_BFCL_WEB_SEARCH_RECORDING) and fail as the recorded backend fails."""
-    work.mkdir(parents=True, exist_ok=True)
-    spec, out = work / "web_search_items.json", work / "web_search_results.json"
-    spec.write_text(json.dumps({"model": model, "ids": ids_by_category, "recording": str(recording)}), encoding="utf-8")
-    env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key"}
-    log = work / "web_search_inference.log"
-    with log.open("w", encoding="utf-8") as output:
-        try:
-            done = subprocess.run([str(venv.python), *DRIVER_FLAGS, __file__, WEB_SEARCH_INFERENCE, str(venv.stand_ins),
-                                   str(work / "bfcl_root_web_search"), str(spec), str(out)],
-                                  stdout=output, stderr=subprocess.STDOUT, env=env, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"the official web search inference timed out after {timeout} s; see {log}") from None
-    if done.returncode != 0:
-        raise RuntimeError("the official web search inference failed:\n" + log.read_text(encoding="utf-8")[-4000:])
-    return json.loads(out.read_text(encoding="utf-8"))
+    return _run_inference(venv, work, WEB_SEARCH_INFERENCE, "web search", base_url,
+                          {"model": model, "ids": ids_by_category, "recording": str(recording)}, timeout)
 
 
 def _recorded_stand_ins(recording: dict) -> tuple[type, Any]:

@@ -223,3 +223,15 @@ def bfcl_official(tmp_path_factory: pytest.TempPathFactory) -> BfclOfficial:
         for relative in files:
             (data_dir / relative).write_bytes(read_member(wheel, DATA_PREFIX + relative))
     return BfclOfficial(wheel, data_dir)
+
+
+@pytest.fixture(scope="session")
+def official_checker() -> object:
+    """The official BFCL checker's venv (tests/bfcl_official_venv.py), built once and cached; skipped, with the
+    reason, where it cannot be built."""
+    from tests.bfcl_official_venv import VenvUnavailable, official_venv
+
+    try:
+        return official_venv()
+    except VenvUnavailable as reason:
+        pytest.skip(f"the official bfcl-eval 2026.3.23 venv could not be built: {reason}")

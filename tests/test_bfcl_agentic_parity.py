@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,14 +23,7 @@ from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import load
 from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
 from evaluators.core.types import Prediction, Sample, SampleScore
-from tests.bfcl_official_venv import (
-    OfficialSetResult,
-    VenvUnavailable,
-    official_venv,
-    read_official,
-    run_official,
-    write_result_files,
-)
+from tests.bfcl_official_venv import OfficialSetResult, read_official, run_official_on_sets
 from tests.conftest import BfclOfficial
 
 MUTATION_ROUNDS = 3
@@ -90,14 +82,6 @@ def samples(bfcl_official: BfclOfficial) -> list[Sample]:
         return load(subsets=list(AGENTIC))
 
 
-@pytest.fixture(scope="session")
-def official_checker():
-    try:
-        return official_venv()
-    except VenvUnavailable as reason:
-        pytest.skip(f"the official bfcl-eval 2026.3.23 venv could not be built: {reason}")
-
-
 @pytest.fixture(scope="module")
 def scored_sets(samples: list[Sample], official_checker, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ScoredSet]:
     work = tmp_path_factory.mktemp("bfcl_agentic_parity")
@@ -107,14 +91,8 @@ def scored_sets(samples: list[Sample], official_checker, tmp_path_factory: pytes
         answers = {s.id: mutated_answer(s, round_) for s in samples}
         sets[f"mutated_{round_}"] = ({i: result for i, (_, result) in answers.items()},
                                      {i: kind for i, (kind, _) in answers.items()})
-    folders: list[Path] = []
-    for name, (answers, _) in sets.items():
-        by_category: dict[str, list] = {}
-        for sample in samples:
-            by_category.setdefault(sample.subset, []).append((sample.id, answers[sample.id]))
-        write_result_files(work / name, by_category)
-        folders.append(work / name)
-    run_official(official_checker, work, folders, list(AGENTIC))
+    run_official_on_sets(official_checker, work, samples, {name: answers for name, (answers, _) in sets.items()},
+                         list(AGENTIC))
     scored = {}
     for name, (answers, kinds) in sets.items():
         ours = {s.id: score(s, Prediction(sample_id=s.id, extra={"turns": answers[s.id]}), "official") for s in samples}

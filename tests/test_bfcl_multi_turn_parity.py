@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -33,14 +32,7 @@ from tests.bfcl_multi_turn_mutations import (
     odd_answer,
     oracle_answer,
 )
-from tests.bfcl_official_venv import (
-    OfficialSetResult,
-    VenvUnavailable,
-    official_venv,
-    read_official,
-    run_official,
-    write_result_files,
-)
+from tests.bfcl_official_venv import OfficialSetResult, read_official, run_official_on_sets
 from tests.conftest import BfclOfficial
 
 MUTATION_ROUNDS = 6
@@ -70,14 +62,6 @@ def samples(bfcl_official: BfclOfficial) -> list[Sample]:
         return load(subsets=list(MULTI_TURN))
 
 
-@pytest.fixture(scope="session")
-def official_checker():
-    try:
-        return official_venv()
-    except VenvUnavailable as reason:
-        pytest.skip(f"the official bfcl-eval 2026.3.23 venv could not be built: {reason}")
-
-
 @pytest.fixture(scope="module")
 def host(bfcl_official: BfclOfficial):
     """`score` runs the checker on the process's shared host: this one while the module runs."""
@@ -104,14 +88,8 @@ def scored_sets(samples: list[Sample], official_checker, host: EnvironmentHost,
                 tmp_path_factory: pytest.TempPathFactory) -> dict[str, ScoredSet]:
     work = tmp_path_factory.mktemp("bfcl_multi_turn_parity")
     sets = _prediction_sets(samples)
-    folders: list[Path] = []
-    for name, (answers, _) in sets.items():
-        by_category: dict[str, list] = {}
-        for sample in samples:
-            by_category.setdefault(sample.subset, []).append((sample.id, answers[sample.id]))
-        write_result_files(work / name, by_category)
-        folders.append(work / name)
-    run_official(official_checker, work, folders, list(MULTI_TURN))
+    run_official_on_sets(official_checker, work, samples, {name: answers for name, (answers, _) in sets.items()},
+                         list(MULTI_TURN))
     scored = {}
     for name, (answers, kinds) in sets.items():
         ours = {s.id: score(s, Prediction(sample_id=s.id, extra={"turns": answers[s.id]}), "official")

@@ -29,14 +29,7 @@ from tests.bfcl_mutations import (
     mutated_answer,
     oracle_answer,
 )
-from tests.bfcl_official_venv import (
-    OfficialSetResult,
-    VenvUnavailable,
-    official_venv,
-    read_official,
-    run_official,
-    write_result_files,
-)
+from tests.bfcl_official_venv import OfficialSetResult, read_official, run_official_on_sets
 from tests.conftest import BfclOfficial
 
 MUTATION_ROUNDS = 8
@@ -79,14 +72,6 @@ def samples(bfcl_official: BfclOfficial) -> list[Sample]:
     return load(bfcl_official.data_dir)
 
 
-@pytest.fixture(scope="session")
-def official_checker():
-    try:
-        return official_venv()
-    except VenvUnavailable as reason:
-        pytest.skip(f"the official bfcl-eval 2026.3.23 venv could not be built: {reason}")
-
-
 def _prediction_sets(samples: list[Sample]) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
     """Set name -> (id -> text, id -> what was changed)."""
     sets = {ORACLE: ({s.id: oracle_answer(s) for s in samples}, {s.id: "oracle" for s in samples})}
@@ -100,14 +85,8 @@ def _prediction_sets(samples: list[Sample]) -> dict[str, tuple[dict[str, str], d
 def scored_sets(samples: list[Sample], official_checker, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ScoredSet]:
     work = tmp_path_factory.mktemp("bfcl_parity")
     sets = _prediction_sets(samples)
-    folders = []
-    for name, (texts, _) in sets.items():
-        by_category: dict[str, list[tuple[str, str]]] = {}
-        for sample in samples:
-            by_category.setdefault(sample.subset, []).append((sample.id, texts[sample.id]))
-        write_result_files(work / name, by_category)
-        folders.append(work / name)
-    run_official(official_checker, work, folders, list(CATEGORIES))
+    run_official_on_sets(official_checker, work, samples, {name: texts for name, (texts, _) in sets.items()},
+                         list(CATEGORIES))
     scored = {}
     for name, (texts, kinds) in sets.items():
         ours = {s.id: score(s, Prediction(sample_id=s.id, output=texts[s.id]), "official") for s in samples}

@@ -20,7 +20,6 @@ from evaluators.core.errors import PredictionsError
 from evaluators.core.types import Sample, SampleScore, ToolCall
 from tests.bfcl_fixtures import write_bfcl_folder
 from tests.bfcl_official_tables import official_tables
-from tests.bfcl_official_venv import VenvUnavailable, official_venv
 from tests.conftest import run_cli
 
 
@@ -127,14 +126,6 @@ def test_missing_predictions_are_listed():
 
 
 # --- the official tables --------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def official_checker():
-    try:
-        return official_venv()
-    except VenvUnavailable as reason:
-        pytest.skip(f"the official bfcl-eval 2026.3.23 venv could not be built: {reason}")
-
 
 def _mean(counts: dict[str, tuple[int, int]]) -> float:
     return sum(c / t for c, t in counts.values()) / len(counts)
