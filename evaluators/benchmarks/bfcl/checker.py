@@ -67,17 +67,18 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official")
     """The verdict on one item; pure."""
     category = sample.meta.get("category") or sample.subset
     language = sample.meta.get("language") or language_of(category)
+    # Every category: an item without an answer (none given, or its request failed) is wrong.
+    if prediction is None:
+        return _verdict(sample, False, "missing", "official_every_item_needs_an_answer", "no prediction for this item")
+    if prediction.error:
+        return _verdict(sample, False, "request_error", "official_every_item_needs_an_answer",
+                        f"the request failed: {prediction.error}")
     if is_multi_turn(category):
         from evaluators.benchmarks.bfcl.multi_turn.checker import score as score_multi_turn
 
         return score_multi_turn(sample, prediction, mode)
     if is_agentic(category):
         return score_agentic(sample, prediction, mode)
-    if prediction is None:
-        return _verdict(sample, False, "missing", "official_every_item_needs_an_answer", "no prediction for this item")
-    if prediction.error:
-        return _verdict(sample, False, "request_error", "official_every_item_needs_an_answer",
-                        f"the request failed: {prediction.error}")
     if category in NO_ANSWER:
         return _score_relevance(sample, prediction, category, mode)
     try:

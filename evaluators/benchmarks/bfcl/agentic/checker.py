@@ -96,13 +96,9 @@ def official_agentic_answer_found(message: str, possible_answers: list[str]) -> 
                for answer in possible_answers)
 
 
-def score(sample: Sample, prediction: Prediction | None, mode: str = "official") -> SampleScore:
-    """The verdict on one agentic item; pure. `mode` changes nothing (the rules are the official ones in both)."""
-    if prediction is None:
-        return _verdict(sample, False, "missing", "official_every_item_needs_an_answer", "no prediction for this item")
-    if prediction.error:
-        return _verdict(sample, False, "request_error", "official_every_item_needs_an_answer",
-                        f"the request failed: {prediction.error}")
+def score(sample: Sample, prediction: Prediction, mode: str = "official") -> SampleScore:
+    """The verdict on one answered agentic item (bfcl.checker.score rules on an item without an answer); pure.
+    `mode` changes nothing (the rules are the official ones in both)."""
     turns = (prediction.extra or {}).get(TURNS)
     if official_agentic_inference_error(turns) or not isinstance(turns, list):
         return _verdict(sample, False, ERROR_TYPES["inference_error"], "official_agentic_inference_error",

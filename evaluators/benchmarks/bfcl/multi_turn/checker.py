@@ -94,14 +94,9 @@ def _official_iteration(turn: Any) -> list[Any]:
     raise TypeError(f"'{type(turn).__name__}' object is not iterable")
 
 
-def score(sample: Sample, prediction: Prediction | None, mode: str = "official", host: Any = None) -> SampleScore:
-    """The verdict on one multi-turn item; the execution runs in the environment host's worker (`host`, default
-    the process's shared host)."""
-    if prediction is None:
-        return _verdict(sample, False, "missing", "official_every_item_needs_an_answer", "no prediction for this item")
-    if prediction.error:
-        return _verdict(sample, False, "request_error", "official_every_item_needs_an_answer",
-                        f"the request failed: {prediction.error}")
+def score(sample: Sample, prediction: Prediction, mode: str = "official", host: Any = None) -> SampleScore:
+    """The verdict on one answered multi-turn item (bfcl.checker.score rules on an item without an answer); the
+    execution runs in the environment host's worker (`host`, default the process's shared host)."""
     turns = (prediction.extra or {}).get(TURNS)
     if type(turns) is not list:
         return _verdict(sample, False, ERROR_TYPES["inference_error"], "official_multi_turn_inference_error",
