@@ -106,11 +106,9 @@ def read_variable(name: str, environ: Mapping[str, str] | None = None) -> str | 
 def all_variables() -> list[Variable]:
     """Every variable declared so far: the project's, and those of the benchmark packages imported (a caller that
     lists them all first imports every package, `registry.all_benchmarks()`: this module sits below the registry)."""
-    declared = list(DECLARED.values())
     # Benchmark packages are imported in whatever order a process first needs them: the order of the list is the
-    # project's declarations, then each other module's, by module name, each in its own order.
-    return sorted(declared, key=lambda variable: (variable.module != __name__, variable.module if variable.module != __name__
-                                                  else "", declared.index(variable)))
+    # project's declarations, then each other module's, by module name, each in its own order (sorted is stable).
+    return sorted(DECLARED.values(), key=lambda variable: (variable.module != __name__, variable.module))
 
 
 def read_settings(environ: Mapping[str, str] | None = None) -> dict[str, str | None]:
