@@ -131,6 +131,9 @@ def build_app(context: AppContext) -> gr.Blocks:
     # minutes, Gradio deletes this app's cached files older than an hour. (Built before its `with`: Gradio's
     # `__enter__` is untyped.)
     demo = gr.Blocks(title=TITLE, delete_cache=CACHE_CLEANUP)
+    # Before the block's events exist: `queue()` builds the server app, which `__exit__` builds again with every
+    # route. Called here it builds an empty one; called inside the block it cost another full build (0.5 s).
+    demo.queue(default_concurrency_limit=8)
     with demo:
         gr.Markdown(f"# {TITLE}\n{header()}")
         if context.notice:
@@ -187,12 +190,10 @@ def build_app(context: AppContext) -> gr.Blocks:
         # Runs finished since the page loaded are listed as soon as the Explore tab is opened.
         explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",
                                 **READ_EVENT)
-        # The visitor's own jobs and runs once the browser's token is known.
-        demo.load(keep_or_make_token, visitor, visitor, api_visibility="private").then(
-            jobs["refresh_jobs"], visitor, jobs["jobs"], api_visibility="private").then(
-            explore["reload"], visitor, explore["run_controls"], api_visibility="private")
-        # Inside the block: configuring the queue after it would build the server app a second time.
-        demo.queue(default_concurrency_limit=8)
+        # The visitor's own jobs and runs once the browser's token is known: both at once, neither waits on the other.
+        token_known = demo.load(keep_or_make_token, visitor, visitor, api_visibility="private")
+        token_known.then(jobs["refresh_jobs"], visitor, jobs["jobs"], api_visibility="private")
+        token_known.then(explore["reload"], visitor, explore["run_controls"], api_visibility="private")
     return demo
 
 

@@ -351,7 +351,9 @@ def build(context: AppContext) -> LeaderboardParts:
             download_shown = gr.Checkbox(False, visible=False)
         # The query string of the board's state; hidden but rendered, so its change runs the URL script.
         address = gr.Textbox("", visible="hidden", elem_classes="board-address")
-        with gr.Accordion("Charts", open=True):
+        # Folded on arrival: drawing the plot (its script and the figure) held a first visit's page busy about 1.4 s on
+        # 2 cores, and a click made meanwhile waited for it. A visitor opens it with one click; it draws then.
+        with gr.Accordion("Charts", open=False, elem_id="board-charts"):
             with gr.Row():
                 chart_kind = gr.Dropdown(list(charts.CHARTS), value="subset bars", label="Chart", scale=1)
                 chart_models = gr.Dropdown(first.models, value=charted(first.models, None), multiselect=True,
