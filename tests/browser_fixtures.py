@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -20,20 +21,56 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # most of a minute). Each wait ends as soon as the page's state is there: a long one costs nothing on a quiet machine.
 TIMEOUT_MS = 120_000
 
-@contextmanager
-def headless_chromium() -> Iterator[Any]:
-    """Debian's Chromium, headless, with the flags this closed network needs; closed afterwards."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(
+class SharedChromium:
+    """One Chromium per test process, kept from one browser test to the next: starting playwright's driver and the
+    browser costs about 0.8 s, which every browser test paid. Each test still gets fresh pages in contexts of its
+    own (their own storage, cookies and cache), closed when the test ends. Sync playwright marks the main thread's
+    event loop as running while it is started, so `asyncio.run` there fails: the browser is closed before any test
+    that does not use it (the autouse fixture in conftest.py), and at the end of the session."""
+
+    def __init__(self) -> None:
+        self.driver_manager: Any = None
+        self.browser: Any = None
+
+    def get(self) -> Any:
+        if self.browser is not None and self.browser.is_connected():
+            return self.browser
+        self.close()
+        playwright = pytest.importorskip("playwright.sync_api")
+        self.driver_manager = playwright.sync_playwright()
+        driver = self.driver_manager.start()
+        self.browser = driver.chromium.launch(
             executable_path=CHROMIUM, headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"],
         )
+        return self.browser
+
+    def close(self) -> None:
+        browser, manager = self.browser, self.driver_manager
+        self.browser = self.driver_manager = None
         try:
-            yield browser
+            if browser is not None and browser.is_connected():
+                browser.close()
         finally:
-            browser.close()
+            if manager is not None:
+                manager.__exit__(None, None, None)
+
+
+SHARED_CHROMIUM = SharedChromium()
+
+
+@contextmanager
+def headless_chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, with the flags this closed network needs. The browser is the process's shared
+    one (SharedChromium); every context (so every page) the test opened in it is closed afterwards."""
+    browser = SHARED_CHROMIUM.get()
+    before = set(browser.contexts)
+    try:
+        yield browser
+    finally:
+        for context in [context for context in browser.contexts if context not in before]:
+            context.close()
 
 
 @contextmanager
@@ -49,6 +86,15 @@ def browser_page() -> Iterator[tuple[Any, list[str]]]:
         yield page, problems
 
 
+def keep_screenshot(target: Any, name: str, full_page: bool = False) -> None:
+    """A screenshot of a page or a locator in the folder TOOLBOARD_SHOTS names, for a person checking a layout by
+    eye; nothing when it is unset (a full-page shot costs up to a second, and no test reads it)."""
+    folder = os.environ.get("TOOLBOARD_SHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(Path(folder) / f"{name}.png"), **({"full_page": True} if full_page else {}))
+
+
 def wait_for_board(page: Any, state: str = "") -> None:
     """Until the board the page shows is the one whose state (its URL query, the root's data-board-state) holds
     `state`, and the board's script is wired (a header's or a sort button's click is then heard): a click before
@@ -57,6 +103,14 @@ def wait_for_board(page: Any, state: str = "") -> None:
         const board = document.querySelector('.board-html');
         return !!board && typeof window.toolboardTyped === 'function' && (board.dataset.boardState || '').includes(state);
     }""", arg=state)
+
+
+def open_charts(page: Any) -> Any:
+    """Unfold the board's Charts (folded on arrival) and wait for its plot; the plot's locator."""
+    page.locator("#board-charts button").first.click()
+    plot = page.locator("#board-charts .js-plotly-plot")
+    plot.wait_for()
+    return plot
 
 
 def start_example_run(page: Any, base_url: str, api_key: str | None = None) -> str:

@@ -19,6 +19,7 @@ import pytest
 
 from evaluators.core.registry import get_benchmark
 from tests.acebench_fixtures import EXAMPLE_DIR
+from tests.browser_fixtures import SHARED_CHROMIUM
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -117,6 +118,7 @@ EXPECTED_SECONDS = {
     "the whole real data (../shared/data)": 1.0,
 }
 MARKED_SLOW_SECONDS = 1.5
+SLOW_PART = pytest.StashKey[str | None]()
 QUICK_SECONDS = 0.05
 
 
@@ -130,6 +132,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     cost_of_file: dict[str, float] = {}
     for item in items:
         part = why_slow(item)
+        item.stash[SLOW_PART] = part
         if part and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
         path = item.nodeid.split("::")[0]
@@ -137,6 +140,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Costliest files first (xdist hands files out in this order: `--no-loadscope-reorder` in pyproject.toml), so
     # that the last files to start are short ones and both workers end together. Within a file, the order stays.
     items.sort(key=lambda item: -cost_of_file[item.nodeid.split("::")[0]])
+
+
+@pytest.fixture(autouse=True)
+def shared_chromium_only_for_browser_tests(request: pytest.FixtureRequest) -> None:
+    """The process's shared Chromium (tests/browser_fixtures.SharedChromium) is closed before any test that does
+    not use it: while it runs, `asyncio.run` on the main thread fails."""
+    if request.node.stash.get(SLOW_PART, None) != SLOW_PARTS["browser_page"]:
+        SHARED_CHROMIUM.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    SHARED_CHROMIUM.close()
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from tests.app_fixtures import SECRET_KEY, running_app, wait_for_status
-from tests.browser_fixtures import CHROMIUM, assert_no_data_folders, browser_page, check_example_predictions, start_example_run
+from tests.browser_fixtures import (
+    CHROMIUM,
+    assert_no_data_folders,
+    browser_page,
+    check_example_predictions,
+    open_charts,
+    start_example_run,
+)
 from tests.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -28,7 +35,7 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_label("Search models").fill("Kimi")
         page.wait_for_function("() => !document.body.innerText.includes('GPT-4o')")
         assert "Kimi" in board.inner_text()
-        page.wait_for_selector(".js-plotly-plot")
+        open_charts(page)
         # Switching benchmark swaps the view, column and sort choices without an error toast.
         page.get_by_label("Search models").fill("")
         page.get_by_label("Benchmark").first.click()

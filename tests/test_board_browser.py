@@ -20,6 +20,7 @@ from tests.browser_fixtures import (
     assert_no_data_folders,
     browser_page,
     check_example_predictions,
+    open_charts,
     start_example_run,
 )
 from tests.scripted_server import Fault, ScriptedServer, prompt_key
@@ -212,7 +213,7 @@ def test_the_board_on_a_phone(tmp_path: Path):
             page.get_by_text(shows).filter(visible=True).first.wait_for()
         open_tab(page, "Leaderboard")
         # the chart's legend sits below the plot, not over it
-        page.wait_for_selector(".js-plotly-plot")
+        open_charts(page)
         page.wait_for_function("() => document.querySelector('.js-plotly-plot').layout.legend.orientation === 'h'")
         refuse_a_dead_endpoint(page, app)
         fail_some_items(app.server)

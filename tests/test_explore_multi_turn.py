@@ -20,7 +20,7 @@ from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, Store
 from evaluators.service.explore import sample_evidence
 from tests.app_fixtures import running_app
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot
 from tests.layout_checks import describe, layout_problems
 from tests.test_board_browser import TAB_BUTTONS, open_tab
 from ui.explore_tab import evidence_parts
@@ -226,8 +226,8 @@ def test_explore_shows_a_multi_turn_item_as_a_transcript_with_state_diffs_and_th
                 assert "TicketAPI.ticket_queue[0]" in failed_text and "first failed check" in failed_text
                 assert CHECKER_DETAIL in failed_text and "ticket_queue[0].priority" in failed_text
                 failed.scroll_into_view_if_needed()
-                page.screenshot(path=f"/tmp/mtexplore-{name}.png")
-                page.locator(".rollout").screenshot(path=f"/tmp/mtexplore-{name}-rollout.png")
+                keep_screenshot(page, f"mtexplore-{name}")
+                keep_screenshot(page.locator(".rollout"), f"mtexplore-{name}-rollout")
                 box = page.locator(".rollout").bounding_box()
                 assert box is not None and box["x"] + box["width"] <= width, (name, box)
                 if name == "phone":

@@ -4,12 +4,11 @@ and benchmark and language by their display names."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 from tests.app_fixtures import SECRET_KEY, running_app
-from tests.browser_fixtures import browser_page, start_example_run
+from tests.browser_fixtures import browser_page, keep_screenshot, start_example_run
 from tests.layout_checks import header_lines, unreadable_headers
 
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
@@ -31,7 +30,7 @@ def test_jobs_headers_stay_whole_at_both_sizes_and_a_phone_shows_few_columns(tmp
             page.set_viewport_size({"width": width, "height": height})
             jobs.scroll_into_view_if_needed()
             page.wait_for_timeout(500)
-            jobs.screenshot(path=str(Path(os.environ.get("TOOLBOARD_SHOTS", tmp_path)) / f"jobs-{size}.png"))
+            keep_screenshot(jobs, f"jobs-{size}")
             headers = header_lines(jobs)
             assert headers, f"{size}: no header cell laid out in the jobs table"
             found[size] = headers

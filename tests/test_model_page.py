@@ -19,7 +19,7 @@ from evaluators.engine.store import Store
 from evaluators.service import model_page
 from evaluators.service.board import model_key
 from tests.app_fixtures import SECRET_KEY, RunningApp, form, running_app, upload, wait_for_status
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot
 from ui.context import AppContext
 from ui.format import model_href as model_link
 from ui.model_tab import comparison_chart, comparison_html, figures_chart, page_html, runs_html
@@ -183,7 +183,7 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
             assert "Organisation OpenAI" in page.locator(".model-facts").first.inner_text()
             page.locator(".model-card").first.wait_for()
             page.locator(".js-plotly-plot").filter(visible=True).first.wait_for()
-            page.screenshot(path=str(tmp_path / f"model-{width}.png"), full_page=True)
+            keep_screenshot(page, f"model-{width}", full_page=True)
             # Cards in one column on a phone: nothing wider than the screen, no figure broken over lines.
             overflow = page.evaluate("document.scrollingElement.scrollWidth")
             if overflow > width:
@@ -230,7 +230,7 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
         refused = page.locator("#compare-note", has_text="⚠️")
         compared.or_(refused).first.wait_for()
         assert not refused.count(), refused.inner_text()
-        page.screenshot(path=str(tmp_path / "model-compare-390.png"), full_page=True)
+        keep_screenshot(page, "model-compare-390", full_page=True)
 
         # A model name clicked in the Overview opens its page.
         top = str(overview_frame(app.context)["model"].iloc[0])

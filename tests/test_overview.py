@@ -34,7 +34,7 @@ from evaluators.service.overview import (
     overview_rows,
 )
 from tests.app_fixtures import finished_acebench_run, running_app, table_rows, upload
-from tests.browser_fixtures import browser_page
+from tests.browser_fixtures import browser_page, keep_screenshot
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab
 from ui.app import launch_patiently
@@ -325,5 +325,5 @@ def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_
             assert box["width"] <= size[0] and box["height"] > 3 * first.locator("td").first.bounding_box()["height"]
         page.get_by_label("2 of 4+").check()
         page.wait_for_function("document.querySelector('.overview-html').dataset.rows === '5'")
-        page.screenshot(path=f"/tmp/cost-overview-test-{size[0]}.png")
+        keep_screenshot(page, f"overview-{size[0]}")
     assert not [p for p in problems if "favicon" not in p], problems

@@ -149,6 +149,7 @@ def test_six_runs_on_two_workers_score_as_embedded_and_a_killed_worker_loses_not
         victim_run, progress = wait_until(a_run_half_way, what="a run half way")
         victim = pool[progress["worker"].split("@")[0]]
         victim.kill()
+        app.server.latency = 0.0  # the slow answers were there to catch a run half way; the rest need not wait
 
         for run_id in run_ids:
             wait_until(lambda run_id=run_id: status(app, run_id) in ("finished", "failed", "cancelled"), timeout=180,
@@ -185,6 +186,7 @@ def test_a_queued_and_a_running_run_are_cancelled(tmp_path: Path):
         time.sleep(2)  # the worker, free again, must not start the cancelled queued run
         assert "slow-queued" not in app.models_asked and "slow-running" in app.models_asked
         assert app.context.store.get_run(queued).status == "cancelled"
+        app.server.latency = 0.0  # slow answers kept the first run going while it was cancelled; no longer needed
         # Resumed after the cancel (the revoked task id must not stop the new sending): it finishes.
         message, _ = app.client.predict(queued, "", api_name="/resume_run")
         assert "Resumed" in message
@@ -538,6 +540,7 @@ def test_a_running_run_whose_worker_died_while_redis_lost_everything_is_sent_aga
                            "the run to be going")
             finally:
                 first.kill()
+            server.latency = 0.0  # slow answers kept the run going until its worker died; the rest need not wait
             redis.stop()
             redis.start()
             with workers(redis.url, tmp_path, ("w2",)) as pool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from gradio_client import Client
@@ -16,7 +15,7 @@ from gradio_client import Client
 from evaluators.core.registry import get_benchmark
 from evaluators.service.runs import public_queue
 from tests.app_fixtures import SECRET_KEY, RunningApp, running_app, wait_for_status
-from tests.browser_fixtures import browser_page
+from tests.browser_fixtures import browser_page, keep_screenshot
 from ui.queue_tab import queue_html
 
 SAMPLES = 8
@@ -110,5 +109,5 @@ def test_the_queue_tab_in_a_browser_shows_cards_read_on_open_and_by_its_button(a
         # a phone reads the cards without scrolling sideways
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {size[0]}px"
-        page.screenshot(path=str(Path("/tmp") / f"cost-queue-{size[0]}.png"), full_page=False)
+        keep_screenshot(page, f"queue-{size[0]}")
         assert not [p for p in problems if "favicon" not in p], problems
