@@ -561,8 +561,55 @@ def _drive_web_search_inference(argv: list[str]) -> None:
     Path(out_file).write_text(json.dumps(results), encoding="utf-8")
 
 
+# ---- format sensitivity: the official loader's entries and the prompting handler's messages ----------------
+
+FORMAT_SENSITIVITY_PROMPTS = "--format-sensitivity-prompts"
+
+
+def run_official_format_sensitivity_prompts(venv: OfficialVenv, work: Path, timeout: float = 600) -> dict[str, Any]:
+    """What the official code gives for format sensitivity: `{"ids": [...]}` in the order of
+    `load_dataset_entry("format_sensitivity")` (as generation loads it), `"answers"`: the ground truth by position
+    (`load_ground_truth_entry`), and `"messages"`: per id, the messages the prompting handler sends
+    (`OpenAICompletionsHandler._pre_query_processing_prompting`, i.e. `system_prompt_pre_processing_chat_model` ->
+    `formulate_system_prompt` with the configuration in the id)."""
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / "format_sensitivity_prompts.json"
+    command = [str(venv.python), *DRIVER_FLAGS, __file__, FORMAT_SENSITIVITY_PROMPTS, str(venv.stand_ins),
+               str(work / "bfcl_root_format"), str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_subprocess_env())
+    if done.returncode != 0:
+        raise RuntimeError("the official format sensitivity loader failed:\n" + (done.stderr or done.stdout)[-4000:])
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _drive_format_sensitivity_prompts(argv: list[str]) -> None:
+    """Venv side of run_official_format_sensitivity_prompts: argv = stand_ins, root, output file."""
+    stand_ins, root, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    handler = handler_module.OpenAICompletionsHandler(model_name=PROMPT_MODEL, temperature=0.001,
+                                                      registry_name=PROMPT_MODEL, is_fc_model=False)
+    entries = utils.load_dataset_entry("format_sensitivity")
+    messages = {}
+    for entry in entries:
+        entry = copy.deepcopy(entry)
+        handler._pre_query_processing_prompting(entry)
+        messages[entry["id"]] = entry["question"][0]
+    answers = [answer["ground_truth"] for answer in utils.load_ground_truth_entry("format_sensitivity")]
+    Path(out_file).write_text(json.dumps({"ids": [entry["id"] for entry in entries], "answers": answers,
+                                          "messages": messages}), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == MULTI_TURN_INFERENCE:
+    if sys.argv[1] == FORMAT_SENSITIVITY_PROMPTS:
+        _drive_format_sensitivity_prompts(sys.argv[2:])
+    elif sys.argv[1] == MULTI_TURN_INFERENCE:
         _drive_multi_turn_inference(sys.argv[2:])
     elif sys.argv[1] == WEB_SEARCH_INFERENCE:
         _drive_web_search_inference(sys.argv[2:])
