@@ -221,6 +221,8 @@ class OfficialSetResult:
     live: dict[str, float | None]
     multi_turn: dict[str, float | None] = field(default_factory=dict)
     agentic: dict[str, float | None] = field(default_factory=dict)
+    # Each category's score-file header as written (format sensitivity keeps its statistics there).
+    headers: dict[str, dict] = field(default_factory=dict)
 
 
 def write_result_files(set_folder: Path, texts_by_category: dict[str, list[tuple[str, Any]]]) -> None:
@@ -284,16 +286,18 @@ def read_official(set_folder: Path) -> OfficialSetResult:
     score = set_folder / "score"
     counts: dict[str, tuple[int, int]] = {}
     failed: dict[str, str] = {}
+    headers: dict[str, dict] = {}
     for path in sorted((score / PROMPT_MODEL).rglob("BFCL_v4_*_score.json")):
         category = path.name.removeprefix("BFCL_v4_").removesuffix("_score.json")
         header, *records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        headers[category] = header
         counts[category] = (header["correct_count"], header["total_count"])
         failed.update({record["id"]: _error_type(record) for record in records})
     multi_turn, agentic = score / "data_multi_turn.csv", score / "data_agentic.csv"
     return OfficialSetResult(counts, failed, *(_csv_row(score / name) for name in
                                                ("data_overall.csv", "data_non_live.csv", "data_live.csv")),
                              multi_turn=_csv_row(multi_turn) if multi_turn.is_file() else {},
-                             agentic=_csv_row(agentic) if agentic.is_file() else {})
+                             agentic=_csv_row(agentic) if agentic.is_file() else {}, headers=headers)
 
 
 def _error_type(record: dict) -> str:
