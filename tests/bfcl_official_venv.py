@@ -574,8 +574,8 @@ def run_official_format_sensitivity_prompts(venv: OfficialVenv, work: Path, time
     """What the official code gives for format sensitivity: `{"ids": [...]}` in the order of
     `load_dataset_entry("format_sensitivity")` (as generation loads it), `"answers"`: the ground truth by position
     (`load_ground_truth_entry`), and `"messages"`: per id, the messages the prompting handler sends
-    (`OpenAICompletionsHandler._pre_query_processing_prompting`, i.e. `system_prompt_pre_processing_chat_model` ->
-    `formulate_system_prompt` with the configuration in the id)."""
+    (its pre-query step calls `system_prompt_pre_processing_chat_model` -> `formulate_system_prompt` with the
+    configuration in the id)."""
     work.mkdir(parents=True, exist_ok=True)
     out = work / "format_sensitivity_prompts.json"
     command = [str(venv.python), *DRIVER_FLAGS, __file__, FORMAT_SENSITIVITY_PROMPTS, str(venv.stand_ins),
@@ -596,15 +596,13 @@ def _drive_format_sensitivity_prompts(argv: list[str]) -> None:
     import importlib
 
     utils = importlib.import_module("bfcl_eval.utils")
-    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
-    handler = handler_module.OpenAICompletionsHandler(model_name=PROMPT_MODEL, temperature=0.001,
-                                                      registry_name=PROMPT_MODEL, is_fc_model=False)
+    # What the prompting handler's pre-query step calls on the item's first turn (openai_completion.py).
+    prepare = importlib.import_module("bfcl_eval.model_handler.utils").system_prompt_pre_processing_chat_model
     entries = utils.load_dataset_entry("format_sensitivity")
     messages = {}
     for entry in entries:
         entry = copy.deepcopy(entry)
-        handler._pre_query_processing_prompting(entry)
-        messages[entry["id"]] = entry["question"][0]
+        messages[entry["id"]] = prepare(entry["question"][0], entry["function"], entry["id"])
     answers = [answer["ground_truth"] for answer in utils.load_ground_truth_entry("format_sensitivity")]
     Path(out_file).write_text(json.dumps({"ids": [entry["id"] for entry in entries], "answers": answers,
                                           "messages": messages}), encoding="utf-8")

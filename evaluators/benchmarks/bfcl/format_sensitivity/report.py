@@ -58,10 +58,12 @@ def official_format_sensitivity_statistics(counts: dict[str, tuple[int, int]]) -
 
 
 def format_sensitivity_summary(scores: Sequence[SampleScore]) -> dict[str, float | None]:
-    """Max Delta and Standard Deviation as fractions; None when no format sensitivity item was scored or answered
-    (an upload without the category's results)."""
+    """Max Delta and Standard Deviation as fractions; None when no format sensitivity item was answered (an upload
+    without the category's results); nothing when the report holds no format sensitivity item."""
     counts = configuration_counts(scores)
-    if not counts or all(s.error_type == MISSING for s in scores if s.subset == FORMAT_SENSITIVITY):
+    if not counts:
+        return {}
+    if all(s.error_type == MISSING for s in scores if s.subset == FORMAT_SENSITIVITY):
         return dict.fromkeys(SUMMARY_KEYS)
     figures = official_format_sensitivity_statistics(counts)
     return {MAX_DELTA: figures["accuracy_max_delta"] / POINTS, STANDARD_DEVIATION: figures["accuracy_std"] / POINTS}
