@@ -178,7 +178,8 @@ BENCHMARK = Benchmark(
     title="BFCL v4",
     description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories and the 4 multi-turn "
                 "categories against executable environments, prompt mode; web search with a search backend (SerpAPI "
-                "or a recording); the 3 memory categories scored from uploaded result files only.",
+                "or a recording); the 3 memory categories scored from uploaded result files only; format sensitivity "
+                "(26 prompt formats, outside Overall) run when named.",
     about=ABOUT,
     subsets=CATEGORIES,
     groups=GROUPS,

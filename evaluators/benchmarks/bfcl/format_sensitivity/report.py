@@ -66,7 +66,10 @@ def format_sensitivity_summary(scores: Sequence[SampleScore]) -> dict[str, float
     if all(s.error_type == MISSING for s in scores if s.subset == FORMAT_SENSITIVITY):
         return dict.fromkeys(SUMMARY_KEYS)
     figures = official_format_sensitivity_statistics(counts)
-    return {MAX_DELTA: figures["accuracy_max_delta"] / POINTS, STANDARD_DEVIATION: figures["accuracy_std"] / POINTS}
+    # points with two decimals -> fractions with four, exactly (no float tail)
+    places = OFFICIAL_DECIMALS + 2
+    return {MAX_DELTA: round(figures["accuracy_max_delta"] / POINTS, places),
+            STANDARD_DEVIATION: round(figures["accuracy_std"] / POINTS, places)}
 
 
 def configuration_metrics(scores: Sequence[SampleScore]) -> dict[str, float | None]:
