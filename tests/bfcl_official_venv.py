@@ -608,9 +608,45 @@ def _drive_format_sensitivity_prompts(argv: list[str]) -> None:
                                           "messages": messages}), encoding="utf-8")
 
 
+FORMAT_SENSITIVITY_INFERENCE = "--format-sensitivity-inference"
+
+
+def run_official_format_sensitivity(venv: OfficialVenv, work: Path, base_url: str, model: str, ids: list[str],
+                                    timeout: float = 900) -> dict[str, Any]:
+    """The official `OpenAICompletionsHandler.inference_single_turn_prompting` (prompt mode, temperature 0.001) on
+    the given format sensitivity items, in the order given, each as `load_dataset_entry("format_sensitivity")`
+    prepares it, against `base_url`; each item's `result` (the model's text) as the handler returns it."""
+    return _run_inference(venv, work, FORMAT_SENSITIVITY_INFERENCE, "format sensitivity", base_url,
+                          {"model": model, "ids": ids}, timeout)
+
+
+def _drive_format_sensitivity_inference(argv: list[str]) -> None:
+    """Venv side of run_official_format_sensitivity: argv = stand_ins, root, spec file, output file."""
+    stand_ins, root, spec_file, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
+    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
+                                                      registry_name=spec["model"], is_fc_model=False)
+    entries = {entry["id"]: entry for entry in utils.load_dataset_entry("format_sensitivity")}
+    results = {}
+    for item_id in spec["ids"]:
+        result, _ = handler.inference_single_turn_prompting(copy.deepcopy(entries[item_id]), include_input_log=False)
+        results[item_id] = result
+    Path(out_file).write_text(json.dumps(results), encoding="utf-8")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == FORMAT_SENSITIVITY_PROMPTS:
         _drive_format_sensitivity_prompts(sys.argv[2:])
+    elif sys.argv[1] == FORMAT_SENSITIVITY_INFERENCE:
+        _drive_format_sensitivity_inference(sys.argv[2:])
     elif sys.argv[1] == MULTI_TURN_INFERENCE:
         _drive_multi_turn_inference(sys.argv[2:])
     elif sys.argv[1] == WEB_SEARCH_INFERENCE:

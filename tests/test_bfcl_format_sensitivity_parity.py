@@ -4,7 +4,9 @@ with the reason when it cannot be built):
 (a) the items and the requests: the official `load_dataset_entry("format_sensitivity")` gives our 5,200 ids in our
     order and `load_ground_truth_entry` our answers, and for every item the official prompting handler's messages
     (`system_prompt_pre_processing_chat_model` -> `formulate_system_prompt`, all 26 configurations over all 200
-    items) equal ours byte for byte;
+    items) equal ours byte for byte; and the official handler's `inference_single_turn_prompting` against the
+    scripted server sends the same request bodies as our `solve` (messages, temperature, store) over items of every
+    category under every configuration, and gets the same texts back;
 (b) the verdicts: the official `format_sensitivity_runner` and `evaluators.benchmarks.bfcl.checker.score` on the
     same result files, an oracle set (the gold written in each configuration's return format and tag) and
     MUTATION_ROUNDS seeded mutation sets (tests/bfcl_format_sensitivity_answers.py: wrong values and names, answers
@@ -15,8 +17,12 @@ with the reason when it cannot be built):
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,10 +41,12 @@ from tests.bfcl_format_sensitivity_answers import TEXT_CHANGES, mutated_answer, 
 from tests.bfcl_official_venv import (
     OfficialSetResult,
     read_official,
+    run_official_format_sensitivity,
     run_official_format_sensitivity_prompts,
     run_official_on_sets,
 )
 from tests.conftest import BfclOfficial
+from tests.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.slow
 
@@ -82,6 +90,61 @@ def test_every_request_equals_the_official_handlers_for_all_26_configurations(sa
             if build_request(sample).messages != official_prompts["messages"][sample.id]:
                 differ.append(sample.id)
     assert not differ, f"{len(differ)} of {ITEMS} requests differ, e.g. {differ[:5]}"
+
+
+MODEL = "org/scripted-model"
+
+
+def _canonical(raw: bytes) -> tuple[bytes, dict[str, Any]]:
+    """A body as compared: its messages in the SDK's encoding (compact, non-ASCII as is, key order kept), its other
+    fields as values."""
+    body = json.loads(raw)
+    messages = body.pop("messages")
+    return json.dumps(messages, ensure_ascii=False, separators=(",", ":")).encode(), body
+
+
+def test_the_official_handler_sends_our_request_bodies_and_reads_our_texts(samples: list[Sample], official_checker,
+                                                                         bfcl_official: BfclOfficial, tmp_path: Path):
+    """The first item of each original category under all 26 configurations (208 requests), answered with the gold
+    in the configuration's format (a wrong answer for every fifth item)."""
+    from evaluators.benchmarks.bfcl.solve import solve
+    from evaluators.engine.client import ChatClient
+    from evaluators.engine.settings import ModelSettings
+
+    firsts: dict[str, str] = {}
+    for sample in samples:
+        firsts.setdefault(sample.meta["original_category"], sample.meta["original_id"])
+    chosen = [s for s in samples if s.meta["original_id"] in firsts.values()]
+    assert len(chosen) == 8 * 26
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+        # an answer per (system prompt, last message): unique among the chosen items
+        answers = {(build_request(s).messages[0]["content"], s.input["question"][0][-1]["content"]):
+                   oracle_answer(s) if index % 5 else "I would rather not." for index, s in enumerate(chosen)}
+        assert len(answers) == len(chosen)
+
+        def reply(body: dict[str, Any]) -> dict[str, Any]:
+            messages = body["messages"]
+            return {"content": answers[(messages[0]["content"], messages[-1]["content"])]}
+
+        with ScriptedServer(reply=reply) as server:
+            official = run_official_format_sensitivity(official_checker, tmp_path / "official", server.base_url,
+                                                       MODEL, [s.id for s in chosen])
+            official_bodies, server.raw_bodies = server.raw_bodies, []
+
+            async def ours() -> dict[str, Any]:
+                client = ChatClient(ModelSettings(base_url=server.base_url, model=MODEL), use_cache=False)
+                try:
+                    return {s.id: await solve(s, {"model": client}, {"request_mode": "prompt"}) for s in chosen}
+                finally:
+                    await client.close()
+
+            predictions = asyncio.run(ours())
+            our_bodies = server.raw_bodies
+    assert len(our_bodies) == len(official_bodies) == len(chosen)
+    for sample, mine, theirs in zip(chosen, our_bodies, official_bodies):
+        assert _canonical(mine) == _canonical(theirs), sample.id
+    assert {s.id: predictions[s.id].output for s in chosen} == official
 
 
 @dataclass
