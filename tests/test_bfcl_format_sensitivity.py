@@ -182,8 +182,9 @@ HOSTILE = {
                          "verbose_xml"),
     "external_entity": ('<functions><function name="f"><param name="a">&xxe;</param></function></functions>',
                         "concise_xml"),
-    "deep_xml": ("<functions>" + "<a>" * 20_000 + "</a>" * 20_000 + "</functions>", "concise_xml"),
-    "unclosed_xml": ("<functions>" + "<function name='f'>" * 30_000 + "</functions>", "concise_xml"),
+    "deep_xml": ("<functions><function name='f'>" + "<a>" * 12_000 + "</a>" * 12_000 + "</function></functions>",
+                 "concise_xml"),
+    "unclosed_xml": ("<functions>" + "<function name='f'>" * 4_000 + "</functions>", "concise_xml"),
     "deep_literal": ('<functions><function name="f"><param name="a" type="array">' + "[" * 5_000 + "]" * 5_000
                      + "</param></function></functions>", "concise_xml"),
     "huge_integer": ('<functions><function name="f"><param name="a" type="integer">' + "9" * 5_000
@@ -195,16 +196,21 @@ HOSTILE = {
 }
 
 
+# (error type, rule) where it is not "decoder failed" because a decode step of the return format raised. Deep but
+# well-formed XML parses (expat is not recursive) and names a wrong function.
+HOSTILE_OUTCOMES = {"too_long": ("ast_decoder:decoder_failed", "bounded_answer_too_long"),
+                    "nul_bytes": ("ast_decoder:decoder_failed", "official_syntax_error_fails_decode"),
+                    "deep_xml": ("simple_function_checker:wrong_func_name", "official_function_name_exact")}
+
+
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_a_hostile_answer_fails_only_its_item_with_a_clear_reason(kind: str):
     text, ret = HOSTILE[kind]
     started = time.perf_counter()
     verdict = _verdict(text, ret, tag=kind == "nul_bytes")
     assert time.perf_counter() - started < 2
-    assert not verdict.correct
-    assert verdict.error_type in ("ast_decoder:decoder_failed", "ast_decoder:decoder_wrong_output_format",
-                                  "simple_function_checker:wrong_count", "simple_function_checker:wrong_func_name")
-    assert verdict.rule and (verdict.detail or verdict.error_type != "ast_decoder:decoder_failed")
+    expected = HOSTILE_OUTCOMES.get(kind, ("ast_decoder:decoder_failed", f"official_{ret}_decode_raises"))
+    assert (verdict.correct, verdict.error_type, verdict.rule) == (False, *expected) and verdict.detail, verdict
 
 
 def test_no_text_fails_the_decode_and_an_empty_text_is_no_call():
