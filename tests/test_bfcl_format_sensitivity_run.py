@@ -116,3 +116,15 @@ def test_an_official_result_file_is_scored_as_an_upload(wheel_env: dict[str, str
     assert report.subsets["format_sensitivity"].metrics["accuracy"] == round(5194 / 5200, 4)
     assert report.summary["format_sensitivity_max_delta"] == 0.005
     assert report.errors == {"simple_function_checker:wrong_count": 6}
+
+
+@pytest.mark.slow
+def test_list_shows_format_sensitivity_and_its_statistics():
+    from tests.conftest import run_cli
+
+    done = run_cli("list")
+    assert done.returncode == 0, done.stderr
+    bfcl = done.stdout.split("\nbfcl: ", 1)[1].split("\nstepeval_audio", 1)[0]
+    assert "format sensitivity (26 prompt formats, outside Overall) run when named" in bfcl
+    assert "web_search_no_snippet, format_sensitivity\n" in bfcl
+    assert "overall, format_sensitivity_max_delta, format_sensitivity_std\n" in bfcl
