@@ -149,7 +149,7 @@ ABOUT = About(
         "no memory, so its Overall stays empty and its report names the parts it lacks (the official "
         "table would count them as 0). **Format sensitivity** (the official non-scoring category, outside every "
         "summary and Overall): 200 single-turn items under 26 system-prompt configurations (return format python, "
-        "JSON, verbose or concise XML; with or without a <TOOLCALL> tag; docs as Python, XML or JSON; plain text or "
+        "JSON, verbose or concise XML; with or without a `<TOOLCALL>` tag; docs as Python, XML or JSON; plain text or "
         "markdown; classic or experimental wording), 5,200 requests, prompt mode only, run only when named; per "
         "configuration its accuracy, and over them the official **Max Delta** (best minus worst) and **Standard "
         "Deviation** (sample). Not included: multi-turn in native-tools mode (a multi-turn run is prompt mode)."
