@@ -116,6 +116,12 @@ def test_an_official_result_file_is_scored_as_an_upload(wheel_env: dict[str, str
     assert report.subsets["format_sensitivity"].metrics["accuracy"] == round(5194 / 5200, 4)
     assert report.summary["format_sensitivity_max_delta"] == 0.005
     assert report.errors == {"simple_function_checker:wrong_count": 6}
+    # the Upload tab's path: the file's own subsets are found from its ids and scored alike
+    from evaluators.service.submissions import check_read, read_upload
+
+    submission = check_read(read_upload(path), "bfcl")
+    assert submission.ok and submission.subsets == ["format_sensitivity"]
+    assert submission.reports["official"].to_json() == report.to_json()
 
 
 @pytest.mark.slow
