@@ -294,3 +294,37 @@ def test_a_run_of_every_category_leaves_it_out_and_native_tools_are_refused():
     problem = run_problem(config((FORMAT_SENSITIVITY,), "tools"))
     assert problem and "format sensitivity runs in prompt mode only" in problem
     assert run_problem(config((FORMAT_SENSITIVITY,), "prompt")) is None
+
+
+# ---- the ids file, from a folder laid out like the wheel's data ---------------------------------------------
+
+
+def test_official_items_in_data_file_order_from_a_folder(tmp_path):
+    import json
+
+    from evaluators.benchmarks.bfcl.data import load
+    from tests.bfcl_fixtures import ANSWERS, write_bfcl_folder
+
+    folder = write_bfcl_folder(tmp_path / "data")
+    with pytest.raises(DataError, match="expected BFCL_v4_format_sensitivity.json"):
+        load(folder, subsets=[FORMAT_SENSITIVITY])
+    assert FORMAT_SENSITIVITY not in {s.subset for s in load(folder)}  # every category: left out without the file
+    ids_file = folder / "BFCL_v4_format_sensitivity.json"
+    # key order, then data-file order within a category (not the list's order); an empty list is skipped
+    ids_file.write_text(json.dumps({"parallel": ["parallel_0"], "multiple": [],
+                                    "simple_python": ["simple_python_2", "simple_python_0"]}), encoding="utf-8")
+    samples = load(folder, subsets=[FORMAT_SENSITIVITY])
+    assert len(samples) == 3 * 26
+    assert [s.meta["original_id"] for s in samples[::26]] == ["parallel_0", "simple_python_0", "simple_python_2"]
+    assert samples[27].id == f"format_sensitivity_27:{CONFIGURATIONS[1]}:simple_python_0"
+    assert samples[27].gold == ANSWERS["simple_python"][0] and samples[27].meta["configuration"] == CONFIGURATIONS[1]
+    assert load(folder, subsets=[FORMAT_SENSITIVITY], limit=26) == samples[:26]
+    ids_file.write_text(json.dumps({"simple_python": ["simple_python_9"]}), encoding="utf-8")
+    with pytest.raises(DataError, match="1 id\\(s\\) listed for simple_python are not in its data file"):
+        load(folder, subsets=[FORMAT_SENSITIVITY])
+    ids_file.write_text(json.dumps({"irrelevance": ["irrelevance_0"]}), encoding="utf-8")
+    with pytest.raises(DataError, match="irrelevance is not a single-turn category with answers"):
+        load(folder, subsets=[FORMAT_SENSITIVITY])
+    ids_file.write_text(json.dumps(["simple_python_0"]), encoding="utf-8")
+    with pytest.raises(DataError, match="expected one JSON object"):
+        load(folder, subsets=[FORMAT_SENSITIVITY])
