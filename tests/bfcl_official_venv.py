@@ -221,6 +221,8 @@ class OfficialSetResult:
     live: dict[str, float | None]
     multi_turn: dict[str, float | None] = field(default_factory=dict)
     agentic: dict[str, float | None] = field(default_factory=dict)
+    # Each category's score-file header as written (format sensitivity keeps its statistics there).
+    headers: dict[str, dict] = field(default_factory=dict)
 
 
 def write_result_files(set_folder: Path, texts_by_category: dict[str, list[tuple[str, Any]]]) -> None:
@@ -284,16 +286,18 @@ def read_official(set_folder: Path) -> OfficialSetResult:
     score = set_folder / "score"
     counts: dict[str, tuple[int, int]] = {}
     failed: dict[str, str] = {}
+    headers: dict[str, dict] = {}
     for path in sorted((score / PROMPT_MODEL).rglob("BFCL_v4_*_score.json")):
         category = path.name.removeprefix("BFCL_v4_").removesuffix("_score.json")
         header, *records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        headers[category] = header
         counts[category] = (header["correct_count"], header["total_count"])
         failed.update({record["id"]: _error_type(record) for record in records})
     multi_turn, agentic = score / "data_multi_turn.csv", score / "data_agentic.csv"
     return OfficialSetResult(counts, failed, *(_csv_row(score / name) for name in
                                                ("data_overall.csv", "data_non_live.csv", "data_live.csv")),
                              multi_turn=_csv_row(multi_turn) if multi_turn.is_file() else {},
-                             agentic=_csv_row(agentic) if agentic.is_file() else {})
+                             agentic=_csv_row(agentic) if agentic.is_file() else {}, headers=headers)
 
 
 def _error_type(record: dict) -> str:
@@ -561,8 +565,89 @@ def _drive_web_search_inference(argv: list[str]) -> None:
     Path(out_file).write_text(json.dumps(results), encoding="utf-8")
 
 
+# ---- format sensitivity: the official loader's entries and the prompting handler's messages ----------------
+
+FORMAT_SENSITIVITY_PROMPTS = "--format-sensitivity-prompts"
+
+
+def run_official_format_sensitivity_prompts(venv: OfficialVenv, work: Path, timeout: float = 600) -> dict[str, Any]:
+    """What the official code gives for format sensitivity: `{"ids": [...]}` in the order of
+    `load_dataset_entry("format_sensitivity")` (as generation loads it), `"answers"`: the ground truth by position
+    (`load_ground_truth_entry`), and `"messages"`: per id, the messages the prompting handler sends
+    (its pre-query step calls `system_prompt_pre_processing_chat_model` -> `formulate_system_prompt` with the
+    configuration in the id)."""
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / "format_sensitivity_prompts.json"
+    command = [str(venv.python), *DRIVER_FLAGS, __file__, FORMAT_SENSITIVITY_PROMPTS, str(venv.stand_ins),
+               str(work / "bfcl_root_format"), str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_subprocess_env())
+    if done.returncode != 0:
+        raise RuntimeError("the official format sensitivity loader failed:\n" + (done.stderr or done.stdout)[-4000:])
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _drive_format_sensitivity_prompts(argv: list[str]) -> None:
+    """Venv side of run_official_format_sensitivity_prompts: argv = stand_ins, root, output file."""
+    stand_ins, root, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.utils")
+    # What the prompting handler's pre-query step calls on the item's first turn (openai_completion.py).
+    prepare = importlib.import_module("bfcl_eval.model_handler.utils").system_prompt_pre_processing_chat_model
+    entries = utils.load_dataset_entry("format_sensitivity")
+    messages = {}
+    for entry in entries:
+        entry = copy.deepcopy(entry)
+        messages[entry["id"]] = prepare(entry["question"][0], entry["function"], entry["id"])
+    answers = [answer["ground_truth"] for answer in utils.load_ground_truth_entry("format_sensitivity")]
+    Path(out_file).write_text(json.dumps({"ids": [entry["id"] for entry in entries], "answers": answers,
+                                          "messages": messages}), encoding="utf-8")
+
+
+FORMAT_SENSITIVITY_INFERENCE = "--format-sensitivity-inference"
+
+
+def run_official_format_sensitivity(venv: OfficialVenv, work: Path, base_url: str, model: str, ids: list[str],
+                                    timeout: float = 900) -> dict[str, Any]:
+    """The official `OpenAICompletionsHandler.inference_single_turn_prompting` (prompt mode, temperature 0.001) on
+    the given format sensitivity items, in the order given, each as `load_dataset_entry("format_sensitivity")`
+    prepares it, against `base_url`; each item's `result` (the model's text) as the handler returns it."""
+    return _run_inference(venv, work, FORMAT_SENSITIVITY_INFERENCE, "format sensitivity", base_url,
+                          {"model": model, "ids": ids}, timeout)
+
+
+def _drive_format_sensitivity_inference(argv: list[str]) -> None:
+    """Venv side of run_official_format_sensitivity: argv = stand_ins, root, spec file, output file."""
+    stand_ins, root, spec_file, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
+    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
+                                                      registry_name=spec["model"], is_fc_model=False)
+    entries = {entry["id"]: entry for entry in utils.load_dataset_entry("format_sensitivity")}
+    results = {}
+    for item_id in spec["ids"]:
+        result, _ = handler.inference_single_turn_prompting(copy.deepcopy(entries[item_id]), include_input_log=False)
+        results[item_id] = result
+    Path(out_file).write_text(json.dumps(results), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == MULTI_TURN_INFERENCE:
+    if sys.argv[1] == FORMAT_SENSITIVITY_PROMPTS:
+        _drive_format_sensitivity_prompts(sys.argv[2:])
+    elif sys.argv[1] == FORMAT_SENSITIVITY_INFERENCE:
+        _drive_format_sensitivity_inference(sys.argv[2:])
+    elif sys.argv[1] == MULTI_TURN_INFERENCE:
         _drive_multi_turn_inference(sys.argv[2:])
     elif sys.argv[1] == WEB_SEARCH_INFERENCE:
         _drive_web_search_inference(sys.argv[2:])

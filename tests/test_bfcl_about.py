@@ -24,7 +24,8 @@ def test_the_about_tab_shows_bfcls_declaration():
     assert "**Multi Turn** = mean of the four multi-turn categories" in ABOUT.measures
     assert "*Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40%" in ABOUT.measures
     assert "names the parts it lacks" in ABOUT.measures
-    assert "Not included: format sensitivity" in ABOUT.measures
+    assert "**Format sensitivity** (the official non-scoring category, outside every summary and Overall)" in \
+        ABOUT.measures and "run only when named" in ABOUT.measures
     # the agentic categories: scored from uploads, not yet run against an endpoint
     assert "**Agentic**, 5 categories" in ABOUT.measures and "scored from uploaded official result files" in ABOUT.measures
     assert "not built yet" in ABOUT.measures and "not run here" not in ABOUT.measures
@@ -45,10 +46,13 @@ def test_the_board_has_the_multi_turn_and_overall_columns_as_published():
     layout = BENCHMARK.board_layout()
     assert layout.columns == ("overall", "non_live_ast", "live_ast", "multi_turn", "agentic", "web_search", "memory",
                               "irrelevance_detection", "relevance_detection", "non_live_simple_ast")
-    assert layout.detail_columns[-9:-5] == ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
-                                            "multi_turn_long_context")
-    assert layout.detail_columns[-5:] == ("memory_kv", "memory_vector", "memory_rec_sum", "web_search_base",
-                                          "web_search_no_snippet")
+    assert layout.detail_columns[-11:-7] == ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                                             "multi_turn_long_context")
+    assert layout.detail_columns[-7:-2] == ("memory_kv", "memory_vector", "memory_rec_sum", "web_search_base",
+                                            "web_search_no_snippet")
+    # format sensitivity's two statistics, last (as the official overall table has them), outside Overall
+    assert layout.detail_columns[-2:] == ("format_sensitivity_max_delta", "format_sensitivity_std")
+    assert not BENCHMARK.metric("format_sensitivity_max_delta").higher_is_better
     assert (layout.labels["overall"], layout.labels["multi_turn"]) == ("Overall", "Multi Turn")
     assert layout.default_sort == "overall"
     assert BENCHMARK.metric("multi_turn").share_of_items and not BENCHMARK.metric("overall").share_of_items
@@ -60,12 +64,13 @@ DECLARATION_CHECK = """
 import sys
 import evaluators.benchmarks.bfcl.categories as categories
 if sys.argv[1] == "with":
-    categories.CATEGORIES = tuple(dict.fromkeys(categories.SINGLE_TURN + categories.MULTI_TURN + categories.AGENTIC))
+    categories.CATEGORIES = tuple(dict.fromkeys(categories.SINGLE_TURN + categories.MULTI_TURN + categories.AGENTIC
+                                                + (categories.FORMAT_SENSITIVITY,)))
 from evaluators.benchmarks.bfcl.benchmark import BENCHMARK
 multi = categories.MULTI_TURN
 assert BENCHMARK.groups["ast"] == tuple(c for c in categories.SINGLE_TURN if c not in categories.NO_ANSWER)
-assert BENCHMARK.board_layout().detail_columns[-9:-5] == multi
-assert BENCHMARK.board_layout().detail_columns[-5:] == categories.AGENTIC
+assert BENCHMARK.board_layout().detail_columns[-11:-7] == multi
+assert BENCHMARK.board_layout().detail_columns[-7:-2] == categories.AGENTIC
 if sys.argv[1] == "with":
     assert BENCHMARK.groups["multi_turn"] == multi and BENCHMARK.groups["single_turn"] == categories.SINGLE_TURN
     assert BENCHMARK.expand_subsets(["multi_turn"]) == list(multi)

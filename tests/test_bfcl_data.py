@@ -205,7 +205,9 @@ def test_the_real_data_has_every_category_at_its_size(bfcl_official: BfclOfficia
     counts: dict[str, int] = {}
     for sample in samples:
         counts[sample.subset] = counts.get(sample.subset, 0) + 1
-    assert counts == SIZES | AGENTIC_SIZES and len(samples) == 3641 + 800 + 665
+    # and format sensitivity: 200 of the single-turn items under 26 prompt configurations
+    assert counts == SIZES | AGENTIC_SIZES | {"format_sensitivity": 5200}
+    assert len(samples) == 3641 + 800 + 665 + 5200
     single_turn = [s for s in samples if s.subset in CATEGORIES]
     assert sum(1 for s in single_turn if s.input["question"][0][0]["role"] == "system") == 92
     assert sum(1 for s in single_turn if not s.input["function"]) == 4

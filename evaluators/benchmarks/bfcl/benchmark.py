@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.benchmarks.bfcl.agentic.web_search import BACKEND_OPTION, BACKENDS, SERPAPI, unavailable_now
+from evaluators.benchmarks.bfcl.agentic.web_search import BACKEND_OPTION, BACKENDS, SERPAPI
 from evaluators.benchmarks.bfcl.categories import (
     AGENTIC,
     AGENTIC_NOT_RUN,
     CATEGORIES,
+    FORMAT_SENSITIVITY,
     IRRELEVANCE,
     LIVE,
     MEMORY,
@@ -23,6 +24,7 @@ from evaluators.benchmarks.bfcl.categories import (
 )
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, load
+from evaluators.benchmarks.bfcl.format_sensitivity.report import MAX_DELTA, STANDARD_DEVIATION
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.evidence import MULTI_TURN_EVIDENCE
 from evaluators.benchmarks.bfcl.predictions import match_predictions, read_predictions
@@ -34,6 +36,7 @@ from evaluators.benchmarks.bfcl.solve import (
     run_problem,
     server_keys,
     solve,
+    unavailable_now,
 )
 from evaluators.core.board_layout import BoardLayout
 from evaluators.core.declarations import About, Metric, Option, Overview
@@ -83,6 +86,7 @@ TITLES = {
     "memory_rec_sum": "Memory (recursive summarization)",
     "web_search_base": "Web search (base)",
     "web_search_no_snippet": "Web search (no snippet)",
+    FORMAT_SENSITIVITY: "Format sensitivity",
     "agentic": "Agentic",
     "memory": "Memory (uploads only)",
     "web_search": "Web search",
@@ -143,8 +147,12 @@ ABOUT = About(
         "*Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40% Agentic: shown where "
         "every part is present (published rows, or uploads holding every category); a run against an endpoint has "
         "no memory, so its Overall stays empty and its report names the parts it lacks (the official "
-        "table would count them as 0). Not included: format sensitivity (the same items under other prompt "
-        "formats) and multi-turn in native-tools mode (a multi-turn run is prompt mode)."
+        "table would count them as 0). **Format sensitivity** (the official non-scoring category, outside every "
+        "summary and Overall): 200 single-turn items under 26 system-prompt configurations (return format python, "
+        "JSON, verbose or concise XML; with or without a `<TOOLCALL>` tag; docs as Python, XML or JSON; plain text or "
+        "markdown; classic or experimental wording), 5,200 requests, prompt mode only, run only when named; per "
+        "configuration its accuracy, and over them the official **Max Delta** (best minus worst) and **Standard "
+        "Deviation** (sample). Not included: multi-turn in native-tools mode (a multi-turn run is prompt mode)."
     ),
     paper="Patil et al., The Berkeley Function Calling Leaderboard (BFCL), ICML 2025; blog posts v1-v4",
     paper_url="https://gorilla.cs.berkeley.edu/blogs/8_berkeley_function_calling_leaderboard.html",
@@ -170,7 +178,8 @@ BENCHMARK = Benchmark(
     title="BFCL v4",
     description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories and the 4 multi-turn "
                 "categories against executable environments, prompt mode; web search with a search backend (SerpAPI "
-                "or a recording); the 3 memory categories scored from uploaded result files only.",
+                "or a recording); the 3 memory categories scored from uploaded result files only; format sensitivity "
+                "(26 prompt formats, outside Overall) run when named.",
     about=ABOUT,
     subsets=CATEGORIES,
     groups=GROUPS,
@@ -200,6 +209,13 @@ BENCHMARK = Benchmark(
                "Multi Turn, 40% Agentic (web search and memory); only where every part is present (published rows, "
                "or uploads holding every category), as memory is not run against an endpoint yet",
                share_of_items=False, made_of=overall_parts()),
+        # Format sensitivity, outside every summary and Overall (the official score header's statistics).
+        Metric(MAX_DELTA, "Format Sensitivity Max Delta", "format sensitivity: the best configuration's accuracy "
+               "minus the worst's, over the 26 prompt configurations (not in Overall)", higher_is_better=False,
+               share_of_items=False),
+        Metric(STANDARD_DEVIATION, "Format Sensitivity Standard Deviation", "format sensitivity: the sample "
+               "standard deviation of the 26 configurations' accuracies (not in Overall)", higher_is_better=False,
+               share_of_items=False),
     ),
     languages=(None,),
     data_version=DATA_VERSION,
@@ -225,7 +241,8 @@ BENCHMARK = Benchmark(
     server_keys=server_keys,
     evidence=MULTI_TURN_EVIDENCE,
     layout=BoardLayout(
-        view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC),
+        view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC,
+                                                                                    MAX_DELTA, STANDARD_DEVIATION),
         run_values=run_values, published_values=published_values, sort_by="overall",
     ),
     # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet (memory is

@@ -1,6 +1,7 @@
-"""The 22 categories of BFCL v4 (13 single-turn, 4 multi-turn, 5 agentic), their groups and the language each is
-decoded in. Of the agentic ones, web search is run against an endpoint (with a search backend, agentic/web_search.py);
-memory is scored from uploaded result files only (it is not run against an endpoint yet)."""
+"""The 22 categories of BFCL v4 (13 single-turn, 4 multi-turn, 5 agentic) and the non-scoring format sensitivity one,
+their groups and the language each is decoded in. Of the agentic ones, web search is run against an endpoint (with a
+search backend, agentic/web_search.py); memory is scored from uploaded result files only (it is not run against an
+endpoint yet). Format sensitivity (format_sensitivity/) is outside every summary and Overall."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param"
 MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
 WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
 AGENTIC = MEMORY + WEB_SEARCH
-CATEGORIES = SINGLE_TURN + MULTI_TURN + AGENTIC
+# The official NON_SCORING_CATEGORY: 200 single-turn items under 26 prompt configurations (format_sensitivity/).
+FORMAT_SENSITIVITY = "format_sensitivity"
+CATEGORIES = SINGLE_TURN + MULTI_TURN + AGENTIC + (FORMAT_SENSITIVITY,)
 # What a run against an endpoint cannot do yet: the memory categories need the memory prerequisite conversations.
 # Their official result files are scored as uploads.
 AGENTIC_NOT_RUN = (
@@ -36,8 +39,10 @@ PYTHON = "python"
 
 def category_of_id(sample_id: str) -> str | None:
     """The category of an official id: everything before its last `_` (`live_simple_12-3-0` -> live_simple,
-    `multi_turn_base_7` -> multi_turn_base); None when that is not one of CATEGORIES."""
-    category = sample_id.rpartition("_")[0]
+    `multi_turn_base_7` -> multi_turn_base), in a format sensitivity id the part before its first `:`
+    (`format_sensitivity_3:ret_fmt=…:simple_python_58` -> format_sensitivity, as the official
+    extract_test_category_from_id reads it); None when that is not one of CATEGORIES."""
+    category = sample_id.split(":", 1)[0].rpartition("_")[0]
     return category if category in CATEGORIES else None
 
 
@@ -47,6 +52,10 @@ def is_multi_turn(category: str) -> bool:
 
 def is_agentic(category: str) -> bool:
     return category in AGENTIC
+
+
+def is_format_sensitivity(category: str) -> bool:
+    return category == FORMAT_SENSITIVITY
 
 
 def is_web_search(category: str) -> bool:

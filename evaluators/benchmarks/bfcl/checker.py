@@ -30,7 +30,9 @@ one-key `{name: {argument: value}}` dicts (official_function_calling_format), th
 The mode (official / strict) changes the decoders and the Java/JS value converters only; the checker's rules
 are the same in both.
 The four multi-turn categories are scored by multi_turn/checker.py (the official multi-turn checker, executed in
-the environment host's workers), the five agentic ones by agentic/checker.py; `score` hands them over.
+the environment host's workers), the five agentic ones by agentic/checker.py, format sensitivity by
+format_sensitivity/checker.py (its decoders, then this module's format check and AST checker); `score` hands them
+over.
 """
 
 from __future__ import annotations
@@ -39,11 +41,19 @@ import json
 from typing import Any
 
 from evaluators.benchmarks.bfcl.agentic.checker import score as score_agentic
-from evaluators.benchmarks.bfcl.categories import IRRELEVANCE, NO_ANSWER, is_agentic, is_multi_turn, language_of
+from evaluators.benchmarks.bfcl.categories import (
+    IRRELEVANCE,
+    NO_ANSWER,
+    is_agentic,
+    is_format_sensitivity,
+    is_multi_turn,
+    language_of,
+)
 from evaluators.benchmarks.bfcl.decode_common import DecodeFailure
 from evaluators.benchmarks.bfcl.decode_java import WRONG_FORMAT_RULES as JAVA_WRONG_FORMAT_RULES
 from evaluators.benchmarks.bfcl.decode_javascript import WRONG_FORMAT_RULES as JAVASCRIPT_WRONG_FORMAT_RULES
 from evaluators.benchmarks.bfcl.decode_python import decode_python
+from evaluators.benchmarks.bfcl.format_sensitivity.checker import score as score_format_sensitivity
 from evaluators.benchmarks.bfcl.native_parsing import decode_isolated
 from evaluators.benchmarks.bfcl.values import (
     CONVERTED_NESTED_TYPES,
@@ -79,6 +89,8 @@ def score(sample: Sample, prediction: Prediction | None, mode: str = "official")
         return score_multi_turn(sample, prediction, mode)
     if is_agentic(category):
         return score_agentic(sample, prediction, mode)
+    if is_format_sensitivity(category):
+        return score_format_sensitivity(sample, prediction, mode, ast_check, official_function_calling_format)
     if category in NO_ANSWER:
         return _score_relevance(sample, prediction, category, mode)
     try:

@@ -1,7 +1,7 @@
 """Reading the BFCL v4 categories: from a folder laid out like the wheel's `bfcl_eval/data/`
 (`BFCL_v4_<category>.json` + `possible_answer/`, and `multi_turn_func_doc/` for the multi-turn ones), else
 straight from the pinned wheel. The 13 single-turn categories are read here, the 4 multi-turn ones by
-multi_turn/data.py, the 5 agentic ones by agentic/data.py."""
+multi_turn/data.py, the 5 agentic ones by agentic/data.py, format sensitivity by format_sensitivity/data.py."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 from evaluators.benchmarks.bfcl.agentic.data import AGENTIC_FILES, has_agentic_files, load_agentic_category
 from evaluators.benchmarks.bfcl.categories import (
     CATEGORIES,
+    FORMAT_SENSITIVITY,
     MULTI_TURN,
     NO_ANSWER,
     SINGLE_TURN,
@@ -21,6 +22,7 @@ from evaluators.benchmarks.bfcl.categories import (
     is_multi_turn,
     language_of,
 )
+from evaluators.benchmarks.bfcl.format_sensitivity.data import has_format_sensitivity_file, load_format_sensitivity
 from evaluators.benchmarks.bfcl.multi_turn.data import load_multi_turn_category
 from evaluators.benchmarks.bfcl.records import ANSWER_FOLDER, required_fields
 from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, VERSION, WHEEL_NAME, has_member, pinned_wheel, read_member
@@ -185,10 +187,14 @@ def load(
             chosen = [name for name in chosen if not is_multi_turn(name)]
         if not has_agentic_files(source):
             chosen = [name for name in chosen if not is_agentic(name)]
+        if not has_format_sensitivity_file(source):
+            chosen = [name for name in chosen if name != FORMAT_SENSITIVITY]
     samples: list[Sample] = []
     for category in CATEGORIES:
         if category in chosen:
-            if is_agentic(category):
+            if category == FORMAT_SENSITIVITY:
+                rows = load_format_sensitivity(source, load_category)
+            elif is_agentic(category):
                 rows = load_agentic_category(source, category)
             elif is_multi_turn(category):
                 rows = load_multi_turn_category(source, category)

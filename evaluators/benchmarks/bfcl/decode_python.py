@@ -76,10 +76,15 @@ def decode_python(text: str, mode: str = OFFICIAL) -> DecodedCalls:
     """The model's text as a list of `{name: {keyword: value}}`; raises DecodeFailure naming the deciding rule."""
     if not isinstance(text, str):
         raise DecodeFailure("official_output_must_be_text", f"output is {type(text).__name__}, not text")
-    strict = mode == STRICT
-    if strict:
+    if mode == STRICT:
         text = strict_reads_language_fenced_block(text)
-    source = official_strips_single_quotes(bracketed(text))
+    return decode_python_source(official_strips_single_quotes(bracketed(text)), mode)
+
+
+def decode_python_source(source: str, mode: str = OFFICIAL) -> DecodedCalls:
+    """The calls of a text already prepared as the official `ast_parse` receives it (bracketed, or the inside of a
+    tool-call tag, which is not bracketed again), quotes stripped: one call, or a list/tuple of calls."""
+    strict = mode == STRICT
     body = _parse(source)
     elements = [body] if isinstance(body, ast.Call) else getattr(body, "elts", None)
     if elements is None:

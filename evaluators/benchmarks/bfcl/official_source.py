@@ -100,30 +100,73 @@ def _need(constants: dict[str, Any], name: str, where: str) -> Any:
     return constants[name]
 
 
-def prompt_from_constants(constants: dict[str, Any], where: str) -> OfficialPrompt:
-    """The default configuration (DEFAULT_SYSTEM_PROMPT_FORMAT) applied to the constants read."""
-    config = _need(constants, "DEFAULT_SYSTEM_PROMPT_FORMAT", where)
-    found = _CONFIG.match(config) if isinstance(config, str) else None
+@dataclass(frozen=True)
+class PromptConfiguration:
+    """One official system-prompt configuration (`parse_prompt_variation_params` reads the same string)."""
+
+    return_format: str  # python, json, verbose_xml, concise_xml
+    tool_call_tag: bool
+    function_doc_format: str  # python, xml, json
+    prompt_format: str  # plaintext, markdown
+    prompt_style: str  # classic, experimental
+
+    @property
+    def text(self) -> str:
+        return (f"ret_fmt={self.return_format}&tool_call_tag={self.tool_call_tag}&func_doc_fmt="
+                f"{self.function_doc_format}&prompt_fmt={self.prompt_format}&style={self.prompt_style}")
+
+
+def parse_configuration(text: Any, where: str = "") -> PromptConfiguration:
+    """A configuration string -> its five parts; DataError for anything the official pattern refuses."""
+    found = _CONFIG.match(text) if isinstance(text, str) else None
     if found is None:
-        raise DataError(f"DEFAULT_SYSTEM_PROMPT_FORMAT {config!r} is not a configuration string we read", where)
-    if found["function_doc_format"] != "json":
-        raise DataError(f"the default function doc format is {found['function_doc_format']!r}; only json is "
-                        "implemented", where)
+        raise DataError(f"{text!r} is not a prompt configuration string we read", where or None)
+    return PromptConfiguration(found["return_format"], found["tool_call_tag"] == "True", found["function_doc_format"],
+                               found["prompt_format"], found["prompt_style"])
+
+
+def configured_prompt(constants: dict[str, Any], config: PromptConfiguration, where: str) -> OfficialPrompt:
+    """The pieces `formulate_system_prompt` picks for one configuration, from the constants read."""
     try:
-        style = _need(constants, "PROMPT_STYLE_TEMPLATES", where)[found["prompt_style"]]
-        return_format = found["return_format"]
-        tag_key = "tool_call_with_tag" if found["tool_call_tag"] == "True" else "tool_call_no_tag"
+        style = _need(constants, "PROMPT_STYLE_TEMPLATES", where)[config.prompt_style]
+        tag_key = "tool_call_with_tag" if config.tool_call_tag else "tool_call_no_tag"
         tool_call_format = official_format(
-            style[tag_key], output_format=_need(constants, "OUTPUT_FORMAT_MAPPING", where)[return_format],
-            param_types=_need(constants, "PARAM_TYPE_MAPPING", where)[return_format])
+            style[tag_key], output_format=_need(constants, "OUTPUT_FORMAT_MAPPING", where)[config.return_format],
+            param_types=_need(constants, "PARAM_TYPE_MAPPING", where)[config.return_format])
         return OfficialPrompt(
-            template=_need(constants, "PROMPT_TEMPLATE_MAPPING", where)[found["prompt_format"]],
+            template=_need(constants, "PROMPT_TEMPLATE_MAPPING", where)[config.prompt_format],
             persona=style["persona"], task=style["task"], tool_call_format=tool_call_format,
             multiturn_behavior=style["multiturn_behavior"], available_tools=style["available_tools"],
-            function_doc_format=found["function_doc_format"],
+            function_doc_format=config.function_doc_format,
         )
     except (KeyError, TypeError) as exc:
-        raise DataError(f"the prompt constants lack {exc} for the default configuration {config!r}", where) from None
+        raise DataError(f"the prompt constants lack {exc} for the configuration {config.text!r}", where) from None
+
+
+def prompt_from_constants(constants: dict[str, Any], where: str) -> OfficialPrompt:
+    """The default configuration (DEFAULT_SYSTEM_PROMPT_FORMAT) applied to the constants read (the single-turn,
+    multi-turn and agentic requests render their docs as JSON: another default doc format is refused)."""
+    config = _need(constants, "DEFAULT_SYSTEM_PROMPT_FORMAT", where)
+    if not isinstance(config, str) or _CONFIG.match(config) is None:
+        raise DataError(f"DEFAULT_SYSTEM_PROMPT_FORMAT {config!r} is not a configuration string we read", where)
+    parsed = parse_configuration(config, where)
+    if parsed.function_doc_format != "json":
+        raise DataError(f"the default function doc format is {parsed.function_doc_format!r}; only json is "
+                        "implemented", where)
+    return configured_prompt(constants, parsed, where)
+
+
+@lru_cache(maxsize=4)
+def _constants_of(wheel_text: str) -> dict[str, Any]:
+    wheel = Path(wheel_text)
+    where = f"{wheel}:{PROMPTS_FILE}"
+    return module_constants(decode(read_member(wheel, PROMPTS_FILE), where), where)
+
+
+def official_prompt_for(config: PromptConfiguration, wheel: Path | None = None) -> OfficialPrompt:
+    """The system prompt's pieces of any official configuration (format sensitivity), from the pinned wheel."""
+    wheel_text = str(wheel or pinned_wheel())
+    return configured_prompt(_constants_of(wheel_text), config, f"{wheel_text}:{PROMPTS_FILE}")
 
 
 @lru_cache(maxsize=4)
@@ -317,3 +360,45 @@ def _float_sentence_of(wheel_text: str) -> str:
 
 def float_sentence(wheel: Path | None = None) -> str:
     return _float_sentence_of(str(wheel or pinned_wheel()))
+
+
+# ---- the enum sentence the xml and python doc renderers append (bfcl_eval/model_handler/utils.py) ---------
+
+XML_DOC_FUNCTION = "_generate_function_doc_xml"
+PYTHON_DOC_FUNCTION = "_generate_function_doc_python"
+
+
+def _enum_sentence(function: ast.FunctionDef, where: str) -> Sentence:
+    """The one `<…desc> += f"…{…}…"` sentence of a renderer: the text added to a description when its parameter
+    lists allowed values (one value slot, the list as `str` prints it)."""
+    found = []
+    for node in ast.walk(function):
+        if (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name)
+                and node.target.id.endswith("desc")):
+            sentence = _sentence(node.value)
+            if sentence is not None and _slots((sentence,)) == (1,):
+                found.append(sentence)
+    if len(found) != 1:
+        raise DataError(f"{function.name} in {HANDLER_UTILS_FILE} does not append the one enum sentence it did", where)
+    return found[0]
+
+
+def doc_enum_sentences_from_source(source: str, where: str) -> dict[str, Sentence]:
+    """{"xml": sentence, "python": sentence}: what each renderer appends to a description with an enum."""
+    try:
+        tree = ast.parse(source, filename=where)
+    except (SyntaxError, ValueError) as exc:
+        raise DataError(f"cannot be read as Python source: {exc}", where) from None
+    return {"xml": _enum_sentence(_named_function(tree, XML_DOC_FUNCTION, where), where),
+            "python": _enum_sentence(_named_function(tree, PYTHON_DOC_FUNCTION, where), where)}
+
+
+@lru_cache(maxsize=4)
+def _enum_sentences_of(wheel_text: str) -> dict[str, Sentence]:
+    wheel = Path(wheel_text)
+    where = f"{wheel}:{HANDLER_UTILS_FILE}"
+    return doc_enum_sentences_from_source(decode(read_member(wheel, HANDLER_UTILS_FILE), where), where)
+
+
+def doc_enum_sentences(wheel: Path | None = None) -> dict[str, Sentence]:
+    return _enum_sentences_of(str(wheel or pinned_wheel()))

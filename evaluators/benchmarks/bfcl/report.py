@@ -12,6 +12,7 @@ from evaluators.benchmarks.bfcl.categories import (
 )
 from evaluators.benchmarks.bfcl.categories import (
     CATEGORIES,
+    FORMAT_SENSITIVITY,
     IRRELEVANCE,
     MEMORY,
     MULTI_TURN,
@@ -19,6 +20,7 @@ from evaluators.benchmarks.bfcl.categories import (
     SINGLE_TURN,
     WEB_SEARCH,
 )
+from evaluators.benchmarks.bfcl.format_sensitivity.report import configuration_metrics, format_sensitivity_summary
 from evaluators.core.types import Report, Sample, SampleScore, SubsetResult
 
 SIMPLE_AST = ("simple_python", "simple_java", "simple_javascript")
@@ -136,6 +138,10 @@ def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "off
     errors = Counter(s.error_type for s in scores if not s.correct and s.error_type)
     figures = summaries(counts)
     summary: dict[str, float | str | None] = {key: official_round(value) for key, value in figures.items()}
+    # Format sensitivity (outside every summary and Overall): its statistics, and its per-configuration figures.
+    summary.update(format_sensitivity_summary(scores))
+    if FORMAT_SENSITIVITY in report_subsets:
+        report_subsets[FORMAT_SENSITIVITY].metrics.update(configuration_metrics(scores))
     lacking = overall_lacks(figures)
     if lacking:
         summary[OVERALL_LACKS] = ", ".join(lacking)

@@ -17,8 +17,16 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
     backend_problem,
     run_with_backend,
 )
-from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_multi_turn, is_web_search
+from evaluators.benchmarks.bfcl.agentic.web_search import unavailable_now as web_search_unavailable_now
+from evaluators.benchmarks.bfcl.categories import (
+    AGENTIC_NOT_RUN,
+    FORMAT_SENSITIVITY,
+    is_format_sensitivity,
+    is_multi_turn,
+    is_web_search,
+)
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, asks_every_category, data_source, optional_multi_turn
+from evaluators.benchmarks.bfcl.format_sensitivity.prompts import FORMAT_SENSITIVITY_TOOLS_REFUSED
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
 from evaluators.benchmarks.bfcl.official_source import SOURCE_NOTE, official_prompt
@@ -48,6 +56,8 @@ async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str
         if options.get("request_mode", "prompt") != "prompt":
             raise ToolboardError(MULTI_TURN_TOOLS_REFUSED)
         return await run_with_backend(sample, clients["model"], str(options.get(BACKEND_OPTION) or SERPAPI))
+    if is_format_sensitivity(sample.subset) and options.get("request_mode", "prompt") != "prompt":
+        raise ToolboardError(FORMAT_SENSITIVITY_TOOLS_REFUSED)
     request = build_request(sample, mode=options.get("request_mode", "prompt"))
     result = await clients["model"].complete(request)
     tool_calls = calls_with_benchmark_names(result, request)
@@ -74,6 +84,8 @@ def request_profile(config: RunSettings) -> RequestProfile:
         raise ToolboardError(refused)
     official_prompt()
     tools = model.request_mode == "tools"
+    if tools and runs_format_sensitivity(config):
+        raise ToolboardError(f"bfcl: {FORMAT_SENSITIVITY_TOOLS_REFUSED}")
     sampling = {"single_turn": model.sampling_for(OFFICIAL_SAMPLING)}
     web_search = runs_web_search(config)
     if web_search:
@@ -114,6 +126,21 @@ def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
         return True
     source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
     return source is None or has_agentic_files(source)
+
+
+def unavailable_now() -> tuple[str, ...]:
+    """Benchmark.unavailable_now: what a run of every category leaves out: web search without a backend, and format
+    sensitivity always (5,200 more requests, outside every summary: it runs when named, as `--subset
+    format_sensitivity`)."""
+    return (*web_search_unavailable_now(), FORMAT_SENSITIVITY)
+
+
+def runs_format_sensitivity(config: RunSettings) -> bool:
+    """Whether the run names format sensitivity (a run of every category leaves it out: unavailable_now)."""
+    from evaluators.core.registry import get_benchmark
+    from evaluators.core.selection import runnable_subsets
+
+    return FORMAT_SENSITIVITY in runnable_subsets(get_benchmark("bfcl"), list(config.subsets) or None)
 
 
 def server_keys(config: RunSettings) -> tuple[tuple[str, str], ...]:
@@ -173,6 +200,8 @@ def run_problem(config: RunSettings) -> str | None:
     refused = agentic_asked(config)
     if refused:
         return refused
+    if config.model.request_mode == "tools" and runs_format_sensitivity(config):
+        return f"bfcl: {FORMAT_SENSITIVITY_TOOLS_REFUSED}"
     if runs_web_search(config, look_up=False):
         problem = web_search_problem(config)
         if problem:
