@@ -7,10 +7,13 @@ host = EnvironmentHost(workers=2, memory_mb=1024, call_seconds=10.0, wheel=None)
 session = host.open(sample, namespace)           # the sample's involved classes, loaded from initial_config
 results = host.execute(session, call_texts)      # list[str]: the official result text of each call
 state = host.state(session)                      # {class_name: {attr: JSON-safe}} (evidence only)
+text = host.memory_context(session)              # a memory session: the memory shown in its system prompt
+host.flush_memory(session)                       # a memory session: write its snapshot (a prerequisite's end)
 session = host.open(sample, namespace, track_state=True)   # session.state: the state after the latest open or
                                                  # execute, carried by their replies (no state round trip)
 host.close(session)
 await host.open_async(...) / execute_async(...) / state_async(...) / close_async(...)
+await host.memory_context_async(...) / flush_memory_async(...)
 host.check(request) / await host.check_async(request)   # checker.py's worker side (see checker.py)
 host.shutdown()
 ```
@@ -256,6 +259,13 @@ class EnvironmentHost:
         return dict(self._call(session, {"op": "state", "session": session.id},
                                self.call_seconds + SLACK_SECONDS)["state"])
 
+    def memory_context(self, session: Session) -> str:
+        return str(self._call(session, {"op": "memory_context", "session": session.id},
+                              self.call_seconds + SLACK_SECONDS)["memory_context"])
+
+    def flush_memory(self, session: Session) -> None:
+        self._call(session, {"op": "flush_memory", "session": session.id}, self.call_seconds + SLACK_SECONDS)
+
     def close(self, session: Session) -> None:
         if session.ended or session.worker.dead:
             session.ended = session.ended or ENVIRONMENT_LIMIT
@@ -300,6 +310,12 @@ class EnvironmentHost:
 
     async def close_async(self, session: Session) -> None:
         await self._in_slot(session.slot, self.close, session)
+
+    async def memory_context_async(self, session: Session) -> str:
+        return await self._in_slot(session.slot, self.memory_context, session)
+
+    async def flush_memory_async(self, session: Session) -> None:
+        await self._in_slot(session.slot, self.flush_memory, session)
 
     async def check_async(self, request: dict[str, Any], calls: int = 0) -> dict[str, Any]:
         return await asyncio.get_running_loop().run_in_executor(None, self.check, request, calls)

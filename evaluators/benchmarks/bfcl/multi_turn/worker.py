@@ -6,7 +6,10 @@ prints goes to stderr).
 
 Requests (`op`): open {session, classes, initial_config, namespace, item_id, long_context, with_state};
 execute {session, calls, with_state}; state {session}; close {session}; check {entry, decoded, gold, model_name}
-(checker.py's worker side); ping. With `with_state` true, open and execute replies also hold the session's
+(checker.py's worker side); memory_context {session} (the memory class's `_dump_core_memory_to_context()`, what the
+official loop puts in the memory system prompt); flush_memory {session} (its `_flush_memory_to_local_file()`, which
+the official loop calls at the end of a prerequisite conversation); ping. A memory class's initial config holds
+`model_result_dir` as text in JSON: it is made a Path here, as the official code passes it. With `with_state` true, open and execute replies also hold the session's
 state afterwards (what `state` would answer next), saving a round trip. Replies: {"ok": true, ...} or {"ok": false, "error": text} (e.g. an unknown session or class).
 A call that runs longer than CALL_SECONDS, or memory running out, ends the process (exit codes below): the host
 sees it gone and ends every session it held with "environment_limit". The time limit is SIGALRM with its
@@ -49,8 +52,15 @@ class Worker:
 
         install_environment_finder(wheel)
         self.config = backend_config(wheel)
-        # Every class loaded before the memory limit is set.
-        self.classes = {name: environment_class(self.config, name) for name in self.config.classes}
+        # Every class loaded before the memory limit is set. A class whose module cannot be imported here (a
+        # memory backend's third-party package missing) is refused when asked for, with the reason; the others work.
+        self.classes: dict[str, type] = {}
+        self.unloadable: dict[str, str] = {}
+        for name in self.config.classes:
+            try:
+                self.classes[name] = environment_class(self.config, name)
+            except ImportError as missing:
+                self.unloadable[name] = f"{type(missing).__name__}: {missing}"
         self.call_seconds = call_seconds
         self.sessions: dict[str, Any] = {}
 
@@ -67,10 +77,16 @@ class Worker:
                     long_context: bool) -> Any:
         from evaluators.benchmarks.bfcl.multi_turn.execution import open_environment
 
+        for name in classes:
+            if name in self.unloadable:
+                raise ValueError(f"environment class {name} cannot be loaded in this installation "
+                                 f"({self.unloadable[name]}); install the pinned requirements (pip install -r "
+                                 "requirements.txt)")
         unknown = [name for name in classes if name not in self.classes]
         if unknown:
             raise ValueError(f"unknown environment classes {unknown}; known: {', '.join(self.classes)}")
         loaded = {name: self.classes[name] for name in classes}
+        initial_config = {name: _with_paths(config) for name, config in initial_config.items()}
         with self.time_limit():
             return open_environment(loaded, initial_config, namespace, item_id, long_context,
                                     self.config.stateless, self.config.omit_state)
@@ -99,10 +115,39 @@ class Worker:
                     **({"state": public_state(session)} if request.get("with_state") else {})}
         if op == "state":
             return {"ok": True, "state": public_state(session)}
+        if op in ("memory_context", "flush_memory"):
+            instance = _memory_instance(session)
+            with self.time_limit():
+                if op == "memory_context":
+                    return {"ok": True, "memory_context": instance._dump_core_memory_to_context()}
+                try:
+                    instance._flush_memory_to_local_file()
+                except OSError as failure:  # a snapshot that cannot be written: that chain's failure, not the worker's
+                    return {"ok": False, "error": f"the memory snapshot could not be written: {failure}"}
+            return {"ok": True}
         if op == "close":
             del self.sessions[request["session"]]
             return {"ok": True}
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+
+MEMORY_RESULT_DIR = "model_result_dir"
+
+
+def _with_paths(config: Any) -> Any:
+    """A class's initial config with `model_result_dir` (a memory class's, text in JSON) as the Path the official
+    code joins with `/`."""
+    if isinstance(config, dict) and isinstance(config.get(MEMORY_RESULT_DIR), str):
+        return {**config, MEMORY_RESULT_DIR: Path(config[MEMORY_RESULT_DIR])}
+    return config
+
+
+def _memory_instance(session: Any) -> Any:
+    """The session's one memory instance (the official loop asserts a memory item involves one class)."""
+    instances = list(session.instances.values())
+    if len(instances) != 1 or not hasattr(instances[0], "_flush_memory_to_local_file"):
+        raise ValueError("a memory request needs a session of exactly one memory class")
+    return instances[0]
 
 
 def serve(requests: IO[str], replies: IO[str], worker: Worker) -> None:
@@ -115,7 +160,7 @@ def serve(requests: IO[str], replies: IO[str], worker: Worker) -> None:
             reply = worker.handle(json.loads(line))
         except MemoryError:
             os._exit(EXIT_MEMORY)
-        except (DataError, KeyError, TypeError, ValueError) as exc:
+        except (DataError, KeyError, OSError, TypeError, ValueError) as exc:
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
         try:
             text = json.dumps(reply)
