@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluators.benchmarks.bfcl.agentic.memory_evidence import MEMORY_EVIDENCE
 from evaluators.benchmarks.bfcl.agentic.web_search import BACKEND_OPTION, BACKENDS, SERPAPI, unavailable_now
 from evaluators.benchmarks.bfcl.categories import (
     AGENTIC,
@@ -18,6 +19,7 @@ from evaluators.benchmarks.bfcl.categories import (
     NON_LIVE,
     RELEVANCE,
     SINGLE_TURN,
+    UPLOAD_ONLY,
     WEB_SEARCH,
     category_of_id,
 )
@@ -52,7 +54,7 @@ GROUPS = {
     "relevance_detection": RELEVANCE,
     "single_turn": SINGLE_TURN,
     "multi_turn": MULTI_TURN,
-    # memory: scored from uploaded result files only (not run against an endpoint yet); web search: run too
+    # memory: kv and rec_sum run (with their prerequisite chains), vector scored from uploaded result files only
     "agentic": AGENTIC,
     "memory": MEMORY,
     "web_search": WEB_SEARCH,
@@ -84,7 +86,7 @@ TITLES = {
     "web_search_base": "Web search (base)",
     "web_search_no_snippet": "Web search (no snippet)",
     "agentic": "Agentic",
-    "memory": "Memory (uploads only)",
+    "memory": "Memory",
     "web_search": "Web search",
     "single_turn": "Single-turn",
     "multi_turn": "Multi-turn",
@@ -137,12 +139,15 @@ ABOUT = About(
         "passes when the model's last text that is not a call names an expected answer (after the official "
         "standardization). Web search is played against an endpoint as the official prompting loop plays it, its "
         "searches answered by SerpAPI (the official backend, a key needed) or by a recording of searches and pages; "
-        "memory is scored from uploaded official result files (playing it needs the memory prerequisite "
-        "conversations, not built yet). **Web Search** = mean of its "
+        "memory_kv and memory_rec_sum are played as the official generator plays them: per scenario the prerequisite "
+        "conversations first (37 conversations, 323 user turns per backend, not scored), one after another, each "
+        "flushing the memory the next one and the scenario's questions start from; memory_vector is scored from "
+        "uploaded official result files (its extra, torch + sentence-transformers + faiss, is not built yet). "
+        "**Web Search** = mean of its "
         "two variants, **Memory** = mean of its three stores, **Agentic** = mean of the two. The official "
         "*Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40% Agentic: shown where "
         "every part is present (published rows, or uploads holding every category); a run against an endpoint has "
-        "no memory, so its Overall stays empty and its report names the parts it lacks (the official "
+        "no memory_vector, so its Overall stays empty and its report names the parts it lacks (the official "
         "table would count them as 0). Not included: format sensitivity (the same items under other prompt "
         "formats) and multi-turn in native-tools mode (a multi-turn run is prompt mode)."
     ),
@@ -170,7 +175,8 @@ BENCHMARK = Benchmark(
     title="BFCL v4",
     description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories and the 4 multi-turn "
                 "categories against executable environments, prompt mode; web search with a search backend (SerpAPI "
-                "or a recording); the 3 memory categories scored from uploaded result files only.",
+                "or a recording); memory kv and rec_sum after their prerequisite conversations; memory_vector scored "
+                "from uploaded result files only.",
     about=ABOUT,
     subsets=CATEGORIES,
     groups=GROUPS,
@@ -192,13 +198,13 @@ BENCHMARK = Benchmark(
         # share as Multi Turn is (published rows carry only these figures, with n from the table's n_by_view).
         Metric("web_search", "Web Search", "mean of web_search_base and web_search_no_snippet (run with a search "
                "backend, or scored from uploaded result files)"),
-        Metric("memory", "Memory", "mean of memory_kv, memory_vector and memory_rec_sum (scored from uploaded result "
-               "files; not run against an endpoint yet)"),
+        Metric("memory", "Memory", "mean of memory_kv, memory_vector and memory_rec_sum (kv and rec_sum run against an "
+               "endpoint; vector scored from uploaded result files only)"),
         Metric("agentic", "Agentic", "mean of Web Search and Memory (the official Agentic Overall Acc)",
                share_of_items=False, made_of=mean_of(("web_search", "memory"))),
         Metric("overall", "Overall", "the official weighting: 10% Non-Live AST, 10% Live AST, 10% Irrelevance, 30% "
                "Multi Turn, 40% Agentic (web search and memory); only where every part is present (published rows, "
-               "or uploads holding every category), as memory is not run against an endpoint yet",
+               "or uploads holding every category), as memory_vector is not run against an endpoint yet",
                share_of_items=False, made_of=overall_parts()),
     ),
     languages=(None,),
@@ -219,20 +225,20 @@ BENCHMARK = Benchmark(
     prompt_styles=(OFFICIAL_STYLE,),  # request_profile refuses any other style
     subset_of_id=category_of_id,
     titles=TITLES,
-    upload_only=MEMORY,
+    upload_only=UPLOAD_ONLY,
     upload_only_why=AGENTIC_NOT_RUN,
     unavailable_now=unavailable_now,
     server_keys=server_keys,
-    evidence=MULTI_TURN_EVIDENCE,
+    evidence=MULTI_TURN_EVIDENCE + MEMORY_EVIDENCE,
     layout=BoardLayout(
         view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC),
         run_values=run_values, published_values=published_values, sort_by="overall",
     ),
-    # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet (memory is
-    # not run), so it enters the overview with its other figures shown and no BFCL win rate.
+    # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet
+    # (memory_vector is not run), so it enters the overview with its other figures shown and no BFCL win rate.
     overview=Overview(ALL_VIEW, ("overall", "non_live_ast", "live_ast"), "overall",
                       why="Overall, the official board's headline and order: 10% non-live AST, 10% live AST, 10% "
-                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory; memory is scored from "
-                          "uploaded result files, not yet run against an endpoint, so a run evaluated here has no Overall "
-                          "yet)"),
+                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory; memory_vector is scored "
+                          "from uploaded result files, not yet run against an endpoint, so a run evaluated here has no "
+                          "Overall yet)"),
 )

@@ -1,6 +1,7 @@
 """The 22 categories of BFCL v4 (13 single-turn, 4 multi-turn, 5 agentic), their groups and the language each is
-decoded in. Of the agentic ones, web search is run against an endpoint (with a search backend, agentic/web_search.py);
-memory is scored from uploaded result files only (it is not run against an endpoint yet)."""
+decoded in. Of the agentic ones, web search is run against an endpoint (with a search backend, agentic/web_search.py),
+and so are memory_kv and memory_rec_sum (agentic/memory.py); memory_vector is scored from uploaded result files
+only (its extra, torch + sentence-transformers + faiss, is not built yet)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
 WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
 AGENTIC = MEMORY + WEB_SEARCH
 CATEGORIES = SINGLE_TURN + MULTI_TURN + AGENTIC
-# What a run against an endpoint cannot do yet: the memory categories need the memory prerequisite conversations.
-# Their official result files are scored as uploads.
+# What a run against an endpoint cannot do yet: memory_vector (its official class embeds texts with
+# sentence-transformers, torch and faiss, an extra not built here). Its official result files are scored as uploads.
+UPLOAD_ONLY = ("memory_vector",)
 AGENTIC_NOT_RUN = (
-    "the memory categories (memory_kv, memory_vector, memory_rec_sum) cannot be run against an endpoint yet "
-    "(playing them needs the memory prerequisite conversations, not built here); official result files for them "
-    "(BFCL_v4_<category>_result.json) can be scored as an upload (python -m evaluators score bfcl FILE, or the "
-    "Upload tab)"
+    "memory_vector cannot be run against an endpoint yet (its official class needs torch, sentence-transformers, "
+    "faiss and the all-MiniLM-L6-v2 weights, an optional extra not built here; memory_kv and memory_rec_sum run); "
+    "official result files for it (BFCL_v4_memory_vector_result.json) can be scored as an upload (python -m "
+    "evaluators score bfcl FILE, or the Upload tab)"
 )
 # Categories without an answer file: judged on whether the output holds a call at all.
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
@@ -47,6 +49,10 @@ def is_multi_turn(category: str) -> bool:
 
 def is_agentic(category: str) -> bool:
     return category in AGENTIC
+
+
+def is_memory(category: str) -> bool:
+    return category in MEMORY
 
 
 def is_web_search(category: str) -> bool:
