@@ -42,7 +42,9 @@ RUNTIME_REQUIREMENTS = (
 # from RUNTIME_REQUIREMENTS stays complete for sessions that do not know the add-on (no rebuild back and forth).
 # Web search (func_source_code/web_search.py) imports html2text and bs4 (the same pins as requirements.txt); its
 # `serpapi` import is met by a stand-in module in the web search driver (the test replaces GoogleSearch anyway).
-ADDON_REQUIREMENTS = ("mpmath==1.3.0", "html2text==2025.4.15", "beautifulsoup4==4.15.0", "soupsieve==4.1.4")
+# Memory (func_source_code/memory_kv.py) imports rank_bm25 (overrides and numpy are among the runtime pins).
+ADDON_REQUIREMENTS = ("mpmath==1.3.0", "html2text==2025.4.15", "beautifulsoup4==4.15.0", "soupsieve==4.1.4",
+                      "rank_bm25==0.2.2")
 ADDON_MARKER = "addons.json"
 # Vendor SDKs that importing the runner pulls in through the other model handlers, with the submodules named
 # in their import statements. The prompt-mode handler used here never touches them.
@@ -561,8 +563,58 @@ def _drive_web_search_inference(argv: list[str]) -> None:
     Path(out_file).write_text(json.dumps(results), encoding="utf-8")
 
 
+# ---- memory inference: prerequisite chains and items through the official loop, snapshots on disk --------------
+
+MEMORY_INFERENCE = "--memory-inference"
+
+
+def run_official_memory(venv: OfficialVenv, work: Path, base_url: str, model: str,
+                        ids_by_category: dict[str, list[str]], timeout: float = 900) -> dict[str, Any]:
+    """The official generation of memory items, as `generate_results` orders it: per category, the prerequisite
+    conversations of the items' scenarios (every one, in `sort_key` order, each flushing its snapshot), then the
+    items, through `OpenAICompletionsHandler.inference_multi_turn_prompting`, with the initial settings
+    `populate_initial_settings_for_memory_test_cases` gives them (a model_result_dir of its own in `work`).
+    Returns {"results": {id: result} (prerequisite ids too), "snapshots": {category: {path under the result
+    folder: file text}}}."""
+    return _run_inference(venv, work, MEMORY_INFERENCE, "memory", base_url, {"model": model, "ids": ids_by_category},
+                          timeout)  # type: ignore[return-value]
+
+
+def _drive_memory_inference(argv: list[str]) -> None:
+    """Venv side of run_official_memory: argv = stand_ins, root, spec file, output file."""
+    stand_ins, root, spec_file, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
+    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
+                                                      registry_name=spec["model"], is_fc_model=False)
+    results: dict[str, Any] = {}
+    snapshots: dict[str, dict[str, str]] = {}
+    for category, ids in spec["ids"].items():
+        result_dir = Path(root) / "result" / category / spec["model"].replace("/", "_")
+        entries = utils.populate_initial_settings_for_memory_test_cases(utils.load_dataset_entry(category), result_dir)
+        scenarios = {entry["scenario"] for entry in entries if entry["id"] in ids}
+        chosen = [entry for entry in entries if entry["id"] in ids
+                  or (utils.is_memory_prereq(entry["id"]) and entry["scenario"] in scenarios)]
+        for entry in sorted(chosen, key=utils.sort_key):
+            result, _ = handler.inference_multi_turn_prompting(copy.deepcopy(entry), include_input_log=False,
+                                                               exclude_state_log=True)
+            results[entry["id"]] = result
+        snapshots[category] = {str(path.relative_to(result_dir)): path.read_text(encoding="utf-8")
+                               for path in sorted(result_dir.rglob("*.json"))}
+    Path(out_file).write_text(json.dumps({"results": results, "snapshots": snapshots}), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == MULTI_TURN_INFERENCE:
+    if sys.argv[1] == MEMORY_INFERENCE:
+        _drive_memory_inference(sys.argv[2:])
+    elif sys.argv[1] == MULTI_TURN_INFERENCE:
         _drive_multi_turn_inference(sys.argv[2:])
     elif sys.argv[1] == WEB_SEARCH_INFERENCE:
         _drive_web_search_inference(sys.argv[2:])

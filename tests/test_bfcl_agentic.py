@@ -216,17 +216,18 @@ def test_the_board_declares_the_agentic_columns():
 # ---- runs are refused ----------------------------------------------------------------------------------------
 
 
-def test_a_run_asking_for_a_memory_category_is_refused_before_it_starts():
+def test_a_run_asking_for_memory_vector_is_refused_before_it_starts_and_kv_and_rec_sum_run():
     benchmark = get_benchmark("bfcl")
-    for names in (["memory_kv"], ["memory"], ["simple_python", "memory"]):
-        with pytest.raises(ToolboardError, match="cannot be run against an endpoint yet") as refused:
+    for names in (["memory_vector"], ["simple_python", "memory_vector"]):
+        with pytest.raises(ToolboardError, match="memory_vector cannot be run against an endpoint yet") as refused:
             runnable_subsets(benchmark, names)
-        assert "scored as an upload" in str(refused.value)
-    # web search is played (with a backend: tests/test_bfcl_web_search*.py); `agentic` plays it, without memory
+        assert "scored as an upload" in str(refused.value) and "torch" in str(refused.value)
+    # the memory group plays kv and rec_sum (tests/test_bfcl_memory*.py); web search is played with a backend
+    assert runnable_subsets(benchmark, ["memory"]) == ["memory_kv", "memory_rec_sum"]
     assert runnable_subsets(benchmark, ["web_search"]) == list(WEB_SEARCH)
-    assert runnable_subsets(benchmark, ["agentic"]) == list(WEB_SEARCH)
-    # every category, or `all`: the playable ones run, memory is left out
-    assert not set(MEMORY) & set(runnable_subsets(benchmark, None))
+    assert runnable_subsets(benchmark, ["agentic"]) == ["memory_kv", "memory_rec_sum", *WEB_SEARCH]
+    # every category, or `all`: the playable ones run, memory_vector is left out
+    assert set(MEMORY) & set(runnable_subsets(benchmark, None)) == {"memory_kv", "memory_rec_sum"}
     assert runnable_subsets(benchmark, ["all"]) == runnable_subsets(benchmark, None)
 
 
@@ -234,8 +235,9 @@ def test_the_evaluate_form_offers_no_category_a_run_would_refuse():
     from ui.run_form import subset_choices
 
     offered = {key for _, key in subset_choices("bfcl")}
-    assert not offered & {*MEMORY, "memory"}
-    assert {"multi_turn", "simple_python", "multi_turn_base", *WEB_SEARCH, "web_search"} <= offered
+    assert "memory_vector" not in offered
+    assert {"multi_turn", "simple_python", "multi_turn_base", *WEB_SEARCH, "web_search", "memory_kv", "memory_rec_sum",
+            "memory"} <= offered
     assert {key for _, key in subset_choices("acebench")} >= {"normal_atom_bool"}
 
 
@@ -259,8 +261,8 @@ def test_the_run_problem_and_request_profile_refuse_memory_subsets():
 
 
 @pytest.mark.slow
-def test_the_cli_refuses_an_agentic_run():
-    done = run_cli("run", "bfcl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--subset", "memory")
+def test_the_cli_refuses_a_memory_vector_run():
+    done = run_cli("run", "bfcl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--subset", "memory_vector")
     assert done.returncode != 0
     assert "cannot be run against an endpoint yet" in done.stderr and "scored as an upload" in done.stderr
 
@@ -269,8 +271,7 @@ def test_the_cli_refuses_an_agentic_run():
 def test_list_shows_the_agentic_categories_and_how_they_are_used():
     done = run_cli("list")
     assert done.returncode == 0
-    assert ("scored from uploads only (not run against an endpoint yet): memory_kv, memory_vector, memory_rec_sum\n"
-            in done.stdout)
+    assert "scored from uploads only (not run against an endpoint yet): memory_vector\n" in done.stdout
     assert "option web_search_backend: serpapi | recorded (default serpapi)" in done.stdout
 
 
