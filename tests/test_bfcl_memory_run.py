@@ -170,6 +170,14 @@ def test_a_memory_run_plays_each_chain_before_its_items_and_scores_every_item(me
     assert chain[1]["turns"] == [["[core_memory_add(key='fact_2', value='I live in Paris.')]", "Noted."],
                                  ["[core_memory_add(key='fact_3', value='My dog is called Rex.')]", "Noted."]]
     assert chain[0]["transcript"][0]["steps"][0]["results"] == ['{"status": "Key-value pair added."}']
+    # Explore shows, for an item, the snapshot it started from and its chain's outline, under their titles
+    from evaluators.service.explore import sample_evidence
+
+    shown = {entry["key"]: entry for entry in sample_evidence("bfcl", predictions["memory_kv_2-customer-2"], None)}
+    assert shown["memory_snapshot"]["title"] == "Memory snapshot the item started from"
+    assert shown["memory_snapshot"]["value"]["started_from"] == (
+        "the snapshot customer_final.json flushed by memory_kv_prereq_1-customer-1")
+    assert shown["memory_prereqs"]["title"] == "Prerequisite conversations (not scored)"
     other = predictions["memory_kv_2-customer-2"].extra["memory_prereqs"]
     assert "chain" not in other and other["kept_with"] == "memory_kv_0-customer-0"
     assert [c["stop"] for c in other["conversations"]] == ["completed", "completed"]
