@@ -154,3 +154,42 @@ def test_the_official_memory_classes_run_in_a_worker_and_flush_where_the_officia
             '{"error": "Memory is empty."}', '{"status": "Memory appended."}', '{"status": "Memory appended."}']
     finally:
         host.shutdown()
+
+
+def test_a_chain_stops_when_the_last_item_waiting_for_it_is_cancelled(wheel: Path):
+    import asyncio
+
+    from evaluators.benchmarks.bfcl.agentic.memory import memory_run, solve_memory
+    from evaluators.benchmarks.bfcl.data import load
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import EnvironmentHost
+    from evaluators.engine.client import ChatClient
+    from evaluators.engine.settings import ModelSettings
+    from tests.scripted_server import ScriptedServer
+
+    head, second = load(subsets=["memory_kv"], limit=2)
+
+    async def play(server: ScriptedServer) -> tuple[int, int, bool]:
+        client = ChatClient(ModelSettings(base_url=server.base_url, model="m"), use_cache=False)
+        host = EnvironmentHost(workers=1)
+        try:
+            first = asyncio.create_task(solve_memory(head, client, host))
+            other = asyncio.create_task(solve_memory(second, client, host))
+            while server.requests < 3:
+                await asyncio.sleep(0.02)
+            first.cancel()  # another item still waits: the chain goes on
+            await asyncio.sleep(0.3)
+            going = server.requests
+            other.cancel()  # the last one: the chain is cancelled
+            await asyncio.gather(first, other, return_exceptions=True)
+            await asyncio.sleep(0.3)
+            stopped = server.requests
+            await asyncio.sleep(0.3)
+            chain = memory_run(client).chains[("memory_kv", "customer")]
+            return going, server.requests - stopped, chain.cancelled()
+        finally:
+            host.shutdown()
+            await client.close()
+
+    with ScriptedServer(reply=lambda body: {"content": "Noted."}, latency=0.02) as server:
+        going, after, cancelled = asyncio.run(play(server))
+    assert going > 3 and after == 0 and cancelled

@@ -246,6 +246,7 @@ class MemoryRun:
     def __init__(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="toolboard-bfcl-memory-"))
         self.chains: dict[tuple[str, str], asyncio.Task[ChainResult]] = {}
+        self.waiting: dict[tuple[str, str], int] = {}
 
     def chain_folder(self, category: str, scenario: str) -> Path:
         return self.folder / category / scenario
@@ -255,13 +256,27 @@ class MemoryRun:
         item)."""
         key = (item.subset, item.input["scenario"])
         task = self.chains.get(key)
-        if task is None:
+        if task is None or task.cancelled():
             folder = self.chain_folder(*key)
             folder.mkdir(parents=True, exist_ok=True)
             task = asyncio.get_running_loop().create_task(play_chain(item, chat, host, texts, folder),
                                                           context=contextvars.Context())
             self.chains[key] = task
         return task
+
+
+    async def result(self, item: Sample, chat: Any, host: Any, texts: MemoryTexts) -> ChainResult:
+        """The chain's result for one of its items. When the last item waiting for a running chain is cancelled
+        (the run cancelled or stopped), the chain is cancelled too: no request is sent for a run that stopped."""
+        key = (item.subset, item.input["scenario"])
+        task = self.chain(item, chat, host, texts)
+        self.waiting[key] = self.waiting.get(key, 0) + 1
+        try:
+            return await asyncio.shield(task)
+        finally:
+            self.waiting[key] -= 1
+            if not self.waiting[key] and not task.done():
+                task.cancel()
 
 
 _RUNS: dict[int, MemoryRun] = {}
@@ -326,7 +341,7 @@ async def solve_memory(sample: Sample, chat: Any, host: Any = None) -> Predictio
     host = host or shared_host()
     texts = memory_texts()
     run = memory_run(chat)
-    chain = await asyncio.shield(run.chain(sample, chat, host, texts))
+    chain = await run.result(sample, chat, host, texts)
     evidence = chain_evidence(sample, chain)
     if chain.failure:
         return Prediction(sample.id, output=None, error=f"{chain.failure}; the items of {sample.subset} scenario "
