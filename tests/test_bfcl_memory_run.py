@@ -64,7 +64,7 @@ def write_memory_folder(root: Path, wheel: Path) -> Path:
         (root / "memory_prereq_conversation" / f"memory_{scenario}.json").write_text(_lines(conversations))
     (root / "BFCL_v4_memory.json").write_text(_lines(questions))
     (root / "possible_answer" / "BFCL_v4_memory.json").write_text(_lines(answers))
-    for backend in ("kv", "rec_sum"):
+    for backend in ("kv", "rec_sum", "vector"):
         name = f"multi_turn_func_doc/memory_{backend}.json"
         (root / name).write_bytes(read_member(wheel, DATA_PREFIX + name))
     return root
@@ -240,3 +240,52 @@ def test_a_failed_prerequisite_request_fails_only_its_chain_and_rerun_errors_pla
     assert predictions["memory_kv_3-notetaker-0"].error is None
     assert predictions["memory_kv_3-notetaker-0"].extra["memory_snapshot"]["flushed_by"] == (
         "memory_kv_prereq_3-notetaker-1")
+
+
+def _vector_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """memory_vector: keep each fact as a core memory text; an item searches the core memory, then answers."""
+    messages = body["messages"]
+    assert "vec_id" in messages[0]["content"]
+    users = [m["content"] for m in messages if m["role"] == "user" and not m["content"].startswith(TOOL_RESULTS)]
+    step = sum(1 for m in messages[[i for i, m in enumerate(messages) if m["role"] == "user"
+                                    and m["content"] == users[-1]][-1]:] if m["role"] == "assistant")
+    turn = users[-1]
+    if turn in FACTS:
+        return {"content": "Noted." if step else f"[core_memory_add(text={turn!r})]"}
+    if step == 0:
+        return {"content": f"[core_memory_retrieve(query={turn!r}, top_k=5), archival_memory_retrieve_all()]"}
+    answer = next(answer for items in ITEMS.values() for question, answer in items if question == turn)
+    return {"content": f"{{'answer': '{answer if answer in messages[-1]['content'] else 'unknown'}', 'context': 'x'}}"}
+
+
+@pytest.mark.slow
+def test_a_memory_vector_run_with_its_extra_scores_every_item_from_the_embedded_memory(
+        memory_env: tuple[dict[str, str], Path]):
+    from evaluators.benchmarks.bfcl.agentic.vector_extra import vector_extra_missing
+
+    if vector_extra_missing():
+        pytest.skip(f"memory_vector's optional extra is not installed ({', '.join(vector_extra_missing())} missing: "
+                    "pip install -r requirements-memory-vector.txt)")
+    env, folder = memory_env
+    args = [sys.executable, "-m", "evaluators", "run", "bfcl", "--subset", "memory_vector", "--data-dir", str(folder),
+            "--api-key-env", "", "--concurrency", "2", "--json", "--model", "org/scripted-model"]
+    with ScriptedServer(reply=_vector_reply) as server:
+        done = subprocess.run([*args, "--base-url", server.base_url], cwd=PROJECT, env=env, capture_output=True,
+                              text=True, timeout=RUN_SECONDS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert {name: (s["n"], s["metrics"]["accuracy"]) for name, s in report["subsets"].items()} == {
+        "memory_vector": (5, 1.0)}
+    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    head = predictions["memory_vector_0-customer-0"]
+    snapshot = head.extra["memory_snapshot"]["snapshot"]
+    assert snapshot["core_memory"] == {"next_id": 4, "store": {"0": "My first name is Michael.",
+                                                               "1": "I am 35 years old.", "2": "I live in Paris.",
+                                                               "3": "My dog is called Rex."}}
+    [search, everything] = head.extra["transcript"][0]["steps"][0]["results"]
+    found = json.loads(search)["result"]
+    assert found[0]["text"] == "My first name is Michael." and 0 < found[0]["similarity_score"] <= 1
+    assert json.loads(everything) == {"result": []}
+    # the memory prompt showed the core memory as the official dump prints it (its store, ids as text)
+    system = next(body for body in server.bodies if body["messages"][1]["content"] == "What is my first name?")
+    assert '"0": "My first name is Michael."' in system["messages"][0]["content"]

@@ -1,7 +1,6 @@
 """The 22 categories of BFCL v4 (13 single-turn, 4 multi-turn, 5 agentic), their groups and the language each is
 decoded in. Of the agentic ones, web search is run against an endpoint (with a search backend, agentic/web_search.py),
-and so are memory_kv and memory_rec_sum (agentic/memory.py); memory_vector is scored from uploaded result files
-only (its extra, torch + sentence-transformers + faiss, is not built yet)."""
+and so is memory (agentic/memory.py; memory_vector with its optional extra, agentic/vector_extra.py)."""
 
 from __future__ import annotations
 
@@ -18,15 +17,11 @@ MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
 WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
 AGENTIC = MEMORY + WEB_SEARCH
 CATEGORIES = SINGLE_TURN + MULTI_TURN + AGENTIC
-# What a run against an endpoint cannot do yet: memory_vector (its official class embeds texts with
-# sentence-transformers, torch and faiss, an extra not built here). Its official result files are scored as uploads.
-UPLOAD_ONLY = ("memory_vector",)
-AGENTIC_NOT_RUN = (
-    "memory_vector cannot be run against an endpoint yet (its official class needs torch, sentence-transformers, "
-    "faiss and the all-MiniLM-L6-v2 weights, an optional extra not built here; memory_kv and memory_rec_sum run); "
-    "official result files for it (BFCL_v4_memory_vector_result.json) can be scored as an upload (python -m "
-    "evaluators score bfcl FILE, or the Upload tab)"
-)
+# Every category can be run against an endpoint; memory_vector only with its optional extra (torch,
+# sentence-transformers, faiss and the packaged weights: agentic/vector_extra.py). Without it, a run of every category
+# leaves memory_vector out (Benchmark.unavailable_now) and a run naming it is refused with the pip command.
+UPLOAD_ONLY: tuple[str, ...] = ()
+VECTOR = "memory_vector"
 # Categories without an answer file: judged on whether the output holds a call at all.
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
 RELEVANCE = ("live_relevance",)

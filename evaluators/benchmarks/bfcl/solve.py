@@ -18,7 +18,8 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
     backend_problem,
     run_with_backend,
 )
-from evaluators.benchmarks.bfcl.categories import AGENTIC_NOT_RUN, is_memory, is_multi_turn, is_web_search
+from evaluators.benchmarks.bfcl.agentic.web_search import unavailable_now as web_search_unavailable
+from evaluators.benchmarks.bfcl.categories import VECTOR, is_memory, is_multi_turn, is_web_search
 from evaluators.benchmarks.bfcl.data import DATA_VERSION, DataSource, asks_every_category, data_source, optional_multi_turn
 from evaluators.benchmarks.bfcl.item_requests import build_request
 from evaluators.benchmarks.bfcl.multi_turn.requests import OFFICIAL_MULTI_TURN_SAMPLING, multi_turn_texts
@@ -200,19 +201,28 @@ def _source_on_this_machine(data_dir: str | None) -> DataSource | None:
 
 
 def agentic_asked(config: RunSettings) -> str | None:
-    """The refusal of a run that names a category a run cannot play (memory_vector, Benchmark.upload_only) or a
-    group of only such ones; None otherwise. A run of every category plays the others and reports those as
-    unavailable."""
+    """The refusal of a run that would play memory_vector without its optional extra (named, or in a group that
+    names it, as the engine picks subsets), with the pip command; None otherwise. A run of every category leaves
+    memory_vector out then (unavailable_now)."""
+    from evaluators.benchmarks.bfcl.agentic.vector_extra import vector_problem
     from evaluators.core.registry import get_benchmark
-    from evaluators.core.selection import upload_only_asked
+    from evaluators.core.selection import runnable_subsets
 
-    asked = upload_only_asked(get_benchmark("bfcl"), list(config.subsets))
-    return f"bfcl: {', '.join(asked)}: {AGENTIC_NOT_RUN}" if asked else None
+    if VECTOR not in runnable_subsets(get_benchmark("bfcl"), list(config.subsets) or None):
+        return None
+    return vector_problem()
+
+
+def unavailable_now() -> tuple[str, ...]:
+    """Benchmark.unavailable_now: web search without a backend configured, memory_vector without its extra."""
+    from evaluators.benchmarks.bfcl.agentic.vector_extra import vector_extra_missing
+
+    return tuple(web_search_unavailable()) + ((VECTOR,) if vector_extra_missing() else ())
 
 
 def run_problem(config: RunSettings) -> str | None:
-    """request_profile's refusals from the settings alone (the form's line before Start): an upload-only category
-    asked for, native tools for multi-turn, web search or memory items."""
+    """request_profile's refusals from the settings alone (the form's line before Start): memory_vector without its
+    extra, native tools for multi-turn, web search or memory items."""
     refused = agentic_asked(config)
     if refused:
         return refused

@@ -1,4 +1,5 @@
-"""BFCL's memory categories played against an endpoint (memory_kv, memory_rec_sum), as the official generator plays
+"""BFCL's memory categories played against an endpoint (memory_kv, memory_rec_sum; memory_vector with its optional
+extra, in the vector workers: vector_extra.py, env_host.shared_vector_host), as the official generator plays
 them (docs/bfcl-agentic-notes.md §1.3, §1.4, §2):
 
 - per (category, scenario) a CHAIN: the scenario's prerequisite conversations (input["prereqs"]), played strictly
@@ -48,14 +49,12 @@ from typing import Any
 
 from evaluators.benchmarks.bfcl.agentic.memory_evidence import MEMORY_PREREQS, MEMORY_SNAPSHOT
 from evaluators.benchmarks.bfcl.agentic.memory_ids import get_directory_structure_by_id
-from evaluators.benchmarks.bfcl.categories import MEMORY
+from evaluators.benchmarks.bfcl.categories import MEMORY, VECTOR
 from evaluators.benchmarks.bfcl.multi_turn.evidence import ENVIRONMENT_LIMIT, STOP, TRANSCRIPT, TURNS
 from evaluators.benchmarks.bfcl.wheel import pinned_wheel, read_member
 from evaluators.core.errors import DataError
 from evaluators.core.types import Prediction, Sample
 
-# The backends played against an endpoint; memory_vector needs torch, sentence-transformers and faiss (not built).
-PLAYED = ("memory_kv", "memory_rec_sum")
 SETTINGS = "MEMORY_AGENT_SETTINGS"
 CORE_ARCHIVAL = "MEMORY_BACKEND_INSTRUCTION_CORE_ARCHIVAL"
 UNIFIED = "MEMORY_BACKEND_INSTRUCTION_UNIFIED"
@@ -335,10 +334,11 @@ def chain_evidence(sample: Sample, chain: ChainResult) -> dict[str, Any]:
 async def solve_memory(sample: Sample, chat: Any, host: Any = None) -> Prediction:
     """One memory item: its scenario's chain (started, or awaited), then the item from the chain's final snapshot."""
     from evaluators.benchmarks.bfcl.agentic.web_search import agentic_format_text, bounded_transcript
-    from evaluators.benchmarks.bfcl.multi_turn.env_host import shared_host
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import shared_host, shared_vector_host
 
     check_playable(sample)
-    host = host or shared_host()
+    if host is None:
+        host = shared_vector_host() if sample.subset == VECTOR else shared_host()
     texts = memory_texts()
     run = memory_run(chat)
     chain = await run.result(sample, chat, host, texts)

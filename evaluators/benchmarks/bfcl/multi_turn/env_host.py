@@ -4,6 +4,7 @@ run, each with bounded memory (RLIMIT_AS) and a time limit per call. Thread- and
 API (stable; rollouts and the checker use it):
 ```
 host = EnvironmentHost(workers=2, memory_mb=1024, call_seconds=10.0, wheel=None)   # or shared_host()
+host = shared_vector_host()                      # kind "vector": the vector memory class only, no RLIMIT_AS
 session = host.open(sample, namespace)           # the sample's involved classes, loaded from initial_config
 results = host.execute(session, call_texts)      # list[str]: the official result text of each call
 state = host.state(session)                      # {class_name: {attr: JSON-safe}} (evidence only)
@@ -88,11 +89,12 @@ class Session:
 class _Worker:
     """One worker process and the thread reading its replies."""
 
-    def __init__(self, wheel: Path, memory_mb: int, call_seconds: float):
+    def __init__(self, wheel: Path, memory_mb: int, call_seconds: float, kind: str | None = None):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE, str(wheel), str(memory_mb), str(call_seconds)],
+            [sys.executable, "-m", WORKER_MODULE, str(wheel), str(memory_mb), str(call_seconds),
+             *([kind] if kind else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
             encoding="utf-8", bufsize=1)
         self.replies: queue.Queue[str | None] = queue.Queue()
@@ -174,9 +176,10 @@ class _Slot:
 
 class EnvironmentHost:
     def __init__(self, workers: int = DEFAULT_WORKERS, memory_mb: int = DEFAULT_MEMORY_MB,
-                 call_seconds: float = DEFAULT_CALL_SECONDS, wheel: Path | None = None):
+                 call_seconds: float = DEFAULT_CALL_SECONDS, wheel: Path | None = None, kind: str | None = None):
         if workers < 1:
             raise ValueError("an environment host needs at least one worker")
+        self.kind = kind  # None: the ordinary workers; "vector": the vector memory's (worker.py)
         self.wheel = wheel or pinned_wheel()
         self.memory_mb = memory_mb
         self.call_seconds = call_seconds
@@ -196,7 +199,7 @@ class EnvironmentHost:
         if slot.worker is not None and not slot.worker.dead and slot.worker.process.poll() is not None:
             slot.worker.kill()  # it ended between requests (e.g. killed from outside): its sessions are over
         if slot.worker is None or slot.worker.dead:
-            worker = _Worker(self.wheel, self.memory_mb, self.call_seconds)
+            worker = _Worker(self.wheel, self.memory_mb, self.call_seconds, self.kind)
             worker.wait_ready()
             slot.worker = worker
         return slot.worker
@@ -341,3 +344,22 @@ def shared_host() -> EnvironmentHost:
             _shared = EnvironmentHost()
             atexit.register(_shared.shutdown)
         return _shared
+
+
+# The vector memory's workers: no address-space limit (torch maps gigabytes it never touches), so at most this many,
+# each holding the encoder (about 0.6 GB resident); a call may take longer (texts are embedded).
+VECTOR_WORKERS = 1
+VECTOR_CALL_SECONDS = 60.0
+VECTOR_KIND = "vector"
+_shared_vector: EnvironmentHost | None = None
+
+
+def shared_vector_host() -> EnvironmentHost:
+    """The process's host of vector workers (started on first use, shut down at exit)."""
+    global _shared_vector
+    with _shared_lock:
+        if _shared_vector is None or _shared_vector._closed:
+            _shared_vector = EnvironmentHost(workers=VECTOR_WORKERS, memory_mb=0, call_seconds=VECTOR_CALL_SECONDS,
+                                             kind=VECTOR_KIND)
+            atexit.register(_shared_vector.shutdown)
+        return _shared_vector

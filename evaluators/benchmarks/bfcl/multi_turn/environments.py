@@ -40,10 +40,13 @@ BACKEND_PACKAGE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 # The modules the eight multi-turn classes need (long_context holds the long-context extensions).
 ENVIRONMENT_MODULES = ("gorilla_file_system", "long_context", "math_api", "message_api", "posting_api",
                        "ticket_api", "trading_bot", "travel_booking", "vehicle_control")
-# The memory backends played against an endpoint (issue 44) and their base class; memory_vector (torch,
-# sentence-transformers, faiss) is not served.
+# The memory backends played against an endpoint (issue 44) and their base class. memory_vector imports torch,
+# sentence-transformers and faiss (the optional extra, requirements-memory-vector.txt) and loads its encoder at
+# import: its class is loaded only by a vector worker (VECTOR_CLASSES), never by the other workers.
 MEMORY_MODULES = ("memory_api_metaclass", "memory_kv", "memory_rec_sum")
-SERVED_MODULES = ENVIRONMENT_MODULES + MEMORY_MODULES
+VECTOR_MODULE = "memory_vector"
+VECTOR_CLASSES = ("MemoryAPI_vector",)
+SERVED_MODULES = ENVIRONMENT_MODULES + MEMORY_MODULES + (VECTOR_MODULE,)
 # `bfcl_eval.utils`, served as the stand-in module (agentic/memory_ids.py) with the three names the memory base
 # class imports.
 UTILS_MODULE = "bfcl_eval.utils"
@@ -63,7 +66,8 @@ class BackendConfig:
 
     @property
     def classes(self) -> tuple[str, ...]:
-        return tuple(self.class_modules)
+        """The classes an ordinary worker loads (every one but the vector memory's)."""
+        return tuple(name for name in self.class_modules if name not in VECTOR_CLASSES)
 
 
 def _joined(node: ast.expr, constants: dict[str, Any]) -> str | None:
