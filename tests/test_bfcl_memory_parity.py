@@ -167,3 +167,93 @@ def test_every_request_of_scripted_memory_chains_and_items_equals_the_official_h
     systems = [json.loads(body)["messages"][0]["content"] for body in our_bodies]
     assert "There is no content in the core memory at this point." in systems[0]
     assert any("There is no content in the memory at this point." in system for system in systems)
+
+
+def _vector(conversation: int | None, turn: int, step: int, content: str) -> str:
+    """memory_vector: what the model says at this step (as _kv)."""
+    if conversation is None:
+        return [f"[core_memory_retrieve(query={content!r}, top_k=3), archival_memory_retrieve(query={content!r})]",
+                "{'answer': 'Team meeting', 'context': 'core memory'}"][min(step, 1)]
+    if conversation == 1 and turn == 0:
+        return "[core_memory_retrieve(query='team', top_k=2)]"  # every step a call: the force-quit
+    if conversation == 0 and turn == 0:
+        steps = ["[core_memory_retrieve(query='monday'), archival_memory_retrieve_all(), core_memory_remove(vec_id=3), "
+                 "core_memory_update(vec_id=9, new_text='x')]",
+                 f"[core_memory_add(text='{LONG}'), core_memory_add(text='Team meeting ran over'), no_such_tool(a=1), "
+                 "core_memory_add()]",
+                 "Noted."]
+        return steps[min(step, 2)]
+    if conversation == 2 and turn == 0:
+        adds = ", ".join(f"core_memory_add(text='note {n}')" for n in range(1, 8))
+        return [f"[{adds}]", "Noted."][min(step, 1)]
+    if conversation >= 2:
+        return ["[archival_memory_retrieve(query='deadline', top_k=3), core_memory_update(vec_id=0, "
+                "new_text='Team meeting moved'), core_memory_retrieve_all()]", "Noted."][min(step, 1)]
+    return [f"[archival_memory_add(text={content[:60]!r})]", "Noted."][min(step, 1)]
+
+
+@pytest.mark.slow
+def test_every_request_of_a_scripted_memory_vector_chain_equals_the_official_handlers_on_the_same_builds(
+        bfcl_official: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """memory_vector over the notetaker chain and two items: the official loop in a venv over this interpreter's own
+    torch, sentence-transformers and faiss (their floats then equal ours), the same offline weights."""
+    from evaluators.benchmarks.bfcl.agentic.memory import memory_run, solve_memory
+    from evaluators.benchmarks.bfcl.agentic.vector_extra import THREAD_SETTINGS, hub_cache
+    from evaluators.benchmarks.bfcl.data import load
+    from evaluators.benchmarks.bfcl.multi_turn.env_host import VECTOR_CALL_SECONDS, VECTOR_KIND, EnvironmentHost
+    from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
+    from evaluators.engine.client import ChatClient
+    from evaluators.engine.settings import ModelSettings
+    from tests.bfcl_official_venv import VenvUnavailable, official_vector_venv, run_official_memory
+
+    try:
+        venv = official_vector_venv()
+    except VenvUnavailable as exc:
+        pytest.skip(f"the official vector venv cannot be built here: {exc}")
+    monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
+    category = "memory_vector"
+    ids = {category: [f"{category}_{item}" for item in ITEMS]}
+    samples = [sample for sample in load(subsets=[category]) if sample.id in ids[category]]
+    firsts = {conversation["question"][0][0]["content"]: place
+              for place, conversation in enumerate(samples[0].input["prereqs"])}
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        users = [i for i, m in enumerate(messages) if m["role"] == "user" and not m["content"].startswith(TOOL_RESULTS)]
+        step = sum(1 for m in messages[users[-1]:] if m["role"] == "assistant")
+        return {"content": _vector(firsts.get(messages[1]["content"]), len(users) - 1, step,
+                                   messages[users[-1]]["content"])}
+
+    async def ours(base_url: str) -> tuple[dict[str, Any], dict[str, str]]:
+        client = ChatClient(ModelSettings(base_url=base_url, model=MODEL), use_cache=False)
+        host = EnvironmentHost(workers=1, memory_mb=0, call_seconds=VECTOR_CALL_SECONDS, kind=VECTOR_KIND)
+        try:
+            predictions = {sample.id: await solve_memory(sample, client, host) for sample in samples}
+            folder = memory_run(client).folder / category / SCENARIO
+            return predictions, {str(path.relative_to(folder)): path.read_text(encoding="utf-8")
+                                 for path in sorted(folder.rglob("*.json"))}
+        finally:
+            host.shutdown()
+            await client.close()
+
+    env = {**THREAD_SETTINGS, "HF_HUB_CACHE": str(hub_cache(tmp_path / "hf")), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+    with ScriptedServer(reply=reply) as server:
+        official = run_official_memory(venv, tmp_path / "official", server.base_url, MODEL, ids, env=env)
+        official_bodies, server.raw_bodies = server.raw_bodies, []
+        predictions, snapshots = asyncio.run(ours(server.base_url))
+        our_bodies = server.raw_bodies
+    assert len(our_bodies) == len(official_bodies) > 50
+    for index, (mine_raw, theirs_raw) in enumerate(zip(our_bodies, official_bodies)):
+        mine, their = canonical(mine_raw), canonical(theirs_raw)
+        assert mine[1] == their[1], f"request {index}: fields {mine[1]} vs the official {their[1]}"
+        assert mine[0] == their[0], f"request {index}:\n ours     {mine[0][-1500:]!r}\n official {their[0][-1500:]!r}"
+    for sample in samples:
+        assert predictions[sample.id].extra["turns"] == official["results"][sample.id], sample.id
+    assert snapshots == official["snapshots"][category] and len(snapshots) == 6
+    shown = "\n".join(message["content"] for body in our_bodies for message in json.loads(body)["messages"]
+                      if message["role"] == "user").replace("\\'", "'")
+    for text in ('{"result": []}', "ID 3 not present in store.", "Entry length exceeds maximum length of 300",
+                 "Memory size exceeds maximum size of 7 entries.", "name 'no_such_tool' is not defined",
+                 "missing 1 required positional argument: 'text'", '"similarity_score": '):
+        assert text in shown, text
