@@ -145,7 +145,7 @@ MEMORY_DIFFERENCES = (
 
 
 def runs_memory(config: RunSettings, look_up: bool = True) -> bool:
-    """Whether the run will hold memory items it plays (memory_kv, memory_rec_sum), as `load` picks them."""
+    """Whether the run will hold memory items, as `load` picks them."""
     from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files
     from evaluators.core.registry import get_benchmark
     from evaluators.core.selection import runnable_subsets
