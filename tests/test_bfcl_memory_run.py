@@ -3,8 +3,8 @@ questions and prerequisite conversations written here; the memory tools' docs, p
 wheel): every item ends scored, each answered from the memory its scenario's chain left; the chains of the four
 (backend, scenario) pairs run side by side within the run's concurrency, each before its items; the prerequisite
 evidence is stored. Bad input: an unknown tool and arguments that do not fit fail only their own item; a failed
-prerequisite request fails only its own chain's items, with a reason naming it, and `--rerun-errors` then plays
-that chain again (earlier answers from the cache) and its items."""
+prerequisite request touches only its own chain, which goes on without that conversation's snapshot as the official
+generator does, its items naming the failure."""
 
 from __future__ import annotations
 
@@ -192,16 +192,15 @@ def test_a_memory_run_plays_each_chain_before_its_items_and_scores_every_item(me
 
 
 @pytest.mark.slow
-def test_a_failed_prerequisite_request_fails_only_its_chain_and_rerun_errors_plays_it_again(
+def test_a_failed_prerequisite_request_is_named_and_its_chain_goes_on_as_the_official_generator_does(
         memory_env: tuple[dict[str, str], Path]):
     env, folder = memory_env
     failing: set[str] = set()
-    state = {"fail": True}
 
     def watch(body: dict[str, Any]) -> None:
         backend, _, prereq = _chain_of(body)
         last = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
-        if state["fail"] and backend == "kv" and prereq and last == FAILING_TURN:
+        if backend == "kv" and prereq and last == FAILING_TURN:
             failing.add(prompt_key(body))
 
     def fault(key: str, attempt: int) -> Fault | None:
@@ -209,37 +208,60 @@ def test_a_failed_prerequisite_request_fails_only_its_chain_and_rerun_errors_pla
 
     with ScriptedServer(reply=_reply, fault=fault, on_request=watch) as server:
         done = _run(server, env, folder)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    assert all(prediction.error is None for prediction in predictions.values())  # every item played and scored
+    for item_id in ("memory_kv_3-notetaker-0", "memory_kv_4-notetaker-1"):
+        evidence = predictions[item_id].extra
+        prereqs = evidence["memory_prereqs"]
+        assert [c["stop"] for c in prereqs["conversations"]] == ["completed", "request_failed"]
+        [failure] = prereqs["failures"]
+        assert failure.startswith("memory prerequisite conversation memory_kv_prereq_3-notetaker-1 failed: HTTP 400")
+        assert "as the official generator does" in prereqs["failure_note"]
+        # the failed conversation flushed nothing: the items started from the first one's snapshot
+        assert evidence["memory_snapshot"]["flushed_by"] == "memory_kv_prereq_2-notetaker-0"
+        assert evidence["memory_snapshot"]["snapshot"]["core_memory"] == {"fact_4": "Dentist on Monday at 09:30 AM."}
+    # only that chain suffers: Jacob was never kept, so that one question is answered wrong; the rest are right
+    assert report["subsets"]["memory_kv"]["metrics"]["accuracy"] == 0.8
+    assert report["subsets"]["memory_rec_sum"]["metrics"]["accuracy"] == 1.0
+    verdicts = {item_id: p for item_id, p in predictions.items() if "failures" in p.extra["memory_prereqs"]}
+    assert set(verdicts) == {"memory_kv_3-notetaker-0", "memory_kv_4-notetaker-1"}
+
+
+@pytest.mark.slow
+def test_rerun_errors_plays_the_chain_again_from_the_cache_then_the_failed_item(memory_env: tuple[dict[str, str], Path]):
+    env, folder = memory_env
+    state = {"fail": True}
+    failing: set[str] = set()
+
+    def watch(body: dict[str, Any]) -> None:
+        if state["fail"] and body["messages"][1]["content"] == "Where do I live?" and "vec_id" not in \
+                body["messages"][0]["content"] and "memory_append" in body["messages"][0]["content"]:
+            failing.add(prompt_key(body))  # memory_rec_sum's "Where do I live?"
+
+    def fault(key: str, attempt: int) -> Fault | None:
+        return Fault(status=400, message="scripted refusal") if key in failing else None
+
+    with ScriptedServer(reply=_reply, fault=fault, on_request=watch) as server:
+        done = _run(server, env, folder)
         assert done.returncode == 0, done.stderr[-3000:]
-        report = json.loads(done.stdout)
-        run_id = report["run_id"]
-        predictions = _stored(Path(env["TOOLBOARD_HOME"]), run_id)
-        for item_id in ("memory_kv_3-notetaker-0", "memory_kv_4-notetaker-1"):
-            error = predictions[item_id].error
-            assert error is not None and error.startswith(
-                "memory prerequisite conversation memory_kv_prereq_3-notetaker-1 failed: HTTP 400"), error
-            assert "re-run errors to play the chain again" in error
-            evidence = predictions[item_id].extra["memory_prereqs"]
-            assert [c["stop"] for c in evidence["conversations"]] == ["completed", "request_failed"]
-        others = {item_id: p for item_id, p in predictions.items() if "kv" not in item_id or "customer" in item_id}
-        assert len(others) == 8 and all(p.error is None for p in others.values())
-        assert report["subsets"]["memory_rec_sum"]["metrics"]["accuracy"] == 1.0
-        assert report["subsets"]["memory_kv"]["metrics"]["accuracy"] == 0.6
-        # the chain again, its first conversation from the cache; then its items
+        run_id = json.loads(done.stdout)["run_id"]
+        failed = _stored(Path(env["TOOLBOARD_HOME"]), run_id)["memory_rec_sum_1-customer-1"]
+        assert failed.error is not None and "HTTP 400" in failed.error
         state["fail"] = False
         failing.clear()
         sent = len(server.bodies)
         again = _run(server, env, folder, "--rerun-errors", run_id)
         assert again.returncode == 0, again.stderr[-3000:]
         resent = [_chain_of(body) for body in server.bodies[sent:]]
-    assert resent and all(chain[:2] == ("kv", "notetaker") for chain in resent)
-    # the failed turn's two steps (everything answered before comes from the cache), the two items' two steps each
-    assert resent == [("kv", "notetaker", True)] * 2 + [("kv", "notetaker", False)] * 4
+    # the customer chain of memory_rec_sum was played again, every answer from the cache: only the item was sent
+    assert resent == [("rec_sum", "customer", False)] * 2
     report = json.loads(again.stdout)
-    assert report["subsets"]["memory_kv"]["metrics"]["accuracy"] == 1.0
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), run_id)
-    assert predictions["memory_kv_3-notetaker-0"].error is None
-    assert predictions["memory_kv_3-notetaker-0"].extra["memory_snapshot"]["flushed_by"] == (
-        "memory_kv_prereq_3-notetaker-1")
+    assert report["subsets"]["memory_rec_sum"]["metrics"]["accuracy"] == 1.0
+    replayed = _stored(Path(env["TOOLBOARD_HOME"]), run_id)["memory_rec_sum_1-customer-1"]
+    assert replayed.error is None and replayed.extra["memory_snapshot"]["flushed_by"] == (
+        "memory_rec_sum_prereq_1-customer-1")
 
 
 def _vector_reply(body: dict[str, Any]) -> dict[str, Any]:

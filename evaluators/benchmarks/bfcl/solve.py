@@ -137,10 +137,9 @@ def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
 
 
 MEMORY_DIFFERENCES = (
-    "memory: a prerequisite conversation whose request fails (or whose environment or snapshot fails) ends its "
-    "scenario's chain and every item of that scenario ends with a request error (re-run errors plays the chain "
-    "again); officially the chain goes on without that conversation's snapshot. A resumed run plays each chain "
-    "again from the start (answers from the response cache) instead of reusing an earlier execution's snapshots",
+    "memory: a resumed run (or one re-sending errors) plays each chain of prerequisite conversations again from the "
+    "start, answered from the response cache, instead of reusing an earlier execution's snapshots; a prerequisite "
+    "request that failed before is sent again there (officially never retried)",
 )
 
 

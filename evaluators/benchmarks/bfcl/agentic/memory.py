@@ -25,11 +25,15 @@ Where and when:
   the chain's outline (`memory_snapshot`, `memory_prereqs`); the scenario's first item (input["chain_head"]) keeps the whole
   chain: each conversation's turns, transcript (tool results bounded) and the snapshot it flushed.
 - A prerequisite conversation whose request fails (after the client's retries), whose environment goes past its
-  limits, or whose snapshot cannot be written ends the chain: every item of the scenario ends with a request error
-  naming it (never a wrong answer; `--rerun-errors` plays the chain again, its earlier answers from the response
-  cache, then the items). The official generator would go on without that conversation's flush (a deviation).
-- A resumed run plays each chain it needs again from the start (answered from the response cache when the run
-  uses it): the snapshots of an earlier execution are never reused.
+  limits, or whose snapshot cannot be written flushes nothing and the chain goes on, as the official generator does
+  (there: "Error during inference", no flush, its children unlocked): the next conversation and the scenario's items
+  start from the last snapshot flushed (the first conversation failing: from an empty memory). Every item of the
+  scenario names the failure in its evidence (`memory_prereqs.failures`).
+- A resumed run (or one re-sending errors) plays each chain it needs again from the start, answered from the
+  response cache when the run uses it, so it gets the same snapshots; the snapshots of an earlier execution are
+  never reused. Only a request that failed before is sent again (it is in no cache): should it succeed now, the
+  items played in this execution start from a memory that conversation added to (officially a failed prerequisite
+  is never retried).
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ PREREQ_SUFFIX = "_prereq"
 SNAPSHOT_FOLDER = "memory_snapshot"
 CHECKPOINTS = "prereq_checkpoints"
 MEMORY_EVIDENCE_NOTE = "the prerequisite conversations are not scored"
+FAILED_PREREQ_NOTE = ("as the official generator does, a failed prerequisite conversation flushed no snapshot and the "
+                      "chain went on: the next conversations and the items started from the last snapshot flushed")
 
 
 # ---- the texts -------------------------------------------------------------------------------------------------
@@ -186,7 +192,7 @@ class ChainResult:
     scenario: str
     folder: Path
     conversations: list[dict[str, Any]] = field(default_factory=list)
-    failure: str | None = None
+    failures: list[str] = field(default_factory=list)  # conversations that failed (and so flushed nothing)
     snapshot: Any = None  # <scenario>_final.json as the items load it (None: no conversation flushed)
     flushed_by: str | None = None
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
@@ -218,10 +224,10 @@ async def play_chain(item: Sample, chat: Any, host: Any, texts: MemoryTexts, fol
         chain.conversations.append(record)
         try:
             prediction = await play_conversation(sample, chat, host, texts, flush=True)
-        except Exception as failure:  # noqa: BLE001 - a worker's refusal (e.g. a snapshot not written) ends the chain
+        except Exception as failure:  # noqa: BLE001 - a worker's refusal (e.g. a snapshot not written): as a request's
             record.update(stop="failed", error=f"{type(failure).__name__}: {failure}")
-            chain.failure = f"memory prerequisite conversation {sample.id} failed: {record['error']}"
-            break
+            chain.failures.append(f"memory prerequisite conversation {sample.id} failed: {record['error']}")
+            continue
         extra = prediction.extra or {}
         turns = extra.get(TURNS) or []
         record.update(stop=extra.get(STOP), turns_played=len(turns), steps=sum(len(turn) for turn in turns),
@@ -229,9 +235,10 @@ async def play_chain(item: Sample, chat: Any, host: Any, texts: MemoryTexts, fol
         for key in chain.usage:
             chain.usage[key] += int((prediction.usage or {}).get(key, 0))
         if prediction.error is not None or extra.get(STOP) == ENVIRONMENT_LIMIT:
+            # As the official generator: that conversation flushed nothing, the next one starts from the last snapshot.
             why = prediction.error or f"its environment went past its limits ({extra.get('environment_limit')})"
-            chain.failure = f"memory prerequisite conversation {sample.id} failed: {why}"
-            break
+            chain.failures.append(f"memory prerequisite conversation {sample.id} failed: {why}")
+            continue
         record["snapshot"] = _read_json(snapshot_folder(folder, sample.id) / CHECKPOINTS / f"{sample.id}.json")
         chain.flushed_by = sample.id
     final = snapshot_folder(folder, item.id) / f"{scenario}_final.json"
@@ -322,8 +329,9 @@ def chain_evidence(sample: Sample, chain: ChainResult) -> dict[str, Any]:
     prereqs: dict[str, Any] = {"scenario": chain.scenario, "note": MEMORY_EVIDENCE_NOTE,
                                "conversations": chain.outline(), "usage": dict(chain.usage),
                                "kept_with": sample.input.get("chain_head")}
-    if chain.failure:
-        prereqs["failure"] = chain.failure
+    if chain.failures:
+        prereqs["failures"] = chain.failures
+        prereqs["failure_note"] = FAILED_PREREQ_NOTE
     if carries_chain(sample):
         prereqs["chain"] = chain.conversations
     return {MEMORY_SNAPSHOT: {"scenario": chain.scenario, "started_from": started, "flushed_by": chain.flushed_by,
@@ -343,9 +351,6 @@ async def solve_memory(sample: Sample, chat: Any, host: Any = None) -> Predictio
     run = memory_run(chat)
     chain = await run.result(sample, chat, host, texts)
     evidence = chain_evidence(sample, chain)
-    if chain.failure:
-        return Prediction(sample.id, output=None, error=f"{chain.failure}; the items of {sample.subset} scenario "
-                          f"{chain.scenario} are not played (re-run errors to play the chain again)", extra=evidence)
     class_name = memory_class(sample)
     question = [list(turn) for turn in sample.input["question"]]
     question[0].insert(0, {"role": "system", "content": agentic_format_text()})
