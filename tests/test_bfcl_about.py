@@ -26,9 +26,10 @@ def test_the_about_tab_shows_bfcls_declaration():
     assert "names the parts it lacks" in ABOUT.measures
     assert "**Format sensitivity** (the official non-scoring category, outside every summary and Overall)" in \
         ABOUT.measures and "run only when named" in ABOUT.measures
-    # the agentic categories: scored from uploads, not yet run against an endpoint
-    assert "**Agentic**, 5 categories" in ABOUT.measures and "scored from uploaded official result files" in ABOUT.measures
-    assert "not built yet" in ABOUT.measures and "not run here" not in ABOUT.measures
+    # the agentic categories: played, memory after its prerequisite conversations (vector with an optional extra)
+    assert "**Agentic**, 5 categories" in ABOUT.measures and "prerequisite conversations" in ABOUT.measures
+    assert "323 user turns per backend" in ABOUT.measures and "optional extra" in ABOUT.measures
+    assert "not built yet" not in ABOUT.measures and "not run here" not in ABOUT.measures
     assert "native-tools mode" in ABOUT.measures
     assert f"for {BENCHMARK.title}: {ABOUT.strict_fixes}" in text
     assert "double-brace HashMaps" in ABOUT.strict_fixes and "nested object and array literals" in ABOUT.strict_fixes

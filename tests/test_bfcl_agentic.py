@@ -23,7 +23,7 @@ from evaluators.benchmarks.bfcl.agentic.checker import (
     official_agentic_standardize,
 )
 from evaluators.benchmarks.bfcl.agentic.data import official_agentic_id
-from evaluators.benchmarks.bfcl.categories import AGENTIC, AGENTIC_NOT_RUN, MEMORY, WEB_SEARCH, category_of_id
+from evaluators.benchmarks.bfcl.categories import AGENTIC, MEMORY, WEB_SEARCH, category_of_id
 from evaluators.benchmarks.bfcl.checker import score
 from evaluators.benchmarks.bfcl.data import load
 from evaluators.benchmarks.bfcl.predictions import read_predictions
@@ -216,61 +216,71 @@ def test_the_board_declares_the_agentic_columns():
 # ---- runs are refused ----------------------------------------------------------------------------------------
 
 
-def test_a_run_asking_for_a_memory_category_is_refused_before_it_starts():
-    benchmark = get_benchmark("bfcl")
-    for names in (["memory_kv"], ["memory"], ["simple_python", "memory"]):
-        with pytest.raises(ToolboardError, match="cannot be run against an endpoint yet") as refused:
-            runnable_subsets(benchmark, names)
-        assert "scored as an upload" in str(refused.value)
-    # web search is played (with a backend: tests/test_bfcl_web_search*.py); `agentic` plays it, without memory
-    assert runnable_subsets(benchmark, ["web_search"]) == list(WEB_SEARCH)
-    assert runnable_subsets(benchmark, ["agentic"]) == list(WEB_SEARCH)
-    # every category, or `all`: the playable ones run, memory is left out
-    assert not set(MEMORY) & set(runnable_subsets(benchmark, None))
-    assert runnable_subsets(benchmark, ["all"]) == runnable_subsets(benchmark, None)
+def _without_vector_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evaluators.benchmarks.bfcl.agentic import vector_extra
+
+    monkeypatch.setattr(vector_extra, "MODULES", (("toolboard_no_such_module_for_tests", "torch"),
+                                                  *vector_extra.MODULES[1:]))
 
 
-def test_the_evaluate_form_offers_no_category_a_run_would_refuse():
-    from ui.run_form import subset_choices
-
-    offered = {key for _, key in subset_choices("bfcl")}
-    assert not offered & {*MEMORY, "memory"}
-    assert {"multi_turn", "simple_python", "multi_turn_base", *WEB_SEARCH, "web_search"} <= offered
-    assert {key for _, key in subset_choices("acebench")} >= {"normal_atom_bool"}
-
-
-def test_the_run_problem_and_request_profile_refuse_memory_subsets():
-    from evaluators.benchmarks.bfcl.solve import run_problem
-    from evaluators.core.hooks import RunSettings
-
+def _config(*subsets: str, request_mode: str = "prompt") -> Any:
     class _Model:
-        request_mode = "prompt"
         prompt_style = None
+
+    _Model.request_mode = request_mode  # type: ignore[attr-defined]
 
     class _Config:
         model = _Model()
-        subsets = ("memory_vector",)
         data_dir = None
         options: dict[str, str] = {}
 
-    problem = run_problem(_Config())  # type: ignore[arg-type]
-    assert problem is not None and problem.startswith("bfcl: memory_vector: ") and AGENTIC_NOT_RUN in problem
-    assert RunSettings is not None
+    _Config.subsets = subsets  # type: ignore[attr-defined]
+    return _Config()
 
 
-@pytest.mark.slow
-def test_the_cli_refuses_an_agentic_run():
-    done = run_cli("run", "bfcl", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--subset", "memory")
-    assert done.returncode != 0
-    assert "cannot be run against an endpoint yet" in done.stderr and "scored as an upload" in done.stderr
+def test_every_agentic_category_is_runnable_and_memory_vector_leaves_a_full_run_without_its_extra(
+        monkeypatch: pytest.MonkeyPatch):
+    benchmark = get_benchmark("bfcl")
+    assert benchmark.upload_only == ()
+    assert runnable_subsets(benchmark, ["memory"]) == list(MEMORY)
+    assert runnable_subsets(benchmark, ["web_search"]) == list(WEB_SEARCH)
+    assert runnable_subsets(benchmark, ["agentic"]) == list(AGENTIC)
+    _without_vector_extra(monkeypatch)
+    assert "memory_vector" in benchmark.unavailable_now()  # type: ignore[misc]
+    every = runnable_subsets(benchmark, None)
+    assert set(MEMORY) & set(every) == {"memory_kv", "memory_rec_sum"}
+    assert runnable_subsets(benchmark, ["all"]) == every
+
+
+def test_the_evaluate_form_offers_the_agentic_categories():
+    from ui.run_form import subset_choices
+
+    offered = {key for _, key in subset_choices("bfcl")}
+    assert {"multi_turn", "simple_python", "multi_turn_base", *WEB_SEARCH, "web_search", *MEMORY, "memory"} <= offered
+    assert {key for _, key in subset_choices("acebench")} >= {"normal_atom_bool"}
+
+
+def test_a_memory_vector_run_without_its_extra_is_refused_before_it_starts_with_the_pip_command(
+        monkeypatch: pytest.MonkeyPatch):
+    from evaluators.benchmarks.bfcl.solve import request_profile, run_problem
+
+    _without_vector_extra(monkeypatch)
+    for subsets in (("memory_vector",), ("memory",), ("simple_python", "agentic")):
+        problem = run_problem(_config(*subsets))
+        assert problem is not None and problem.startswith("bfcl: memory_vector needs the optional extra"), subsets
+        assert "torch missing" in problem and "pip install -r requirements-memory-vector.txt" in problem
+        with pytest.raises(ToolboardError, match="requirements-memory-vector.txt"):
+            request_profile(_config(*subsets))  # type: ignore[arg-type]
+    assert run_problem(_config("memory_kv", "memory_rec_sum")) is None
+    assert run_problem(_config()) is None  # every category: memory_vector is left out
+    assert run_problem(_config("memory_kv", request_mode="tools")) is not None  # prompt mode only
 
 
 @pytest.mark.slow
 def test_list_shows_the_agentic_categories_and_how_they_are_used():
     done = run_cli("list")
     assert done.returncode == 0
-    assert ("scored from uploads only (not run against an endpoint yet): memory_kv, memory_vector, memory_rec_sum\n"
-            in done.stdout)
+    assert "memory_vector" in done.stdout and "scored from uploads only" not in done.stdout.split("bfcl", 1)[1]
     assert "option web_search_backend: serpapi | recorded (default serpapi)" in done.stdout
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluators.benchmarks.bfcl.agentic.memory_evidence import MEMORY_EVIDENCE
 from evaluators.benchmarks.bfcl.agentic.web_search import BACKEND_OPTION, BACKENDS, SERPAPI
 from evaluators.benchmarks.bfcl.categories import (
     AGENTIC,
-    AGENTIC_NOT_RUN,
     CATEGORIES,
     FORMAT_SENSITIVITY,
     IRRELEVANCE,
@@ -19,6 +19,7 @@ from evaluators.benchmarks.bfcl.categories import (
     NON_LIVE,
     RELEVANCE,
     SINGLE_TURN,
+    UPLOAD_ONLY,
     WEB_SEARCH,
     category_of_id,
 )
@@ -55,7 +56,7 @@ GROUPS = {
     "relevance_detection": RELEVANCE,
     "single_turn": SINGLE_TURN,
     "multi_turn": MULTI_TURN,
-    # memory: scored from uploaded result files only (not run against an endpoint yet); web search: run too
+    # memory: run with its prerequisite chains (memory_vector with its optional extra)
     "agentic": AGENTIC,
     "memory": MEMORY,
     "web_search": WEB_SEARCH,
@@ -88,7 +89,7 @@ TITLES = {
     "web_search_no_snippet": "Web search (no snippet)",
     FORMAT_SENSITIVITY: "Format sensitivity",
     "agentic": "Agentic",
-    "memory": "Memory (uploads only)",
+    "memory": "Memory",
     "web_search": "Web search",
     "single_turn": "Single-turn",
     "multi_turn": "Multi-turn",
@@ -141,12 +142,16 @@ ABOUT = About(
         "passes when the model's last text that is not a call names an expected answer (after the official "
         "standardization). Web search is played against an endpoint as the official prompting loop plays it, its "
         "searches answered by SerpAPI (the official backend, a key needed) or by a recording of searches and pages; "
-        "memory is scored from uploaded official result files (playing it needs the memory prerequisite "
-        "conversations, not built yet). **Web Search** = mean of its "
+        "the three memory categories are played as the official generator plays them: per scenario the prerequisite "
+        "conversations first (37 conversations, 323 user turns per backend, not scored), one after another, each "
+        "flushing the memory the next one and the scenario's questions start from; memory_vector needs an optional "
+        "extra (torch, sentence-transformers, faiss and the packaged all-MiniLM-L6-v2 weights). "
+        "**Web Search** = mean of its "
         "two variants, **Memory** = mean of its three stores, **Agentic** = mean of the two. The official "
         "*Overall* = 10% Non-Live AST + 10% Live AST + 10% Irrelevance + 30% Multi Turn + 40% Agentic: shown where "
-        "every part is present (published rows, or uploads holding every category); a run against an endpoint has "
-        "no memory, so its Overall stays empty and its report names the parts it lacks (the official "
+        "every part is present (published rows, uploads holding every category, or a run of every category); a run "
+        "without a part (memory_vector without its extra, web search without a backend) has no Overall and its report "
+        "names the parts it lacks (the official "
         "table would count them as 0). **Format sensitivity** (the official non-scoring category, outside every "
         "summary and Overall): 200 single-turn items under 26 system-prompt configurations (return format python, "
         "JSON, verbose or concise XML; with or without a `<TOOLCALL>` tag; docs as Python, XML or JSON; plain text or "
@@ -178,8 +183,8 @@ BENCHMARK = Benchmark(
     title="BFCL v4",
     description="Berkeley Function Calling Leaderboard v4: the 13 single-turn AST categories and the 4 multi-turn "
                 "categories against executable environments, prompt mode; web search with a search backend (SerpAPI "
-                "or a recording); the 3 memory categories scored from uploaded result files only; format sensitivity "
-                "(26 prompt formats, outside Overall) run when named.",
+                "or a recording); memory after its prerequisite conversations (memory_vector with an "
+                "optional extra); format sensitivity (26 prompt formats, outside Overall) run when named.",
     about=ABOUT,
     subsets=CATEGORIES,
     groups=GROUPS,
@@ -201,13 +206,13 @@ BENCHMARK = Benchmark(
         # share as Multi Turn is (published rows carry only these figures, with n from the table's n_by_view).
         Metric("web_search", "Web Search", "mean of web_search_base and web_search_no_snippet (run with a search "
                "backend, or scored from uploaded result files)"),
-        Metric("memory", "Memory", "mean of memory_kv, memory_vector and memory_rec_sum (scored from uploaded result "
-               "files; not run against an endpoint yet)"),
+        Metric("memory", "Memory", "mean of memory_kv, memory_vector and memory_rec_sum (run against an endpoint; "
+               "memory_vector with its optional extra)"),
         Metric("agentic", "Agentic", "mean of Web Search and Memory (the official Agentic Overall Acc)",
                share_of_items=False, made_of=mean_of(("web_search", "memory"))),
         Metric("overall", "Overall", "the official weighting: 10% Non-Live AST, 10% Live AST, 10% Irrelevance, 30% "
                "Multi Turn, 40% Agentic (web search and memory); only where every part is present (published rows, "
-               "or uploads holding every category), as memory is not run against an endpoint yet",
+               "or uploads holding every category, or a run of every category with memory_vector's extra)",
                share_of_items=False, made_of=overall_parts()),
         # Format sensitivity, outside every summary and Overall (the official score header's statistics).
         Metric(MAX_DELTA, "Format Sensitivity Max Delta", "format sensitivity: the best configuration's accuracy "
@@ -235,21 +240,19 @@ BENCHMARK = Benchmark(
     prompt_styles=(OFFICIAL_STYLE,),  # request_profile refuses any other style
     subset_of_id=category_of_id,
     titles=TITLES,
-    upload_only=MEMORY,
-    upload_only_why=AGENTIC_NOT_RUN,
+    upload_only=UPLOAD_ONLY,
     unavailable_now=unavailable_now,
     server_keys=server_keys,
-    evidence=MULTI_TURN_EVIDENCE,
+    evidence=MULTI_TURN_EVIDENCE + MEMORY_EVIDENCE,
     layout=BoardLayout(
         view_label="Set", views=(ALL_VIEW,), columns=SUMMARY_COLUMNS, detail_columns=(*SINGLE_TURN, *MULTI_TURN, *AGENTIC,
                                                                                     MAX_DELTA, STANDARD_DEVIATION),
         run_values=run_values, published_values=published_values, sort_by="overall",
     ),
-    # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet (memory is
-    # not run), so it enters the overview with its other figures shown and no BFCL win rate.
+    # Overall, as the official board ranks: its headline. A run against an endpoint has no Overall yet
+    # without memory_vector's extra, so it enters the overview with its other figures shown and no BFCL win rate.
     overview=Overview(ALL_VIEW, ("overall", "non_live_ast", "live_ast"), "overall",
                       why="Overall, the official board's headline and order: 10% non-live AST, 10% live AST, 10% "
-                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory; memory is scored from "
-                          "uploaded result files, not yet run against an endpoint, so a run evaluated here has no Overall "
-                          "yet)"),
+                          "irrelevance, 30% multi-turn, 40% agentic (web search and memory; a run without "
+                          "memory_vector's optional extra has no Overall)"),
 )

@@ -1,7 +1,7 @@
 """The 22 categories of BFCL v4 (13 single-turn, 4 multi-turn, 5 agentic) and the non-scoring format sensitivity one,
 their groups and the language each is decoded in. Of the agentic ones, web search is run against an endpoint (with a
-search backend, agentic/web_search.py); memory is scored from uploaded result files only (it is not run against an
-endpoint yet). Format sensitivity (format_sensitivity/) is outside every summary and Overall."""
+search backend, agentic/web_search.py), and so is memory (agentic/memory.py; memory_vector with its optional extra,
+agentic/vector_extra.py). Format sensitivity (format_sensitivity/) is outside every summary and Overall."""
 
 from __future__ import annotations
 
@@ -20,14 +20,11 @@ AGENTIC = MEMORY + WEB_SEARCH
 # The official NON_SCORING_CATEGORY: 200 single-turn items under 26 prompt configurations (format_sensitivity/).
 FORMAT_SENSITIVITY = "format_sensitivity"
 CATEGORIES = SINGLE_TURN + MULTI_TURN + AGENTIC + (FORMAT_SENSITIVITY,)
-# What a run against an endpoint cannot do yet: the memory categories need the memory prerequisite conversations.
-# Their official result files are scored as uploads.
-AGENTIC_NOT_RUN = (
-    "the memory categories (memory_kv, memory_vector, memory_rec_sum) cannot be run against an endpoint yet "
-    "(playing them needs the memory prerequisite conversations, not built here); official result files for them "
-    "(BFCL_v4_<category>_result.json) can be scored as an upload (python -m evaluators score bfcl FILE, or the "
-    "Upload tab)"
-)
+# Every category can be run against an endpoint; memory_vector only with its optional extra (torch,
+# sentence-transformers, faiss and the packaged weights: agentic/vector_extra.py). Without it, a run of every category
+# leaves memory_vector out (Benchmark.unavailable_now) and a run naming it is refused with the pip command.
+UPLOAD_ONLY: tuple[str, ...] = ()
+VECTOR = "memory_vector"
 # Categories without an answer file: judged on whether the output holds a call at all.
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
 RELEVANCE = ("live_relevance",)
@@ -56,6 +53,10 @@ def is_agentic(category: str) -> bool:
 
 def is_format_sensitivity(category: str) -> bool:
     return category == FORMAT_SENSITIVITY
+
+
+def is_memory(category: str) -> bool:
+    return category in MEMORY
 
 
 def is_web_search(category: str) -> bool:

@@ -1,6 +1,6 @@
 """Per-category accuracy, the official summaries of `generate_leaderboard_csv` (single-turn, Multi Turn, Web
-Search, Memory, Agentic), and the official Overall where every part of it is present (web search and memory come
-only from uploaded result files: a run against an endpoint never has them)."""
+Search, Memory, Agentic), and the official Overall where every part of it is present (a run without memory_vector's
+optional extra, or without a web search backend, lacks a part)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ AGENTIC = ("web_search", "memory")
 # What a person reads for each part of Overall when it is missing from a run.
 OVERALL_PART_NAMES = {"non_live_ast": "non-live AST", "live_ast": "live AST", "irrelevance_detection": "irrelevance",
                       "multi_turn": "multi-turn", "web_search": "web search", "memory": "memory"}
-# The summary label that names the parts of Overall a report lacks (a run against an endpoint always lacks web
-# search and memory; an upload of their result files brings them).
+# The summary label that names the parts of Overall a report lacks (e.g. memory, for a run without memory_vector's
+# extra; an upload of its result file brings it).
 OVERALL_LACKS = "overall_lacks"
 # The tables print percentages with two decimals: four places as fractions.
 OFFICIAL_PLACES = 4

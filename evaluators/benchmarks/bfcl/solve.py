@@ -1,4 +1,5 @@
-"""solve(sample, clients, options): one chat call per single-turn item, a rollout per multi-turn item; and
+"""solve(sample, clients, options): one chat call per single-turn item, a rollout per multi-turn or web search item,
+a rollout after its scenario's prerequisite chain per memory item (agentic/memory.py); and
 the run's request profile (BFCL has the official requests only: both request modes for single-turn items,
 prompt mode for multi-turn ones)."""
 
@@ -17,11 +18,12 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
     backend_problem,
     run_with_backend,
 )
-from evaluators.benchmarks.bfcl.agentic.web_search import unavailable_now as web_search_unavailable_now
+from evaluators.benchmarks.bfcl.agentic.web_search import unavailable_now as web_search_unavailable
 from evaluators.benchmarks.bfcl.categories import (
-    AGENTIC_NOT_RUN,
     FORMAT_SENSITIVITY,
+    VECTOR,
     is_format_sensitivity,
+    is_memory,
     is_multi_turn,
     is_web_search,
 )
@@ -56,6 +58,12 @@ async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str
         if options.get("request_mode", "prompt") != "prompt":
             raise ToolboardError(MULTI_TURN_TOOLS_REFUSED)
         return await run_with_backend(sample, clients["model"], str(options.get(BACKEND_OPTION) or SERPAPI))
+    if is_memory(sample.subset):
+        if options.get("request_mode", "prompt") != "prompt":
+            raise ToolboardError(MULTI_TURN_TOOLS_REFUSED)
+        from evaluators.benchmarks.bfcl.agentic.memory import solve_memory
+
+        return await solve_memory(sample, clients["model"])
     if is_format_sensitivity(sample.subset) and options.get("request_mode", "prompt") != "prompt":
         raise ToolboardError(FORMAT_SENSITIVITY_TOOLS_REFUSED)
     request = build_request(sample, mode=options.get("request_mode", "prompt"))
@@ -66,9 +74,14 @@ async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str
 
 def expected_requests(sample: Sample) -> int:
     """One request for a single-turn item; for a multi-turn one, about two per turn (the calls, then the answer
-    without a call), read from its questions only: a run starts the longest conversations first."""
+    without a call), read from its questions only: a run starts the longest conversations first. A memory
+    scenario's first item also counts its chain's turns (it starts the chain): the chains start first."""
     if is_multi_turn(sample.subset):
         return 2 * len(sample.input["question"])
+    if is_memory(sample.subset):
+        from evaluators.benchmarks.bfcl.agentic.memory import expected_memory_requests
+
+        return expected_memory_requests(sample)
     return 1
 
 
@@ -92,16 +105,23 @@ def request_profile(config: RunSettings) -> RequestProfile:
         problem = web_search_problem(config)
         if problem:
             raise ToolboardError(problem)
-    if runs_multi_turn(config) or web_search:
+    memory = runs_memory(config)
+    if runs_multi_turn(config) or web_search or memory:
         if tools:
             raise ToolboardError(f"bfcl: {MULTI_TURN_TOOLS_REFUSED}")
         multi_turn_texts()  # the holdout prompt and the step limit: one clear error now if the wheel lacks them
         sampling["multi_turn"] = model.sampling_for(OFFICIAL_MULTI_TURN_SAMPLING)
-    if web_search:
+    if web_search or memory:
         agentic_format_text()
+    if memory:
+        from evaluators.benchmarks.bfcl.agentic.memory import memory_texts
+
+        memory_texts()  # the memory prompts: one clear error now if the wheel lacks them
     differences: tuple[str, ...] = (TOOLS_MODE_DIFFERENCE,) if tools else ()
     if web_search:
         differences += WEB_SEARCH_DIFFERENCES
+    if memory:
+        differences += MEMORY_DIFFERENCES
     return RequestProfile(
         prompt_style=OFFICIAL_STYLE,
         source=f"{SOURCE_NOTE} ({DATA_VERSION})",
@@ -128,11 +148,27 @@ def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
     return source is None or has_agentic_files(source)
 
 
-def unavailable_now() -> tuple[str, ...]:
-    """Benchmark.unavailable_now: what a run of every category leaves out: web search without a backend, and format
-    sensitivity always (5,200 more requests, outside every summary: it runs when named, as `--subset
-    format_sensitivity`)."""
-    return (*web_search_unavailable_now(), FORMAT_SENSITIVITY)
+MEMORY_DIFFERENCES = (
+    "memory: a resumed run (or one re-sending errors) plays each chain of prerequisite conversations again from the "
+    "start, answered from the response cache, instead of reusing an earlier execution's snapshots; a prerequisite "
+    "request that failed before is sent again there (officially never retried)",
+)
+
+
+def runs_memory(config: RunSettings, look_up: bool = True) -> bool:
+    """Whether the run will hold memory items, as `load` picks them."""
+    from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files
+    from evaluators.core.registry import get_benchmark
+    from evaluators.core.selection import runnable_subsets
+
+    benchmark = get_benchmark("bfcl")
+    if not any(is_memory(category) for category in runnable_subsets(benchmark, list(config.subsets) or None)):
+        return False
+    chosen = set(benchmark.expand_subsets(list(config.subsets) or None))
+    if not asks_every_category(list(chosen)):
+        return True
+    source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
+    return source is None or has_agentic_files(source)
 
 
 def runs_format_sensitivity(config: RunSettings) -> bool:
@@ -184,19 +220,30 @@ def _source_on_this_machine(data_dir: str | None) -> DataSource | None:
 
 
 def agentic_asked(config: RunSettings) -> str | None:
-    """The refusal of a run that names an agentic category or a group of only agentic ones (`memory`,
-    `web_search`, `agentic`); None otherwise. A run of every category plays the others and reports the agentic
-    ones as unavailable."""
+    """The refusal of a run that would play memory_vector without its optional extra (named, or in a group that
+    names it, as the engine picks subsets), with the pip command; None otherwise. A run of every category leaves
+    memory_vector out then (unavailable_now)."""
+    from evaluators.benchmarks.bfcl.agentic.vector_extra import vector_problem
     from evaluators.core.registry import get_benchmark
-    from evaluators.core.selection import upload_only_asked
+    from evaluators.core.selection import runnable_subsets
 
-    asked = upload_only_asked(get_benchmark("bfcl"), list(config.subsets))
-    return f"bfcl: {', '.join(asked)}: {AGENTIC_NOT_RUN}" if asked else None
+    if VECTOR not in runnable_subsets(get_benchmark("bfcl"), list(config.subsets) or None):
+        return None
+    return vector_problem()
+
+
+def unavailable_now() -> tuple[str, ...]:
+    """Benchmark.unavailable_now: what a run of every category leaves out: web search without a backend configured,
+    memory_vector without its extra, and format sensitivity always (5,200 more requests, outside every summary: it
+    runs when named, as `--subset format_sensitivity`)."""
+    from evaluators.benchmarks.bfcl.agentic.vector_extra import vector_extra_missing
+
+    return (*web_search_unavailable(), *((VECTOR,) if vector_extra_missing() else ()), FORMAT_SENSITIVITY)
 
 
 def run_problem(config: RunSettings) -> str | None:
-    """request_profile's refusals from the settings alone (the form's line before Start): an agentic category
-    asked for, native tools for multi-turn items."""
+    """request_profile's refusals from the settings alone (the form's line before Start): memory_vector without its
+    extra, native tools for multi-turn, web search, memory or format sensitivity items."""
     refused = agentic_asked(config)
     if refused:
         return refused
@@ -208,7 +255,8 @@ def run_problem(config: RunSettings) -> str | None:
             return problem
         if config.model.request_mode == "tools":
             return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
-    if config.model.request_mode == "tools" and runs_multi_turn(config, look_up=False):
+    if config.model.request_mode == "tools" and (runs_multi_turn(config, look_up=False)
+                                                 or runs_memory(config, look_up=False)):
         return f"bfcl: {MULTI_TURN_TOOLS_REFUSED}"
     return None
 

@@ -1,3 +1,4 @@
 """BFCL's five agentic categories (memory kv / vector / rec_sum, web search base / no_snippet): samples read from
-the wheel (data.py) and the official agentic checker (checker.py). Scored from uploaded result files; not yet
-run against an endpoint (categories.AGENTIC_NOT_RUN)."""
+the wheel (data.py), the official agentic checker (checker.py), web search played with a search backend
+(web_search.py), memory played after its prerequisite chains (memory.py; memory_vector with its optional extra,
+vector_extra.py, in a vector worker)."""

@@ -11,12 +11,19 @@ out like the wheel's `bfcl_eval/data/`, or the wheel):
 Answers are paired with questions BY POSITION, as the official runner pairs them (its ids differ between the two
 files after the rename); the files' own ids must still agree line by line, so a reordered copy is refused rather
 than silently scored against the wrong answers. The prerequisite conversations (memory) and the function docs are
-only needed to play the items: memory is not played yet; a web search item carries the tools' docs
-(`multi_turn_func_doc/web_search.json`, every item the same list) in input["function"] when the source has them.
+only needed to play the items, and are attached when the source has them: a web search item carries the tools'
+docs (`multi_turn_func_doc/web_search.json`, every item the same list) in input["function"]; a memory item carries
+its backend's docs (`multi_turn_func_doc/memory_<backend>.json`), its class (`MemoryAPI_<backend>`) in
+input["involved_classes"] and its scenario's prerequisite conversations
+(`memory_prereq_conversation/memory_<scenario>.json`, file order, ids renamed as the official loader renames them:
+`memory_prereq_0-customer-0` -> `memory_kv_prereq_0-customer-0`) in input["prereqs"], each `{"id", "question"}`
+(one user message a turn). The items of one category share those lists.
 
 ```
 Sample(id="memory_kv_0-customer-0", subset="memory_kv",
-       input={"question": [[{"role": "user", "content": ...}]], "scenario": "customer"},   # scenario: memory only
+       input={"question": [[{"role": "user", "content": ...}]], "scenario": "customer",     # scenario: memory only
+              "function": [...], "involved_classes": ["MemoryAPI_kv"], "prereqs": [{"id", "question"}, ...],
+              "chain_head": "memory_kv_0-customer-0"},   # the scenario's first item: it keeps the chain's evidence
        gold=["Michael", ...],                  # the possible answers (ground_truth)
        meta={"category": "memory_kv", "language": "python", "answer_id": "memory_0-customer-0"})
 ```
@@ -36,6 +43,10 @@ WEB_SEARCH_FILE = "BFCL_v4_web_search.json"
 AGENTIC_FILES = (MEMORY_FILE, WEB_SEARCH_FILE)
 # The web search tools' docs (the official MULTI_TURN_FUNC_DOC_FILE_MAPPING of WebSearchAPI), needed to play.
 WEB_SEARCH_DOCS = "multi_turn_func_doc/web_search.json"
+# Memory: the docs of a backend's tools and the prerequisite conversations of a scenario.
+MEMORY_DOCS = "multi_turn_func_doc/memory_{backend}.json"
+PREREQ_FILE = "memory_prereq_conversation/memory_{scenario}.json"
+MEMORY_CLASS = "MemoryAPI_{backend}"
 # The word each shared file's ids carry, replaced by the category (official process_*_test_case).
 MEMORY_WORD = "memory"
 WEB_SEARCH_WORD = "web_search"
@@ -93,11 +104,53 @@ def _web_search_docs(source: Any) -> list[dict] | None:
     return docs
 
 
+def memory_backend(category: str) -> str:
+    """`memory_kv` -> `kv` (the official extract_memory_backend_type)."""
+    return category[len(MEMORY_WORD) + 1:]
+
+
+def _memory_docs(source: Any, category: str) -> list[dict] | None:
+    relative = MEMORY_DOCS.format(backend=memory_backend(category))
+    if not source.has(relative):
+        return None
+    docs = []
+    for line, doc in source.read(relative):
+        if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+            raise DataError("expected a function doc with a string 'name'", source.where(relative), line)
+        docs.append(doc)
+    return docs
+
+
+def _prereqs(source: Any, category: str, scenario: str) -> list[dict[str, Any]] | None:
+    """A scenario's prerequisite conversations as the official loader gives them for `category` (None: the source
+    lacks the file, so the scenario's items can be scored but not played)."""
+    relative = PREREQ_FILE.format(scenario=scenario)
+    if not source.has(relative):
+        return None
+    where = source.where(relative)
+    conversations = []
+    for line, record in source.read(relative):
+        item = required_fields(record, {"id": str, "question": list}, where, line)
+        if not item["id"].startswith(MEMORY_WORD + "_prereq_") or item.get("scenario", scenario) != scenario:
+            raise DataError(f"id {item['id']!r} is not a prerequisite conversation of scenario {scenario!r}", where, line)
+        for turn, messages in enumerate(item["question"]):
+            if (not isinstance(messages, list) or len(messages) != 1 or not isinstance(messages[0], dict)
+                    or messages[0].get("role") != "user" or not isinstance(messages[0].get("content"), str)):
+                raise DataError(f"question[{turn}] must be one user message (a prerequisite turn has one)", where, line)
+        conversations.append({"id": official_agentic_id(item["id"], MEMORY_WORD, category),
+                              "question": item["question"]})
+    if not conversations:
+        raise DataError(f"no prerequisite conversation for scenario {scenario!r}", where)
+    return conversations
+
+
 def load_agentic_category(source: Any, category: str) -> list[Sample]:
     """One agentic category's items in file order; `source` is bfcl.data.DataSource."""
     questions_file, word = shared_file(category)
     questions, answers, where, answer_where = paired_with_answers(source, questions_file)
-    docs = _web_search_docs(source) if category in WEB_SEARCH else None
+    docs = _web_search_docs(source) if category in WEB_SEARCH else _memory_docs(source, category)
+    prereqs: dict[str, list[dict[str, Any]] | None] = {}
+    heads: dict[str, str] = {}  # scenario -> its first item's id (that item keeps the chain's whole evidence)
     samples = []
     for (line, record), (answer_line, answer) in zip(questions, answers):
         item = required_fields(record, {"id": str, "question": list}, where, line)
@@ -109,7 +162,13 @@ def load_agentic_category(source: Any, category: str) -> list[Sample]:
         if category in MEMORY:
             if not isinstance(item.get("scenario"), str):
                 raise DataError("a memory item needs a string 'scenario'", where, line)
-            sample_input["scenario"] = item["scenario"]
+            sample_input["scenario"] = scenario = item["scenario"]
+            if scenario not in prereqs:
+                prereqs[scenario] = _prereqs(source, category, scenario)
+            if docs is not None and prereqs[scenario] is not None:
+                sample_input["involved_classes"] = [MEMORY_CLASS.format(backend=memory_backend(category))]
+                sample_input["prereqs"] = prereqs[scenario]
+                sample_input["chain_head"] = heads.setdefault(scenario, official_agentic_id(item["id"], word, category))
         if docs is not None:
             sample_input["function"] = docs
         samples.append(Sample(

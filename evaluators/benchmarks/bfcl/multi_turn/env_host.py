@@ -4,13 +4,17 @@ run, each with bounded memory (RLIMIT_AS) and a time limit per call. Thread- and
 API (stable; rollouts and the checker use it):
 ```
 host = EnvironmentHost(workers=2, memory_mb=1024, call_seconds=10.0, wheel=None)   # or shared_host()
+host = shared_vector_host()                      # kind "vector": the vector memory class only, no RLIMIT_AS
 session = host.open(sample, namespace)           # the sample's involved classes, loaded from initial_config
 results = host.execute(session, call_texts)      # list[str]: the official result text of each call
 state = host.state(session)                      # {class_name: {attr: JSON-safe}} (evidence only)
+text = host.memory_context(session)              # a memory session: the memory shown in its system prompt
+host.flush_memory(session)                       # a memory session: write its snapshot (a prerequisite's end)
 session = host.open(sample, namespace, track_state=True)   # session.state: the state after the latest open or
                                                  # execute, carried by their replies (no state round trip)
 host.close(session)
 await host.open_async(...) / execute_async(...) / state_async(...) / close_async(...)
+await host.memory_context_async(...) / flush_memory_async(...)
 host.check(request) / await host.check_async(request)   # checker.py's worker side (see checker.py)
 host.shutdown()
 ```
@@ -85,11 +89,12 @@ class Session:
 class _Worker:
     """One worker process and the thread reading its replies."""
 
-    def __init__(self, wheel: Path, memory_mb: int, call_seconds: float):
+    def __init__(self, wheel: Path, memory_mb: int, call_seconds: float, kind: str | None = None):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE, str(wheel), str(memory_mb), str(call_seconds)],
+            [sys.executable, "-m", WORKER_MODULE, str(wheel), str(memory_mb), str(call_seconds),
+             *([kind] if kind else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
             encoding="utf-8", bufsize=1)
         self.replies: queue.Queue[str | None] = queue.Queue()
@@ -171,9 +176,10 @@ class _Slot:
 
 class EnvironmentHost:
     def __init__(self, workers: int = DEFAULT_WORKERS, memory_mb: int = DEFAULT_MEMORY_MB,
-                 call_seconds: float = DEFAULT_CALL_SECONDS, wheel: Path | None = None):
+                 call_seconds: float = DEFAULT_CALL_SECONDS, wheel: Path | None = None, kind: str | None = None):
         if workers < 1:
             raise ValueError("an environment host needs at least one worker")
+        self.kind = kind  # None: the ordinary workers; "vector": the vector memory's (worker.py)
         self.wheel = wheel or pinned_wheel()
         self.memory_mb = memory_mb
         self.call_seconds = call_seconds
@@ -193,7 +199,7 @@ class EnvironmentHost:
         if slot.worker is not None and not slot.worker.dead and slot.worker.process.poll() is not None:
             slot.worker.kill()  # it ended between requests (e.g. killed from outside): its sessions are over
         if slot.worker is None or slot.worker.dead:
-            worker = _Worker(self.wheel, self.memory_mb, self.call_seconds)
+            worker = _Worker(self.wheel, self.memory_mb, self.call_seconds, self.kind)
             worker.wait_ready()
             slot.worker = worker
         return slot.worker
@@ -256,6 +262,13 @@ class EnvironmentHost:
         return dict(self._call(session, {"op": "state", "session": session.id},
                                self.call_seconds + SLACK_SECONDS)["state"])
 
+    def memory_context(self, session: Session) -> str:
+        return str(self._call(session, {"op": "memory_context", "session": session.id},
+                              self.call_seconds + SLACK_SECONDS)["memory_context"])
+
+    def flush_memory(self, session: Session) -> None:
+        self._call(session, {"op": "flush_memory", "session": session.id}, self.call_seconds + SLACK_SECONDS)
+
     def close(self, session: Session) -> None:
         if session.ended or session.worker.dead:
             session.ended = session.ended or ENVIRONMENT_LIMIT
@@ -301,6 +314,12 @@ class EnvironmentHost:
     async def close_async(self, session: Session) -> None:
         await self._in_slot(session.slot, self.close, session)
 
+    async def memory_context_async(self, session: Session) -> str:
+        return await self._in_slot(session.slot, self.memory_context, session)
+
+    async def flush_memory_async(self, session: Session) -> None:
+        await self._in_slot(session.slot, self.flush_memory, session)
+
     async def check_async(self, request: dict[str, Any], calls: int = 0) -> dict[str, Any]:
         return await asyncio.get_running_loop().run_in_executor(None, self.check, request, calls)
 
@@ -325,3 +344,22 @@ def shared_host() -> EnvironmentHost:
             _shared = EnvironmentHost()
             atexit.register(_shared.shutdown)
         return _shared
+
+
+# The vector memory's workers: no address-space limit (torch maps gigabytes it never touches), so at most this many,
+# each holding the encoder (about 0.6 GB resident); a call may take longer (texts are embedded).
+VECTOR_WORKERS = 1
+VECTOR_CALL_SECONDS = 60.0
+VECTOR_KIND = "vector"
+_shared_vector: EnvironmentHost | None = None
+
+
+def shared_vector_host() -> EnvironmentHost:
+    """The process's host of vector workers (started on first use, shut down at exit)."""
+    global _shared_vector
+    with _shared_lock:
+        if _shared_vector is None or _shared_vector._closed:
+            _shared_vector = EnvironmentHost(workers=VECTOR_WORKERS, memory_mb=0, call_seconds=VECTOR_CALL_SECONDS,
+                                             kind=VECTOR_KIND)
+            atexit.register(_shared_vector.shutdown)
+        return _shared_vector

@@ -9,8 +9,12 @@ Two parts:
   (worker.py). A meta-path finder serves the official modules of
   `bfcl_eval/eval_checker/multi_turn_eval/func_source_code/` that the eight classes need (ENVIRONMENT_MODULES),
   compiled from the zip's source under their official module names; their parent packages are empty
-  stand-ins, so `bfcl_eval/__init__.py` and the rest of the package are never imported. Any other
-  `bfcl_eval.*` import fails. `mpmath` (math_api needs it) is a pinned requirement.
+  stand-ins, so `bfcl_eval/__init__.py` and the rest of the package are never imported. The memory classes
+  MemoryAPI_kv and MemoryAPI_rec_sum (MEMORY_MODULES, with their base class) are served too; the three helpers their
+  base class imports from `bfcl_eval.utils` come from agentic/memory_ids.py (a stand-in checked equal to the
+  official functions), so the official utils module (and its import-time folders) is never run. Any other
+  `bfcl_eval.*` import fails. `mpmath` (math_api), `rank_bm25` (memory_kv) and `overrides` (the memory base class)
+  are pinned requirements.
 """
 
 from __future__ import annotations
@@ -36,13 +40,24 @@ BACKEND_PACKAGE = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
 # The modules the eight multi-turn classes need (long_context holds the long-context extensions).
 ENVIRONMENT_MODULES = ("gorilla_file_system", "long_context", "math_api", "message_api", "posting_api",
                        "ticket_api", "trading_bot", "travel_booking", "vehicle_control")
+# The memory backends played against an endpoint (issue 44) and their base class. memory_vector imports torch,
+# sentence-transformers and faiss (the optional extra, requirements-memory-vector.txt) and loads its encoder at
+# import: its class is loaded only by a vector worker (VECTOR_CLASSES), never by the other workers.
+MEMORY_MODULES = ("memory_api_metaclass", "memory_kv", "memory_rec_sum")
+VECTOR_MODULE = "memory_vector"
+VECTOR_CLASSES = ("MemoryAPI_vector",)
+SERVED_MODULES = ENVIRONMENT_MODULES + MEMORY_MODULES + (VECTOR_MODULE,)
+# `bfcl_eval.utils`, served as the stand-in module (agentic/memory_ids.py) with the three names the memory base
+# class imports.
+UTILS_MODULE = "bfcl_eval.utils"
 # The stand-in parent packages of the official modules (empty: their __init__ files are not run).
 PARENT_PACKAGES = ("bfcl_eval", "bfcl_eval.eval_checker", "bfcl_eval.eval_checker.multi_turn_eval", BACKEND_PACKAGE)
 
 
 @dataclass(frozen=True)
 class BackendConfig:
-    """The official tables, for the multi-turn classes only (web search and memory are out of scope)."""
+    """The official tables, for the multi-turn classes and the served memory classes (not web search, whose tools
+    are ours, nor memory_vector)."""
 
     func_doc_files: dict[str, str]  # class name -> file in data/multi_turn_func_doc/
     class_modules: dict[str, str]  # class name -> official module name
@@ -51,7 +66,8 @@ class BackendConfig:
 
     @property
     def classes(self) -> tuple[str, ...]:
-        return tuple(self.class_modules)
+        """The classes an ordinary worker loads (every one but the vector memory's)."""
+        return tuple(name for name in self.class_modules if name not in VECTOR_CLASSES)
 
 
 def _joined(node: ast.expr, constants: dict[str, Any]) -> str | None:
@@ -97,9 +113,9 @@ def backend_config_from_source(source: str, where: str) -> BackendConfig:
                         "as literals", where)
     modules = _class_module_mapping(source, constants, where)
     prefix = BACKEND_PACKAGE + "."
-    # Only the classes whose module is one of ours: the multi-turn suite (not web search, not memory).
+    # Only the classes whose module is one of ours: the multi-turn suite and the served memory backends.
     ours = {name: module for name, module in modules.items()
-            if module.startswith(prefix) and module.removeprefix(prefix) in ENVIRONMENT_MODULES and name in doc_files}
+            if module.startswith(prefix) and module.removeprefix(prefix) in SERVED_MODULES and name in doc_files}
     return BackendConfig(func_doc_files={name: doc_files[name] for name in ours}, class_modules=ours,
                          stateless=tuple(stateless), omit_state=tuple(omitted))
 
@@ -133,8 +149,22 @@ class _WheelSourceLoader(importlib.abc.Loader):
         exec(code, module.__dict__)  # noqa: S102 - official source from the hash-checked wheel, by design
 
 
+class _StandInLoader(importlib.abc.Loader):
+    """`bfcl_eval.utils` as the memory base class needs it: the three functions of agentic/memory_ids.py."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        from evaluators.benchmarks.bfcl.agentic import memory_ids
+
+        for name in memory_ids.OFFICIAL_NAMES:
+            setattr(module, name, getattr(memory_ids, name))
+
+
 class EnvironmentFinder(importlib.abc.MetaPathFinder):
-    """Serves `bfcl_eval.*` from the wheel: the empty parent packages and ENVIRONMENT_MODULES; refuses the rest."""
+    """Serves `bfcl_eval.*` from the wheel: the empty parent packages and SERVED_MODULES (the stand-in
+    `bfcl_eval.utils` for the memory base class); refuses the rest."""
 
     def __init__(self, wheel: Path):
         self.wheel = wheel
@@ -146,8 +176,12 @@ class EnvironmentFinder(importlib.abc.MetaPathFinder):
             spec = importlib.machinery.ModuleSpec(fullname, _WheelSourceLoader(self.wheel, None), is_package=True)
             spec.submodule_search_locations = []
             return spec
+        if fullname == UTILS_MODULE:
+            spec = importlib.machinery.ModuleSpec(fullname, _StandInLoader(), origin="agentic/memory_ids.py")
+            spec.has_location = False
+            return spec
         prefix = BACKEND_PACKAGE + "."
-        if fullname.startswith(prefix) and fullname.removeprefix(prefix) in ENVIRONMENT_MODULES:
+        if fullname.startswith(prefix) and fullname.removeprefix(prefix) in SERVED_MODULES:
             member = fullname.replace(".", "/") + ".py"
             spec = importlib.machinery.ModuleSpec(fullname, _WheelSourceLoader(self.wheel, member), origin=member)
             spec.has_location = False

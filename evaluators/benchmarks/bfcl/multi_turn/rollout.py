@@ -10,6 +10,7 @@ reason are evidence."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,8 +62,20 @@ class Rollout:
                           extra=extra)
 
 
+@dataclass(frozen=True)
+class RolloutHooks:
+    """What a caller adds around the official loop (a memory conversation): `opened(sample, session)`, after the
+    environments are open and before turn 0, gives the sample to play (the memory system prompt put into its
+    first turn, as the official loop does once the memory is loaded); `played(session)`, after the last turn
+    played (every turn, or the step limit's force-quit) and before the close (a prerequisite conversation's
+    snapshot flush). Neither runs after a failed request or an environment past its limits."""
+
+    opened: Callable[[Sample, Any], Awaitable[Sample]] | None = None
+    played: Callable[[Any], Awaitable[None]] | None = None
+
+
 async def run_rollout(sample: Sample, chat: Any, host: EnvironmentHost | None = None,
-                      texts: MultiTurnTexts | None = None) -> Prediction:
+                      texts: MultiTurnTexts | None = None, hooks: RolloutHooks | None = None) -> Prediction:
     """Play every turn of `sample` with `chat` (the engine's client of the tested model: its model name makes
     the instances' namespace, as the official handler's does) in `host` (default: the process's shared one).
     A failed request ends the rollout with the prediction's error set (a request error: `--rerun-errors`
@@ -76,7 +89,11 @@ async def run_rollout(sample: Sample, chat: Any, host: EnvironmentHost | None = 
         # The state after the open and after each step's execution comes with their replies (session.state).
         session = await host.open_async(sample, rollout_namespace(chat.settings.model), track_state=True)
         rollout.initial_state = _state(session)
+        if hooks is not None and hooks.opened is not None:
+            rollout.sample = await hooks.opened(sample, session)
         await _play(rollout, chat, host, session, texts)
+        if hooks is not None and hooks.played is not None:
+            await hooks.played(session)
     except RequestFailed as failure:
         rollout.stop, rollout.error = REQUEST_FAILED, str(failure)
     except EnvironmentLimit as limit:
