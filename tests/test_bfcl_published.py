@@ -2,17 +2,32 @@
 the multi-turn columns, the agentic ones (agentic, web search and its two variants, memory and its three stores) and
 the official Overall, each figure consistent with the official formulas, with its source named; on the board the
 published rows fill Overall and the multi-turn columns (with n where the figure is a share of items), and every
-agentic column the board shows, while a run here leaves Overall empty."""
+agentic column the board shows, while a run here leaves Overall empty. Format sensitivity's two published figures
+(data_format_sensitivity.csv) are on the rows the site prints them for, consistent with what they are made of, and
+shown and sorted lower-is-better by the board."""
 
 from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import statistics
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from evaluators.benchmarks.bfcl.categories import MULTI_TURN
+from evaluators.benchmarks.bfcl.format_sensitivity.report import MAX_DELTA, STANDARD_DEVIATION
 from evaluators.benchmarks.bfcl.report import official_overall
 from evaluators.core.leaderboard import load_published
 from evaluators.core.registry import get_benchmark
+from evaluators.engine.store import Store
 from evaluators.publish.board_table import board_rows
+from evaluators.service.board import SOURCES, layout_for
+from tests.conftest import real_data
+from ui.board_views import percent_table
+from ui.context import AppContext
 
 MULTI_TURN_ITEMS = 200
 # The site prints percentages with two decimals: a figure is within 0.005 points of its exact value.
@@ -158,3 +173,115 @@ def test_published_rows_carry_every_agentic_figure_to_the_board(table: dict):
         assert published[column].to_dict() == {r["model"]: r["summary"][column] for r in table["rows"]}, column
         if column + "_n" in frame.columns and column in n:
             assert (published[column + "_n"] == n[column]).all(), column
+
+
+# ---- format sensitivity (data_format_sensitivity.csv): two spreads of 26 accuracies, lower is better ------------
+
+FORMAT_SENSITIVITY = (MAX_DELTA, STANDARD_DEVIATION)
+CONFIGURATIONS = 26
+FORMAT_SENSITIVITY_ITEMS = 200  # each configuration's accuracy is a share of the same 200 items
+# Rows printed with figures (every other row prints N/A): the prompt rows, and these.
+FORMAT_SENSITIVITY_OTHER_ROWS = {"CoALM-8B", "CoALM-70B", "Mistral-Medium-2505", "ToolACE-2-8B (FC)",
+                                 "Ministral-8B-Instruct-2410 (FC)"}
+# The official statistics are printed in points with at most two decimals: as fractions, within this of exact.
+POINTS_PRINTED = 0.00005 + 1e-12
+# Where a copy of the official CSV may be placed (`git show ea03bc8:data_format_sensitivity.csv` in a clone of
+# gorilla); the project holds only its two derived figures per row.
+FORMAT_SENSITIVITY_CSV = "../published/bfcl_data_format_sensitivity.csv"
+
+
+def format_sensitivity_rows(table: dict) -> dict[str, dict]:
+    return {r["model"]: r["summary"] for r in table["rows"] if MAX_DELTA in r["summary"]}
+
+
+def test_format_sensitivity_is_on_the_rows_that_print_it_with_its_source_and_unit(table: dict):
+    assert "data_format_sensitivity.csv" in table["source"]["files"]
+    assert len(table["source"]["file_sha256"]["data_format_sensitivity.csv"]) == 64
+    for column in FORMAT_SENSITIVITY:
+        assert table["columns"][column].startswith("data_format_sensitivity.csv 'Format Sensitivity"), column
+        assert "lower is better" in table["columns"][column] and "/ 100" in table["columns"][column], column
+        assert column not in table["n_by_view"]["all"], column  # a spread, not a share of items: no n
+    assert "not shares of items, lower is better" in table["units"]
+    rows = format_sensitivity_rows(table)
+    # both figures or neither (N/A stays absent, never 0): 40 rows, the prompt rows and five others
+    assert all((MAX_DELTA in r["summary"]) == (STANDARD_DEVIATION in r["summary"]) for r in table["rows"])
+    assert set(rows) == {r["model"] for r in table["rows"] if r["request_mode"] == "prompt"} | FORMAT_SENSITIVITY_OTHER_ROWS
+    assert len(rows) == 40
+    assert "Ministral-8B-Instruct-2410 (FC)" in " ".join(table["caveats"])  # 0% everywhere: a spread of 0
+
+
+def test_format_sensitivity_figures_are_consistent_with_26_accuracies_of_200_items(table: dict):
+    """Without the per-configuration accuracies: max delta is a difference of two shares of 200 items (a whole
+    number of half points); the standard deviation is printed to 0.01 points; and the sample standard deviation of
+    26 values whose range is the max delta d lies between d / sqrt(2 (26 - 1)) (two values at the ends, the rest
+    in the middle) and d / 2 * sqrt(26 / 25) (half at each end), within the printing."""
+    n = CONFIGURATIONS
+    for model, summary in format_sensitivity_rows(table).items():
+        delta, std = summary[MAX_DELTA], summary[STANDARD_DEVIATION]
+        assert 0 <= std <= delta <= 1, model
+        items = delta * FORMAT_SENSITIVITY_ITEMS
+        assert items == pytest.approx(round(items), abs=1e-9), model
+        assert std * 10_000 == pytest.approx(round(std * 10_000), abs=1e-6), model
+        assert delta / math.sqrt(2 * (n - 1)) - POINTS_PRINTED <= std <= delta / 2 * math.sqrt(n / (n - 1)) + POINTS_PRINTED, model
+
+
+def test_one_row_equals_the_published_format_sensitivity(table: dict):
+    """data_format_sensitivity.csv: Phi-4 (Prompt) 81.5 and 23.34 points; Claude-Opus-4-5-20251101 (FC) N/A."""
+    rows = format_sensitivity_rows(table)
+    assert (rows["Phi-4 (Prompt)"][MAX_DELTA], rows["Phi-4 (Prompt)"][STANDARD_DEVIATION]) == (0.815, 0.2334)
+    assert "Claude-Opus-4-5-20251101 (FC)" not in rows
+
+
+def test_format_sensitivity_equals_the_official_csv_and_its_26_accuracies(table: dict):
+    """With a copy of the official CSV (../shared/published; skipped without it): the same file (sha256), figures
+    on exactly the rows it prints them for, each equal to it / 100, max delta = max - min of the row's 26 accuracies
+    and the standard deviation their sample standard deviation, within the printing."""
+    path = real_data(FORMAT_SENSITIVITY_CSV, "official BFCL data_format_sensitivity.csv "
+                     "(`git show ea03bc8:data_format_sensitivity.csv` in a clone of gorilla)")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == table["source"]["file_sha256"]["data_format_sensitivity.csv"]
+    with path.open(encoding="utf-8", newline="") as handle:
+        printed = {r["Model"]: r for r in csv.DictReader(handle)}
+    assert set(printed) == {r["model"] for r in table["rows"]}
+    rows = format_sensitivity_rows(table)
+    assert set(rows) == {m for m, r in printed.items() if r["Format Sensitivity Max Delta"] != "N/A"}
+    for model, summary in rows.items():
+        row = printed[model]
+        accuracies = [float(v.removesuffix("%")) / 100 for k, v in row.items() if k.startswith("Config ")]
+        assert len(accuracies) == CONFIGURATIONS, model
+        assert summary[MAX_DELTA] == pytest.approx(float(row["Format Sensitivity Max Delta"]) / 100, abs=1e-12), model
+        assert summary[STANDARD_DEVIATION] == pytest.approx(
+            float(row["Format Sensitivity Standard Deviation"]) / 100, abs=1e-12), model
+        assert summary[MAX_DELTA] == pytest.approx(max(accuracies) - min(accuracies), abs=1e-9), model
+        assert summary[STANDARD_DEVIATION] == pytest.approx(statistics.stdev(accuracies), abs=POINTS_PRINTED), model
+
+
+def test_the_board_shows_published_format_sensitivity_in_points_and_sorts_it_lower_is_better(table: dict):
+    """Through the table the /leaderboard API returns (values in %, i.e. the official points): the detail columns
+    hold the published figures, rows without them are empty (not 0) and last, and sorting by either column puts the
+    lowest first and ranks it 1."""
+    layout = layout_for("bfcl")
+    assert set(FORMAT_SENSITIVITY) <= set(layout.detail_columns) and set(FORMAT_SENSITIVITY) <= layout.lower_is_better
+    expected = format_sensitivity_rows(table)
+    with tempfile.TemporaryDirectory() as folder:
+        context = AppContext(store=Store(Path(folder) / "board.sqlite"))
+        try:
+            plain = percent_table(context, "bfcl", "all", "", list(SOURCES), None, False, "official", MAX_DELTA, [],
+                                  False, [], part="ranked")
+            assert not set(FORMAT_SENSITIVITY) & set(plain.columns)  # detail columns: shown with the detail
+            for column in FORMAT_SENSITIVITY:
+                shown = percent_table(context, "bfcl", "all", "", list(SOURCES), None, True, "official", column, [],
+                                      False, [], part="ranked")
+                published = shown[shown["source"] == "published"]
+                assert len(published) == 109
+                values = published.set_index("model")[column]
+                filled = values.dropna()
+                # in points with the board's one decimal (a printed 1.95 may show as 1.9 or 2.0)
+                assert filled.to_dict() == pytest.approx({m: expected[m][column] * 100 for m in expected},
+                                                         abs=0.05 + 1e-9)
+                assert set(values[values.isna()].index) == {r["model"] for r in table["rows"]} - set(expected)
+                order = published[column].tolist()
+                assert order[:len(filled)] == sorted(filled) and all(math.isnan(v) for v in order[len(filled):])
+                assert published["rank"].iloc[0] == 1 and published["model"].iloc[0] == "Ministral-8B-Instruct-2410 (FC)"
+                assert published["rank"].iloc[len(filled):].isna().all()
+        finally:
+            context.close()
