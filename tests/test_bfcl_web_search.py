@@ -27,6 +27,7 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
 )
 from evaluators.benchmarks.bfcl.categories import WEB_SEARCH
 from evaluators.core.types import Sample
+from evaluators.engine.client import RequestFailed
 from tests.web_search_fixtures import PAGE_HTML, FakeSerpApi, PageServer, recording, write_recording
 
 
@@ -181,17 +182,28 @@ def test_serpapi_sends_the_official_query_and_retries_429_a_bounded_number_of_ti
                                    "source": "python", "output": "json"}
     with FakeSerpApi(busy=100) as serp:
         backend = SerpApiBackend(key, url=serp.url, sleep=waits.append, attempts=3)
-        [text] = _execute(backend, ["search_engine_query(keywords='q')"])
-        # the attempts spent, the last payload answers (no organic results: the official text)
-        assert len(serp.params) == 3 and json.loads(text) == {"error": NO_RESULTS}
+        # the attempts spent (quota or rate): the item ends as a request error, never answered without its search
+        with pytest.raises(RequestFailed, match=r"SerpAPI answered HTTP 429: .*run out of searches.* \(after 3 "
+                                                r"attempts\).*--rerun-errors"):
+            _execute(backend, ["search_engine_query(keywords='q')"])
+        assert len(serp.params) == 3
     assert key not in repr(backend)
 
 
-def test_serpapi_failures_never_show_the_key():
+def test_a_search_backend_that_fails_ends_the_item_as_a_request_error_without_the_key():
     key = "serp-secret-key-123456"
     backend = SerpApiBackend(key, url=f"http://127.0.0.1:1/search?echo={key}")
-    [text] = _execute(backend, ["search_engine_query(keywords='q')"])
-    assert "error" in json.loads(text) and key not in text
+    with pytest.raises(RequestFailed, match="SerpAPI could not be reached") as unreachable:
+        _execute(backend, ["search_engine_query(keywords='q')"])
+    assert key not in str(unreachable.value)
+    with FakeSerpApi({"q": {"error": f"Invalid API key {key}."}}, statuses={"q": 401}) as serp:
+        with pytest.raises(RequestFailed, match=r"HTTP 401: Invalid API key \[redacted\]") as refused:
+            _execute(SerpApiBackend(key, url=serp.url), ["search_engine_query(keywords='q')"])
+        assert key not in str(refused.value)
+    # SerpAPI's own "no results" (an answer, HTTP 200): the official text, shown to the model
+    with FakeSerpApi({"q": {"error": "DuckDuckGo hasn't returned any results for this query."}}) as serp:
+        [text] = _execute(SerpApiBackend(key, url=serp.url), ["search_engine_query(keywords='q')"])
+        assert json.loads(text) == {"error": NO_RESULTS}
 
 
 # ---- configuration ---------------------------------------------------------------------------------------

@@ -137,3 +137,44 @@ def test_a_web_search_run_without_a_backend_is_refused_before_it_starts(wheel_en
         done.stderr + done.stdout)
     assert "TOOLBOARD_BFCL_WEB_SEARCH_RECORDING" in recorded.stderr + recorded.stdout
     assert not (Path(wheel_env["TOOLBOARD_HOME"]) / "toolboard.db").exists() or "run_id" not in done.stdout
+
+
+@pytest.mark.slow
+def test_a_failing_search_backend_ends_only_its_item_as_a_request_error_and_a_rerun_scores_it(
+        wheel_env: dict[str, str], tmp_path: Path):
+    """SerpAPI answers HTTP 500 to one item's search: that item ends as a request error (not a wrong answer), the
+    others are played; `--rerun-errors` with the backend answering again plays it and scores it."""
+    from evaluators.benchmarks.bfcl.data import load
+
+    samples = load(subsets=["web_search_base"], limit=2)
+    failing = samples[0].input["question"][0][-1]["content"][:40]
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        if len(messages) == 2:  # the first step: search for the question's start
+            return {"content": f"[search_engine_query(keywords={messages[1]['content'][:40]!r})]"}
+        return {"content": "I do not know."}
+
+    with ScriptedServer(reply=reply) as server:
+        with FakeSerpApi(statuses={failing: 500}) as serp:
+            env = {**wheel_env, "SERPAPI_API_KEY": KEY, "TOOLBOARD_SERPAPI_URL": serp.url}
+            args = ["--subset", "web_search_base"]
+            done = subprocess.run(
+                [sys.executable, "-m", "evaluators", "run", "bfcl", *args, "--limit", "2", "--base-url",
+                 server.base_url, "--model", "org/scripted-model", "--api-key-env", "", "--json"],
+                cwd=PROJECT, env=env, capture_output=True, text=True, timeout=RUN_SECONDS)
+        assert done.returncode == 0, done.stderr[-3000:]
+        report = json.loads(done.stdout)
+        predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+        error = predictions[samples[0].id].error
+        assert error and "SerpAPI answered HTTP 500" in error and "--rerun-errors" in error and KEY not in error
+        assert predictions[samples[1].id].error is None  # the other item was played
+        with FakeSerpApi() as healthy:
+            env["TOOLBOARD_SERPAPI_URL"] = healthy.url
+            again = subprocess.run([sys.executable, "-m", "evaluators", "run", "--rerun-errors", report["run_id"],
+                                    "--json"], cwd=PROJECT, env=env, capture_output=True, text=True,
+                                   timeout=RUN_SECONDS)
+    assert again.returncode == 0, again.stderr[-3000:]
+    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    assert all(prediction.error is None for prediction in predictions.values())
+    assert json.loads(again.stdout)["subsets"]["web_search_base"]["n"] == 2

@@ -118,3 +118,15 @@ def test_a_run_of_every_category_scores_every_item_and_reports_overall(whole_env
     assert summary["overall"] is not None and not summary.get("overall_lacks")
     for part in ("non_live_ast", "live_ast", "multi_turn", "agentic", "web_search", "memory"):
         assert summary[part] is not None, part
+    # the board shows the complete run with its headline and its agentic figures, as it shows the published rows
+    from evaluators.engine.store import Store
+    from evaluators.publish.board_table import board_rows
+
+    store = Store(Path(env["TOOLBOARD_HOME"]) / "toolboard.db")
+    try:
+        frame = board_rows("bfcl", store)
+    finally:
+        store.close()
+    [row] = frame[frame["run_id"] == report["run_id"]].to_dict("records")
+    for column in ("overall", "agentic", "memory", "web_search"):
+        assert row[column] == pytest.approx(summary[column], abs=1e-4), column

@@ -92,11 +92,14 @@ class PageServer(LoopbackApp):
 
 
 class FakeSerpApi(LoopbackApp):
-    """GET /search: the payload for the query `q` (organic results by default); `busy` 429s first."""
+    """GET /search: the payload for the query `q` (organic results by default), with its HTTP status from `statuses`
+    (200 by default); `busy` 429s first."""
 
-    def __init__(self, payloads: dict[str, dict[str, Any]] | None = None, busy: int = 0):
+    def __init__(self, payloads: dict[str, dict[str, Any]] | None = None, busy: int = 0,
+                 statuses: dict[str, int] | None = None):
         super().__init__()
         self.payloads = payloads or {}
+        self.statuses = statuses or {}
         self.busy = busy
         self.params: list[dict[str, str]] = []
 
@@ -112,5 +115,6 @@ class FakeSerpApi(LoopbackApp):
         if self.busy > 0:
             self.busy -= 1
             return web.json_response({"error": "Your account has run out of searches (429)."}, status=429)
-        payload = self.payloads.get(request.query.get("q", ""), {"organic_results": organic(3)})
-        return web.json_response(payload)
+        query = request.query.get("q", "")
+        payload = self.payloads.get(query, {"organic_results": organic(3)})
+        return web.json_response(payload, status=self.statuses.get(query, 200))

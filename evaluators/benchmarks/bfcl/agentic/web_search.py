@@ -3,12 +3,13 @@ written here, with the official result shapes and texts, over a pluggable search
 
 - `WebSearchTools`: `search_engine_query(keywords, max_results=10, region="wt-wt")` returns a list of
   `{"title", "href", "body"}` (no `body` in web_search_no_snippet), `{"error": "Failed to retrieve ..."}` when
-  the payload has no organic results, `{"error": str(e)}` when the backend fails; `fetch_url_content(url,
+  the payload has no organic results, `{"error": str(e)}` when the recording lacks the search; `fetch_url_content(url,
   mode="raw")` returns `{"content": ...}` (raw, markdown through html2text, truncate through BeautifulSoup),
   raises `Invalid URL: ...` for a URL that is not http(s) (the loop shows `Error during execution: ...`), and
   returns `{"error": "An error occurred while fetching <url>: <e>"}` for any failure of the download or the mode.
 - Backends: `SerpApiBackend` (the official SerpAPI DuckDuckGo query; the key from SERPAPI_API_KEY, read at run
-  time, never stored; HTTP 429 retried a bounded number of times, a deviation from the official unbounded loop)
+  time, never stored; HTTP 429 retried a bounded number of times, a deviation from the official unbounded loop; a
+  search SerpAPI cannot answer, SearchBackendFailed, ends the item as a request error, another deviation)
   and `RecordedBackend` (a JSON recording of search payloads and pages: an item replays exactly, nothing is sent).
 - `guarded_fetch`: every download of a model-chosen URL, checked as a public deployment checks hosts (no loopback,
   private, link-local... address), redirects followed by hand with each hop checked, a byte cap and a deadline.
@@ -96,6 +97,12 @@ class WebSearchBackendMissing(ToolboardError):
 
 class FetchRefused(Exception):
     """A download the guard stopped (its text is what the model reads after 'An error occurred while fetching')."""
+
+
+class SearchBackendFailed(Exception):
+    """The search backend could not answer: no connection, an HTTP error status, or 429s past the attempts (quota or
+    rate). Not the model's doing: the item ends as a request error, re-runnable (`run --rerun-errors`), never scored
+    on an answer the model gave without its search (officially the model is shown "Failed to retrieve…" and goes on)."""
 
 
 class HTTPStatusError(Exception):
@@ -216,8 +223,9 @@ class SerpApiBackend:
         return response.status_code, payload if isinstance(payload, dict) else {}
 
     def search(self, keywords: str, region: str) -> dict[str, Any]:
-        """The payload (as the official client returns it, whatever its HTTP status); a 429 (the status, or an
-        error naming it) is waited out and tried again while attempts remain, then its payload is the answer."""
+        """The payload SerpAPI answered with HTTP 200 (its own "no results" error included, as the official client
+        returns it); a 429 (the status, or an error naming it) is waited out and tried again while attempts remain.
+        SearchBackendFailed when it cannot be reached, answers another error status, or 429s past the attempts."""
         backoff = 2.0
         for attempt in range(self.attempts):
             last = attempt + 1 == self.attempts
@@ -229,11 +237,15 @@ class SerpApiBackend:
                     self._wait(backoff)
                     backoff = min(backoff * 2, SERPAPI_MAX_WAIT_S)
                     continue
-                raise RuntimeError(text) from None
+                raise SearchBackendFailed(f"SerpAPI could not be reached: {text}") from None
             if (status == 429 or "429" in str(payload.get("error", ""))) and not last:
                 self._wait(backoff)
                 backoff = min(backoff * 2, SERPAPI_MAX_WAIT_S)
                 continue
+            if status >= 400:
+                said = _without_key(str(payload.get("error", "")), self._key)
+                raise SearchBackendFailed(f"SerpAPI answered HTTP {status}" + (f": {said}" if said else "")
+                                          + (f" (after {self.attempts} attempts)" if status == 429 else ""))
             return payload
         return {}  # pragma: no cover - the last attempt returns
 
@@ -386,6 +398,7 @@ class WebSearchTools:
         self._backend = backend
         self._show_snippet = True
         self._log: list[dict[str, Any]] = []
+        self.backend_failure: str | None = None  # SearchBackendFailed's text: the host then ends the item
 
     def _load_scenario(self, initial_config: dict, long_context: bool = False) -> None:
         self._show_snippet = initial_config["show_snippet"]
@@ -394,6 +407,9 @@ class WebSearchTools:
         self._log.append({"search": keywords, "region": region})
         try:
             payload = self._backend.search(keywords, region)  # type: ignore[arg-type]
+        except SearchBackendFailed as failure:
+            self.backend_failure = str(failure)
+            return {"error": str(failure)}
         except Exception as failure:  # noqa: BLE001 - the official result of a failed search
             return {"error": str(failure)}
         if "organic_results" not in payload:
@@ -470,9 +486,14 @@ class WebSearchHost:
 
     def execute(self, session: WebSession, call_texts: list[str]) -> list[str]:
         from evaluators.benchmarks.bfcl.multi_turn.execution import execute_call_texts
+        from evaluators.engine.client import RequestFailed
 
         with _WEB_CALLS:
-            return execute_call_texts(session.environment, call_texts)
+            results = execute_call_texts(session.environment, call_texts)
+        if session.tools.backend_failure:
+            raise RequestFailed(f"the web search backend failed ({session.tools.backend_failure}); the item was not "
+                                "scored and can be played again: run --rerun-errors RUN_ID", 1)
+        return results
 
     async def open_async(self, sample: Sample, namespace: str, track_state: bool = False) -> WebSession:
         return self.open(sample, namespace)  # the state is always at hand here (WebSession.state)
@@ -553,7 +574,9 @@ async def run_web_search_item(sample: Sample, chat: Any, backend: Backend) -> Pr
 WEB_SEARCH_DIFFERENCES = (
     "web search: every fetch of a model-chosen URL is guarded (public hosts only, each redirect hop checked, at "
     f"most {MAX_PAGE_BYTES} bytes and {FETCH_DEADLINE_S:g} s), a SerpAPI 429 is retried {SERPAPI_ATTEMPTS} times "
-    "at most (officially forever); with the recorded backend, searches and pages come from the recording",
+    "at most (officially forever), a search SerpAPI cannot answer (no connection, an HTTP error status, 429s past "
+    "those attempts) ends its item as a request error to re-run (officially the model is shown the failure text); "
+    "with the recorded backend, searches and pages come from the recording",
 )
 _BACKENDS: dict[tuple[str, str | None, float | None], Backend] = {}
 _BACKENDS_LOCK = threading.Lock()
