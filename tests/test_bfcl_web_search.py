@@ -23,6 +23,7 @@ from evaluators.benchmarks.bfcl.agentic.web_search import (
     backend_problem,
     bounded_transcript,
     guarded_fetch,
+    public_host_check,
     read_recording,
 )
 from evaluators.benchmarks.bfcl.categories import WEB_SEARCH
@@ -157,6 +158,37 @@ def test_the_guard_checks_every_redirect_hop_and_caps_size(tmp_path: Path):
         with pytest.raises(FetchRefused, match="larger than 10000 bytes"):
             guarded_fetch(f"{pages.base}/big", only_the_page_server, max_bytes=10_000)
         assert len(guarded_fetch(f"{pages.base}/big", only_the_page_server).text) == 50_000
+
+
+def test_a_fetch_connects_to_the_address_its_check_passed_never_to_a_second_dns_answer(
+        monkeypatch: pytest.MonkeyPatch):
+    """DNS rebinding: a name that resolves to a public address for the check and to this machine afterwards. The
+    fetch connects to the checked address itself, so the loopback server is never reached; a pinned fetch still
+    names the host (the Host header) as the model wrote it."""
+    import ipaddress
+    import socket
+
+    real_getaddrinfo = socket.getaddrinfo
+    answers: dict[str, list[str]] = {"rebind.example": ["8.8.8.8", "127.0.0.1"], "pages.example": ["10.0.0.1"]}
+
+    def changing_dns(host: str, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in answers:
+            address = answers[host][0] if len(answers[host]) == 1 else answers[host].pop(0)
+            return real_getaddrinfo(address, port, *args, **kwargs)
+        return real_getaddrinfo(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", changing_dns)
+    with PageServer() as pages:
+        with pytest.raises(Exception) as failed:  # 8.8.8.8 is unreachable here: what matters is where it went
+            guarded_fetch(f"http://rebind.example:{pages.port}/page", timeout=2, deadline_s=5)
+        assert not isinstance(failed.value, FetchRefused) and pages.hits == []  # checked public; loopback never asked
+
+        def pinned_to_the_page_server(host: str, port: int) -> list[Any]:
+            return [ipaddress.ip_address("127.0.0.1")] if host == "pages.example" else public_host_check(host, port)
+
+        page = guarded_fetch(f"http://pages.example:{pages.port}/page", pinned_to_the_page_server)
+    assert page.text == PAGE_HTML and page.url == f"http://pages.example:{pages.port}/page"
+    assert pages.host_headers == [f"pages.example:{pages.port}"]  # a private DNS answer was never used
 
 
 def test_a_serpapi_fetch_of_a_loopback_url_is_an_error_text_for_the_model():

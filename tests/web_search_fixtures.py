@@ -58,6 +58,7 @@ class PageServer(LoopbackApp):
         super().__init__()
         self.big_bytes = big_bytes
         self.hits: list[str] = []
+        self.host_headers: list[str] = []
 
     @property
     def base(self) -> str:
@@ -72,6 +73,7 @@ class PageServer(LoopbackApp):
 
     async def _page(self, request: web.Request) -> web.Response:
         self.hits.append("/page")
+        self.host_headers.append(request.headers.get("Host", ""))
         return web.Response(text=PAGE_HTML, content_type="text/html", charset="utf-8")
 
     async def _big(self, request: web.Request) -> web.Response:

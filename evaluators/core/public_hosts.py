@@ -3,7 +3,8 @@ host is, or resolves to, only public addresses. Every outgoing request of a publ
 this, also each hop of a redirect that a download follows (the model endpoints follow none).
 
 Limits: a name is resolved once per check; a DNS answer that changes between the check and the
-connection (rebinding) is not caught here.
+connection (rebinding) is not caught here, unless the caller connects to the addresses the check returns
+(`public_addresses`; web search's fetches do).
 """
 
 from __future__ import annotations
@@ -40,12 +41,20 @@ def is_public_mode() -> bool:
 
 def check_public_host(host: str, port: int, error: type[ToolboardError] = HostNotAllowedError) -> None:
     """Raise `error` unless `host` is a name or address whose every address is public."""
+    public_addresses(host, port, error)
+
+
+def public_addresses(host: str, port: int, error: type[ToolboardError] = HostNotAllowedError) -> list[IPAddress]:
+    """The addresses `host` resolves to, every one checked public; `error` otherwise. A caller that connects to one
+    of these (not to the name, resolved again) cannot be sent elsewhere by a DNS answer that changed meanwhile."""
     if is_localhost_name(host):
         raise error(f"host {host!r} is not allowed on a public deployment: it is this machine (localhost)")
-    for address in resolve_host(host, port, error):
+    addresses = resolve_host(host, port, error)
+    for address in addresses:
         reason = non_public_reason(address)
         if reason is not None:
             raise error(f"host {host!r} is not allowed on a public deployment: it resolves to {address}, {reason}")
+    return addresses
 
 
 def check_redirect_hop(url: str, error: type[ToolboardError] = HostNotAllowedError) -> None:

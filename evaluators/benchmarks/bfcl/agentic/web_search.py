@@ -40,13 +40,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from evaluators.benchmarks.bfcl.categories import WEB_SEARCH
 from evaluators.benchmarks.bfcl.wheel import pinned_wheel, read_member  # also: its settings are declared first
 from evaluators.core.environment import declare
 from evaluators.core.errors import ToolboardError
-from evaluators.core.public_hosts import DEFAULT_PORTS, HostNotAllowedError, check_public_host
+from evaluators.core.public_hosts import DEFAULT_PORTS, HostNotAllowedError, IPAddress, public_addresses
 from evaluators.core.types import Prediction, Sample
 
 RECORDING = declare("bfcl_web_search_recording", "none",
@@ -120,15 +120,40 @@ def status_error_text(status: int, url: str) -> str:
 
 # ---- the downloads -----------------------------------------------------------------------------------------
 
-HostCheck = Callable[[str, int], None]
+# A host check: raises HostNotAllowedError, else returns the checked addresses the fetch connects to (None: connect
+# by name, for a check that allows a test's own loopback server).
+HostCheck = Callable[[str, int], "list[IPAddress] | None"]
 
 
-def public_host_check(host: str, port: int) -> None:
-    """The public-deployment host check, applied on every deployment to model-chosen URLs."""
-    check_public_host(host, port, HostNotAllowedError)
+def public_host_check(host: str, port: int) -> list[IPAddress]:
+    """The public-deployment host check, applied on every deployment to model-chosen URLs; the checked addresses."""
+    return public_addresses(host, port, HostNotAllowedError)
 
 
-def _checked_url(url: str, host_check: HostCheck) -> None:
+@dataclass(frozen=True)
+class Target:
+    """Where a fetch connects: the URL as sent (its host the checked address, when pinned), the Host header and
+    the name TLS verifies (the URL's host, as the model wrote it)."""
+
+    url: str
+    host_header: str | None = None
+    tls_name: str | None = None
+
+
+def _pinned_target(url: str, address: IPAddress | None) -> Target:
+    """The URL sent to `address` itself (no second DNS lookup that could answer differently: rebinding), the name
+    kept for the Host header and for TLS (SNI and the certificate's name)."""
+    if address is None:
+        return Target(url)
+    parts = urlsplit(url)
+    literal = f"[{address}]" if address.version == 6 else str(address)
+    netloc = literal + (f":{parts.port}" if parts.port else "")
+    host_header = parts.netloc.rpartition("@")[2]
+    tls_name = parts.hostname if parts.scheme.lower() == "https" else None
+    return Target(urlunsplit((parts.scheme, netloc, parts.path, parts.query, "")), host_header, tls_name)
+
+
+def _checked_url(url: str, host_check: HostCheck) -> Target:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS or not parts.hostname:
@@ -140,9 +165,10 @@ def _checked_url(url: str, host_check: HostCheck) -> None:
     except ValueError:
         raise FetchRefused(f"host {parts.hostname!r} has an invalid port") from None
     try:
-        host_check(parts.hostname, port)
+        addresses = host_check(parts.hostname, port)
     except HostNotAllowedError as refused:
         raise FetchRefused(f"not fetched: {str(refused).replace(' on a public deployment', '')}") from None
+    return _pinned_target(url, addresses[0] if addresses else None)
 
 
 @dataclass
@@ -171,14 +197,16 @@ def _text_of(body: bytes, content_type: str) -> str:
 def guarded_fetch(url: str, host_check: HostCheck = public_host_check, max_bytes: int = MAX_PAGE_BYTES,
                   timeout: float = FETCH_TIMEOUT_S, deadline_s: float = FETCH_DEADLINE_S) -> Page:
     """GET `url` with the official headers; redirects followed by hand (at most MAX_REDIRECTS), every hop's host
-    checked first; the body read up to `max_bytes` (more: refused) within `deadline_s` in all."""
+    checked first and then connected to at an address the check passed (never resolved again); the body read up to
+    `max_bytes` (more: refused) within `deadline_s` in all."""
     import httpx
 
     deadline = time.monotonic() + deadline_s
     with httpx.Client(follow_redirects=False, timeout=timeout, headers=BROWSER_HEADERS, trust_env=False) as client:
         for _ in range(MAX_REDIRECTS + 1):
-            _checked_url(url, host_check)
-            with client.stream("GET", url) as response:
+            target = _checked_url(url, host_check)
+            with client.stream("GET", target.url, headers={"Host": target.host_header} if target.host_header else None,
+                               extensions={"sni_hostname": target.tls_name} if target.tls_name else None) as response:
                 if response.is_redirect and "location" in response.headers:
                     url = urljoin(url, response.headers["location"])
                     continue
