@@ -92,7 +92,7 @@ def request_profile(config: RunSettings) -> RequestProfile:
     if model.prompt_style not in (None, OFFICIAL_STYLE):
         raise ToolboardError("bfcl sends the official requests only (texts read from the pinned bfcl-eval wheel); "
                              "drop --prompt-style or choose official")
-    refused = agentic_asked(config)
+    refused = setup_problems(config)
     if refused:
         raise ToolboardError(refused)
     official_prompt()
@@ -219,6 +219,14 @@ def _source_on_this_machine(data_dir: str | None) -> DataSource | None:
     return DataSource(wheel=wheel) if wheel.is_file() else None
 
 
+def setup_problems(config: RunSettings) -> str | None:
+    """What this installation lacks for the run, every part at once, one line each (memory_vector's extra, a web
+    search backend), from the settings alone; None when nothing is lacking. A user fixing one then does not meet
+    the next only on the second try."""
+    problems = [agentic_asked(config), web_search_problem(config) if runs_web_search(config, look_up=False) else None]
+    return "\n".join(problem for problem in problems if problem) or None
+
+
 def agentic_asked(config: RunSettings) -> str | None:
     """The refusal of a run that would play memory_vector without its optional extra (named, or in a group that
     names it, as the engine picks subsets), with the pip command; None otherwise. A run of every category leaves
@@ -244,7 +252,7 @@ def unavailable_now() -> tuple[str, ...]:
 def run_problem(config: RunSettings) -> str | None:
     """request_profile's refusals from the settings alone (the form's line before Start): memory_vector without its
     extra, native tools for multi-turn, web search, memory or format sensitivity items."""
-    refused = agentic_asked(config)
+    refused = setup_problems(config)
     if refused:
         return refused
     if config.model.request_mode == "tools" and runs_format_sensitivity(config):
