@@ -347,13 +347,14 @@ def load(
     split: str | None = DEFAULT_SPLIT,
     limit: int | None = None,
     data_dir: str | Path | None = None,
+    source: Source | None = None,
 ) -> list[Task]:
     """The tasks of the chosen domains (all three by default, in the order airline, retail, telecom), each
     domain's in the official order; `limit` keeps the first N of each."""
     chosen = list(domains or DOMAINS)
     for domain in chosen:
         _check_domain(domain)
-    source = open_source(data_dir)
+    source = source or open_source(data_dir)
     tasks: list[Task] = []
     for domain in DOMAINS:
         if domain in chosen:

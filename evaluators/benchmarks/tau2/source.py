@@ -27,7 +27,8 @@ import tarfile
 import urllib.parse
 import zipfile
 import zlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluators.core import source_files
@@ -85,9 +86,9 @@ def blob_id(content: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
 
 
-def check_blob(relative: str, content: bytes, where: str | Path) -> bytes:
+def check_blob(relative: str, content: bytes, where: str | Path, blob_ids: Mapping[str, str] = BLOB_IDS) -> bytes:
     """`content` if its blob id is the pinned one of `relative`, else a DataError naming both ids."""
-    expected = BLOB_IDS[relative]
+    expected = blob_ids[relative]
     found = blob_id(content)
     if found != expected:
         raise DataError(f"{relative} has git blob id {found}, not {expected} as in {REPOSITORY} at {COMMIT}; "
@@ -100,12 +101,13 @@ class Source:
     """A folder laid out like the repository; every read is checked against the pinned blob ids."""
 
     root: Path
+    blob_ids: Mapping[str, str] = field(default_factory=lambda: BLOB_IDS)  # tests: a stand-in tree's table
 
     def where(self, relative: str) -> Path:
         return self.root / relative
 
     def read(self, relative: str) -> bytes:
-        if relative not in BLOB_IDS:
+        if relative not in self.blob_ids:
             raise DataError(f"{relative} is not one of the pinned files", self.root)
         path = self.where(relative)
         if not source_files.is_file(path):
@@ -113,7 +115,7 @@ class Source:
                             "repository)", path)
         if path.stat().st_size > MAX_FILE_BYTES:
             raise DataError(f"larger than {MAX_FILE_BYTES // MB} MB", path)
-        return check_blob(relative, source_files.read_bytes(path), path)
+        return check_blob(relative, source_files.read_bytes(path), path, self.blob_ids)
 
     def text(self, relative: str) -> str:
         raw = self.read(relative)
@@ -156,7 +158,8 @@ def open_source(data_dir: str | Path | None = None) -> Source:
     return Source(folder)
 
 
-def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = None) -> Path:
+def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = None,
+               blob_ids: Mapping[str, str] = BLOB_IDS, wheel_sha256: str = WHEEL_SHA256) -> Path:
     """Write the pinned files into `folder` (laid out like the repository): each from the repository archive
     (`archive`, else downloaded), the ones it lacks from the inspect-evals wheel (`wheel`, else downloaded), each
     checked before it is written. The downloads are not kept."""
@@ -166,15 +169,15 @@ def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = N
             archive = download(ARCHIVE_URL, folder.parent / f"{COMMIT[:12]}.tar.gz.download", "tau2-bench archive",
                                timeout=TIMEOUT, what=WHAT, advice=ADVICE, avoidable=False)
             downloaded.append(archive)
-        files = read_archive(archive)
-        missing = [relative for relative in BLOB_IDS if relative not in files]
+        files = read_archive(archive, blob_ids)
+        missing = [relative for relative in blob_ids if relative not in files]
         if missing:
             if any(relative not in WHEEL_MEMBERS for relative in missing):
                 raise DataError(f"the archive lacks {', '.join(missing)}", archive)
             if wheel is None:
                 wheel = download_wheel(folder.parent)
                 downloaded.append(wheel)
-            files.update(read_wheel(wheel, missing))
+            files.update(read_wheel(wheel, missing, blob_ids, wheel_sha256))
         for relative, content in files.items():
             target = folder / relative
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -187,7 +190,7 @@ def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = N
     return folder
 
 
-def read_archive(archive: Path) -> dict[str, bytes]:
+def read_archive(archive: Path, blob_ids: Mapping[str, str] = BLOB_IDS) -> dict[str, bytes]:
     """The pinned files a repository tarball holds (its one top folder dropped), each checked; only regular
     files of the exact pinned paths are read, so no member is ever written where its name says."""
     budget = ByteBudget(MAX_ARCHIVE_BYTES)
@@ -197,13 +200,13 @@ def read_archive(archive: Path) -> dict[str, bytes]:
             for member in bundle:
                 budget.spend(member.size, archive)
                 parts = member.name.split("/", 1)
-                if len(parts) != 2 or parts[1] not in BLOB_IDS or not member.isfile():
+                if len(parts) != 2 or parts[1] not in blob_ids or not member.isfile():
                     continue
                 if member.size > MAX_FILE_BYTES:
                     raise DataError(f"larger than {MAX_FILE_BYTES // MB} MB", f"{archive}:{member.name}")
                 stream = bundle.extractfile(member)
                 assert stream is not None
-                files[parts[1]] = check_blob(parts[1], stream.read(), f"{archive}:{member.name}")
+                files[parts[1]] = check_blob(parts[1], stream.read(), f"{archive}:{member.name}", blob_ids)
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise DataError(f"not a readable tar archive ({exc})", archive) from None
     return files
@@ -216,10 +219,11 @@ def strip_final_newline(content: bytes, relative: str, where: str) -> bytes:
     return content[:-1]
 
 
-def read_wheel(wheel: Path, wanted: list[str]) -> dict[str, bytes]:
+def read_wheel(wheel: Path, wanted: list[str], blob_ids: Mapping[str, str] = BLOB_IDS,
+               sha256: str = WHEEL_SHA256) -> dict[str, bytes]:
     """The wanted files from the wheel (sha256-checked first), gunzipped, the final newline removed, each
     checked against its pinned blob id."""
-    check_wheel(wheel)
+    check_wheel(wheel, sha256)
     files: dict[str, bytes] = {}
     try:
         with zipfile.ZipFile(wheel) as bundle:
@@ -236,19 +240,19 @@ def read_wheel(wheel: Path, wanted: list[str]) -> dict[str, bytes]:
                     content = unpacked.read(MAX_FILE_BYTES + 1)
                 if len(content) > MAX_FILE_BYTES:
                     raise DataError(f"unpacks to more than {MAX_FILE_BYTES // MB} MB", where)
-                files[relative] = check_blob(relative, strip_final_newline(content, relative, where), where)
+                files[relative] = check_blob(relative, strip_final_newline(content, relative, where), where, blob_ids)
     except (*ZIP_READ_ERRORS, gzip.BadGzipFile) as exc:
         raise DataError(f"the wheel is damaged ({exc})", wheel) from None
     return files
 
 
-def check_wheel(wheel: Path) -> None:
+def check_wheel(wheel: Path, sha256: str = WHEEL_SHA256) -> None:
     digest = hashlib.sha256()
     with wheel.open("rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
-    if digest.hexdigest() != WHEEL_SHA256:
-        raise DataError(f"has sha256 {digest.hexdigest()}, not the pinned {WHEEL_SHA256} of {WHEEL_NAME}", wheel)
+    if digest.hexdigest() != sha256:
+        raise DataError(f"has sha256 {digest.hexdigest()}, not the pinned {sha256} of {WHEEL_NAME}", wheel)
 
 
 def download_wheel(folder: Path) -> Path:
