@@ -73,3 +73,23 @@ def test_the_board_reads_run_side_by_side_in_the_app(tmp_path: Path):
         assert by_name["start_run"].concurrency_limit != READ_EVENT["concurrency_limit"]
     finally:
         context.close()
+
+
+def test_a_board_frame_and_what_is_built_from_it_raise_no_fragmentation_warning():
+    """board_rows replaces hundreds of columns one by one; it returns a consolidated frame, so the ranked view (its
+    rank column inserted), the detail columns and the overview (a sort column added) neither warn nor slow down."""
+    import warnings
+
+    import pandas as pd
+
+    from evaluators.core.registry import all_benchmarks, get_benchmark
+    from evaluators.publish.board_table import board_rows
+    from evaluators.service.board import BoardQuery, query_board
+    from evaluators.service.overview import overview_rows
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.PerformanceWarning)
+        frames = {benchmark.name: board_rows(benchmark.name, None) for benchmark in all_benchmarks()}
+        for name, frame in frames.items():
+            query_board(frame, get_benchmark(name).board_layout(), BoardQuery(details=True))
+        assert len(overview_rows(frames)) > 0

@@ -580,7 +580,9 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
                                   index=frame.index, dtype=object)
     for column in (*FACT_COLUMNS, UPDATED_COLUMN, *COST_COLUMNS):  # None, never NaN, where not known
         frame[column] = pd.Series([None if is_missing(v) else v for v in frame[column]], index=frame.index, dtype=object)
-    return frame
+    # One block per dtype again: the columns replaced one by one above left the frame in hundreds of blocks, which
+    # made every later column added to it (the overview's, the board's rank) slow and warned of.
+    return frame.copy()
 
 
 def _add_cost_columns(rows: list[dict[str, Any]], store: Store | None) -> None:
