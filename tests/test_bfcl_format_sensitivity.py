@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 from typing import Any
 
 import pytest
@@ -131,10 +130,10 @@ def test_official_json_patterns_equal_the_regular_expressions_in_linear_time():
         assert official_json_call_list_pattern(text) == (found.span() if found else None), text
         found = outer.search(text)
         assert official_json_outer_brackets(text) == (found.group(0) if found else text), text
+    # The official pattern backtracks exponentially on this; a linear matcher simply ends (no clock: a loaded machine
+    # must not fail it, and an exponential one would never return).
     hostile = "[{" + "},{" * 40_000
-    started = time.perf_counter()
     assert official_json_call_list_pattern(hostile) is None
-    assert time.perf_counter() - started < 2
 
 
 def test_official_json_rules():
@@ -206,9 +205,7 @@ HOSTILE_OUTCOMES = {"too_long": ("ast_decoder:decoder_failed", "bounded_answer_t
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_a_hostile_answer_fails_only_its_item_with_a_clear_reason(kind: str):
     text, ret = HOSTILE[kind]
-    started = time.perf_counter()
     verdict = _verdict(text, ret, tag=kind == "nul_bytes")
-    assert time.perf_counter() - started < 2
     expected = HOSTILE_OUTCOMES.get(kind, ("ast_decoder:decoder_failed", f"official_{ret}_decode_raises"))
     assert (verdict.correct, verdict.error_type, verdict.rule) == (False, *expected) and verdict.detail, verdict
 
