@@ -5,7 +5,7 @@ prompt mode for multi-turn ones)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -134,12 +134,18 @@ def runs_web_search(config: RunSettings, look_up: bool = True) -> bool:
     """Whether the run will hold web search items, as the engine and `load` pick them: a web search category
     chosen; for a run of every category (none named, or `all`) only with a backend configured
     (Benchmark.unavailable_now) and a source holding the agentic files."""
+    return _runs_agentic(config, is_web_search, look_up)
+
+
+def _runs_agentic(config: RunSettings, kind: Callable[[str], bool], look_up: bool) -> bool:
+    """Whether the run holds items of the agentic categories `kind` picks, as `load` picks them: named, or in a run
+    of every category from a source holding the agentic files."""
     from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files
     from evaluators.core.registry import get_benchmark
     from evaluators.core.selection import runnable_subsets
 
     benchmark = get_benchmark("bfcl")
-    if not any(is_web_search(category) for category in runnable_subsets(benchmark, list(config.subsets) or None)):
+    if not any(kind(category) for category in runnable_subsets(benchmark, list(config.subsets) or None)):
         return False
     chosen = set(benchmark.expand_subsets(list(config.subsets) or None))
     if not asks_every_category(list(chosen)):
@@ -157,18 +163,7 @@ MEMORY_DIFFERENCES = (
 
 def runs_memory(config: RunSettings, look_up: bool = True) -> bool:
     """Whether the run will hold memory items, as `load` picks them."""
-    from evaluators.benchmarks.bfcl.agentic.data import has_agentic_files
-    from evaluators.core.registry import get_benchmark
-    from evaluators.core.selection import runnable_subsets
-
-    benchmark = get_benchmark("bfcl")
-    if not any(is_memory(category) for category in runnable_subsets(benchmark, list(config.subsets) or None)):
-        return False
-    chosen = set(benchmark.expand_subsets(list(config.subsets) or None))
-    if not asks_every_category(list(chosen)):
-        return True
-    source = data_source(config.data_dir) if look_up else _source_on_this_machine(config.data_dir)
-    return source is None or has_agentic_files(source)
+    return _runs_agentic(config, is_memory, look_up)
 
 
 def runs_format_sensitivity(config: RunSettings) -> bool:
