@@ -458,21 +458,29 @@ def _run_inference(venv: OfficialVenv, work: Path, driver: str, what: str, base_
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+def _official_prompt_handler(stand_ins: str | None, root: str | None, model: str) -> tuple[Any, Any]:
+    """Venv side: the official `bfcl_eval.utils` and an `OpenAICompletionsHandler` in prompt mode as the generation
+    CLI builds it (build_handler, its default temperature 0.001); first, when given, the stand-ins on the path and
+    BFCL_PROJECT_ROOT made."""
+    import importlib
+
+    if stand_ins is not None and root is not None:
+        sys.path.append(stand_ins)
+        os.environ["BFCL_PROJECT_ROOT"] = root
+        Path(root).mkdir(parents=True, exist_ok=True)
+    utils = importlib.import_module("bfcl_eval.utils")
+    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
+    return utils, handler_module.OpenAICompletionsHandler(model_name=model, temperature=0.001, registry_name=model,
+                                                          is_fc_model=False)
+
+
 def _drive_multi_turn_inference(argv: list[str]) -> None:
     """Venv side of run_official_multi_turn: argv = stand_ins, root, spec file, output file."""
     stand_ins, root, spec_file, out_file = argv
-    sys.path.append(stand_ins)
-    os.environ["BFCL_PROJECT_ROOT"] = root
-    Path(root).mkdir(parents=True, exist_ok=True)
     import copy
-    import importlib
 
-    utils = importlib.import_module("bfcl_eval.utils")
-    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
     spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
-    # As the generation CLI builds it (build_handler), with its default temperature.
-    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
-                                                      registry_name=spec["model"], is_fc_model=False)
+    utils, handler = _official_prompt_handler(stand_ins, root, spec["model"])
     results = {}
     for category, ids in spec["ids"].items():
         entries = {entry["id"]: entry for entry in utils.load_dataset_entry(category)}
@@ -552,10 +560,7 @@ def _drive_web_search_inference(argv: list[str]) -> None:
     web_search = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.func_source_code.web_search")
     web_search.GoogleSearch, web_search.requests = _recorded_stand_ins(
         json.loads(Path(spec["recording"]).read_text(encoding="utf-8")))
-    utils = importlib.import_module("bfcl_eval.utils")
-    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
-    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
-                                                      registry_name=spec["model"], is_fc_model=False)
+    utils, handler = _official_prompt_handler(None, None, spec["model"])
     results = {}
     for category, ids in spec["ids"].items():
         entries = utils.populate_initial_settings_for_web_search_test_cases(utils.load_dataset_entry(category))
@@ -625,17 +630,10 @@ def run_official_format_sensitivity(venv: OfficialVenv, work: Path, base_url: st
 def _drive_format_sensitivity_inference(argv: list[str]) -> None:
     """Venv side of run_official_format_sensitivity: argv = stand_ins, root, spec file, output file."""
     stand_ins, root, spec_file, out_file = argv
-    sys.path.append(stand_ins)
-    os.environ["BFCL_PROJECT_ROOT"] = root
-    Path(root).mkdir(parents=True, exist_ok=True)
     import copy
-    import importlib
 
-    utils = importlib.import_module("bfcl_eval.utils")
-    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
     spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
-    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
-                                                      registry_name=spec["model"], is_fc_model=False)
+    utils, handler = _official_prompt_handler(stand_ins, root, spec["model"])
     entries = {entry["id"]: entry for entry in utils.load_dataset_entry("format_sensitivity")}
     results = {}
     for item_id in spec["ids"]:
@@ -709,17 +707,10 @@ def run_official_memory(venv: OfficialVenv, work: Path, base_url: str, model: st
 def _drive_memory_inference(argv: list[str]) -> None:
     """Venv side of run_official_memory: argv = stand_ins, root, spec file, output file."""
     stand_ins, root, spec_file, out_file = argv
-    sys.path.append(stand_ins)
-    os.environ["BFCL_PROJECT_ROOT"] = root
-    Path(root).mkdir(parents=True, exist_ok=True)
     import copy
-    import importlib
 
-    utils = importlib.import_module("bfcl_eval.utils")
-    handler_module = importlib.import_module("bfcl_eval.model_handler.api_inference.openai_completion")
     spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
-    handler = handler_module.OpenAICompletionsHandler(model_name=spec["model"], temperature=0.001,
-                                                      registry_name=spec["model"], is_fc_model=False)
+    utils, handler = _official_prompt_handler(stand_ins, root, spec["model"])
     results: dict[str, Any] = {}
     snapshots: dict[str, dict[str, str]] = {}
     for category, ids in spec["ids"].items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from evaluators.engine.client import RetryPolicy
 from evaluators.engine.runner import execute, start_run
@@ -63,3 +64,12 @@ def run_to_end(store: Store, config: RunConfig, **kwargs):
     """Start and execute a run of `scripted_run_config`."""
     run_id, samples = start_run(RunRequest(config), store)
     return asyncio.run(execute(store, run_id, samples, retry=kwargs.pop("retry", FAST_RETRY), **kwargs))
+
+
+def stored_predictions(home: Path, run_id: str) -> dict[str, Any]:
+    """The predictions a run stored in the store of TOOLBOARD_HOME `home` (a CLI run's, read after it ended)."""
+    store = Store(home / "toolboard.db")
+    try:
+        return store.load_predictions(run_id)
+    finally:
+        store.close()

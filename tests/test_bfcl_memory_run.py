@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PROJECT
+from tests.engine_fixtures import stored_predictions
 from tests.scripted_server import Fault, ScriptedServer, prompt_key
 
 RUN_SECONDS = 300
@@ -111,16 +112,6 @@ def _run(server: ScriptedServer, env: dict[str, str], folder: Path, *extra: str)
     return subprocess.run(args, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=RUN_SECONDS)
 
 
-def _stored(home: Path, run_id: str) -> dict[str, Any]:
-    from evaluators.engine.store import Store
-
-    store = Store(home / "toolboard.db")
-    try:
-        return store.load_predictions(run_id)
-    finally:
-        store.close()
-
-
 def _chain_of(body: dict[str, Any]) -> tuple[str, str, bool]:
     """(backend, scenario, whether the request is a prerequisite conversation's) of a request."""
     messages = body["messages"]
@@ -156,7 +147,7 @@ def test_a_memory_run_plays_each_chain_before_its_items_and_scores_every_item(me
     assert all(last_prereq[chain] < first_item[chain] for chain in first_item)
     assert 1 < server.max_in_flight <= 4
     assert len(server.bodies) == 2 * (2 * len(FACTS)) + 2 * 2 * 5 + 1  # prereq turns, items, the extra bad step
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
     assert len(predictions) == 10
     head = predictions["memory_kv_0-customer-0"]
     assert head.error is None and head.extra["stop"] == "completed"
@@ -210,7 +201,7 @@ def test_a_failed_prerequisite_request_is_named_and_its_chain_goes_on_as_the_off
         done = _run(server, env, folder)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
     assert all(prediction.error is None for prediction in predictions.values())  # every item played and scored
     for item_id in ("memory_kv_3-notetaker-0", "memory_kv_4-notetaker-1"):
         evidence = predictions[item_id].extra
@@ -247,7 +238,7 @@ def test_rerun_errors_plays_the_chain_again_from_the_cache_then_the_failed_item(
         done = _run(server, env, folder)
         assert done.returncode == 0, done.stderr[-3000:]
         run_id = json.loads(done.stdout)["run_id"]
-        failed = _stored(Path(env["TOOLBOARD_HOME"]), run_id)["memory_rec_sum_1-customer-1"]
+        failed = stored_predictions(Path(env["TOOLBOARD_HOME"]), run_id)["memory_rec_sum_1-customer-1"]
         assert failed.error is not None and "HTTP 400" in failed.error
         state["fail"] = False
         failing.clear()
@@ -259,7 +250,7 @@ def test_rerun_errors_plays_the_chain_again_from_the_cache_then_the_failed_item(
     assert resent == [("rec_sum", "customer", False)] * 2
     report = json.loads(again.stdout)
     assert report["subsets"]["memory_rec_sum"]["metrics"]["accuracy"] == 1.0
-    replayed = _stored(Path(env["TOOLBOARD_HOME"]), run_id)["memory_rec_sum_1-customer-1"]
+    replayed = stored_predictions(Path(env["TOOLBOARD_HOME"]), run_id)["memory_rec_sum_1-customer-1"]
     assert replayed.error is None and replayed.extra["memory_snapshot"]["flushed_by"] == (
         "memory_rec_sum_prereq_1-customer-1")
 
@@ -298,7 +289,7 @@ def test_a_memory_vector_run_with_its_extra_scores_every_item_from_the_embedded_
     report = json.loads(done.stdout)
     assert {name: (s["n"], s["metrics"]["accuracy"]) for name, s in report["subsets"].items()} == {
         "memory_vector": (5, 1.0)}
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
     head = predictions["memory_vector_0-customer-0"]
     snapshot = head.extra["memory_snapshot"]["snapshot"]
     assert snapshot["core_memory"] == {"next_id": 4, "store": {"0": "My first name is Michael.",

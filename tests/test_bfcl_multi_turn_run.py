@@ -19,6 +19,7 @@ import pytest
 
 from tests.bfcl_multi_turn_script import opening_key, script_for
 from tests.conftest import PROJECT
+from tests.engine_fixtures import stored_predictions
 from tests.scripted_server import ScriptedServer
 
 MULTI_TURN = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
@@ -72,16 +73,6 @@ class ItemCounter:
         return next(self.counts[key] for key, ids in self.ids.items() if sample_id in ids)
 
 
-def _stored(home: Path, run_id: str) -> dict[str, Any]:
-    from evaluators.engine.store import Store
-
-    store = Store(home / "toolboard.db")
-    try:
-        return store.load_predictions(run_id)
-    finally:
-        store.close()
-
-
 @pytest.mark.slow
 def test_a_run_of_a_few_items_of_each_category_ends_with_every_item_scored_within_the_step_bounds(
         wheel_env: dict[str, str]):
@@ -98,7 +89,7 @@ def test_a_run_of_a_few_items_of_each_category_ends_with_every_item_scored_withi
     assert {name: subset["n"] for name, subset in report["subsets"].items()} == dict.fromkeys(MULTI_TURN, 3)
     # each turn's ground truth played (some still fail: a positional argument is dropped by the official decode)
     assert all(subset["metrics"]["accuracy"] > 0 for subset in report["subsets"].values())
-    predictions = _stored(Path(wheel_env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(wheel_env["TOOLBOARD_HOME"]), report["run_id"])
     assert len(predictions) == 12
     for sample in samples:
         prediction = predictions[sample.id]
@@ -152,7 +143,7 @@ def test_a_killed_run_resumes_without_repeating_finished_items(wheel_env: dict[s
     assert {name: subset["n"] for name, subset in report["subsets"].items()} == dict.fromkeys(categories, 4)
     repeated = [sample_id for sample_id in finished if counter.of(sample_id) > at_kill[sample_id]]
     assert not repeated, f"finished items asked again after the resume: {repeated}"
-    predictions = _stored(home, run_id)
+    predictions = stored_predictions(home, run_id)
     assert len(predictions) == len(samples) and all(p.extra["stop"] == "completed" for p in predictions.values())
     assert all(counter.of(sample.id) > 0 for sample in samples)
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PROJECT
+from tests.engine_fixtures import stored_predictions
 from tests.scripted_server import ScriptedServer
 from tests.web_search_fixtures import FakeSerpApi, write_recording
 
@@ -57,16 +58,6 @@ def _run(server: ScriptedServer, env: dict[str, str], *extra: str) -> subprocess
     return subprocess.run(args, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=RUN_SECONDS)
 
 
-def _stored(home: Path, run_id: str) -> dict[str, Any]:
-    from evaluators.engine.store import Store
-
-    store = Store(home / "toolboard.db")
-    try:
-        return store.load_predictions(run_id)
-    finally:
-        store.close()
-
-
 @pytest.mark.slow
 def test_a_recorded_web_search_run_ends_with_every_item_scored(wheel_env: dict[str, str], tmp_path: Path):
     from evaluators.benchmarks.bfcl.data import load
@@ -84,7 +75,7 @@ def test_a_recorded_web_search_run_ends_with_every_item_scored(wheel_env: dict[s
     assert first["temperature"] == 0.001 and first["store"] is False and "tools" not in first
     system = first["messages"][0]["content"]
     assert "search_engine_query" in system and "Note that the provided function is in Python 3 syntax." in system
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
     for sample in samples:
         prediction = predictions[sample.id]
         assert prediction.error is None and prediction.extra["stop"] == "completed"
@@ -119,7 +110,7 @@ def test_a_serpapi_run_keeps_the_key_out_of_the_store_output_and_logs(wheel_env:
             assert KEY.encode() not in path.read_bytes(), path
     for body in server.bodies:
         assert KEY not in json.dumps(body)
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
     search = predictions[samples[0].id].extra["transcript"][0]["steps"][0]["results"][0]
     assert json.loads(search) == {"error": "Failed to retrieve the search results from server. Please try again "
                                            "later."}
@@ -165,7 +156,7 @@ def test_a_failing_search_backend_ends_only_its_item_as_a_request_error_and_a_re
                 cwd=PROJECT, env=env, capture_output=True, text=True, timeout=RUN_SECONDS)
         assert done.returncode == 0, done.stderr[-3000:]
         report = json.loads(done.stdout)
-        predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+        predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
         error = predictions[samples[0].id].error
         assert error and "SerpAPI answered HTTP 500" in error and "--rerun-errors" in error and KEY not in error
         assert predictions[samples[1].id].error is None  # the other item was played
@@ -175,6 +166,6 @@ def test_a_failing_search_backend_ends_only_its_item_as_a_request_error_and_a_re
                                     "--json"], cwd=PROJECT, env=env, capture_output=True, text=True,
                                    timeout=RUN_SECONDS)
     assert again.returncode == 0, again.stderr[-3000:]
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
     assert all(prediction.error is None for prediction in predictions.values())
     assert json.loads(again.stdout)["subsets"]["web_search_base"]["n"] == 2

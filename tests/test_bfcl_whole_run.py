@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PROJECT
+from tests.engine_fixtures import stored_predictions
 from tests.scripted_server import ScriptedServer
 from tests.test_bfcl_memory_run import FACTS, write_memory_folder
 from tests.web_search_fixtures import write_recording
@@ -81,16 +82,6 @@ def _run(env: dict[str, str], folder: Path, *subsets: str) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def _stored(home: Path, run_id: str) -> dict[str, Any]:
-    from evaluators.engine.store import Store
-
-    store = Store(home / "toolboard.db")
-    try:
-        return store.load_predictions(run_id)
-    finally:
-        store.close()
-
-
 @pytest.mark.slow
 def test_a_run_of_the_agentic_group_with_the_recorded_backend_scores_every_item(whole_env: tuple[dict[str, str], Path]):
     from evaluators.benchmarks.bfcl.categories import AGENTIC
@@ -99,7 +90,7 @@ def test_a_run_of_the_agentic_group_with_the_recorded_backend_scores_every_item(
     report = _run(env, folder, "agentic")
     assert {name: subset["n"] for name, subset in report["subsets"].items()} == {name: 1 for name in AGENTIC}
     assert report["summary"]["agentic"] is not None and report["summary"]["overall"] is None
-    predictions = _stored(Path(env["TOOLBOARD_HOME"]), report["run_id"])
+    predictions = stored_predictions(Path(env["TOOLBOARD_HOME"]), report["run_id"])
     assert len(predictions) == len(AGENTIC) and all(p.error is None for p in predictions.values())
     searched = [p for p in predictions.values() if p.extra.get("transcript") and "WebSearchAPI" in json.dumps(p.extra)]
     assert searched and all("Ada Example" in json.dumps(p.extra["transcript"]) for p in searched)  # the recorded page
