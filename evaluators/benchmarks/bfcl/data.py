@@ -60,18 +60,19 @@ class DataSource:
 
     def read(self, relative: str) -> list[tuple[int, Any]]:
         """(line number, parsed value) of one JSON Lines file (the `.json` suffix notwithstanding)."""
-        where = self.where(relative)
+        return list(iter_json_lines(decode_utf8(self.read_bytes(relative), self.where(relative)), self.where(relative)))
+
+    def read_bytes(self, relative: str) -> bytes:
+        """One data file's bytes, from the folder or the wheel; a clear error when the folder lacks it."""
         if self.folder is not None:
             path = self.folder / relative
             if not source_files.is_file(path):
                 raise DataError(f"file not found (expected {relative} in the folder laid out like the wheel's "
                                 "bfcl_eval/data/)", path)
-            raw = source_files.read_bytes(path)
-        else:
-            assert self.wheel is not None
-            source_files.note_read(self.wheel)
-            raw = read_member(self.wheel, DATA_PREFIX + relative)
-        return list(iter_json_lines(decode_utf8(raw, where), where))
+            return source_files.read_bytes(path)
+        assert self.wheel is not None
+        source_files.note_read(self.wheel)
+        return read_member(self.wheel, DATA_PREFIX + relative)
 
 
 def find_data_folder(root: Path) -> Path | None:

@@ -27,8 +27,6 @@ from typing import Any
 
 from evaluators.benchmarks.bfcl.categories import FORMAT_SENSITIVITY, NO_ANSWER, PYTHON, SINGLE_TURN
 from evaluators.benchmarks.bfcl.official_source import PromptConfiguration, parse_configuration
-from evaluators.benchmarks.bfcl.wheel import DATA_PREFIX, read_member
-from evaluators.core import source_files
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import decode_utf8
 from evaluators.core.types import Sample
@@ -75,15 +73,7 @@ def official_routing_id(sample_id: str) -> str:
 def _read_ids(source: Any) -> Any:
     """The ids file as one JSON value; `source` is bfcl.data.DataSource."""
     where = source.where(IDS_FILE)
-    if source.folder is not None:
-        path = source.folder / IDS_FILE
-        if not source_files.is_file(path):
-            raise DataError(f"file not found (expected {IDS_FILE} in the folder laid out like the wheel's "
-                            "bfcl_eval/data/)", path)
-        raw = source_files.read_bytes(path)
-    else:
-        source_files.note_read(source.wheel)
-        raw = read_member(source.wheel, DATA_PREFIX + IDS_FILE)
+    raw = source.read_bytes(IDS_FILE)
     try:
         return json.loads(decode_utf8(raw, where))
     except ValueError as exc:
