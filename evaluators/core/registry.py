@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from evaluators.core.board_layout import BoardLayout, plain_layout
 from evaluators.core.declarations import About, EvidenceKind, Metric, Option, Overview, Role
@@ -138,6 +138,9 @@ class Benchmark:
     # (e.g. a search service's key), each with what needs it and what to choose instead. A public deployment
     # refuses such a run: a visitor's run never spends the operator's keys (evaluators/service/run_request.py).
     server_keys: ServerKeysOf | None = None
+    # Why a run with these settings (its stored config) is not the experiment the board ranks, beyond the generic
+    # rule (evaluators/publish/ranking_rule.py): e.g. another simulated user than the ranked published rows'.
+    apart_reasons: Callable[[Mapping[str, Any]], list[str]] | None = None
 
     def __post_init__(self) -> None:
         unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]

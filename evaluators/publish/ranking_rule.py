@@ -41,6 +41,8 @@ def unranked_reasons(config: Mapping[str, Any], benchmark: Benchmark) -> list[st
         reasons.append(f"partial: {len(chosen)} of {len(benchmark.subsets)} subsets")
     if on_example_data(config, benchmark):
         reasons.append("example data: the few items of the built-in example, never on the board")
+    if benchmark.apart_reasons is not None:
+        reasons += benchmark.apart_reasons(config)
     return reasons
 
 
