@@ -19,8 +19,8 @@ ABOUT = About(
         "is hit. Each trial gets a reward from the task's official criteria: the database at the end equals the "
         "gold actions' (DB), environment assertions hold, the gold actions were called, the required information "
         "was said (communicate), and, where a task has them, natural-language assertions judged by an LLM; the "
-        "reward is the product of the task's reward basis. **pass^k** is, per task, the chance that k trials drawn "
-        "from its n all succeed, C(c,k)/C(n,k), averaged over the tasks; pass^1 is the mean success rate, and "
+        "reward is the product of the components the task's reward basis names. **pass^k** is, per task, the "
+        "chance that k trials drawn from its n all succeed, C(c,k)/C(n,k), averaged over the tasks; pass^1 is the mean success rate, and "
         "pass^2..pass^4 say how reliably. **Overall** is the mean of the three domains (taubench.com's). "
         f"Rows are comparable only with the same user simulator and tasks: the board ranks those of "
         f"{RANKED_USER_MODEL} on tau2 {RANKED_VERSION} and keeps every other row apart with the reason. Roles: the "
@@ -38,6 +38,6 @@ ABOUT = About(
     licence="MIT",
     citation=(f"Victor Barres, Honghua Dong, Soham Ray, Xujie Si, Karthik Narasimhan: τ²-Bench: Evaluating "
               f"Conversational Agents in a Dual-Control Environment, arXiv {PAPER_ID}, 2025"),
-    published=(f"taubench.com's τ²-bench leaderboard: the submissions' files in the official repository at "
-               f"{COMMIT[:7]} (see leaderboard_data/tau2.json)"),
+    published=(f"taubench.com's τ²-bench leaderboard, read from the submission files in the official repository "
+               f"at {COMMIT[:7]} (leaderboard_data/tau2.json)"),
 )

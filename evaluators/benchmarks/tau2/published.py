@@ -142,9 +142,9 @@ def published_table(submissions: Mapping[str, Mapping[str, Any]]) -> dict[str, A
                      f"{len(submissions)} submission folders at the commit: the rest are voice, banking_knowledge "
                      "only, or the example). A row's `date` is its submission_date."),
         },
-        "units": ("fraction: pass_1..pass_4 are the files' percents divided by 100 at full precision; cost is USD per "
-                  "trajectory (the agent's side only, from litellm's price table; lower is better), as given, except 0 (no price known), "
-                  "left out as the site leaves it out"),
+        "units": ("fraction: pass_1..pass_4 are the files' percents divided by 100 (to 15 places); cost is USD per "
+                  "trajectory (the agent's side only, from litellm's price table; lower is better), as given, except 0 "
+                  "(no price known), left out as the site leaves it out"),
         "scoring": "the official evaluator (mode official), run by each submitter",
         "request_mode": None,
         "columns": board.PUBLISHED_COLUMNS,
