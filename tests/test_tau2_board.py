@@ -19,6 +19,7 @@ import pytest
 from evaluators.benchmarks.tau2 import board, published
 from evaluators.benchmarks.tau2.about import ABOUT
 from evaluators.benchmarks.tau2.source import COMMIT
+from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import LEADERBOARD_DIR, load_published
 from evaluators.core.registry import Benchmark
 from evaluators.publish import board_table
@@ -291,3 +292,14 @@ def test_the_committed_table_is_what_the_builder_writes_from_the_archive(submiss
     committed = json.loads((LEADERBOARD_DIR / f"{board.BENCHMARK_NAME}.json").read_text(encoding="utf-8"))
     assert published.published_table(submissions) == committed
     assert published.read_archive(REFERENCE_ARCHIVE) == submissions
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("date", "2 March 2026", "row 0 (m): 'date' must be an ISO date YYYY-MM-DD, got \"2 March 2026\""),
+    ("apart_reason", ["other user"], "row 0 (m): 'apart_reason' must be a text (empty: ranked)"),
+])
+def test_a_published_rows_own_date_and_apart_reason_are_checked(tmp_path: Path, field: str, value: Any, problem: str):
+    row = {"model": "m", "view": "airline", "summary": {"pass_1": 0.5}, field: value}
+    (tmp_path / "t.json").write_text(json.dumps({"source": {"date": "2026-01-01"}, "rows": [row]}), encoding="utf-8")
+    with pytest.raises(DataError, match=re.escape(problem)):
+        load_published("t", tmp_path)
