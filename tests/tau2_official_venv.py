@@ -45,7 +45,7 @@ API (the pytest side):
     (the names the server sees; sent through litellm as "openai/<name>", so pick names litellm does not rewrite),
     "task_ids": [...], "num_trials": int, "max_steps", "max_errors", "max_retries" (optional, official defaults
     200, 10, 3)}`): the official `run_domain(TextRunConfig(...))` with max_concurrency 1, seed 300, the default
-    llm args ({"temperature": 0.0}), the endpoint given through OPENAI_API_BASE; answers the results.json it wrote
+    llm args ({"temperature": 0.0}), the endpoint given through OPENAI_API_BASE (API key "scripted-key"); answers the results.json it wrote
     (read back as JSON: the official file, ASCII-escaped once a simulation has been appended).
 
 The cache folder is `$TOOLBOARD_TEST_CACHE/tau2-official-a2c0247` (default `~/.cache/toolboard-tests/...`). A build
@@ -248,7 +248,7 @@ def _build(venv: OfficialVenv, python: str) -> None:
     _run("package", [*pip, str(ARCHIVE)])
     _run("runtime", [*pip, "--only-binary", ":all:", *PINNED_REQUIREMENTS])
     _write_data(venv.data_dir)
-    _run("check", [str(venv.python), *DRIVER_FLAGS, __file__, CHECK], env=_driver_env(venv, None),
+    _run("check", [str(venv.python), *DRIVER_FLAGS, __file__, CHECK], env=_driver_env(venv),
          cwd=str(venv.folder))
     (venv.folder / MARKER).write_text(json.dumps(_expected_marker()), encoding="utf-8")
 
@@ -292,14 +292,12 @@ def _write_data(data_dir: Path) -> None:
         raise VenvUnavailable(f"data: {error}") from None
 
 
-def _driver_env(venv: OfficialVenv, base_url: str | None) -> dict[str, str]:
+def _driver_env(venv: OfficialVenv) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if key not in ("PYTHONPATH", "PYTHONHOME") and not key.startswith(("OPENAI_", "LITELLM_", "TAU2_"))}
     env.update(PYTHONNOUSERSITE="1", PYTHONUTF8="1", PYTHONIOENCODING="utf-8", TAU2_DATA_DIR=str(venv.data_dir),
                # litellm fetches its price map from the network at import unless told to use its bundled copy.
                LITELLM_LOCAL_MODEL_COST_MAP="True", OPENAI_API_KEY="scripted-key")
-    if base_url is not None:
-        env["OPENAI_API_BASE"] = base_url
     return env
 
 
@@ -308,7 +306,6 @@ def run_official(mode: str, payload: Any, timeout: float = 900) -> Any:
     Each call runs in a fresh temporary folder (its working directory, so no `.env` or git repository is read, and
     where a run writes its results.json), removed afterwards."""
     venv = official_venv()
-    base_url = payload.get("base_url") if isinstance(payload, dict) else None
     with tempfile.TemporaryDirectory(prefix=f"tau2-official-{mode}-") as folder:
         work = Path(folder)
         log = work / "driver.log"
@@ -316,7 +313,7 @@ def run_official(mode: str, payload: Any, timeout: float = 900) -> Any:
             try:
                 done = subprocess.run([str(venv.python), *DRIVER_FLAGS, __file__, DRIVE, mode, str(work)],
                                       input=json.dumps(payload), stdout=subprocess.PIPE, stderr=errors, text=True,
-                                      env=_driver_env(venv, base_url), cwd=str(work), timeout=timeout)
+                                      env=_driver_env(venv), cwd=str(work), timeout=timeout)
             except subprocess.TimeoutExpired:
                 raise OfficialRunFailed(f"the official {mode} driver timed out after {timeout} s:\n"
                                         + log.read_text(encoding="utf-8")[-4000:]) from None
@@ -523,6 +520,9 @@ def _run_domain(payload: dict[str, Any], work: Path) -> Any:
     from tau2.data_model.simulation import TextRunConfig
     from tau2.run import run_domain
 
+    # litellm reads the endpoint of "openai/..." models from the environment at each call; set here, from a required
+    # payload key, so a run never goes to a real provider (the llm args stay the official default, as recorded).
+    os.environ["OPENAI_API_BASE"] = payload["base_url"]
     options = {key: payload[key] for key in ("max_steps", "max_errors", "max_retries") if key in payload}
     # run_domain saves to DATA_DIR/simulations/<save_to>; an absolute save_to puts results.json in this call's own
     # folder (pathlib joins to the absolute path), so the shared data folder is never written to.

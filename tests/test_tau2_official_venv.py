@@ -145,6 +145,22 @@ def test_the_stubbed_judge_reproduces_the_official_quirks(venv: OfficialVenv):
     assert unjudged["error"]["type"] == "RuntimeError"
 
 
+def test_gold_cases_take_other_actions_and_another_final_text(venv: OfficialVenv):
+    """The gold case kind as a mutation tool (§5.7): airline without the communicated facts fails COMMUNICATE, and
+    without its writes fails DB; the trajectory's tool calls are the ones given."""
+    tasks = base_tasks(venv, "airline")
+    told = next(task for task in tasks if task["evaluation_criteria"]["communicate_info"])
+    writes = next(task for task in tasks if any(action["name"].startswith(("book_", "cancel_", "update_"))
+                                               for action in task["evaluation_criteria"]["actions"] or []))
+    silent, idle = run_official("evaluate", [{"kind": "gold", "domain": "airline", "task": told, "final_text": "Done."},
+                                             {"kind": "gold", "domain": "airline", "task": writes, "actions": []}])
+    assert silent["reward_info"]["reward"] == 0.0 and silent["reward_info"]["reward_breakdown"]["COMMUNICATE"] == 0.0
+    assert silent["messages"][-2] == {"role": "assistant", "content": "Done.", "tool_calls": None,
+                                      "turn_idx": len(silent["messages"]) - 2}
+    assert idle["reward_info"]["reward"] == 0.0 and idle["reward_info"]["db_check"]["db_match"] is False
+    assert not any(m["tool_calls"] for m in idle["messages"])
+
+
 def fixture_results(successes: dict[str, list[int]]) -> list[dict[str, Any]]:
     return [{"task_id": task_id, "trial": trial, "reward": float(success), "termination_reason": "user_stop"}
             for task_id, row in successes.items() for trial, success in enumerate(row)]
@@ -198,4 +214,21 @@ def test_the_official_run_against_the_scripted_server(venv: OfficialVenv):
     assert "tools" not in bodies[0] and bodies[0]["seed"] == TRIAL_SEEDS[0]
     # the run saved its results.json in the call's own folder, never under the shared data folder
     assert not (venv.data_dir / "simulations").exists()
+
+
+def test_an_official_run_of_two_trials_to_the_step_limit(venv: OfficialVenv):
+    """A user that never stops runs to max_steps (given in the payload) in each trial, trial-major with the official
+    per-trial seeds; premature terminations score 0."""
+    task_id = base_tasks(venv, "retail")[0]["id"]
+    with ScriptedServer(reply=lambda body: {"content": "Tell me more."}) as server:
+        results = run_official("run", {"domain": "retail", "base_url": server.base_url, "agent_model": "agent-model",
+                                       "user_model": "user-model", "task_ids": [task_id], "num_trials": 2,
+                                       "max_steps": 4})
+        seeds = [body["seed"] for body in server.bodies]
+    simulations = sorted(results["simulations"], key=lambda simulation: simulation["trial"])
+    assert [(s["trial"], s["seed"], s["termination_reason"]) for s in simulations] == [
+        (0, TRIAL_SEEDS[0], "max_steps"), (1, TRIAL_SEEDS[1], "max_steps")]
+    assert [s["reward_info"]["reward"] for s in simulations] == [0.0, 0.0]
+    assert results["info"]["max_steps"] == 4 and results["info"]["num_trials"] == 2
+    assert seeds == [TRIAL_SEEDS[0]] * 4 + [TRIAL_SEEDS[1]] * 4
 
