@@ -45,8 +45,9 @@ API (the pytest side):
     (the names the server sees; sent through litellm as "openai/<name>", so pick names litellm does not rewrite),
     "task_ids": [...], "num_trials": int, "max_steps", "max_errors", "max_retries" (optional, official defaults
     200, 10, 3)}`): the official `run_domain(TextRunConfig(...))` with max_concurrency 1, seed 300, the default
-    llm args ({"temperature": 0.0}), the endpoint given through OPENAI_API_BASE (API key "scripted-key"); answers the results.json it wrote
-    (read back as JSON: the official file, ASCII-escaped once a simulation has been appended).
+    llm args ({"temperature": 0.0}), the endpoint given through OPENAI_API_BASE (API key "scripted-key"); answers
+    the results.json it wrote in the call's own folder (read back as JSON: the official file, ASCII-escaped once a
+    simulation has been appended). The requests are what the caller's server records.
 
 The cache folder is `$TOOLBOARD_TEST_CACHE/tau2-official-a2c0247` (default `~/.cache/toolboard-tests/...`). A build
 holds an exclusive file lock and writes its marker last, so a half-built folder is never taken for a complete one.
