@@ -373,15 +373,16 @@ def test_the_same_trial_in_two_files_is_a_duplicate(tmp_path: Path) -> None:
                               "(first at run/part1.json: simulations[3] (task '0', trial 1))"]
 
 
-def test_an_indented_file_split_into_lines_by_the_generic_reader_is_one_problem_with_its_fix() -> None:
+def test_an_indented_file_split_into_lines_by_the_generic_reader_is_one_problem() -> None:
     # What the service's reader (JSON Lines) makes of the official, indented file today: see the report.
     parsed = parse_predictions(FIXTURE)
     assert len(parsed.rows) > 1
     predictions, summary = match_predictions(parsed, SAMPLES)
     assert predictions == {} and len(summary.errors) == 1
-    assert summary.errors[0].startswith("results_airline.json: read as JSON Lines, ")
-    assert summary.errors[0].endswith("a results file of `tau2 run` is one JSON object, read whole: save it on one "
-                                      "line (python -m json.tool --compact results.json) and upload it again")
+    assert summary.errors[0].startswith("results_airline.json: read as JSON Lines (")
+    assert "unreadable lines; first: results_airline.json, line 1: invalid JSON" in summary.errors[0]
+    assert summary.errors[0].endswith("but a results file of `tau2 run` is one JSON object over many lines, to be "
+                                      "read whole")
 
 
 def test_the_subset_of_a_parsed_file_is_its_domain() -> None:

@@ -555,12 +555,11 @@ def _prediction(task: _Task, trials: list[dict[str, Any]]) -> Prediction:
 
 def _split_into_lines(where: str, rows: list[Row]) -> str:
     """What to say of a file the generic predictions reader (JSON Lines) read line by line: the official file is one
-    indented JSON object over many lines, read whole here; on one line, that reader keeps it whole too."""
+    JSON object written over many lines (indented), which must be read whole (read_results)."""
     unreadable = [row.data.problem for row in rows if isinstance(row.data, Unreadable)]
-    first = f" (first: {unreadable[0]})" if unreadable else ""
-    return (f"{where}: read as JSON Lines, {len(rows)} values and {len(unreadable)} unreadable lines{first}; a results "
-            "file of `tau2 run` is one JSON object, read whole: save it on one line (python -m json.tool --compact "
-            "results.json) and upload it again")
+    first = f"; first: {unreadable[0]}" if unreadable else ""
+    return (f"{where}: read as JSON Lines ({len(rows)} values, {len(unreadable)} of them unreadable lines{first}), but "
+            "a results file of `tau2 run` is one JSON object over many lines, to be read whole")
 
 
 def match_predictions(source: Path | ParsedPredictions, samples: list[Sample]) -> tuple[dict[str, Prediction],
