@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from evaluators.benchmarks.tau2 import uploads
+from evaluators.benchmarks.tau2.data import parse_task
+from evaluators.benchmarks.tau2.samples import task_sample
 from evaluators.benchmarks.tau2.uploads import (
     EXCLUDED_TRIALS,
     RECORDED_REWARD,
@@ -52,8 +54,8 @@ def pinned_task(domain: str, task_id: str) -> dict[str, Any]:
 
 
 def sample(domain: str, task_id: str) -> Sample:
-    return Sample(f"{domain}_{task_id}", domain, {"domain": domain, "task_id": task_id, "split": "base"},
-                  pinned_task(domain, task_id), {"trials": None})
+    """The sample of a task, as the benchmark's load makes it."""
+    return task_sample(parse_task(domain, pinned_task(domain, task_id), "tasks.json", 0), Path("/nonexistent/source"))
 
 
 SAMPLES = [sample("airline", "0"), sample("airline", "1"), sample("airline", "2")]

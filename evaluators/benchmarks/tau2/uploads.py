@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.benchmarks.tau2.data import DOMAINS, Task, parse_task
+from evaluators.benchmarks.tau2.samples import sample_id as sample_id_of
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, open_member
 from evaluators.core.errors import DataError, PredictionsError
 from evaluators.core.jsonl import decode_utf8
@@ -426,7 +427,8 @@ def task_differences(domain: str, embedded: Any, pinned: Mapping[str, Any]) -> l
     except DataError as exc:
         return [f"(unreadable: {exc})"]
     ours = _comparable(parse_task(domain, dict(pinned), "the pinned tasks", 0))
-    return [item.name for item in fields(Task) if getattr(theirs, item.name) != getattr(ours, item.name)]
+    return [item.name for item in fields(Task)
+            if item.compare and getattr(theirs, item.name) != getattr(ours, item.name)]
 
 
 # ---- matching -----------------------------------------------------------------------------------------------------
@@ -491,7 +493,7 @@ class _Matcher:
             self.summary.errors.append(f"{found.label}: {_shown(found.problems)}")
             return
         assert found.task_id is not None and found.trial_number is not None
-        sample_id = f"{run.domain}_{found.task_id}"
+        sample_id = sample_id_of(run.domain, found.task_id)
         sample = self.by_id.get(sample_id)
         if sample is None:
             self.summary.unknown.append(sample_id)
