@@ -178,7 +178,29 @@ def _no_messages(document: dict[str, Any]) -> None:
     simulation(document, "1", 0)["messages"] = None
 
 
+def _answer_swapped(document: dict[str, Any]) -> None:
+    simulation(document, "0", 0)["messages"][3]["id"] = "call_9"
+
+
+def _answer_missing(document: dict[str, Any]) -> None:
+    del simulation(document, "0", 0)["messages"][3]
+
+
+def _stray_answer(document: dict[str, Any]) -> None:
+    messages = simulation(document, "0", 0)["messages"]
+    messages[2]["tool_calls"] = None
+    messages[2]["content"] = "Let me look."
+
+
 @pytest.mark.parametrize("change, expected", [
+    (_answer_swapped, "results.json: simulations[1] (task '0', trial 0): messages[2].tool_calls[0] ('call_1') must be "
+                      "answered by the next message, a tool message with its id, as the official replay requires; "
+                      "messages[3] is a tool message answering 'call_9'"),
+    (_answer_missing, "results.json: simulations[1] (task '0', trial 0): messages[2].tool_calls[0] ('call_1') must be "
+                      "answered by the next message, a tool message with its id, as the official replay requires; "
+                      "messages[3] is an assistant message"),
+    (_stray_answer, "results.json: simulations[1] (task '0', trial 0): messages[3] is a tool message (answering "
+                    "'call_1') that follows no tool call: the official replay refuses it"),
     (_unknown_task, "results.json: simulations[0] (task '7', trial 1): unknown task '7': not a task of airline's base "
                     "split being scored"),
     (_trial_twice, "results.json: simulations[2] (task '1', trial 1): trial 1 of task '1' appears twice (first at "
@@ -200,6 +222,19 @@ def _no_messages(document: dict[str, Any]) -> None:
 def test_each_bad_simulation_is_named_with_its_message_and_field(tmp_path: Path, change: Any, expected: str) -> None:
     problems = problems_of(tmp_path, mutated(change))
     assert len(problems) == 1 and problems[0].startswith(expected), problems
+
+
+def test_a_premature_ending_after_a_call_is_read_as_the_official_evaluator_never_replays_it(tmp_path: Path) -> None:
+    def cut(document: dict[str, Any]) -> None:
+        ended = simulation(document, "0", 0)
+        ended["messages"] = ended["messages"][:3]
+        ended["termination_reason"] = "max_steps"
+
+    predictions, summary = match_predictions(written(tmp_path, mutated(cut)), SAMPLES)
+    assert summary.errors == []
+    extra = predictions["airline_0"].extra
+    assert extra is not None and extra[TRIALS][0]["termination_reason"] == "max_steps"
+    assert extra[TRIALS][0]["messages"][-1]["tool_calls"][0]["id"] == "call_1"
 
 
 def test_every_problem_of_a_file_is_listed_in_one_pass(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ RESULTS_FIELDS = ("timestamp", "info", "tasks", "simulations")
 TERMINATION_REASONS = ("user_stop", "agent_stop", "max_steps", "timeout", "too_many_errors", "agent_error",
                        "user_error", "infrastructure_error", "context_window_exceeded", "unexpected_error")
 INFRASTRUCTURE_ERROR = "infrastructure_error"
+STOPS = ("user_stop", "agent_stop")  # the trajectories the official evaluator replays (the others score 0)
 ROLES = ("assistant", "user", "tool")
 REQUESTORS = ("assistant", "user")
 SPLIT = "base"
@@ -259,6 +260,32 @@ def _message(message: Any, where: str, problems: list[str]) -> dict[str, Any] | 
     return {"role": role, "content": content, "tool_calls": calls or None, "turn_idx": turn_idx}
 
 
+def _pairing_problems(messages: list[dict[str, Any]]) -> list[str]:
+    """Where the tool messages do not answer the calls as the official replay requires (environment.set_state: each
+    call followed at once by the tool message with its id, in order; no tool message elsewhere), which it refuses
+    by raising. Messages here are all well-formed."""
+    problems, index = [], 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        if message["role"] == "tool":
+            problems.append(f"messages[{index - 1}] is a tool message (answering {message['id']!r}) that follows no "
+                            "tool call: the official replay refuses it")
+            continue
+        for number, call in enumerate(message["tool_calls"] or ()):
+            answer = messages[index] if index < len(messages) else None
+            if answer is None or answer["role"] != "tool" or answer["id"] != call["id"]:
+                got = "the trajectory ends" if answer is None else f"messages[{index}] is " + (
+                    f"a tool message answering {answer['id']!r}" if answer["role"] == "tool"
+                    else f"a{'n' if answer['role'] == 'assistant' else ''} {answer['role']} message")
+                problems.append(f"messages[{index - 1 - number}].tool_calls[{number}] ({call['id']!r}) must be answered "
+                                f"by the next message, a tool message with its id, as the official replay requires; "
+                                f"{got}")
+                return problems
+            index += 1
+    return problems
+
+
 def _side_usage(messages: list[Any], role: str, cost: Any) -> dict[str, Any]:
     """A side's tokens summed over its messages' recorded `usage` (numbers only), and its recorded cost."""
     totals = {"prompt_tokens": 0, "completion_tokens": 0}
@@ -325,11 +352,13 @@ def _simulation(raw: Any, label: str) -> _Simulation:
         problems.append(f"messages must be a list (the text trajectory), got {_kind(raw_messages)}")
         return found
     messages = [_message(message, f"messages[{index}]", problems) for index, message in enumerate(raw_messages)]
+    if not problems and reason in STOPS:
+        problems.extend(_pairing_problems([message for message in messages if message is not None]))
     if problems:
         return found
     found.trial = {
         "trial": trial, "seed": seed, "termination_reason": reason,
-        "error": _recorded_error(raw.get("info")) if reason not in ("user_stop", "agent_stop") else None,
+        "error": _recorded_error(raw.get("info")) if reason not in STOPS else None,
         "messages": messages, "nl_judgement": None,
         "usage": {"agent": _side_usage(raw_messages, "assistant", raw.get("agent_cost")),
                   "user": _side_usage(raw_messages, "user", raw.get("user_cost"))},
