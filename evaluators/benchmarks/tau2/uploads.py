@@ -464,11 +464,11 @@ def task_differences(domain: str, embedded: Any, pinned: Mapping[str, Any]) -> l
 
 @dataclass
 class _Task:
-    """What the files hold for one sample: its trials by number (with where each was read) and its run."""
+    """What the files hold for one sample: its trials by number, those left out, and its run (the first file's)."""
 
     sample: Sample
     run: _RunInfo
-    trials: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    trials: dict[int, dict[str, Any]] = field(default_factory=dict)
     excluded: list[dict[str, Any]] = field(default_factory=list)
     differs: list[str] | None = None
 
@@ -546,7 +546,7 @@ class _Matcher:
             self.summary.notes.append(f"{found.label}: ended in infrastructure_error (no trajectory); left out of the "
                                       "scores, as the official metrics do")
         elif found.trial is not None:
-            task.trials[found.trial_number] = (found.label, found.trial)
+            task.trials[found.trial_number] = found.trial
 
     def predictions(self) -> dict[str, Prediction]:
         predictions = {}
@@ -555,7 +555,7 @@ class _Matcher:
                 self.summary.notes.append(
                     f"task {sample_id}: the definition embedded in the file differs from the pinned one "
                     f"({', '.join(task.differs)}); scored against the pinned one")
-            trials = [trial for _, (_, trial) in sorted(task.trials.items())]
+            trials = [trial for _, trial in sorted(task.trials.items())]
             if task.run.num_trials is not None and len(trials) < task.run.num_trials:
                 self.summary.notes.append(f"task {sample_id}: {len(trials)} scored trial(s) of the run's "
                                           f"{task.run.num_trials}; pass^k stops at the smallest count")
