@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import sys
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,7 @@ def _parse_document(raw: bytes, where: str) -> Any:
     estimate = len(raw) + 64 * raw.count(b"{") + 56 * raw.count(b"[") + 40 * raw.count(b",")
     if estimate > MAX_PARSED_BYTES:
         raise PredictionsError(f"the file would take more than {MAX_PARSED_BYTES / MB:.3g} MB once parsed; at most "
-                               "that is held (a results file of a whole domain holds far less)", where)
+                               "that is held (about 75 MB of a results file's text)", where)
     text = decode_utf8(raw, where, PredictionsError)
     try:
         return json.loads(text, object_hook=_dropped_while_parsing)
@@ -128,12 +128,12 @@ def _file_bytes(path: Path, shown: str, budget: ByteBudget) -> bytes:
     return raw
 
 
-def _zip_members(path: Path, budget: ByteBudget) -> list[tuple[str, bytes]]:
+def _zip_members(path: Path, budget: ByteBudget) -> Iterator[tuple[str, bytes]]:
+    """Each .json member's bytes in name order, one at a time (each is parsed before the next is read)."""
     try:
         bundle = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError):
         raise PredictionsError("not a valid zip file", path.name) from None
-    found = []
     with bundle:
         members = sorted((info for info in bundle.infolist() if info.filename.endswith(".json")
                           and "__MACOSX" not in info.filename and not info.is_dir()), key=lambda info: info.filename)
@@ -144,10 +144,27 @@ def _zip_members(path: Path, budget: ByteBudget) -> list[tuple[str, bytes]]:
             where = f"{path.name}:{info.filename}"
             try:
                 with open_member(bundle, info, where, budget) as stream:
-                    found.append((where, stream.read()))
+                    raw = stream.read()
             except ZIP_READ_ERRORS as exc:
                 raise PredictionsError(f"the zip is damaged ({exc})", where) from None
-    return found
+            yield where, raw
+
+
+def _files(path: Path, budget: ByteBudget) -> Iterator[tuple[str, bytes]]:
+    """(where, bytes) of each file of the input, one at a time."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+        if not files:
+            raise PredictionsError("no .json files in this folder", path.name)
+        for file in files:
+            where = f"{path.name}/{file.name}"
+            yield where, _file_bytes(file, where, budget)
+    elif not path.is_file():
+        raise PredictionsError("file not found", path.name)
+    elif zipfile.is_zipfile(path):
+        yield from _zip_members(path, budget)
+    else:
+        yield path.name, _file_bytes(path, path.name, budget)
 
 
 def read_results(path: str | Path) -> ParsedPredictions:
@@ -155,21 +172,10 @@ def read_results(path: str | Path) -> ParsedPredictions:
     file's parsed object (the never-kept parts dropped), named by the file's base name (or zip:member). A file
     that cannot be read as JSON at all is a PredictionsError; its shape is checked when it is matched."""
     path = Path(path)
-    budget = ByteBudget(MAX_UNPACKED_BYTES, PredictionsError)
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
-        if not files:
-            raise PredictionsError("no .json files in this folder", path.name)
-        texts = [(f"{path.name}/{file.name}", _file_bytes(file, f"{path.name}/{file.name}", budget)) for file in files]
-    elif not path.is_file():
-        raise PredictionsError("file not found", path.name)
-    elif zipfile.is_zipfile(path):
-        texts = _zip_members(path, budget)
-    else:
-        texts = [(path.name, _file_bytes(path, path.name, budget))]
     rows, held = [], 0
-    for where, raw in texts:
+    for where, raw in _files(path, ByteBudget(MAX_UNPACKED_BYTES, PredictionsError)):
         document = _parse_document(raw, where)
+        del raw  # the text is not held beside its parse
         held += parsed_size(document)
         if held > MAX_PARSED_BYTES:
             raise PredictionsError(f"the files read so far take more than {MAX_PARSED_BYTES / MB:.3g} MB once "
