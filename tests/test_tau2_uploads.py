@@ -3,7 +3,9 @@ Trajectory contract), every problem of a file named in one pass (the file, the s
 field), the findings that do not refuse a file said as notes, and nothing of `llm_args` (which may hold API keys)
 ever kept. The fixture, tests/fixtures/tau2/results_airline.json, is written for these tests in the official schema
 (data_model/simulation.py at a2c0247: 2 airline tasks x 2 trials in completion order, one with a tool call, every
-field the runner writes, provider responses and keys in llm_args included); no real data."""
+field the runner writes, provider responses and keys in llm_args included). The slow tests read files the official
+runner writes against the scripted server (tests/tau2_official_venv.py; skipped with the reason when its venv cannot
+be built)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import pytest
 
 from evaluators.benchmarks.tau2 import uploads
 from evaluators.benchmarks.tau2.data import parse_task
-from evaluators.benchmarks.tau2.samples import task_sample
+from evaluators.benchmarks.tau2.samples import load, task_sample
 from evaluators.benchmarks.tau2.uploads import (
     EXCLUDED_TRIALS,
     RECORDED_REWARD,
@@ -32,6 +34,8 @@ from evaluators.benchmarks.tau2.uploads import (
 from evaluators.core.errors import PredictionsError
 from evaluators.core.predictions import ParsedPredictions, parse_predictions
 from evaluators.core.types import Sample
+from tests.scripted_server import ScriptedServer
+from tests.tau2_official_venv import official_venv, run_official
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tau2" / "results_airline.json"
 SECRETS = ("sk-FIXTURE-SECRET-user", "sk-FIXTURE-SECRET-agent")
@@ -62,7 +66,8 @@ SAMPLES = [sample("airline", "0"), sample("airline", "1"), sample("airline", "2"
 
 
 def results() -> dict[str, Any]:
-    return json.loads(FIXTURE.read_text())
+    document: dict[str, Any] = json.loads(FIXTURE.read_text())
+    return document
 
 
 def written(tmp_path: Path, document: Any, name: str = "results.json") -> Path:
@@ -434,3 +439,102 @@ def test_a_results_file_is_never_changed_by_reading_it() -> None:
     kept = copy.deepcopy(document)
     match_predictions(ParsedPredictions("results.json", (uploads.Row("results.json", 1, document),), 0), SAMPLES)
     assert document == kept and FIXTURE.read_bytes() == before
+
+
+# ---- a real file: the official runner against the scripted server (tests/tau2_official_venv.py) ----------------
+
+def _scripted_dialogue(agent_call: dict[str, Any]) -> Any:
+    """Replies of the scripted server: the user opens and stops at its second turn; the agent first calls
+    `agent_call` (name, arguments), then answers with text."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if body["model"] == "agent-model":
+            if not any(message.get("role") == "tool" for message in body["messages"]):
+                return {"tool_calls": [{"id": "call_gold_0", "type": "function", "function": {
+                    "name": agent_call["name"], "arguments": json.dumps(agent_call["arguments"])}}]}
+            return {"content": "It is done."}
+        if len(body["messages"]) <= 2:  # the user's system prompt and the greeting: its opening line
+            return {"content": "I need help with my booking."}
+        return {"content": "Thanks. ###STOP###"}
+
+    return reply
+
+
+@pytest.mark.slow
+def test_a_results_file_written_by_the_official_runner_reads_into_the_contract(tmp_path: Path) -> None:
+    """The official `run_domain` (2 trials of the first airline base task with gold actions, the agent calling the task's first gold
+    action) writes results.json; it reads into the contract with no problem and no note (its embedded task, written
+    with every default, is the pinned one), each trial's messages as the file holds them."""
+
+    venv = official_venv()
+    airline = load(data_dir=venv.folder, subsets=["airline"])
+    first = next(sample for sample in airline if sample.gold["evaluation_criteria"]["actions"])
+    gold_call = first.gold["evaluation_criteria"]["actions"][0]
+    with ScriptedServer(reply=_scripted_dialogue(gold_call)) as server:
+        produced = run_official("run", {"domain": "airline", "base_url": server.base_url, "agent_model": "agent-model",
+                                        "user_model": "user-model", "task_ids": [first.input["task_id"]],
+                                        "num_trials": 2})
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(produced, indent=2))
+    predictions, summary = match_predictions(path, airline)
+    assert summary.errors == [] and summary.notes == [] and summary.matched == 1
+    assert list(predictions) == [first.id]
+    extra = predictions[first.id].extra
+    assert extra is not None and extra["user_model"] == "openai/user-model"
+    assert extra[RECORDED_RUN] == {"domain": "airline", "agent_model": "openai/agent-model", "num_trials": 2,
+                                   "max_steps": 200, "max_errors": 10, "seed": 300}
+    recorded = {s["trial"]: s for s in produced["simulations"]}
+    assert [(t["trial"], t["seed"], t["termination_reason"]) for t in extra[TRIALS]] == [
+        (0, 626729, "user_stop"), (1, 373753, "user_stop")]
+    for trial in extra[TRIALS]:
+        official = recorded[trial["trial"]]
+        assert trial[RECORDED_REWARD] == official["reward_info"]["reward"]
+        assert [m["role"] for m in trial["messages"]] == ["assistant", "user", "assistant", "tool", "assistant", "user"]
+        call = trial["messages"][2]["tool_calls"][0]
+        assert (call["id"], call["name"], call["arguments"], call["requestor"]) == (
+            "call_gold_0", gold_call["name"], gold_call["arguments"], "assistant")
+        answer = trial["messages"][3]
+        assert (answer["id"], answer["requestor"], answer["error"]) == ("call_gold_0", "assistant", False)
+        assert answer["content"] == official["messages"][3]["content"]
+        assert [m["turn_idx"] for m in trial["messages"]] == list(range(6))
+    assert predictions[first.id].output == "It is done."
+    assert "llm_args" not in json.dumps(extra) and "raw_data" not in json.dumps(extra)
+
+
+@pytest.mark.slow
+def test_a_telecom_results_file_with_a_user_tool_call_reads_into_the_contract(tmp_path: Path) -> None:
+    """The official run of the first telecom base task (initialisation actions, env assertions, user tools): the user
+    simulator calls its `check_status_bar` tool once; the call and its answer are the user's (requestor "user"), and
+    the embedded task is the pinned one."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        if body["model"] == "agent-model":
+            return {"content": "Please check your status bar."}
+        if len(body["messages"]) <= 2:
+            return {"content": "My mobile data does not work."}
+        if not any(message.get("role") == "tool" for message in body["messages"]):
+            return {"tool_calls": [{"id": "call_user_0", "type": "function",
+                                    "function": {"name": "check_status_bar", "arguments": "{}"}}]}
+        return {"content": "Thanks. ###STOP###"}
+
+    venv = official_venv()
+    telecom = load(data_dir=venv.folder, subsets=["telecom"])
+    first = telecom[0]
+    with ScriptedServer(reply=reply) as server:
+        produced = run_official("run", {"domain": "telecom", "base_url": server.base_url, "agent_model": "agent-model",
+                                        "user_model": "user-model", "task_ids": [first.input["task_id"]],
+                                        "num_trials": 1})
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(produced, indent=2))
+    predictions, summary = match_predictions(path, telecom)
+    assert summary.errors == [] and summary.notes == [] and list(predictions) == [first.id]
+    extra = predictions[first.id].extra
+    assert extra is not None
+    (trial,) = extra[TRIALS]
+    assert [m["role"] for m in trial["messages"]] == ["assistant", "user", "assistant", "user", "tool", "user"]
+    call = trial["messages"][3]["tool_calls"][0]
+    assert (call["id"], call["name"], call["arguments"], call["requestor"]) == ("call_user_0", "check_status_bar", {},
+                                                                                "user")
+    answer = trial["messages"][4]
+    assert (answer["id"], answer["requestor"]) == ("call_user_0", "user") and answer["content"]
+    assert trial[RECORDED_REWARD] == produced["simulations"][0]["reward_info"]["reward"]
