@@ -161,6 +161,7 @@ class FakeEnvironmentHost:
     are errors. Records calls, syncs and closes."""
 
     answers: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    user_tools: list[dict[str, Any]] | None = field(default_factory=lambda: USER_TOOLS)  # telecom's
     calls: list[tuple[str, str, str, dict[str, Any]]] = field(default_factory=list)
     opened: int = 0
     closed: int = 0
@@ -169,7 +170,7 @@ class FakeEnvironmentHost:
     async def open_async(self, domain: str, task_record: dict[str, Any], source_root: Path) -> FakeSession:
         assert source_root.is_dir()
         self.opened += 1
-        return FakeSession(domain, AGENT_TOOLS, USER_TOOLS if domain == "telecom" else None)
+        return FakeSession(domain, AGENT_TOOLS, self.user_tools if domain == "telecom" else None)
 
     async def call_async(self, session: FakeSession, call_id: str, name: str, requestor: str,
                          arguments: dict[str, Any]) -> FakeResult:
@@ -388,6 +389,15 @@ def test_telecom_users_call_their_own_tools_unseen_by_the_agent(fixture_source: 
                                                     "<tech_support_policy>\nManual.\n</tech_support_policy>\n</policy>")
 
 
+def test_a_telecom_task_whose_user_has_no_tools_gets_the_plain_guidelines(fixture_source: source.Source):
+    """An empty list of user tools is none (official build_user: `... or None`)."""
+    _, server = play(fixture_source, served(lambda body: {"content": "?"}, lambda body: {"content": STOP}),
+                     task=TELECOM_TASK, domain="telecom", host=FakeEnvironmentHost(user_tools=[]))
+    [user] = server.bodies
+    assert "tools" not in user and "tool_choice" not in user
+    assert user["messages"][0]["content"].startswith("# Plain user guidelines")
+
+
 def test_an_agent_message_with_text_and_a_call_is_hidden_from_the_user():
     trajectory = [
         {"role": "assistant", "content": "Hi", "tool_calls": None},
@@ -513,6 +523,30 @@ def test_trials_send_their_own_seeds_and_each_reaches_the_server(fixture_source:
     # the first user request of the two trials differs only in its seed: both were sent, neither was a cache hit
     firsts = [body for body in sent if body["model"] == "user-m" and len(body["messages"]) == 2]
     assert len(firsts) == 2 and {**firsts[0], "seed": 0} == {**firsts[1], "seed": 0}
+
+
+def test_solve_plays_the_trials_the_options_ask_for(fixture_source: source.Source, monkeypatch: pytest.MonkeyPatch):
+    host = FakeEnvironmentHost()
+    opened: list[Any] = []
+    monkeypatch.setattr(rollout, "open_source", lambda data_dir: opened.append(data_dir) or fixture_source)
+    monkeypatch.setattr(rollout, "default_host", lambda: host)
+    task = airline_task()
+    sample = Sample("airline_7", "airline", {"domain": "airline", "task_id": "7", "split": "test"}, task)
+
+    async def go(server: ScriptedServer) -> Any:
+        clients = {"model": clients_for(server)["model"]}  # no user role: the tested model plays the user
+        try:
+            return await rollout.solve(sample, clients, {"trials": "3", "data_dir": "/somewhere"})
+        finally:
+            await clients["model"].close()
+
+    with ScriptedServer(reply=lambda body: {"content": STOP}) as server:
+        prediction = asyncio.run(go(server))
+        assert {body["model"] for body in server.bodies} == {"agent-m"} and len(server.bodies) == 3
+    assert opened == ["/somewhere"] and host.opened == host.closed == 3
+    assert [t["seed"] for t in prediction.extra["trials"]] == OFFICIAL_SEEDS[:3]
+    assert prediction.extra["user_model"] == "agent-m" and prediction.extra["split"] == "test"
+    assert prediction.output == GREETING  # the agent's last text of trial 0: the user stopped at once
 
 
 def test_expected_requests_grow_with_the_gold_actions():
