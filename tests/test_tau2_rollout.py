@@ -23,6 +23,7 @@ import pytest
 from evaluators.benchmarks.tau2 import data, rollout, source
 from evaluators.benchmarks.tau2.messages import agent_view, user_view
 from evaluators.benchmarks.tau2.prompts import read_prompts, scenario_text
+from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
 from evaluators.core.errors import DataError
 from evaluators.core.types import Sample
 from evaluators.engine.client import ChatClient, RequestFailed
@@ -532,6 +533,9 @@ def test_solve_plays_the_trials_the_options_ask_for(fixture_source: source.Sourc
     monkeypatch.setattr(rollout, "default_host", lambda: host)
     task = airline_task()
     sample = Sample("airline_7", "airline", {"domain": "airline", "task_id": "7", "split": "test"}, task)
+    # a sample that says where its source is is read from there (with the pinned table)
+    placed = Sample("airline_7", "airline", {**sample.input, SOURCE_ROOT: str(fixture_source.root)}, task)
+    assert rollout.sample_source(placed, {}) == source.Source(fixture_source.root)
 
     async def go(server: ScriptedServer) -> Any:
         clients = {"model": clients_for(server)["model"]}  # no user role: the tested model plays the user

@@ -40,15 +40,16 @@ from evaluators.benchmarks.tau2.messages import (
     user_request_messages,
 )
 from evaluators.benchmarks.tau2.prompts import OfficialPrompts, read_prompts, scenario_text
+from evaluators.benchmarks.tau2.run_rules import BOARD_TRIALS, trials_of
+from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
 from evaluators.benchmarks.tau2.source import Source, open_source
 from evaluators.core.types import ChatRequest, Prediction, Sample
 from evaluators.engine.client import ChatResult, PlayingRole
 
-# The official defaults `tau2 run` uses (config.py): steps and tool errors per conversation, trials, the seed the
-# per-trial seeds are drawn from.
+# The official defaults `tau2 run` uses (config.py): steps and tool errors per conversation, the seed the per-trial
+# seeds are drawn from.
 MAX_STEPS = 200
 MAX_ERRORS = 10
-DEFAULT_TRIALS = 4
 SEED = 300
 SEED_RANGE = (0, 1_000_000)
 # The official agent and user (and judge) request temperature.
@@ -402,12 +403,17 @@ def default_host() -> EnvHost:
     return host
 
 
+def sample_source(sample: Sample, options: Mapping[str, Any]) -> Source:
+    """The pinned source the sample was loaded from (its `source_root`), else the one `options["data_dir"]`,
+    TOOLBOARD_DATA_DIR or the cache gives; every file read from it is checked by its blob id."""
+    root = sample.input.get(SOURCE_ROOT)
+    return Source(Path(root)) if root else open_source(options.get("data_dir"))
+
+
 async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str, Any]) -> Prediction:
-    """The task's trials (`options["trials"]`, default 4, with the official seeds) against the pinned source
-    (`options["data_dir"]`, else TOOLBOARD_DATA_DIR or the cache) and the shared environment host."""
-    trials = int(options.get("trials", DEFAULT_TRIALS))
-    source = open_source(options.get("data_dir"))
-    return await play_task(sample, clients, trials, source, default_host())
+    """The task's trials (`options["trials"]`, default 4, with the official seeds) against the sample's pinned
+    source and the shared environment host."""
+    return await play_task(sample, clients, trials_of(options), sample_source(sample, options), default_host())
 
 
 def expected_requests(sample: Sample) -> int:
@@ -415,4 +421,4 @@ def expected_requests(sample: Sample) -> int:
     gold action and a few more to open and close, four trials."""
     criteria = sample.gold.get("evaluation_criteria") if isinstance(sample.gold, dict) else None
     actions = criteria.get("actions") if isinstance(criteria, dict) else None
-    return DEFAULT_TRIALS * (2 * len(actions or []) + 6)
+    return BOARD_TRIALS * (2 * len(actions or []) + 6)
