@@ -326,6 +326,7 @@ def test_a_conversation_with_tool_calls_ends_on_the_users_stop(fixture_source: s
     assert prediction.extra["user_model"] == "user-m" and prediction.extra["judge_model"] is None
     assert trial["usage"] == {"agent": {"requests": 2, "prompt_tokens": 20, "completion_tokens": 10},
                               "user": {"requests": 2, "prompt_tokens": 20, "completion_tokens": 10}}
+    assert prediction.usage == {"prompt_tokens": 20, "completion_tokens": 10}
     # the user simulator speaks first, then the agent, and so on
     assert [body["model"] for body in server.bodies] == ["user-m", "agent-m", "agent-m", "user-m"]
 

@@ -374,7 +374,10 @@ async def play_task(sample: Sample, clients: Mapping[str, Any], trials: int, sou
         return played
 
     played = await _all_or_none([one(trial, seed) for trial, seed in enumerate(trial_seeds(trials))])
-    return Prediction(sample.id, output=_last_agent_text(played[0]["messages"]) if played else None,
+    # The tested model's tokens over every trial (the user simulator's are in each trial's own usage).
+    usage = {name: sum(trial["usage"]["agent"][name] for trial in played)
+             for name in ("prompt_tokens", "completion_tokens")}
+    return Prediction(sample.id, output=_last_agent_text(played[0]["messages"]) if played else None, usage=usage,
                       extra={"trials": played, "user_model": model_name(user_client(clients)),
                              "judge_model": model_name(judge) if judge is not None else None,
                              "split": sample.input.get("split", data.DEFAULT_SPLIT)})
