@@ -687,3 +687,82 @@ def test_scenario_texts_equal_the_official_ones_for_every_task(reference_root: P
     assert len(tasks) == 164
     assert [scenario_text(task.user_scenario) for task in tasks] == json.loads(official.stdout)
 
+
+
+# ---- parity with the official orchestrator's requests (slow: the official venv, tests/tau2_official_venv.py) ----
+
+def official_like_agent(body: dict[str, Any]) -> dict[str, Any]:
+    """Looks the customer up (and calls a tool that does not exist, with non-ASCII arguments) until a tool result
+    is in its history, then answers."""
+    if any(m["role"] == "tool" for m in body["messages"]):
+        return {"content": "Done, anything else?"}
+    names = {tool["function"]["name"] for tool in body["tools"]}
+    lookup = (call("get_user_details", {"user_id": "mia_li_3668"}, "a1") if "get_user_details" in names
+              else call("get_customer_by_phone", {"phone_number": "555-123-2002"}, "a1"))
+    return {"content": None, "tool_calls": [lookup, call("no_such_tool", {"q": "Añn ✈"}, "a2")]}
+
+
+def official_like_user(body: dict[str, Any]) -> dict[str, Any]:
+    """A telecom user checks its status bar first; then one line, then the stop token."""
+    spoken = turns(body)
+    if body.get("tools") and spoken == 0:
+        return {"content": None, "tool_calls": [call("check_status_bar", {}, "u1")]}
+    if spoken == (1 if body.get("tools") else 0):
+        return {"content": "Hi, I'm Mia; my line is 555-123-2002."}
+    return {"content": f"Thanks. {STOP}"}
+
+
+def official_task_record(domain: str, reference_root: Path) -> dict[str, Any]:
+    """The domain's first base task as its file holds it (telecom's tasks.json from the official venv's data)."""
+    from tests.tau2_official_venv import official_venv
+
+    origin = source.Source(official_venv().folder if domain == "telecom" else reference_root)
+    first = data.load([domain], source=origin, limit=1)[0]
+    records = json.loads(origin.text(data.domain_path(domain, data.TASK_FILE)))
+    return next(record for record in records if record["id"] == first.id)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("domain", ["airline", "telecom"])
+def test_the_requests_equal_the_official_orchestrators(reference_root: Path, domain: str):
+    """The official run (2 trials of the domain's first task) and ours against the same scripted agent and user:
+    the same request bodies, parsed (our environment host replaced by the official run's own tool results)."""
+    from tests.tau2_official_venv import run_official
+
+    task = official_task_record(domain, reference_root)
+    script = served(official_like_agent, official_like_user)
+    with ScriptedServer(reply=script) as server:
+        results = run_official("run", {"domain": domain, "base_url": server.base_url, "agent_model": "agent-m",
+                                       "user_model": "user-m", "task_ids": [task["id"]], "num_trials": 2})
+        official = list(server.bodies)
+    simulations = results["simulations"]
+    assert [s["termination_reason"] for s in simulations] == ["user_stop"] * 2
+    names = {c["id"]: c["name"] for m in simulations[0]["messages"] for c in m.get("tool_calls") or []}
+    answers = {names[m["id"]]: (m["content"], m["error"]) for m in simulations[0]["messages"] if m["role"] == "tool"}
+    host = FakeEnvironmentHost(answers, user_tools=next((b["tools"] for b in official if b["model"] == "user-m"
+                                                         and b.get("tools")), None))
+    agent_tools = next(b["tools"] for b in official if b["model"] == "agent-m")
+    host_open = host.open_async
+
+    async def open_with_official_tools(name: str, record: dict[str, Any], root: Path) -> FakeSession:
+        session = await host_open(name, record, root)
+        session.agent_tools = agent_tools
+        return session
+
+    host.open_async = open_with_official_tools  # type: ignore[method-assign]
+    origin = source.Source(reference_root, {**source.PROMPT_BLOB_IDS, **{
+        k: v for k, v in source.BLOB_IDS.items() if k.endswith(".md")}})
+    prediction, server = play(origin, script, task=task, domain=domain, host=host, trials=2)
+    ours = list(server.bodies)
+    assert [t["termination_reason"] for t in prediction.extra["trials"]] == ["user_stop"] * 2
+
+    def order(body: dict[str, Any]) -> tuple[Any, ...]:
+        return body["seed"], body["model"], len(body["messages"]), json.dumps(body, sort_keys=True)
+
+    assert len(ours) == len(official) and sorted(ours, key=order) == sorted(official, key=order)
+    # the trajectories hold what the official results file's messages hold
+    for trial, simulation in zip(prediction.extra["trials"], simulations, strict=True):
+        assert trial["seed"] == simulation["seed"]
+        assert [(m["role"], m["content"], m.get("requestor"), m.get("error")) for m in trial["messages"]] == [
+            (m["role"], m["content"], m.get("requestor") if m["role"] == "tool" else None, m.get("error"))
+            for m in simulation["messages"]]
