@@ -722,21 +722,20 @@ def official_task_record(domain: str, reference_root: Path) -> dict[str, Any]:
     return next(record for record in records if record["id"] == first.id)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("domain", ["airline", "telecom"])
-def test_the_requests_equal_the_official_orchestrators(reference_root: Path, domain: str):
-    """The official run (2 trials of the domain's first task) and ours against the same scripted agent and user:
-    the same request bodies, parsed (our environment host replaced by the official run's own tool results)."""
+def compare_with_official(domain: str, task: dict[str, Any], script: Script, reference_root: Path, trials: int = 2,
+                          limits: rollout.Limits = DEFAULT_LIMITS) -> tuple[list[rollout.Trial], list[dict[str, Any]]]:
+    """The official run of `task` and ours against the same scripted server; asserts the same request bodies
+    (parsed, in any order: the official trials run one after the other, ours together) and trajectories holding the
+    official results file's roles, contents, requestors and error flags. Our environment host is the fake one,
+    answering each tool with the official run's own result for it."""
     from tests.tau2_official_venv import run_official
 
-    task = official_task_record(domain, reference_root)
-    script = served(official_like_agent, official_like_user)
     with ScriptedServer(reply=script) as server:
         results = run_official("run", {"domain": domain, "base_url": server.base_url, "agent_model": "agent-m",
-                                       "user_model": "user-m", "task_ids": [task["id"]], "num_trials": 2})
+                                       "user_model": "user-m", "task_ids": [task["id"]], "num_trials": trials,
+                                       "max_steps": limits.max_steps, "max_errors": limits.max_errors})
         official = list(server.bodies)
     simulations = results["simulations"]
-    assert [s["termination_reason"] for s in simulations] == ["user_stop"] * 2
     names = {c["id"]: c["name"] for m in simulations[0]["messages"] for c in m.get("tool_calls") or []}
     answers = {names[m["id"]]: (m["content"], m["error"]) for m in simulations[0]["messages"] if m["role"] == "tool"}
     host = FakeEnvironmentHost(answers, user_tools=next((b["tools"] for b in official if b["model"] == "user-m"
@@ -752,17 +751,44 @@ def test_the_requests_equal_the_official_orchestrators(reference_root: Path, dom
     host.open_async = open_with_official_tools  # type: ignore[method-assign]
     origin = source.Source(reference_root, {**source.PROMPT_BLOB_IDS, **{
         k: v for k, v in source.BLOB_IDS.items() if k.endswith(".md")}})
-    prediction, server = play(origin, script, task=task, domain=domain, host=host, trials=2)
+    prediction, server = play(origin, script, task=task, domain=domain, host=host, trials=trials, limits=limits)
     ours = list(server.bodies)
-    assert [t["termination_reason"] for t in prediction.extra["trials"]] == ["user_stop"] * 2
 
     def order(body: dict[str, Any]) -> tuple[Any, ...]:
         return body["seed"], body["model"], len(body["messages"]), json.dumps(body, sort_keys=True)
 
     assert len(ours) == len(official) and sorted(ours, key=order) == sorted(official, key=order)
-    # the trajectories hold what the official results file's messages hold
-    for trial, simulation in zip(prediction.extra["trials"], simulations, strict=True):
+    played = prediction.extra["trials"]
+    for trial, simulation in zip(played, simulations, strict=True):
         assert trial["seed"] == simulation["seed"]
+        assert trial["termination_reason"] == simulation["termination_reason"]
         assert [(m["role"], m["content"], m.get("requestor"), m.get("error")) for m in trial["messages"]] == [
             (m["role"], m["content"], m.get("requestor") if m["role"] == "tool" else None, m.get("error"))
             for m in simulation["messages"]]
+    return played, simulations
+
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("domain", ["airline", "telecom"])
+def test_the_requests_equal_the_official_orchestrators(reference_root: Path, domain: str):
+    """Two trials of the domain's first base task: tool calls (one unknown, with non-ASCII arguments), telecom's
+    user tool, the user's stop."""
+    task = official_task_record(domain, reference_root)
+    played, _ = compare_with_official(domain, task, served(official_like_agent, official_like_user), reference_root)
+    assert [trial["termination_reason"] for trial in played] == ["user_stop"] * 2
+
+
+@pytest.mark.slow
+def test_the_limits_end_as_the_official_orchestrators_do(reference_root: Path):
+    """A user that never stops, at a small max_steps; an agent calling an unknown tool every turn, at the official
+    max_errors: the same requests, the same ends at the same messages."""
+    task = official_task_record("airline", reference_root)
+    chatty = served(lambda body: {"content": f"Sure. {STOP}"}, lambda body: {"content": "One more thing."})
+    played, _ = compare_with_official("airline", task, chatty, reference_root, trials=1,
+                                      limits=rollout.Limits(max_steps=12))
+    assert played[0]["termination_reason"] == "max_steps" and len(played[0]["messages"]) == 13
+    erring = served(lambda body: {"tool_calls": [call("no_such_tool", {}, f"c{turns(body)}")]},
+                    lambda body: {"content": "Hello?"})
+    played, _ = compare_with_official("airline", task, erring, reference_root, trials=1)
+    assert played[0]["termination_reason"] == "too_many_errors" and len(played[0]["messages"]) == 22
