@@ -58,6 +58,8 @@ class MatchSummary:
     duplicates: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # Findings that do not refuse the file (a benchmark's matcher says what it left out or scored otherwise).
+    notes: list[str] = field(default_factory=list)
 
 
 MAX_ZIP_MEMBERS = 1_000

@@ -81,6 +81,7 @@ class Submission:
             "other_subsets": summary.other_subsets,
             "problems": len(summary.errors),
             "first_errors": summary.errors[:MAX_LISTED_ERRORS],
+            "notes": summary.notes[:MAX_LISTED_ERRORS],
             "benchmark": self.benchmark.name,
             "language": self.language,
             "subsets": self.subsets,
