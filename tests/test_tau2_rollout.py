@@ -312,9 +312,9 @@ def test_a_conversation_with_tool_calls_ends_on_the_users_stop(fixture_source: s
         {"role": "assistant", "content": "Let me check.", "turn_idx": 2, "tool_calls": [
             {"id": "c1", "name": "get_user_details", "arguments": {"user_id": "Añn"}, "requestor": "assistant"},
             {"id": "c2", "name": "get_reservation", "arguments": {"id": 1}, "requestor": "assistant"}]},
-        {"role": "tool", "content": '{"name": "Ann"}', "tool_calls": None, "id": "c1", "requestor": "assistant",
+        {"role": "tool", "content": '{"name": "Ann"}', "id": "c1", "requestor": "assistant",
          "error": False, "turn_idx": 3},
-        {"role": "tool", "content": "Error: Tool 'get_reservation' not found.", "tool_calls": None, "id": "c2",
+        {"role": "tool", "content": "Error: Tool 'get_reservation' not found.", "id": "c2",
          "requestor": "assistant", "error": True, "turn_idx": 4},
         {"role": "assistant", "content": "Your trip is cancelled.", "tool_calls": None, "turn_idx": 5},
         {"role": "user", "content": f"Thanks. {STOP}", "tool_calls": None, "turn_idx": 6},

@@ -2,9 +2,9 @@
 messages) and the request messages each participant is sent, as the official code converts them
 (`to_litellm_messages`; the user simulator's `flip_roles`).
 
-Trajectory message: {"role": "assistant"|"user"|"tool", "content": str | None, "tool_calls": [{"id", "name",
-"arguments": dict, "requestor"}] | None, "turn_idx": int}, and for tool messages also "id" (the call's), "requestor"
-and "error".
+Trajectory messages: {"role": "assistant"|"user", "content": str | None, "tool_calls": [{"id", "name", "arguments":
+dict, "requestor"}] | None, "turn_idx": int}, and tool messages {"role": "tool", "id" (the call's), "content",
+"requestor", "error", "turn_idx"} (as the official results file and uploads.py write them: no tool_calls key).
 
 Who sees what (the official agent and user states): the agent sees its own messages, the user's text messages and
 the results of its own calls; the user sees its own messages (tool calls included), the agent's messages that carry
@@ -35,8 +35,8 @@ def tool_call(call_id: str, name: str, arguments: dict[str, Any], requestor: str
 
 def tool_message(call: dict[str, Any], content: str, error: bool, turn_idx: int) -> Message:
     """The environment's answer to one call, returned to whoever made it."""
-    return {"role": TOOL, "content": content, "tool_calls": None, "id": call["id"], "requestor": call["requestor"],
-            "error": error, "turn_idx": turn_idx}
+    return {"role": TOOL, "id": call["id"], "content": content, "requestor": call["requestor"], "error": error,
+            "turn_idx": turn_idx}
 
 
 def agent_view(trajectory: Iterable[Message]) -> list[Message]:
