@@ -427,6 +427,18 @@ def test_a_call_past_the_time_limit_ends_the_workers_sessions(source_root: Path,
         limited.shutdown()
 
 
+@pytest.mark.slow
+def test_a_source_without_the_official_code_is_refused_when_the_worker_starts(tmp_path: Path):
+    (tmp_path / source.DOMAINS_PREFIX).mkdir(parents=True)
+    empty = EnvironmentHost(workers=1)
+    try:
+        with pytest.raises(EnvironmentRequestError, match="did not start") as caught:
+            empty.open("airline", {"id": "0"}, tmp_path)
+        assert "src/tau2/" in str(caught.value) and "file not found" in str(caught.value)
+    finally:
+        empty.shutdown()
+
+
 DOTENV_PROBE = """
 import os, sys
 from pathlib import Path

@@ -135,8 +135,8 @@ class Worker:
 
     # ---- environments ----
 
-    def fresh_environment(self, domain: str) -> Any:
-        """A new environment on a deep copy of the domain's DBs (loaded from the checked files once)."""
+    def template(self, domain: str) -> Any:
+        """The domain's environment as built from the checked files (once per worker); never used itself."""
         from evaluators.benchmarks.tau2.official_code import check_domain_files
 
         if domain not in self.factories:
@@ -145,6 +145,11 @@ class Worker:
         if template is None:
             check_domain_files(self.source, domain)
             template = self.templates[domain] = self.factories[domain]()
+        return template
+
+    def fresh_environment(self, domain: str) -> Any:
+        """A new environment on a deep copy of the domain's DBs."""
+        template = self.template(domain)
         if template.user_tools is not None:
             return self.factories[domain](db=deepcopy(template.tools.db), user_db=deepcopy(template.user_tools.db))
         return self.factories[domain](db=deepcopy(template.tools.db))
@@ -186,8 +191,7 @@ class Worker:
 
     def tool_types(self, domain: str) -> dict[str, str]:
         """Every agent and user tool's official ToolType value (evaluator.py builds them from a fresh environment)."""
-        self.fresh_environment(domain)  # loads the template
-        template = self.templates[domain]
+        template = self.template(domain)
         types: dict[str, str] = {}
         for toolkit in (template.tools, template.user_tools):
             if toolkit is not None:
