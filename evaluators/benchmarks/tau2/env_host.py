@@ -27,13 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import collections
 import itertools
-import json
 import os
-import queue
-import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evaluators.benchmarks.tau2.env_worker import evaluate_units, open_units
+from evaluators.core.worker_process import WorkerProcess
 
 ENVIRONMENT_LIMIT = "environment_limit"
 CLOSED = "closed"
@@ -58,7 +54,6 @@ START_SECONDS = 120.0
 SLACK_SECONDS = 10.0
 WORKER_MODULE = "evaluators.benchmarks.tau2.env_worker"
 _PROJECT_ROOT = Path(__file__).resolve().parents[3]
-_STDERR_TAIL = 4096
 _T = TypeVar("_T")
 
 
@@ -94,101 +89,27 @@ class Session:
     domain: str
     task_id: str
     slot: _Slot
-    worker: _Worker
+    worker: WorkerProcess
     agent_tools: list[dict[str, Any]]
     user_tools: list[dict[str, Any]] | None
     ended: str | None = None
 
 
-class _Worker:
-    """One worker process and the threads reading its replies and its stderr."""
-
-    def __init__(self, source_root: Path, memory_mb: int, call_seconds: float):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
-        # An empty working folder: `-m` puts the working folder first on sys.path, so nothing in the operator's
-        # folder can shadow a module the worker imports.
-        self.folder = tempfile.mkdtemp(prefix="toolboard-tau2-worker-")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE, str(source_root), str(memory_mb), str(call_seconds)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=self.folder,
-            text=True, encoding="utf-8", bufsize=1)
-        self.replies: queue.Queue[str | None] = queue.Queue()
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=64)
-        self.lock = threading.Lock()
-        self.sessions: set[str] = set()
-        self.in_flight = 0  # evaluations waiting for this worker, for picking the least loaded
-        self.dead = False
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.replies.put(line)
-        self.replies.put(None)
-
-    def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr_tail.append(line[:_STDERR_TAIL])
-
-    def wait_ready(self) -> None:
-        reply = self._reply(START_SECONDS)
-        if reply is None or not reply.get("ready"):
-            self.kill()
-            tail = "".join(self.stderr_tail)[-_STDERR_TAIL:]
-            raise EnvironmentRequestError(f"the environment worker did not start (exit code {self.process.poll()}): "
-                                          f"{tail.strip() or 'no output'}")
-
-    def _reply(self, timeout: float) -> dict[str, Any] | None:
-        try:
-            line = self.replies.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        return None if line is None else json.loads(line)
-
-    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """One request and its reply (the caller holds `lock`); no reply in time kills the worker."""
-        if self.dead:
-            raise EnvironmentLimit("the environment worker was ended")
-        try:
-            assert self.process.stdin is not None
-            self.process.stdin.write(json.dumps(payload) + "\n")
-            self.process.stdin.flush()
-        except (OSError, ValueError):
-            self.kill()
-            raise EnvironmentLimit("the environment worker is gone") from None
-        reply = self._reply(timeout)
-        if reply is None:
-            self.kill()
-            raise EnvironmentLimit(f"the environment worker exceeded its limits (exit code {self.process.poll()})")
-        if not reply.get("ok"):
-            raise EnvironmentRequestError(str(reply.get("error")))
-        return reply
-
-    def kill(self) -> None:
-        self.dead = True
-        if self.process.poll() is None:
-            self.process.kill()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
-        shutil.rmtree(self.folder, ignore_errors=True)
+def _start_worker(source_root: Path, memory_mb: int, call_seconds: float) -> WorkerProcess:
+    """One worker process (started, not yet ready), in an empty temporary working folder: `-m` puts the working
+    folder first on sys.path, so nothing in the operator's folder can shadow a module the worker imports."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
+    folder = Path(tempfile.mkdtemp(prefix="toolboard-tau2-worker-"))
+    return WorkerProcess([sys.executable, "-m", WORKER_MODULE, str(source_root), str(memory_mb), str(call_seconds)],
+                         env, gone=EnvironmentLimit, refused=EnvironmentRequestError, cwd=folder, remove_cwd=True)
 
 
 @dataclass(eq=False)
 class _Slot:
     source_root: Path
     executor: ThreadPoolExecutor
-    worker: _Worker | None = None
+    worker: WorkerProcess | None = None
 
 
 class EnvironmentHost:
@@ -219,7 +140,7 @@ class EnvironmentHost:
                     for index in range(self.workers)]
             return pool
 
-    def _live_worker(self, slot: _Slot) -> _Worker:
+    def _live_worker(self, slot: _Slot) -> WorkerProcess:
         """The slot's worker, started (again) when it has none or it was ended."""
         with self._lock:
             if self._closed:
@@ -227,8 +148,8 @@ class EnvironmentHost:
             if slot.worker is not None and not slot.worker.dead and slot.worker.process.poll() is not None:
                 slot.worker.kill()  # it ended between requests (e.g. killed from outside): its sessions are over
             if slot.worker is None or slot.worker.dead:
-                worker = _Worker(slot.source_root, self.memory_mb, self.call_seconds)
-                worker.wait_ready()
+                worker = _start_worker(slot.source_root, self.memory_mb, self.call_seconds)
+                worker.wait_ready(START_SECONDS)
                 slot.worker = worker
             return slot.worker
 
