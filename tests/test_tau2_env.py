@@ -161,7 +161,7 @@ def source_root() -> Path:
 
 @pytest.fixture(scope="module")
 def host() -> Iterator[EnvironmentHost]:
-    environments = EnvironmentHost(workers=1)
+    environments = EnvironmentHost(workers=2)
     yield environments
     environments.shutdown()
 
@@ -404,6 +404,58 @@ def test_async_calls_and_bad_requests(host: EnvironmentHost, source_root: Path,
     with pytest.raises(EnvironmentRequestError, match="role must be assistant, user or tool"):
         host.evaluate_env("airline", tasks["airline"][1], [{"role": "system", "content": "x"}],
                           source_root=source_root)
+
+
+@pytest.mark.slow
+def test_a_task_message_history_is_replayed_when_a_session_opens(host: EnvironmentHost, source_root: Path,
+                                                                 tasks: dict[str, list[dict[str, Any]]]):
+    probe = host.open("airline", tasks["airline"][0], source_root)
+    reservation = json.loads(call(host, probe, "get_user_details", user_id="mia_li_3668")[0])["reservations"][0]
+    content, error = call(host, probe, "cancel_reservation", reservation_id=reservation)
+    host.close(probe)
+    history = [
+        {"role": "user", "content": "Cancel it.", "turn_idx": 0},
+        {"role": "assistant", "content": None, "turn_idx": 1,
+         "tool_calls": [{"id": "h1", "name": "cancel_reservation", "arguments": {"reservation_id": reservation},
+                         "requestor": "assistant"}]},
+        {"role": "tool", "id": "h1", "content": content, "requestor": "assistant", "error": error, "turn_idx": 2}]
+    task = dict(tasks["airline"][0], initial_state={"initialization_data": None, "initialization_actions": None,
+                                                    "message_history": history})
+    session = host.open("airline", task, source_root)
+    assert host.state(session)["db"]["reservations"][reservation]["status"] == "cancelled"
+    host.close(session)
+    # the orchestrator's replay is strict: a recorded result the tools do not give again is refused
+    altered = dict(task, initial_state=dict(task["initial_state"], message_history=[
+        *history[:2], dict(history[2], content="{}")]))
+    with pytest.raises(EnvironmentRequestError, match="ValueError"):
+        host.open("airline", altered, source_root)
+
+
+@pytest.mark.slow
+def test_sessions_on_several_workers_run_concurrently_and_the_memory_limit_is_set(
+        host: EnvironmentHost, source_root: Path, tasks: dict[str, list[dict[str, Any]]]):
+    import asyncio
+
+    async def one(domain: str, expression: str) -> tuple[Session, str]:
+        session = await host.open_async(domain, tasks[domain][0], source_root)
+        result = await host.call_async(session, "c", "calculate", "assistant", {"expression": expression})
+        return session, result.content
+
+    async def many() -> list[tuple[Session, str]]:
+        # airline and retail have a calculate tool (telecom has none)
+        return await asyncio.gather(*(one(domain, f"{index} + 1")
+                                      for index, domain in enumerate(("airline", "retail") * 3)))
+
+    outcomes = asyncio.run(many())
+    assert [content for _, content in outcomes] == [f"{index + 1}.0" for index in range(6)]
+    workers = {id(session.worker): session.worker for session, _ in outcomes}
+    assert len(workers) == 2  # both workers took sessions
+    for session, _ in outcomes:
+        host.close(session)
+    limits = Path(f"/proc/{next(iter(workers.values())).process.pid}/limits")
+    if limits.is_file():
+        line = next(line for line in limits.read_text().splitlines() if line.startswith("Max address space"))
+        assert line.split()[3] == str(host.memory_mb * 1024 * 1024)
 
 
 @pytest.mark.slow
