@@ -44,9 +44,9 @@ from evaluators.core.worker_process import WorkerProcess
 ENVIRONMENT_LIMIT = "environment_limit"
 CLOSED = "closed"
 DEFAULT_WORKERS = 2
-# Address space, not resident memory: a worker maps about 1.4 GB of virtual memory before its first request
-# (threads' stacks and allocator arenas) while about 130 MB is resident; the three domains' DBs add about 150 MB.
-DEFAULT_MEMORY_MB = 4096
+# Address space, not resident memory: a worker maps about 380 MB before its first request (about 130 MB resident);
+# the three domains' DBs and one session of each bring it to about 460 MB; an airline session adds about 20 MB.
+DEFAULT_MEMORY_MB = 2048
 DEFAULT_CALL_SECONDS = 10.0
 # Starting a worker: a Python process, the official modules compiled from the checked files.
 START_SECONDS = 120.0

@@ -66,10 +66,12 @@ def open_units(task: dict[str, Any]) -> int:
 
 def evaluate_units(task: dict[str, Any], messages: list[dict[str, Any]]) -> int:
     """Two environments built, the trajectory's tool calls replayed, the gold actions and assertions run."""
-    criteria = task.get("evaluation_criteria") if isinstance(task.get("evaluation_criteria"), dict) else {}
+    criteria = task.get("evaluation_criteria")
+    if not isinstance(criteria, dict):
+        criteria = {}
     calls = sum(len(message.get("tool_calls") or []) for message in messages if isinstance(message, dict))
-    return (open_units(task) * 2 + calls + len((criteria or {}).get("actions") or [])
-            + len((criteria or {}).get("env_assertions") or []))
+    return (open_units(task) * 2 + calls + len(criteria.get("actions") or [])
+            + len(criteria.get("env_assertions") or []))
 
 
 # ---- evidence (pure) ----------------------------------------------------------------------------------------
@@ -246,6 +248,8 @@ class Worker:
             except (ValueError, AssertionError) as failure:
                 # The official evaluator raises here (the simulation is then re-run): reported, no DB match.
                 result["replay_error"] = f"{type(failure).__name__}: {failure}"
+                result["db_match"] = False
+                return result
             gold = self.fresh_environment(domain)
             gold.set_state(initialization_data=data, initialization_actions=actions, message_history=history,
                            strict=strict)
@@ -256,9 +260,6 @@ class Worker:
                     problems.append(f"gold action {action.name}({action.arguments}) failed: {failure}")
         finally:
             logger.remove(sink)
-        if result["replay_error"] is not None:
-            result["db_match"] = False
-            return result
         agent_match = gold.get_db_hash() == predicted.get_db_hash()
         user_match = gold.get_user_db_hash() == predicted.get_user_db_hash()
         result["db_match"] = agent_match and user_match
