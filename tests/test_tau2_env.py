@@ -480,6 +480,16 @@ def test_a_call_past_the_time_limit_ends_the_workers_sessions(source_root: Path,
 
 
 @pytest.mark.slow
+def test_a_data_folder_without_the_code_runs_its_environments_from_the_cache(
+        source_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    data_only = tmp_path / "data-only"
+    shutil.copytree(source_root / "data", data_only / "data")
+    monkeypatch.setattr(source, "cache_folder", lambda: source_root)
+    assert source.environment_root(source.Source(data_only)) == source_root
+    assert source.environment_root(source.Source(source_root)) == source_root
+
+
+@pytest.mark.slow
 def test_a_source_without_the_official_code_is_refused_when_the_worker_starts(tmp_path: Path):
     (tmp_path / source.DOMAINS_PREFIX).mkdir(parents=True)
     empty = EnvironmentHost(workers=1)

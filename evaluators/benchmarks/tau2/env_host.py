@@ -4,7 +4,7 @@ and async. The main process never imports the official code.
 
 API (the plan's contract, tau2-plan.md "The environment host"):
 ```
-host = EnvironmentHost(workers=2, memory_mb=4096, call_seconds=10.0)   # or shared_host()
+host = EnvironmentHost(workers=2, memory_mb=2048, call_seconds=10.0)   # or shared_host()
 session = host.open(domain, task_record, source_root)     # / await host.open_async(...)
     # session.agent_tools, session.user_tools: the official openai_schema dicts (user tools None but telecom's)
 result = host.call(session, call_id, name, requestor, arguments)   # ToolResult(content, error)
@@ -15,12 +15,14 @@ check = host.evaluate_env(domain, task_record, messages, strict=False, source_ro
     # / await host.evaluate_env_async(...)
 host.shutdown()
 ```
-`source_root` is a folder laid out like the repository holding the pinned data and code files (source.py's cache,
-`open_source().root`); the workers are kept per source root. A session lives in one worker. When a worker is
+`source_root` is a folder laid out like the repository holding the pinned data and code files
+(`source.environment_root(open_source(data_dir))`: the data folder when it holds the code too, else the cache); the
+workers are kept per source root. A session lives in one worker. When a worker is
 killed (a request past its time limit, memory exhausted, the process gone) every session it held ends: the
 request in progress and every later one on those sessions raise EnvironmentLimit (`session.ended ==
 "environment_limit"`), and the host starts a fresh worker for new sessions. A request the worker refuses (an
-unknown session or domain, a malformed task or message) raises EnvironmentRequestError with the worker's reason.
+unknown session or domain, a malformed task or message) raises EnvironmentRequestError with the worker's reason;
+so does any request on a session already closed.
 """
 
 from __future__ import annotations

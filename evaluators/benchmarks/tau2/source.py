@@ -204,6 +204,18 @@ def open_source(data_dir: str | Path | None = None) -> Source:
     return Source(folder)
 
 
+def environment_root(data: Source) -> Path:
+    """The folder the environment workers load from (env_host.py's `source_root`): `data`'s own folder when it
+    holds the pinned code files too (a copy of the repository, the cache), else the cache (filled by downloading
+    once). Every file is pinned by blob id, so the cache's data files are the same bytes as the folder's."""
+    if all(source_files.is_file(data.root / relative) for relative in CODE_BLOB_IDS):
+        return data.root
+    folder = cache_folder()
+    if not _cache_complete(folder):
+        fill_cache(folder)
+    return folder
+
+
 def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = None,
                blob_ids: Mapping[str, str] = PINNED_FILES, wheel_sha256: str = WHEEL_SHA256) -> Path:
     """Write the pinned files into `folder` (laid out like the repository): each from the repository archive
