@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,14 +149,17 @@ def source_root() -> Path:
             pytest.skip(f"the τ²-bench reference archive not found at {REFERENCE_ARCHIVE}: place ../shared beside "
                         "the project")
         folder.parent.mkdir(parents=True, exist_ok=True)
+        # each test process its own download folder (xdist may fill the cache from two at once; each file is
+        # written whole and renamed into place)
+        downloads = Path(tempfile.mkdtemp(dir=folder.parent))
         try:
-            wheel = source.download_wheel(folder.parent)
-        except DownloadFailed as exc:
-            pytest.skip(f"the package index is unreachable (the inspect-evals wheel is needed): {exc}")
-        try:
+            try:
+                wheel = source.download_wheel(downloads)
+            except DownloadFailed as exc:
+                pytest.skip(f"the package index is unreachable (the inspect-evals wheel is needed): {exc}")
             source.fill_cache(folder, REFERENCE_ARCHIVE, wheel)
         finally:
-            wheel.unlink(missing_ok=True)
+            shutil.rmtree(downloads, ignore_errors=True)
     return folder
 
 
