@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from evaluators.benchmarks.tau2 import data, rollout, source
+from evaluators.benchmarks.tau2.env_host import EnvironmentLimit
 from evaluators.benchmarks.tau2.messages import agent_view, user_view
 from evaluators.benchmarks.tau2.prompts import read_prompts, scenario_text
 from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
@@ -167,6 +168,7 @@ class FakeEnvironmentHost:
     opened: int = 0
     closed: int = 0
     syncs: int = 0
+    beyond_limits: tuple[str, ...] = ()  # tools whose call takes the worker past its limits (it is killed)
 
     async def open_async(self, domain: str, task_record: dict[str, Any], source_root: Path) -> FakeSession:
         assert source_root.is_dir()
@@ -176,6 +178,8 @@ class FakeEnvironmentHost:
     async def call_async(self, session: FakeSession, call_id: str, name: str, requestor: str,
                          arguments: dict[str, Any]) -> FakeResult:
         self.calls.append((call_id, name, requestor, arguments))
+        if name in self.beyond_limits:
+            raise EnvironmentLimit("environment_limit: the worker ran past its time limit")
         content, error = self.answers.get(name, (f"Error: Tool '{name}' not found.", True))
         return FakeResult(content, error)
 
@@ -477,6 +481,16 @@ def test_arguments_that_are_not_a_json_object_end_with_agent_error(fixture_sourc
     assert trial["termination_reason"] == "agent_error" and "get_user_details" in trial["error"]
     assert [m["role"] for m in trial["messages"]] == ["assistant", "user"] and host.calls == []
     assert host.closed == 1
+
+
+def test_a_call_past_the_environments_limits_ends_the_trajectory_with_its_reason(fixture_source: source.Source):
+    agent = lambda body: {"tool_calls": [call("calculate", {"expression": "9 ** 9 ** 9"}, "c1")]}  # noqa: E731
+    host = FakeEnvironmentHost(beyond_limits=("calculate",))
+    prediction, server = play(fixture_source, served(agent, lambda body: {"content": "Hi."}), host=host, trials=2)
+    for trial in prediction.extra["trials"]:
+        assert trial["termination_reason"] == "environment_limit" and "'calculate'" in trial["error"]
+        assert [m["role"] for m in trial["messages"]] == ["assistant", "user", "assistant"]
+    assert prediction.error is None and host.closed == 2 and len(bodies(server, "agent-m")) == 2
 
 
 @pytest.mark.parametrize("answer", [{"content": None}, {"content": "  \n"}, {"content": ""}])

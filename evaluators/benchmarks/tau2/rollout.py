@@ -19,7 +19,6 @@ A request that fails after the engine's retries raises RequestFailed out of `sol
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import random
 from collections.abc import Awaitable, Mapping, Sequence
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaluators.benchmarks.tau2 import data
+from evaluators.benchmarks.tau2.env_host import EnvironmentLimit, shared_host
 from evaluators.benchmarks.tau2.messages import (
     ASSISTANT,
     USER,
@@ -61,6 +61,10 @@ MAX_STEPS_REACHED = "max_steps"
 TOO_MANY_ERRORS = "too_many_errors"
 AGENT_ERROR = "agent_error"
 USER_ERROR = "user_error"
+# A tool call that took the environment worker past its time or memory limit (e.g. a huge `calculate`): the session
+# is over, so is the trajectory (the official code has no limits; ours, named, scored as any early end).
+ENVIRONMENT_LIMIT = "environment_limit"
+ENDS_WITHOUT_SYNC = (AGENT_ERROR, USER_ERROR, ENVIRONMENT_LIMIT)
 # Ends the evaluator scores (the rest terminate prematurely: reward 0, no component evaluated).
 SCORED_ENDS = (USER_STOP, AGENT_STOP)
 
@@ -206,7 +210,7 @@ class _Conversation:
     async def play(self) -> None:
         while self.reason is None:
             await self.step()
-            if self.reason in (AGENT_ERROR, USER_ERROR):
+            if self.reason in ENDS_WITHOUT_SYNC:
                 return
             await self.host.step_end_async(self.session)
             self.check_termination()
@@ -242,8 +246,13 @@ class _Conversation:
     async def execute(self, calls: Sequence[dict[str, Any]]) -> None:
         """Every call of the message in order; each result is a tool message of its own, back to the caller."""
         for call in calls:
-            result = await self.host.call_async(self.session, call["id"], call["name"], call["requestor"],
-                                                call["arguments"])
+            try:
+                result = await self.host.call_async(self.session, call["id"], call["name"], call["requestor"],
+                                                    call["arguments"])
+            except EnvironmentLimit as exc:
+                self.reason = ENVIRONMENT_LIMIT
+                self.problem = f"the {call['requestor']}'s call {call['name']!r} took the environment past its limits: {exc}"
+                return
             self.errors += bool(result.error)
             self.trajectory.append(tool_message(call, result.content, bool(result.error), len(self.trajectory)))
         self.to_role, self.from_role = self.from_role, "env"
@@ -402,7 +411,7 @@ def _last_agent_text(messages: Sequence[Message]) -> str | None:
 
 def default_host() -> EnvHost:
     """The shared environment host (env_host.py, which runs the official domain code in worker processes)."""
-    host: EnvHost = importlib.import_module("evaluators.benchmarks.tau2.env_host").shared_host()
+    host: EnvHost = shared_host()
     return host
 
 
