@@ -48,7 +48,7 @@ def official_modules_loaded() -> list[str]:
 def test_the_code_table_pins_the_environment_closure_and_the_cache_takes_it():
     assert len(source.CODE_BLOB_IDS) == 28 and all(len(value) == 40 for value in source.CODE_BLOB_IDS.values())
     assert all(relative.startswith("src/tau2/") for relative in source.CODE_BLOB_IDS)
-    assert source.PINNED_FILES == {**source.BLOB_IDS, **source.CODE_BLOB_IDS}
+    assert source.PINNED_FILES == {**source.BLOB_IDS, **source.PROMPT_BLOB_IDS, **source.CODE_BLOB_IDS}
     modules = official_code.module_files()
     assert {f"tau2.domains.{domain}.environment" for domain in DOMAINS} <= set(modules)
     assert modules["tau2.utils"] == "src/tau2/utils/__init__.py"  # the one package whose __init__ runs

@@ -415,16 +415,14 @@ def test_the_same_trial_in_two_files_is_a_duplicate(tmp_path: Path) -> None:
                               "(first at run/part1.json: simulations[3] (task '0', trial 1))"]
 
 
-def test_an_indented_file_split_into_lines_by_the_generic_reader_is_one_problem() -> None:
-    # What the service's reader (JSON Lines) makes of the official, indented file today: see the report.
+def test_the_generic_reader_takes_the_indented_file_whole_as_the_service_does() -> None:
+    # The service reads every upload with the generic reader: an indented object is one row, matched as read_results'
     parsed = parse_predictions(FIXTURE)
-    assert len(parsed.rows) > 1
+    assert len(parsed.rows) == 1 and subset_of_upload(parsed.rows[0].data) == "airline"
     predictions, summary = match_predictions(parsed, SAMPLES)
-    assert predictions == {} and len(summary.errors) == 1
-    assert summary.errors[0].startswith("results_airline.json: read as JSON Lines (")
-    assert "unreadable lines; first: results_airline.json, line 1: invalid JSON" in summary.errors[0]
-    assert summary.errors[0].endswith("but a results file of `tau2 run` is one JSON object over many lines, to be "
-                                      "read whole")
+    expected, expected_summary = match_predictions(read_results(FIXTURE), SAMPLES)
+    assert summary.errors == expected_summary.errors == [] and set(predictions) == set(expected)
+    assert all(predictions[key].extra["trials"] == expected[key].extra["trials"] for key in expected)
 
 
 def test_the_subset_of_a_parsed_file_is_its_domain() -> None:
