@@ -57,6 +57,7 @@ SLOW_PARTS = {
     "served": "the local model's real server (test_local_model.py's fixture)",
     "real_data": "the whole real data (../shared/data)", "real_acebench_dir": "the whole real data (../shared/data)",
     "shared_data_dir": "the whole real data (../shared/data)",
+    "full_source_root": "the τ²-bench reference source (../shared/reference)",
 }
 
 
@@ -115,7 +116,7 @@ def why_slow(item: pytest.Item) -> str | None:
 EXPECTED_SECONDS = {
     "a headless Chromium": 8.0, "an official checker's venv": 2.5, "a real Redis server": 7.0,
     "Celery workers": 7.0, "a Celery worker": 7.0, "the local model's real server (test_local_model.py's fixture)": 10.0,
-    "the whole real data (../shared/data)": 1.0,
+    "the whole real data (../shared/data)": 1.0, "the τ²-bench reference source (../shared/reference)": 3.0,
 }
 MARKED_SLOW_SECONDS = 1.5
 SLOW_PART = pytest.StashKey[str | None]()

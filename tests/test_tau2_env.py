@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,7 @@ from evaluators.benchmarks.tau2.env_host import (
     EnvironmentRequestError,
     Session,
 )
-from evaluators.core.downloads import DownloadFailed
-from tests.test_tau2_data import REFERENCE_ARCHIVE
+from tests.tau2_fixtures import full_source_root
 
 PROJECT = Path(__file__).resolve().parents[1]
 DOMAINS = ("airline", "retail", "telecom")
@@ -134,33 +132,10 @@ def test_the_finder_serves_checked_files_with_empty_parents_and_refuses_the_rest
 
 # ---- the official environments in worker processes (slow: the reference archive and the wheel) ----------------
 
-def _cache_root() -> Path:
-    configured = os.environ.get("TOOLBOARD_TEST_CACHE")
-    base = Path(configured) if configured else Path.home() / ".cache" / "toolboard-tests"
-    return base / f"tau2-source-{source.COMMIT[:7]}"
-
-
 @pytest.fixture(scope="module")
 def source_root() -> Path:
     """A folder holding every pinned file (data and code), filled once from the reference archive and the wheel."""
-    folder = _cache_root()
-    if not source._cache_complete(folder):
-        if not REFERENCE_ARCHIVE.is_file():
-            pytest.skip(f"the τ²-bench reference archive not found at {REFERENCE_ARCHIVE}: place ../shared beside "
-                        "the project")
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        # each test process its own download folder (xdist may fill the cache from two at once; each file is
-        # written whole and renamed into place)
-        downloads = Path(tempfile.mkdtemp(dir=folder.parent))
-        try:
-            try:
-                wheel = source.download_wheel(downloads)
-            except DownloadFailed as exc:
-                pytest.skip(f"the package index is unreachable (the inspect-evals wheel is needed): {exc}")
-            source.fill_cache(folder, REFERENCE_ARCHIVE, wheel)
-        finally:
-            shutil.rmtree(downloads, ignore_errors=True)
-    return folder
+    return full_source_root()
 
 
 @pytest.fixture(scope="module")
