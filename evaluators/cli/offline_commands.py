@@ -22,7 +22,8 @@ def list_command(_: argparse.Namespace) -> int:
         print(f"{benchmark.name}: {benchmark.title} — {benchmark.description}")
         if language_names(benchmark):
             print(f"  languages: {', '.join(language_names(benchmark))}")
-        print(f"  groups: {', '.join(benchmark.groups)}")
+        if benchmark.groups:
+            print(f"  groups: {', '.join(benchmark.groups)}")
         print(f"  subsets: {', '.join(benchmark.subsets)}")
         if benchmark.upload_only:
             print(f"  scored from uploads only (not run against an endpoint yet): {', '.join(benchmark.upload_only)}")
@@ -34,6 +35,7 @@ def list_command(_: argparse.Namespace) -> int:
             print(f"  option {option.name}: {' | '.join(option.choices)} (default {option.default}): {option.description}")
         if benchmark.request_profile is not None:
             print(f"  prompt styles: {' | '.join(benchmark.prompt_styles)} (--prompt-style)")
+        print(f"  request modes: {' | '.join(benchmark.request_modes)} (--request-mode; default {benchmark.request_modes[0]})")
     return 0
 
 

@@ -1,0 +1,126 @@
+"""τ²-bench end to end, as a user runs it: `python -m evaluators run tau2 … --trials 2 --limit 3` against a scripted
+server playing the agent, the user simulator and the judge (three model names on one server), on the real pinned
+tasks and the official environments in their workers; the report's pass^1 and pass^2; the run on the board beside
+the published rows; a second run answered from the cache; and an official results file scored with `score`.
+
+The scripted agent plays each task's gold assistant actions in order, then says the facts the task wants
+communicated; the scripted user opens with the task's reference, then stops once the agent is done; the judge says
+every assertion is met. So airline and retail tasks succeed (their rewards rest on the database, actions, what was
+said and the judge), and telecom tasks fail (their assertions need the user's own actions on the phone, which this
+user never takes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evaluators.benchmarks.tau2 import data
+from evaluators.benchmarks.tau2.prompts import scenario_text
+from evaluators.core.registry import get_benchmark
+from evaluators.core.types import Sample
+from tests.scripted_server import ScriptedServer
+from tests.tau2_fixtures import PROJECT, full_source_root
+
+AGENT, USER, JUDGE = "agent-model", "user-model", "judge-model"
+DONE = "All done."
+CASE = "My case is "
+
+
+class GoldPlayer:
+    """The three scripted participants, each answering from what its own request shows."""
+
+    def __init__(self, samples: list[Sample]):
+        self.by_id = {sample.id: sample for sample in samples}
+        self.by_scenario = {scenario_text(data.parse_task(s.subset, s.gold, "test", 0).user_scenario): s.id
+                            for s in samples}
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {AGENT: self.agent, USER: self.user, JUDGE: self.judge}[body["model"]](body)
+
+    def user(self, body: dict[str, Any]) -> dict[str, Any]:
+        system, history = body["messages"][0]["content"], body["messages"][1:]
+        if not any(message["role"] == "assistant" for message in history):
+            [sample_id] = [sample_id for text, sample_id in self.by_scenario.items() if text in system]
+            return {"content": f"Hello. {CASE}{sample_id}"}
+        said = history[-1].get("content") or ""
+        return {"content": "###STOP###" if said.startswith(DONE) else "Please go on."}
+
+    def agent(self, body: dict[str, Any]) -> dict[str, Any]:
+        opening = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        sample = self.by_id[opening.split(CASE, 1)[1]]
+        criteria = sample.gold.get("evaluation_criteria") or {}
+        actions = [a for a in criteria.get("actions") or [] if a.get("requestor", "assistant") == "assistant"]
+        done = sum(message["role"] == "tool" for message in body["messages"])
+        if done < len(actions):
+            action = actions[done]
+            return {"tool_calls": [{"id": f"call_{done}", "type": "function",
+                                    "function": {"name": action["name"], "arguments": json.dumps(action["arguments"])}}]}
+        return {"content": " ".join([DONE, *(criteria.get("communicate_info") or [])])}
+
+    def judge(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"content": json.dumps({"results": [{"expectedOutcome": "as asked", "reasoning": "it was done",
+                                                    "metExpectation": True}]})}
+
+
+def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evaluators", *args], cwd=PROJECT, capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["TOOLBOARD_HOME"] = str(tmp_path / "home")
+    env.pop("TOOLBOARD_DATA_DIR", None)
+    return env
+
+
+@pytest.mark.slow
+def test_a_cli_run_of_two_trials_of_three_tasks_per_domain_is_scored_and_on_the_board(cli_env: dict[str, str]):
+    root = full_source_root()
+    samples = get_benchmark("tau2").load(root, limit=3)
+    assert [s.subset for s in samples] == ["airline"] * 3 + ["retail"] * 3 + ["telecom"] * 3
+    player = GoldPlayer(samples)
+    with ScriptedServer(reply=player.reply) as server:
+        args = ("run", "tau2", "--base-url", server.base_url, "--model", AGENT, "--data-dir", str(root),
+                "--limit", "3", "--trials", "2", "--role", f"user={server.base_url},{USER}",
+                "--role", f"judge={server.base_url},{JUDGE}", "--concurrency", "8", "--json")
+        result = run_cli(cli_env, *args)
+        assert result.returncode == 0, result.stderr[-3000:]
+        sent = server.requests
+        # each trial is its own conversation: the two official trial seeds, in the agent's and the user's requests
+        seeds = {(body["model"], body.get("seed")) for body in server.bodies}
+        assert {(AGENT, 626729), (AGENT, 373753), (USER, 626729), (USER, 373753)} <= seeds
+        assert all(body.get("temperature") == 0.0 for body in server.bodies)
+        again = run_cli(cli_env, *args)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert server.requests == sent  # the second run is answered from the cache, trial by trial
+    report = json.loads(result.stdout)
+    figures = {domain: report["subsets"][domain]["metrics"] for domain in data.DOMAINS}
+    assert {domain: report["subsets"][domain]["n"] for domain in data.DOMAINS} == dict.fromkeys(data.DOMAINS, 3)
+    for domain in data.DOMAINS:
+        assert figures[domain]["pass_1"] is not None and figures[domain]["pass_2"] is not None, domain
+    assert figures["airline"]["pass_1"] == figures["airline"]["pass_2"] == 1.0
+    assert figures["retail"]["pass_1"] == figures["retail"]["pass_2"] == 1.0
+    assert figures["telecom"]["pass_1"] == figures["telecom"]["pass_2"] == 0.0
+    assert report["summary"]["pass_1"] == pytest.approx(2 / 3)
+
+    from evaluators.engine.store import Store
+    from evaluators.publish.board_table import board_rows
+
+    store = Store(Path(cli_env["TOOLBOARD_HOME"]) / "toolboard.db")
+    try:
+        frame = board_rows("tau2", store)
+    finally:
+        store.close()
+    rows = frame[frame["run_id"] == report["run_id"]]
+    assert set(rows["view"]) == {"overall", *data.DOMAINS}
+    overall = rows[rows["view"] == "overall"].iloc[0]
+    assert overall["pass_1"] == pytest.approx(2 / 3) and overall["user_model"] == USER
+    assert len(frame[frame["run_id"].isna() | (frame["run_id"] == "")]) > 0  # beside the published rows
