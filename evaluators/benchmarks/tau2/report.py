@@ -1,0 +1,209 @@
+"""The benchmark's `score` and `report` hooks.
+
+`score(sample, prediction, mode)`: every trial of the task's prediction scored by evaluator.py (the official
+reward under `EvaluationType.ALL`), the environment parts from the environment host's EnvCheck. SampleScore:
+`metadata = {"trials": [official RewardInfo dump, ...], "verdicts": [{trial, termination_reason, reward, rule,
+failed_rules, unscored_reason, replay_problems}, ...], "user_model", "judge_model"}`, `metrics = {"reward": mean
+reward over the trials with one, "successes", "trials"(, "unscored")}`, `correct` = every trial succeeded.
+A prediction that is missing or whose requests failed is not scored (`missing_prediction` / `request_error`).
+
+`report(samples, scores, mode, language, subsets)`: per domain `pass_1` … `pass_k` (fractions; k up to the trials
+run, pass_1..pass_4 always present, None beyond the trials run), `avg_reward`, `n` = tasks, the termination
+reasons' counts (`termination_<reason>`) and the failed rules' counts over trials (`failed_<rule>`); the summary is
+the mean of each figure over the domains run. A domain holding a trial without a reward (a task needing the NL
+judge when none was given) has pass^k None, and the summary's `notes` says why.
+
+Modes: "official" and "strict" give the same numbers. The official evaluator has no documented bug to correct
+(its quirks — the judge's empty results passing, compare_args None meaning the call's own keys — are the
+benchmark's definition), so strict mode changes nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from evaluators.benchmarks.tau2.data import DOMAINS, Task, parse_task
+from evaluators.benchmarks.tau2.evaluator import (
+    PRODUCT_RULE,
+    EnvChecker,
+    EnvCheckLike,
+    TrialVerdict,
+    evaluate_trial,
+)
+from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_successful
+from evaluators.core.errors import DataError
+from evaluators.core.types import Prediction, Report, Sample, SampleScore, SubsetResult
+
+BENCHMARK = "tau2"
+DECLARED_K = 4  # pass_1 … pass_4: the official leaderboard's columns
+MISSING = "missing_prediction"
+REQUEST_ERROR = "request_error"
+NO_TRIALS = "no_trials_recorded"
+NOTES = "notes"
+
+
+@lru_cache(maxsize=1)
+def _source_root() -> Path:
+    from evaluators.benchmarks.tau2.source import open_source
+
+    return open_source().root
+
+
+def official_env_check(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]]
+                       ) -> EnvCheckLike | Mapping[str, Any]:
+    """The environment host's EnvCheck (the official domain environment replayed in a worker process, never in
+    this one). Replay is lenient, as the official re-grading (`evaluate-trajs`) does: a replayed write whose result
+    differs from the recorded one is noted in `replay_problems`, not fatal."""
+    # Imported when first needed: the host starts worker processes, and scoring fixtures inject their own check.
+    host_module: Any = importlib.import_module("evaluators.benchmarks.tau2.env_host")
+    check: EnvCheckLike | Mapping[str, Any] = host_module.shared_host().evaluate_env(
+        domain, dict(record), messages, strict=False, source_root=_source_root())
+    return check
+
+
+def _not_scored(sample: Sample, error_type: str, detail: str) -> SampleScore:
+    return SampleScore(sample.id, sample.subset, correct=False, error_type=error_type, rule=error_type, detail=detail,
+                       metrics={"successes": 0.0, "trials": 0.0})
+
+
+def _verdict_row(trial: Mapping[str, Any], verdict: TrialVerdict) -> dict[str, Any]:
+    return {"trial": trial.get("trial"), "termination_reason": trial.get("termination_reason"),
+            "reward": verdict.reward, "rule": verdict.rule, "failed_rules": verdict.failed_rules,
+            "unscored_reason": verdict.unscored_reason, "replay_problems": verdict.replay_problems}
+
+
+def _detail(verdicts: list[dict[str, Any]], successes: int, scored: int) -> str:
+    parts = [f"{successes}/{scored} scored trial(s) succeeded"]
+    for row in verdicts:
+        if row["reward"] is None:
+            parts.append(f"trial {row['trial']}: no reward ({row['unscored_reason']})")
+        elif not is_successful(row["reward"]):
+            parts.append(f"trial {row['trial']}: {row['termination_reason']}, reward {row['reward']:g} "
+                         f"({', '.join(row['failed_rules']) or row['rule']})")
+    return "; ".join(parts)
+
+
+def score_with(sample: Sample, prediction: Prediction | None, mode: str = "official",
+               env_check: EnvChecker = official_env_check) -> SampleScore:
+    """`score` with the environment check given (tests inject fixed EnvChecks)."""
+    if prediction is None:
+        return _not_scored(sample, MISSING, "no prediction for this task")
+    if prediction.error is not None:
+        return _not_scored(sample, REQUEST_ERROR, f"the requests failed: {prediction.error}")
+    extra = prediction.extra or {}
+    trials = extra.get("trials")
+    if not isinstance(trials, list) or not trials:
+        return _not_scored(sample, NO_TRIALS, "the prediction holds no trials")
+    domain = str(sample.input.get("domain") or sample.subset)
+    record = sample.gold
+    try:
+        task: Task = parse_task(domain, record, f"task {sample.id}", 0)
+    except DataError as exc:
+        raise DataError(f"{sample.id}: the task record cannot be scored: {exc}") from None
+    verdicts = [(trial, evaluate_trial(domain, record, trial, env_check, task)) for trial in trials]
+    rows = [_verdict_row(trial, verdict) for trial, verdict in verdicts]
+    # Infrastructure errors (uploads only) are left out of the task's figures, as the official metrics do.
+    counted = [verdict for trial, verdict in verdicts if trial.get("termination_reason") != "infrastructure_error"]
+    rewards = [reward for verdict in counted if (reward := verdict.reward) is not None]
+    successes = sum(is_successful(reward) for reward in rewards)
+    unscored = len(counted) - len(rewards)
+    correct = bool(counted) and not unscored and successes == len(counted)
+    metrics: dict[str, float] = {"successes": float(successes), "trials": float(len(counted))}
+    if rewards:
+        metrics["reward"] = sum(rewards) / len(rewards)
+    if unscored:
+        metrics["unscored"] = float(unscored)
+    deciding = next((verdict for verdict in counted if verdict.reward is None), None) or next(
+        (verdict for verdict in counted if verdict.reward is not None and not is_successful(verdict.reward)), None)
+    return SampleScore(
+        sample.id, sample.subset, correct=correct,
+        error_type=None if correct or deciding is None else deciding.rule,
+        rule=PRODUCT_RULE if deciding is None else deciding.rule,
+        detail=_detail(rows, successes, len(rewards)),
+        decoded=prediction.output,
+        metrics=metrics,
+        metadata={"trials": [verdict.reward_info for _, verdict in verdicts], "verdicts": rows,
+                  "user_model": extra.get("user_model"), "judge_model": extra.get("judge_model")},
+    )
+
+
+def score(sample: Sample, prediction: Prediction | None, mode: str = "official") -> SampleScore:
+    """The task's verdict over its trials; "official" and "strict" score alike (see the module docstring)."""
+    return score_with(sample, prediction, mode)
+
+
+def _trial_rows(result: SampleScore) -> list[TrialRow]:
+    verdicts = (result.metadata or {}).get("verdicts") or []
+    return [TrialRow(result.sample_id, row.get("reward"), str(row.get("termination_reason"))) for row in verdicts]
+
+
+def _mean(values: list[float | None]) -> float | None:
+    if not values or any(value is None for value in values):
+        return None
+    present = [value for value in values if value is not None]
+    return sum(present) / len(present)
+
+
+def domain_figures(scores: list[SampleScore], requested_k: int | None) -> tuple[dict[str, float | None], list[str]]:
+    """One domain's metrics (pass_k, avg_reward, termination and failed-rule counts) and its notes."""
+    rows = [row for result in scores for row in _trial_rows(result)]
+    absent = sum(1 for result in scores if not _trial_rows(result))
+    figures = domain_metrics(rows, requested_k, absent_tasks=absent)
+    metrics: dict[str, float | None] = {}
+    for k in range(1, max(DECLARED_K, figures.max_k) + 1):
+        metrics[f"pass_{k}"] = figures.pass_hat_ks.get(k)
+    metrics["avg_reward"] = figures.avg_reward
+    terminations = Counter(row.termination_reason for row in rows)
+    failed = Counter(rule for result in scores for verdict in (result.metadata or {}).get("verdicts") or []
+                     for rule in verdict.get("failed_rules") or [])
+    for reason, count in sorted(terminations.items()):
+        metrics[f"termination_{reason}"] = float(count)
+    for rule, count in sorted(failed.items()):
+        metrics[f"failed_{rule}"] = float(count)
+    if figures.unscored:
+        metrics["unscored_trials"] = float(figures.unscored)
+    return metrics, figures.notes
+
+
+def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "official", language: str | None = None,
+              subsets: list[str] | None = None) -> Report:
+    """Per-domain pass^k and average reward, and their means over the domains run."""
+    by_domain: dict[str, list[SampleScore]] = {}
+    for result in scores:
+        by_domain.setdefault(result.subset, []).append(result)
+    counts = [len(_trial_rows(result)) for result in scores]
+    requested_k = max(counts, default=0) or None
+    report_subsets: dict[str, SubsetResult] = {}
+    notes: list[str] = []
+    for domain in [*DOMAINS, *sorted(set(by_domain) - set(DOMAINS))]:
+        if domain not in by_domain:
+            continue
+        metrics, domain_notes = domain_figures(by_domain[domain], requested_k)
+        report_subsets[domain] = SubsetResult(len(by_domain[domain]), metrics)
+        notes.extend(f"{domain}: {note}" for note in domain_notes)
+    summary: dict[str, Any] = {}
+    pass_keys = sorted({key for sub in report_subsets.values() for key in sub.metrics if key.startswith("pass_")},
+                       key=lambda key: int(key.removeprefix("pass_")))
+    for key in [*pass_keys, "avg_reward"]:
+        summary[key] = _mean([sub.metrics.get(key) for sub in report_subsets.values()])
+    if notes:
+        summary[NOTES] = "; ".join(notes)
+    errors = Counter(result.error_type for result in scores if not result.correct and result.error_type)
+    return Report(
+        benchmark=BENCHMARK,
+        mode=mode,
+        subsets=report_subsets,
+        summary=summary,
+        errors=dict(sorted(errors.items())),
+        language=language,
+        missing=[result.sample_id for result in scores if result.error_type == MISSING],
+        unavailable=[name for name in subsets or () if name not in by_domain],
+    )
+
+
+report = summarize
