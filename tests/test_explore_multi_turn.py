@@ -25,7 +25,7 @@ from tests.layout_checks import describe, layout_problems
 from tests.test_board_browser import TAB_BUTTONS, open_tab
 from ui.explore_tab import evidence_parts
 from ui.rollout_view import is_rollout, rollout_html
-from ui.state_diff import ADDED, CHANGED, REMOVED, StateChange, state_diff
+from evaluators.core.state_diff import ADDED, CHANGED, REMOVED, StateChange, state_diff
 
 SAMPLE_ID = "multi_turn_base_7"
 HOSTILE = "<script>alert(1)</script>"

@@ -15,6 +15,7 @@ import gradio as gr
 import pandas as pd
 
 from evaluators.core.declarations import (
+    DIALOGUE_CHECKS,
     ROLLOUT_DIFFERENCES,
     ROLLOUT_FAILED_TURN,
     ROLLOUT_INITIAL_STATE,
@@ -32,6 +33,7 @@ from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, SAMPLE_COLUMNS, VERDICTS, kept_choice
 from ui.api import ExploreViews, declare_explore_api
 from ui.context import READ_EVENT, AppContext
+from ui.dialogue_view import dialogues_html, is_dialogues
 from ui.format import escaped_block, picked_value, user_error
 from ui.rollout_view import is_rollout, rollout_html
 from ui.visitor import owner_of
@@ -156,9 +158,15 @@ ROLLOUT_CONTEXT = {"initial_state": ("prediction", ROLLOUT_INITIAL_STATE), "fail
 
 
 def evidence_parts(items: list[dict[str, Any]], checker_detail: str = "") -> list[str]:
-    """A sample's evidence items as HTML blocks, in order. The first rollout-rendered item of the render's shape is
+    """A sample's evidence items as HTML blocks, in order. The first dialogues-rendered item of the render's shape is
+    shown with the score's per-dialogue checks inside it. The first rollout-rendered item of the render's shape is
     shown as a rollout, with the evidence it reads (ROLLOUT_CONTEXT) inside it and the checker's detail at its failed
     turn; every other item as evidence_html shows it (another rollout-rendered one as JSON)."""
+    dialogues = next((item for item in items if item["render"] == "dialogues" and is_dialogues(item["value"])), None)
+    if dialogues is not None:
+        checks = {(item["source"], item["key"]): item["value"] for item in items}.get(("score", DIALOGUE_CHECKS))
+        return [dialogues_html(str(item["title"]), item["value"], checks) if item is dialogues else evidence_html(item)
+                for item in items if item is dialogues or (item["source"], item["key"]) != ("score", DIALOGUE_CHECKS)]
     rollout = next((item for item in items if item["render"] == "rollout" and is_rollout(item["value"])), None)
     if rollout is None:
         return [evidence_html(item) for item in items]

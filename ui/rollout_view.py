@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evaluators.core.limits import cut_text
-from ui.state_diff import ADDED, CHANGED, REMOVED, StateChange, state_diff
+from evaluators.core.state_diff import ADDED, CHANGED, REMOVED, StateChange, state_diff
 
 # What one turn lists of its state changes, and of each value shown in a change (the rest is counted).
 MAX_CHANGES_SHOWN = 60

@@ -1,5 +1,5 @@
-"""`--role NAME=URL,MODEL[,KEY_ENV]` and `--option NAME=VALUE`: the other models a benchmark needs and
-the options it takes, read into a run request's raw input (evaluators.service.run_request checks them
+"""`--role NAME=URL,MODEL[,KEY_ENV]` and `--option NAME=VALUE` (and `--trials K`, its short form for one option):
+the other models a benchmark needs and the options it takes, read into a run request's raw input (evaluators.service.run_request checks them
 against the benchmark's declarations, with the form's rules and words). The flags from before roles were
 declared (--judge-*, --user-*, --modality) are read as aliases of these."""
 
@@ -16,7 +16,11 @@ ROLE_FORM = "NAME=URL,MODEL[,KEY_ENV]"
 # the key variable it read when none was named (None: the tested model's), as before roles were declared.
 ALIAS_ROLES: dict[str, tuple[str, str | None]] = {"judge": ("judge", "OPENAI_API_KEY"), "user": ("user", None)}
 # Old option flag -> the value that meant "nothing chosen" (accepted for every benchmark, as before).
-ALIAS_OPTIONS = {"modality": "text"}
+ALIAS_OPTIONS: dict[str, str | None] = {"modality": "text"}
+# Flags read as `--option NAME=VALUE` for options several benchmarks may declare (refused, as any undeclared
+# option, by a benchmark that does not), with their help.
+OPTION_FLAGS = {"trials": "how many times each task is played, for benchmarks that report pass^k (see `list`); "
+                          "--trials K is --option trials=K"}
 
 
 def add_role_arguments(command: argparse.ArgumentParser, *, with_options: bool) -> None:
@@ -33,6 +37,8 @@ def add_role_arguments(command: argparse.ArgumentParser, *, with_options: bool) 
                              help="a benchmark option (see `list`), e.g. --option modality=audio")
         for name in ALIAS_OPTIONS:
             command.add_argument(f"--{name}", help=argparse.SUPPRESS)
+        for name, what in OPTION_FLAGS.items():
+            command.add_argument(f"--{name}", metavar="K", help=what)
 
 
 def _parse_role(text: str) -> tuple[str, dict[str, str]]:
@@ -86,6 +92,7 @@ def raw_options(args: argparse.Namespace, benchmark: Benchmark) -> dict[str, str
     declared = {option.name for option in benchmark.options}
     given += [(name, "=", getattr(args, name)) for name, nothing in ALIAS_OPTIONS.items()
               if getattr(args, name, None) and (name in declared or getattr(args, name) != nothing)]
+    given += [(name, "=", getattr(args, name)) for name in OPTION_FLAGS if getattr(args, name, None) is not None]
     for name, sign, value in given:
         if not sign or not name.strip() or not value.strip():
             raise ToolboardError(f"--option {name}{sign}{value}: expected NAME=VALUE")

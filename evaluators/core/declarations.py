@@ -96,9 +96,10 @@ class Overview:
             raise ValueError(f"the overview's aggregate column {self.aggregate!r} must be one of its columns")
 
 
-# How Explore shows a piece of evidence: a JSON value, plain text, chat turns ({"role", "content"}), code, or a
-# rollout against stateful environments (see ROLLOUT_* below).
-EVIDENCE_RENDERS = ("json", "text", "transcript", "code", "rollout")
+# How Explore shows a piece of evidence: a JSON value, plain text, chat turns ({"role", "content"}), code, a
+# rollout against stateful environments (see ROLLOUT_* below), or dialogues between an agent, a user and tools
+# (see DIALOGUE_CHECKS below).
+EVIDENCE_RENDERS = ("json", "text", "transcript", "code", "rollout", "dialogues")
 # A "rollout" is a list of turns, each {"query": [{"role", "content"}], "steps": [{"text", "calls": [str] | None,
 # "decode_error": str | None, "results": [str]}], "state": {name: {attribute: value}}} (the state after the turn),
 # or, without that evidence, a list of turns each a list of the model's step texts. Explore shows each turn's
@@ -113,6 +114,14 @@ ROLLOUT_FAILED_TURN = "failed_turn"
 ROLLOUT_DIFFERENCES = "differences"
 ROLLOUT_MISSING_ITEMS = "missing_items"
 ROLLOUT_TURN_STATES = "turn_states"
+# A "dialogues" value is a list of conversations (e.g. one per trial of a task), each {"messages": [...], and
+# optionally "label", "trial" (0-based), "outcome" or "termination_reason", "error"}; a message is {"role":
+# "assistant"|"user"|"tool"|"system", "content", "tool_calls": [{"name", "arguments", "requestor"}] | None} and a
+# tool result also {"requestor" (whose call it answers), "error": bool}. The score's DIALOGUE_CHECKS, a list in the
+# same order, is shown inside each: {"reward": float | None, "checks": [{"rule", "met": bool | None, "detail"}],
+# "state_changes" (what the conversation changed) and "state_differences" (the end state against the expected one,
+# `before` expected and `after` reached): lists of {"kind", "path", "before", "after"} as core/state_diff gives them}.
+DIALOGUE_CHECKS = "dialogue_checks"
 # Where it is read: the prediction's evidence (`Prediction.extra[key]`, kept when the model answered) or the
 # score's metadata (`SampleScore.metadata[key]`, made by the pure checker).
 EVIDENCE_SOURCES = ("prediction", "score")

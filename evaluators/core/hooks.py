@@ -164,3 +164,10 @@ class ReplayCalls(Protocol):
     """run(samples, JSON Lines file of recorded calls, output stream) -> how many lines were replayed."""
 
     def __call__(self, samples: list[Sample], path: Path, out: TextIO, /) -> int: ...
+
+
+class UnrankedReasonsOf(Protocol):
+    """unranked_reasons(stored run settings, as RunConfig.to_json() gives them) -> why such a run is not the
+    published experiment, for reasons only the benchmark knows (plain words; empty: none)."""
+
+    def __call__(self, config: Mapping[str, Any], /) -> list[str]: ...

@@ -28,6 +28,7 @@ from evaluators.core.hooks import (
     Solve,
     SubsetOfId,
     SummarizeScores,
+    UnrankedReasonsOf,
 )
 from evaluators.core.types import PROMPT_STYLES, Prediction, Sample, SampleScore
 
@@ -138,6 +139,10 @@ class Benchmark:
     # (e.g. a search service's key), each with what needs it and what to choose instead. A public deployment
     # refuses such a run: a visitor's run never spends the operator's keys (evaluators/service/run_request.py).
     server_keys: ServerKeysOf | None = None
+    # Why a run with these stored settings (RunConfig.to_json()) is not the published experiment for reasons only
+    # the benchmark knows (e.g. fewer trials than the board asks, no judge for the items that need one), in plain
+    # words; read by the board's ranking rule beside the common reasons (evaluators/publish/ranking_rule.py).
+    unranked_reasons: UnrankedReasonsOf | None = None
 
     def __post_init__(self) -> None:
         unknown_styles = [style for style in self.prompt_styles if style not in PROMPT_STYLES]

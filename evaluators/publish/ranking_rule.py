@@ -39,6 +39,8 @@ def unranked_reasons(config: Mapping[str, Any], benchmark: Benchmark) -> list[st
     chosen = benchmark.expand_subsets(list(config.get("subsets") or []) or None)
     if len(chosen) < len(benchmark.subsets):
         reasons.append(f"partial: {len(chosen)} of {len(benchmark.subsets)} subsets")
+    if benchmark.unranked_reasons is not None:
+        reasons.extend(benchmark.unranked_reasons(config))
     if on_example_data(config, benchmark):
         reasons.append("example data: the few items of the built-in example, never on the board")
     return reasons

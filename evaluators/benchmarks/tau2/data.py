@@ -94,6 +94,8 @@ class Task:
     description: dict[str, Any] | None = None
     ticket: str | None = None
     user_tools: tuple[str, ...] | None = None  # None: every user tool
+    # The task as its file holds it (what the official code validates; the environment worker and uploads read it).
+    record: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -263,6 +265,7 @@ def parse_task(domain: str, record: Any, where: object, index: int) -> Task:
         description=fields.get(record, "task", "description", dict),
         ticket=fields.get(record, "task", "ticket", str),
         user_tools=None if user_tools is None else fields.strings(record, "task", "user_tools"),
+        record=record,
     )
 
 
