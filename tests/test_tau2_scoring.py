@@ -28,6 +28,7 @@ class FixedEnvCheck:
     env_assertions: list[dict[str, Any]] = field(default_factory=list)
     tool_types: dict[str, str] = field(default_factory=dict)
     replay_problems: list[str] = field(default_factory=list)
+    replay_error: str | None = None
     db_diff: dict[str, Any] = field(default_factory=dict)
 
 
@@ -663,3 +664,45 @@ def test_pass_hat_k_matches_brute_force_over_subsets() -> None:
     for k in range(1, 6):
         subsets = list(itertools.combinations(outcomes, k))
         assert pass_hat_k(5, sum(outcomes), k) == pytest.approx(sum(all(s) for s in subsets) / len(subsets))
+
+
+# ---- what Explore shows ------------------------------------------------------------------------------------------
+
+def test_dialogue_checks_name_each_rule_and_the_db_differences() -> None:
+    check = FixedEnvCheck(db_match=False, db_diff={"db": [{"path": "/reservations/ABC/status", "gold": "cancelled",
+                                                           "predicted": "active"}]})
+    checks = EnvChecks(check)
+    verdict = evaluate(AIRLINE_TASK, trial(airline_messages("bye")), checks)
+    shown = ev.dialogue_checks(verdict)
+    assert shown["reward"] == 0.0
+    rules = {item["rule"]: item for item in shown["checks"]}
+    assert rules[ev.DB_RULE]["met"] is False
+    assert rules[ev.ACTION_RULE]["met"] is True and "diagnostic" in rules[ev.ACTION_RULE]["detail"]
+    assert rules[ev.COMMUNICATE_RULE]["met"] is False and "'1000'" in rules[ev.COMMUNICATE_RULE]["detail"]
+    assert rules[ev.PRODUCT_RULE]["met"] is False
+    assert shown["state_differences"] == [{"kind": "changed", "path": "db/reservations/ABC/status",
+                                           "before": "cancelled", "after": "active"}]
+
+
+def test_dialogue_checks_of_premature_and_unjudged_trials() -> None:
+    premature = ev.dialogue_checks(evaluate(AIRLINE_TASK, trial([GREETING], "max_steps")))
+    assert premature["checks"] == [{"rule": ev.PREMATURE_RULE, "met": False,
+                                    "detail": "Simulation terminated prematurely. Termination reason: max_steps"}]
+    unjudged = ev.dialogue_checks(nl_trial(None))
+    rules = {item["rule"]: item for item in unjudged["checks"]}
+    assert unjudged["reward"] is None and rules[ev.JUDGE_NEEDED_RULE]["met"] is None
+    assert rules[ev.PRODUCT_RULE]["met"] is None
+
+
+def test_replay_error_is_kept_as_evidence() -> None:
+    check = FixedEnvCheck(db_match=False, replay_problems=["tool result differs"],
+                          replay_error="ValueError: ids out of order")
+    verdict = evaluate(AIRLINE_TASK, trial(airline_messages()), EnvChecks(check))
+    assert verdict.replay_problems == ["tool result differs", "the replay failed: ValueError: ids out of order"]
+
+
+def test_score_metadata_holds_dialogue_checks_in_trial_order() -> None:
+    sample = sample_of(AIRLINE_TASK, "airline")
+    result = score_with(sample, prediction_of(sample, airline_trials(["pass", "silent"])), "official", EnvChecks())
+    shown = result.metadata["dialogue_checks"]  # type: ignore[index]
+    assert [item["reward"] for item in shown] == [1.0, 0.0]

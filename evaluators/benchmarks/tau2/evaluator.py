@@ -90,6 +90,9 @@ class EnvCheckLike(Protocol):
     @property
     def replay_problems(self) -> Sequence[str]: ...
 
+    # Also read when present: `replay_error` (str | None: the replay raised) and `db_diff` ({"db"/"user_db":
+    # [{"path", "gold", "predicted"}]}), kept as evidence.
+
 
 # env_check(domain, task record, messages) -> the host's EnvCheck (an object with those attributes, or a mapping).
 EnvChecker = Callable[[str, Mapping[str, Any], list[dict[str, Any]]], "EnvCheckLike | Mapping[str, Any]"]
@@ -104,6 +107,7 @@ class TrialVerdict:
     failed_rules: list[str] = field(default_factory=list)
     unscored_reason: str | None = None
     replay_problems: list[str] = field(default_factory=list)
+    db_differences: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def reward(self) -> float | None:
@@ -284,22 +288,43 @@ def _env_part(check: EnvCheckLike | Mapping[str, Any], name: str, default: Any) 
     return getattr(check, name, default)
 
 
+@dataclass
+class EnvPart:
+    """The environment evaluator's part: its component, the official db_check and env_assertions dumps, the tool
+    types for the action checks, and the evidence (replay notes, where the end DB differs from the gold one)."""
+
+    component: Component
+    db_check: dict[str, Any] | None = None
+    env_assertions: list[dict[str, Any]] | None = None
+    tool_types: dict[str, str] | None = None
+    replay_problems: list[str] = field(default_factory=list)
+    db_differences: list[dict[str, Any]] = field(default_factory=list)
+
+
+def db_differences_of(db_diff: Any) -> list[dict[str, Any]]:
+    """The host's DB diff ({"db"/"user_db": [{"path", "gold", "predicted"}]}) as state differences (core/state_diff's
+    {"kind", "path", "before" = expected, "after" = reached})."""
+    if not isinstance(db_diff, Mapping):
+        return []
+    return [{"kind": "changed", "path": f"{side}{entry.get('path', '')}", "before": entry.get("gold"),
+             "after": entry.get("predicted")}
+            for side, entries in db_diff.items() if isinstance(entries, list)
+            for entry in entries if isinstance(entry, Mapping)]
+
+
 def env_component(task: Task, record: Mapping[str, Any], domain: str, messages: list[dict[str, Any]],
-                  env_check: EnvChecker) -> tuple[Component, dict[str, Any] | None, list[dict[str, Any]] | None,
-                                                  dict[str, str] | None, list[str]]:
-    """db_matches_gold and env_assertions_hold: (component, db_check, env_assertions, tool types, replay notes).
-    Neither actions nor env assertions (both null in the record; an empty list is not null) -> 1.0, db_match true,
-    no breakdown, and the environment is not consulted — except for the tool types of the action checks, which
-    the official code reads from a fresh environment: with no gold actions there is nothing to type."""
+                  env_check: EnvChecker) -> EnvPart:
+    """db_matches_gold and env_assertions_hold. Neither actions nor env assertions (both null in the record; an
+    empty list is not null) -> 1.0, db_match true, no breakdown, and the environment is not consulted (the tool
+    types the official code reads from a fresh environment only type gold actions, and there are none)."""
     criteria = record.get("evaluation_criteria") or {}
     if criteria.get("actions") is None and criteria.get("env_assertions") is None:
-        return (Component(1.0, None, {"note": NOTE_NO_ENV_CRITERIA}), {"db_match": True, "db_reward": 1.0}, None,
-                None, [])
+        return EnvPart(Component(1.0, None, {"note": NOTE_NO_ENV_CRITERIA}), {"db_match": True, "db_reward": 1.0})
     try:
         check = env_check(domain, record, messages)
     except Exception as exc:  # the environment worker's failure is no verdict on the agent
         reason = f"the environment check failed: {type(exc).__name__}: {exc}"
-        return Component(None, None, {"note": reason}, [ENV_CHECK_FAILED_RULE]), None, None, None, [reason]
+        return EnvPart(Component(None, None, {"note": reason}, [ENV_CHECK_FAILED_RULE]), replay_problems=[reason])
     db_match = _env_part(check, "db_match", None)
     db_reward = 1.0 if db_match else 0.0
     assertion_checks = [dict(item) for item in _env_part(check, "env_assertions", None) or []]
@@ -320,10 +345,13 @@ def env_component(task: Task, record: Mapping[str, Any], domain: str, messages: 
         reward *= assertion_reward
         if not assertion_reward:
             failed.append(ENV_ASSERTION_RULE)
-    tool_types = dict(_env_part(check, "tool_types", None) or {}) or None
     problems = [str(item) for item in _env_part(check, "replay_problems", None) or []]
-    return (Component(reward, breakdown, None, failed), {"db_match": bool(db_match), "db_reward": db_reward},
-            assertion_checks, tool_types, problems)
+    replay_error = _env_part(check, "replay_error", None)
+    if replay_error:
+        problems.append(f"the replay failed: {replay_error}")
+    return EnvPart(Component(reward, breakdown, None, failed), {"db_match": bool(db_match), "db_reward": db_reward},
+                   assertion_checks, dict(_env_part(check, "tool_types", None) or {}) or None, problems,
+                   db_differences_of(_env_part(check, "db_diff", None)))
 
 
 # ---------------------------------------------------------------------------------------------- the trial
@@ -345,8 +373,9 @@ def evaluate_trial(domain: str, record: Mapping[str, Any], trial: Mapping[str, A
     if criteria is None:
         return TrialVerdict(_reward_info(1.0, reward_basis=None, info={"note": NOTE_NO_CRITERIA}))
     messages = list(trial.get("messages") or [])
-    env, db_check, env_assertions, tool_types, problems = env_component(task, record, domain, messages, env_check)
-    action, action_checks = action_component(task, messages, tool_types)
+    env_part = env_component(task, record, domain, messages, env_check)
+    env = env_part.component
+    action, action_checks = action_component(task, messages, env_part.tool_types)
     communicate, communicate_checks = communicate_component(task, messages)
     basis = list(criteria.reward_basis)
     nl: Component | None = None
@@ -376,7 +405,78 @@ def evaluate_trial(domain: str, record: Mapping[str, Any], trial: Mapping[str, A
     info = {"env": env.info, "nl": nl.info if nl is not None else None, "communicate": communicate.info,
             "action": action.info}
     reward_info = _reward_info(
-        reward, db_check=db_check, env_assertions=env_assertions, action_checks=action_checks,
+        reward, db_check=env_part.db_check, env_assertions=env_part.env_assertions, action_checks=action_checks,
         nl_assertions=nl_checks, communicate_checks=communicate_checks, reward_basis=[b.value for b in basis],
         reward_breakdown=breakdown, info=info)
-    return TrialVerdict(reward_info, failed, unscored, problems)
+    return TrialVerdict(reward_info, failed, unscored, env_part.replay_problems, env_part.db_differences)
+
+
+# ---------------------------------------------------------------------------------------------- what Explore shows
+
+
+def _basis_note(reward_type: RewardType, basis: Sequence[str]) -> str:
+    return "" if reward_type.value in basis else " (diagnostic: not in the reward basis)"
+
+
+def _component_checks(info: Mapping[str, Any], basis: Sequence[str]) -> list[dict[str, Any]]:
+    checks: list[dict[str, Any]] = []
+    db_check = info.get("db_check")
+    if db_check is not None:
+        checks.append({"rule": DB_RULE, "met": bool(db_check.get("db_match")), "detail": (
+            "the database matches the gold one" if db_check.get("db_match") else
+            "the database differs from the gold actions' end state") + _basis_note(RewardType.DB, basis)})
+    assertions = info.get("env_assertions") or []
+    if assertions:
+        unmet = [str((item.get("env_assertion") or {}).get("func_name")) for item in assertions if not item.get("met")]
+        checks.append({"rule": ENV_ASSERTION_RULE, "met": not unmet, "detail": (
+            f"not holding: {', '.join(unmet)}" if unmet else f"{len(assertions)} assertion(s) hold")
+            + _basis_note(RewardType.ENV_ASSERTION, basis)})
+    actions = info.get("action_checks")
+    if actions is not None:
+        missed = [f"{item['action']['name']}({item['action']['arguments']})" for item in actions
+                  if not item.get("action_match")]
+        checks.append({"rule": ACTION_RULE, "met": not missed, "detail": (
+            f"not called: {'; '.join(missed)}" if missed else f"all {len(actions)} gold action(s) called")
+            + _basis_note(RewardType.ACTION, basis)})
+    communicated = info.get("communicate_checks")
+    if communicated is not None:
+        unsaid = [item["info"] for item in communicated if not item.get("met")]
+        checks.append({"rule": COMMUNICATE_RULE, "met": not unsaid, "detail": (
+            f"never said: {', '.join(map(repr, unsaid))}" if unsaid else "every required piece of information said")
+            + _basis_note(RewardType.COMMUNICATE, basis)})
+    return checks
+
+
+def dialogue_checks(verdict: TrialVerdict) -> dict[str, Any]:
+    """One trial's checks as Explore shows them inside its dialogue (core/declarations.py DIALOGUE_CHECKS): each
+    rule met or not with why, and where the end database differs from the gold one."""
+    info = verdict.reward_info
+    note = str((info.get("info") or {}).get("note") or "")
+    basis = info.get("reward_basis")
+    checks: list[dict[str, Any]] = []
+    if basis is None:
+        rule = verdict.failed_rules[0] if verdict.failed_rules else NO_CRITERIA_RULE
+        checks.append({"rule": rule, "met": None if rule == INFRASTRUCTURE_RULE else not verdict.failed_rules,
+                       "detail": note})
+        return {"reward": verdict.reward, "checks": checks, "state_differences": verdict.db_differences}
+    checks.extend(_component_checks(info, basis))
+    nl_info = (info.get("info") or {}).get("nl") or {}
+    if RewardType.NL_ASSERTION.value in basis:
+        if JUDGE_NEEDED_RULE in verdict.failed_rules:
+            checks.append({"rule": JUDGE_NEEDED_RULE, "met": None, "detail": str(nl_info.get("note"))})
+        elif JUDGE_ERROR_RULE in verdict.failed_rules:
+            checks.append({"rule": JUDGE_ERROR_RULE, "met": False, "detail": str(nl_info.get("note"))})
+        else:
+            unmet = [item["nl_assertion"] for item in info.get("nl_assertions") or [] if not item.get("met")]
+            checks.append({"rule": NL_RULE, "met": not unmet, "detail": (
+                f"judged unmet: {'; '.join(unmet)}" if unmet else "the judge found every assertion met"
+                if info.get("nl_assertions") else str(nl_info.get("note") or "the judge returned no results"))})
+    if ENV_CHECK_FAILED_RULE in verdict.failed_rules:
+        checks.append({"rule": ENV_CHECK_FAILED_RULE, "met": None, "detail": str(verdict.unscored_reason)})
+    reward = verdict.reward
+    checks.append({"rule": PRODUCT_RULE, "met": None if reward is None else reward == 1.0,
+                   "detail": f"reward {'none' if reward is None else f'{reward:g}'}: the product over "
+                             f"{', '.join(basis) or 'nothing'}"})
+    for problem in verdict.replay_problems:
+        checks.append({"rule": "replay", "met": None, "detail": problem})
+    return {"reward": reward, "checks": checks, "state_differences": verdict.db_differences}

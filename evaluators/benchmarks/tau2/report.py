@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,12 @@ from evaluators.benchmarks.tau2.evaluator import (
     EnvChecker,
     EnvCheckLike,
     TrialVerdict,
+    dialogue_checks,
     evaluate_trial,
 )
 from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_successful
+from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
+from evaluators.core.declarations import DIALOGUE_CHECKS
 from evaluators.core.errors import DataError
 from evaluators.core.types import Prediction, Report, Sample, SampleScore, SubsetResult
 
@@ -48,21 +51,27 @@ NOTES = "notes"
 
 
 @lru_cache(maxsize=1)
-def _source_root() -> Path:
+def _default_source_root() -> Path:
     from evaluators.benchmarks.tau2.source import open_source
 
     return open_source().root
 
 
-def official_env_check(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]]
-                       ) -> EnvCheckLike | Mapping[str, Any]:
+def source_root_of(sample: Sample) -> Path:
+    """Where the pinned source is: the sample says (samples.py), else the default source (data folder or cache)."""
+    given = sample.input.get(SOURCE_ROOT)
+    return Path(given) if given else _default_source_root()
+
+
+def official_env_check(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], *,
+                       source_root: Path) -> EnvCheckLike | Mapping[str, Any]:
     """The environment host's EnvCheck (the official domain environment replayed in a worker process, never in
     this one). Replay is lenient, as the official re-grading (`evaluate-trajs`) does: a replayed write whose result
     differs from the recorded one is noted in `replay_problems`, not fatal."""
     # Imported when first needed: the host starts worker processes, and scoring fixtures inject their own check.
     host_module: Any = importlib.import_module("evaluators.benchmarks.tau2.env_host")
     check: EnvCheckLike | Mapping[str, Any] = host_module.shared_host().evaluate_env(
-        domain, dict(record), messages, strict=False, source_root=_source_root())
+        domain, dict(record), messages, strict=False, source_root=source_root)
     return check
 
 
@@ -89,8 +98,9 @@ def _detail(verdicts: list[dict[str, Any]], successes: int, scored: int) -> str:
 
 
 def score_with(sample: Sample, prediction: Prediction | None, mode: str = "official",
-               env_check: EnvChecker = official_env_check) -> SampleScore:
-    """`score` with the environment check given (tests inject fixed EnvChecks)."""
+               env_check: EnvChecker | None = None) -> SampleScore:
+    """`score` with the environment check given (tests inject fixed EnvChecks); None: the environment host's, on
+    the sample's pinned source."""
     if prediction is None:
         return _not_scored(sample, MISSING, "no prediction for this task")
     if prediction.error is not None:
@@ -101,6 +111,7 @@ def score_with(sample: Sample, prediction: Prediction | None, mode: str = "offic
         return _not_scored(sample, NO_TRIALS, "the prediction holds no trials")
     domain = str(sample.input.get("domain") or sample.subset)
     record = sample.gold
+    env_check = env_check or partial(official_env_check, source_root=source_root_of(sample))
     try:
         task: Task = parse_task(domain, record, f"task {sample.id}", 0)
     except DataError as exc:
@@ -128,6 +139,7 @@ def score_with(sample: Sample, prediction: Prediction | None, mode: str = "offic
         decoded=prediction.output,
         metrics=metrics,
         metadata={"trials": [verdict.reward_info for _, verdict in verdicts], "verdicts": rows,
+                  DIALOGUE_CHECKS: [dialogue_checks(verdict) for _, verdict in verdicts],
                   "user_model": extra.get("user_model"), "judge_model": extra.get("judge_model")},
     )
 
