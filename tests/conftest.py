@@ -52,7 +52,7 @@ def shared_data_dir() -> Path | None:
 # browser (say) is marked without anyone remembering to. Tests slow for other reasons carry the mark themselves.
 SLOW_PARTS = {
     "browser_page": "a headless Chromium", "headless_chromium": "a headless Chromium",
-    "official_venv": "the official BFCL checker's venv", "redis_server": "a real Redis server",
+    "official_venv": "an official checker's venv", "redis_server": "a real Redis server",
     "workers": "Celery workers", "start_worker": "a Celery worker",
     "served": "the local model's real server (test_local_model.py's fixture)",
     "real_data": "the whole real data (../shared/data)", "real_acebench_dir": "the whole real data (../shared/data)",
@@ -113,7 +113,7 @@ def why_slow(item: pytest.Item) -> str | None:
 # What a test is expected to cost, in rough seconds, by the slow part it reaches: only to start the costliest test
 # files first (below). A file's tests run together on one worker, so a heavy file started last is a tail alone.
 EXPECTED_SECONDS = {
-    "a headless Chromium": 8.0, "the official BFCL checker's venv": 2.5, "a real Redis server": 7.0,
+    "a headless Chromium": 8.0, "an official checker's venv": 2.5, "a real Redis server": 7.0,
     "Celery workers": 7.0, "a Celery worker": 7.0, "the local model's real server (test_local_model.py's fixture)": 10.0,
     "the whole real data (../shared/data)": 1.0,
 }

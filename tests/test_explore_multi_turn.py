@@ -15,6 +15,7 @@ import pytest
 from evaluators.benchmarks.bfcl.multi_turn.evidence import MULTI_TURN_EVIDENCE
 from evaluators.core import registry
 from evaluators.core.registry import get_benchmark
+from evaluators.core.state_diff import ADDED, CHANGED, REMOVED, StateChange, state_diff
 from evaluators.core.types import Prediction, Report, SampleScore, SubsetResult
 from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, Store
@@ -25,7 +26,6 @@ from tests.layout_checks import describe, layout_problems
 from tests.test_board_browser import TAB_BUTTONS, open_tab
 from ui.explore_tab import evidence_parts
 from ui.rollout_view import is_rollout, rollout_html
-from evaluators.core.state_diff import ADDED, CHANGED, REMOVED, StateChange, state_diff
 
 SAMPLE_ID = "multi_turn_base_7"
 HOSTILE = "<script>alert(1)</script>"

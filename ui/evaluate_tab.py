@@ -19,7 +19,6 @@ import pandas as pd
 from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark, readable
-from evaluators.engine.settings import REQUEST_MODES
 from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
 from evaluators.service.run_settings import MAX_CONCURRENCY
 from evaluators.service.runs import live_status
@@ -176,17 +175,19 @@ class EvaluateForm:
         return form
 
     def switch_outputs(self) -> list[Any]:
-        return [self.fields["language"], self.fields["subsets"], self.fields["prompt_style"],
+        return [self.fields["language"], self.fields["subsets"], self.fields["request_mode"], self.fields["prompt_style"],
                 *(part for role in self.roles for part in role.components), *(option.radio for option in self.options)]
 
     def switch(self, name: str, language: str | None) -> list[Any]:
         """Updates for `switch_outputs` when the benchmark changes: its languages (the chosen one kept
-        when it has it), subsets, prompt styles, roles and options."""
+        when it has it), subsets, request modes (hidden when it has one), prompt styles, roles and options."""
         benchmark = get_benchmark(name)
         languages = language_ids(name)
         chosen = language if language in languages else (languages[0] if languages else None)
         return [gr.update(choices=language_choices(name), value=chosen, visible=bool(languages)),
                 gr.update(choices=subset_choices(name), value=[]),
+                gr.update(choices=list(benchmark.request_modes), value=benchmark.request_modes[0],
+                          visible=len(benchmark.request_modes) > 1),
                 gr.update(choices=[AUTO_PROMPT_STYLE, *benchmark.prompt_styles], value=AUTO_PROMPT_STYLE,
                           visible=offers_prompt_styles(benchmark)),
                 *(update for role in self.roles for update in role.updates(name)),
@@ -234,7 +235,9 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
             limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
             concurrency = gr.Slider(1, PUBLIC_MAX_CONCURRENCY if context.public else MAX_CONCURRENCY, value=8, step=1,
                                     label="Concurrency")
-            request_mode = gr.Radio(list(REQUEST_MODES), value="prompt", label="Request mode (text prompt or native tools)")
+            request_mode = gr.Radio(list(shown.request_modes), value=shown.request_modes[0],
+                                    visible=len(shown.request_modes) > 1,
+                                    label="Request mode (text prompt or native tools)")
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *shown.prompt_styles], value=AUTO_PROMPT_STYLE,
                                     visible=offers_prompt_styles(shown),
                                     label="Prompts: official = what the benchmark's official code sends, toolboard = "

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from evaluators.cli.roles import add_role_arguments
 from evaluators.core.registry import MODES
-from evaluators.core.types import PROMPT_STYLES
-from evaluators.engine.settings import REQUEST_MODES
+from evaluators.core.types import PROMPT_STYLES, REQUEST_MODES
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

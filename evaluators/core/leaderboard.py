@@ -39,6 +39,11 @@ def load_published(benchmark: str, folder: Path = LEADERBOARD_DIR) -> dict[str, 
         values = row.get("summary", row.get("metrics"))
         if not isinstance(row.get("model"), str) or not isinstance(values, dict):
             raise DataError(f"row {index} needs 'model' and 'summary' (or 'metrics')", path)
+        if row.get("date") is not None and not _is_iso_date(row["date"]):
+            raise DataError(f"row {index} ({row['model']}): 'date' must be an ISO date YYYY-MM-DD, "
+                            f"got {json.dumps(row['date'])}", path)
+        if not isinstance(row.get("apart_reason", ""), str):
+            raise DataError(f"row {index} ({row['model']}): 'apart_reason' must be a text (empty: ranked)", path)
         if row.get("request_mode") not in PUBLISHED_REQUEST_MODES:
             raise DataError(f"row {index} ({row['model']}): 'request_mode' must be one of "
                             f"{_choices(PUBLISHED_REQUEST_MODES)}, got {json.dumps(row['request_mode'])}", path)
@@ -46,9 +51,13 @@ def load_published(benchmark: str, folder: Path = LEADERBOARD_DIR) -> dict[str, 
         raise DataError(f"'request_mode' must be one of {_choices(PUBLISHED_REQUEST_MODES)}, "
                         f"got {json.dumps(table['request_mode'])}", path)
     date = (table.get("source") or {}).get("date")
-    if date is not None and not (isinstance(date, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", date)):
+    if date is not None and not _is_iso_date(date):
         raise DataError(f"'source.date' must be an ISO date YYYY-MM-DD, got {json.dumps(date)}", path)
     return table
+
+
+def _is_iso_date(value: Any) -> bool:
+    return isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) is not None
 
 
 def _choices(values: tuple[Any, ...]) -> str:

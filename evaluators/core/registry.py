@@ -30,7 +30,7 @@ from evaluators.core.hooks import (
     SummarizeScores,
     UnrankedReasonsOf,
 )
-from evaluators.core.types import PROMPT_STYLES, Prediction, Sample, SampleScore
+from evaluators.core.types import PROMPT_STYLES, REQUEST_MODES, Prediction, Sample, SampleScore
 
 MODES = ("official", "strict")
 PACKAGES_DIR = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -111,6 +111,9 @@ class Benchmark:
     run_problem: RunProblemOf | None = None
     # The prompt styles request_profile accepts (--prompt-style), for benchmarks that have one.
     prompt_styles: tuple[str, ...] = PROMPT_STYLES
+    # The request modes a run may choose ("prompt": tools described in the text; "tools": native tool calling); the
+    # first is a run's default and the one the published rows used (another is not the published experiment).
+    request_modes: tuple[str, ...] = REQUEST_MODES
     roles: tuple[Role, ...] = ()
     options: tuple[Option, ...] = ()
     # The roles' work on uploaded predictions, done before the pure scoring.
@@ -149,6 +152,10 @@ class Benchmark:
         if unknown_styles or not self.prompt_styles:
             raise ToolboardError(f"{self.name}: prompt styles must be some of {', '.join(PROMPT_STYLES)}, "
                                  f"got {', '.join(self.prompt_styles) or 'none'}")
+        unknown_modes = [mode for mode in self.request_modes if mode not in REQUEST_MODES]
+        if unknown_modes or not self.request_modes:
+            raise ToolboardError(f"{self.name}: request modes must be some of {', '.join(REQUEST_MODES)}, "
+                                 f"got {', '.join(self.request_modes) or 'none'}")
         if self.overview is not None:
             self._check_overview(self.overview)
         self._check_titles()

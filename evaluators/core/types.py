@@ -137,6 +137,8 @@ class ChatRequest:
     sampling: dict[str, Any] = field(default_factory=dict)
 
 
+# How requests carry the tools: described in the prompt text, or as native tool definitions.
+REQUEST_MODES = ("prompt", "tools")
 # `official`: what the reference harness sends; `toolboard`: our own wording (benchmarks with styles).
 PROMPT_STYLES = ("official", "toolboard")
 

@@ -12,7 +12,6 @@ from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import MAX_MODEL_NAME_CHARS, visitor_text
 
-REQUEST_MODES = ("prompt", "tools")
 # Sampling fields a user may set; those left unset take the benchmark's value for each request.
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens")
 # Sent when neither the user nor the benchmark sets a temperature.

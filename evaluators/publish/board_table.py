@@ -215,10 +215,13 @@ def _published_rows(benchmark: str, layout: BoardLayout) -> list[dict[str, Any]]
         view, values = layout.published_values(row)
         # how the published numbers were requested: the table's statement, unless the row says otherwise
         request_mode = row.get("request_mode", table.get("request_mode"))
+        # A row may name its own date (when its figures were submitted) and why it is not the experiment the table
+        # ranks (e.g. another simulated user): such a row is kept apart, as a run would be.
         rows.append({"model": row["model"], "source": "published", "view": view, "mode": "official", "run_id": "",
                      "fingerprint": "", "details": link, "request_mode": request_mode,
-                     UPDATED_COLUMN: source.get("date"), **values,
-                     **_published_n(row.get("n", (table.get("n_by_view") or {}).get(view)), layout)})
+                     UPDATED_COLUMN: row.get("date") or source.get("date"), **values,
+                     **_published_n(row.get("n", (table.get("n_by_view") or {}).get(view)), layout),
+                     **({APART_COLUMN: row[APART_COLUMN]} if row.get(APART_COLUMN) else {})})
     return rows + _published_macro_rows(layout, rows)
 
 

@@ -24,8 +24,9 @@ def unranked_reasons(config: Mapping[str, Any], benchmark: Benchmark) -> list[st
     prompts, every item of every subset of the benchmark's data), in plain words; empty when it is."""
     model = config.get("model") or {}
     reasons = []
-    if model.get("request_mode", "prompt") != "prompt":
-        reasons.append("native tools")
+    mode = model.get("request_mode", "prompt")
+    if mode != benchmark.request_modes[0]:
+        reasons.append("native tools" if mode == "tools" else "tools described in the prompt")
     if benchmark.request_profile is not None:
         if model.get("prompt_style") != OFFICIAL_STYLE:
             reasons.append("own prompts")

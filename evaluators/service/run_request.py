@@ -22,6 +22,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.core.selection import resolve_language
+from evaluators.core.types import REQUEST_MODES
 from evaluators.engine.endpoint_guard import (
     EndpointNotAllowedError,
     allowed_key_variables,
@@ -31,7 +32,7 @@ from evaluators.engine.endpoint_guard import (
     check_run_keys,
 )
 from evaluators.engine.local_model import LOCAL_PREFIX, installed_problem, is_local, local_model
-from evaluators.engine.settings import REQUEST_MODES, Endpoint, ModelSettings, RunConfig, RunRequest, check_model_name
+from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, RunRequest, check_model_name
 from evaluators.service.deployment import is_public_mode
 from evaluators.service.run_settings import MAX_CONCURRENCY, SETTING_NAMES, RunSettings, number_range, read_run_settings
 
@@ -43,7 +44,6 @@ ROLE_PARTS = ("base_url", "model", "key_env")
 DOWNLOAD, BUILT_IN_EXAMPLE, LOCAL_FOLDER = "download", "built-in example", "local folder"
 DATA_SOURCES = (DOWNLOAD, BUILT_IN_EXAMPLE, LOCAL_FOLDER)
 AUTO_PROMPT_STYLE = "auto"
-DEFAULT_REQUEST_MODE = "prompt"
 # A public deployment must not be usable to flood an endpoint or starve other visitors.
 PUBLIC_MAX_CONCURRENCY = 16
 PUBLIC_MAX_LIMIT = 100
@@ -118,7 +118,7 @@ def _run_config(settings: RunSettings, policy: RunPolicy, benchmark: Benchmark, 
     benchmark.expand_subsets(list(settings.subsets))  # an unknown subset or group is refused, naming the known ones
     model = ModelSettings(
         base_url=tested.base_url, model=tested.model, api_key_env=tested.api_key_env,
-        request_mode=_request_mode(settings.request_mode),
+        request_mode=_request_mode(benchmark, settings.request_mode),
         temperature=settings.temperature, top_p=settings.top_p,
         max_tokens=settings.max_tokens if settings.max_tokens is not None else tested.max_tokens,
         timeout=max(settings.timeout, tested.timeout),  # the local model's at least its own: its queue is long
@@ -273,10 +273,14 @@ def _options(benchmark: Benchmark, raw_options: Any) -> dict[str, str]:
     return benchmark.chosen_options(given)  # each checked against the declarations; defaults left out
 
 
-def _request_mode(value: Any) -> str:
-    mode = _text(value) or DEFAULT_REQUEST_MODE
-    if mode not in REQUEST_MODES:
-        raise ToolboardError(f"the request mode must be one of {', '.join(REQUEST_MODES)}; got {echoed(mode)!r}")
+def _request_mode(benchmark: Benchmark, value: Any) -> str:
+    """The mode given, or the benchmark's first (its published rows'); one the benchmark does not offer is refused."""
+    mode = _text(value) or benchmark.request_modes[0]
+    if mode not in benchmark.request_modes:
+        offered = ", ".join(benchmark.request_modes)
+        raise ToolboardError(f"the request mode of {benchmark.name} must be {offered}; got {echoed(mode)!r}"
+                             if mode in REQUEST_MODES else
+                             f"the request mode must be one of {offered}; got {echoed(mode)!r}")
     return mode
 
 

@@ -11,21 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evaluators.benchmarks.tau2.board import JUDGE_ROLE, OFFICIAL_JUDGE_MODEL, USER_ROLE, same_model, user_simulator_reasons
 from evaluators.benchmarks.tau2.source import COMMIT, REPOSITORY
 from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.hooks import RunSettings
 from evaluators.core.types import RequestProfile
 
-USER_ROLE = "user"
-JUDGE_ROLE = "judge"
 TRIALS_OPTION = "trials"
 # The domain whose tasks need the judge (only retail's reward bases name NL assertions with assertions given).
 JUDGED_DOMAIN = "retail"
 BOARD_TRIALS = 4  # what the board asks of a submission (pass^1..4)
 TRIAL_CHOICES = tuple(str(k) for k in range(1, 9))
-# The official NL-assertion judge (config.py DEFAULT_LLM_NL_ASSERTIONS at the pinned commit) and its sampling.
-OFFICIAL_JUDGE_MODEL = "gpt-4.1-2025-04-14"
 # The official agent and user sampling (config.py: temperature 0.0) plus the trial's seed, which both receive.
 OFFICIAL_SAMPLING: dict[str, Any] = {"temperature": 0.0}
 TRIAL_SEEDS_NOTE = "seed: one per trial from random.seed(300) (626729, 373753, 361454, 1567, …), sent by agent and user"
@@ -92,11 +89,12 @@ def request_profile(config: RunSettings) -> RequestProfile:
 
 
 def unranked_reasons(config: Mapping[str, Any]) -> list[str]:
-    """Why a stored run is not the published experiment, for reasons of this benchmark's own: fewer or more trials
-    than the board's 4, no judge, another judge than the official one."""
+    """Why a stored run is not the ranked experiment, for reasons of this benchmark's own: another user simulator
+    than the ranked rows', fewer or more trials than the board's 4, no judge (when a domain that needs one ran),
+    another judge than the official one."""
     roles = config.get("roles") or {}
     options = config.get("options") or {}
-    reasons = []
+    reasons = user_simulator_reasons(config)
     try:
         trials = trials_of(options)
     except (TypeError, ValueError):
@@ -107,7 +105,7 @@ def unranked_reasons(config: Mapping[str, Any]) -> list[str]:
     subsets = list(config.get("subsets") or [])
     if not isinstance(judge, Mapping):
         if not subsets or JUDGED_DOMAIN in subsets:
-            reasons.append("no judge: the tasks with natural-language assertions get no reward")
-    elif judge.get("model") != OFFICIAL_JUDGE_MODEL:
-        reasons.append(f"judge {judge.get('model')}, not the official {OFFICIAL_JUDGE_MODEL}")
+            reasons.append("no NL judge: tasks with NL assertions get no reward")
+    elif not same_model(str(judge.get("model")), OFFICIAL_JUDGE_MODEL):
+        reasons.append(f"NL judge {judge.get('model')} (official: {OFFICIAL_JUDGE_MODEL})")
     return reasons
