@@ -18,6 +18,7 @@ from evaluators.benchmarks.tau2.evaluator import TrialVerdict, evaluate_trial
 from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_successful, max_k_of, pass_hat_k
 from evaluators.benchmarks.tau2.report import score_with, summarize
 from evaluators.core.types import Prediction, Sample
+from tests import tau2_official_venv
 
 
 @dataclass
@@ -720,10 +721,7 @@ MUTATIONS = ("drop_last_write", "drop_first_read", "drop_communicate", "swap_wri
 
 
 def oracle_module() -> Any:
-    try:
-        from tests import tau2_official_venv
-    except ImportError:
-        pytest.skip("tests/tau2_official_venv.py (the official oracle) is not on this branch yet")
+    """The oracle module, its venv built (the calling test is skipped with the reason when it cannot be)."""
     tau2_official_venv.official_venv()
     return tau2_official_venv
 
@@ -890,3 +888,32 @@ def test_metrics_equal_official_on_random_tables() -> None:
         assert ours.avg_reward == pytest.approx(official["avg_reward"]), seed
         assert ours.infrastructure_errors == official["infra_error_count"], seed
         assert official["pandas_version"].startswith("2."), "the oracle must pin pandas 2.x (plan decision 6)"
+
+
+def test_score_asks_the_environment_host_once_for_both_modes(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The default env check goes to the host's shared instance with the sample's pinned source, lenient replay;
+    a second mode's scoring of the same trajectory reuses the check. The host here is a stand-in module."""
+    import sys
+    import types
+
+    from evaluators.benchmarks.tau2.report import score
+    from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
+
+    calls: list[dict[str, Any]] = []
+
+    class StandInHost:
+        def evaluate_env(self, domain: str, record: dict[str, Any], messages: list[dict[str, Any]],
+                         strict: bool = False, *, source_root: Any) -> FixedEnvCheck:
+            calls.append({"domain": domain, "task": record["id"], "strict": strict, "root": source_root})
+            return FixedEnvCheck(db_match=False)
+
+    stand_in = types.ModuleType("evaluators.benchmarks.tau2.env_host")
+    stand_in.shared_host = StandInHost  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "evaluators.benchmarks.tau2.env_host", stand_in)
+    record = renamed(AIRLINE_TASK, f"cache-{tmp_path.name}")  # a key no other test has filled
+    sample = sample_of(record, "airline")
+    sample.input[SOURCE_ROOT] = str(tmp_path)
+    prediction = prediction_of(sample, airline_trials(["pass"]))
+    first, second = score(sample, prediction, "official"), score(sample, prediction, "strict")
+    assert first.rule == second.rule == ev.DB_RULE
+    assert calls == [{"domain": "airline", "task": record["id"], "strict": False, "root": tmp_path}]

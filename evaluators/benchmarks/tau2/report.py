@@ -20,8 +20,11 @@ benchmark's definition), so strict mode changes nothing.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
-from collections import Counter
+import json
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from functools import lru_cache, partial
 from pathlib import Path
@@ -63,15 +66,36 @@ def source_root_of(sample: Sample) -> Path:
     return Path(given) if given else _default_source_root()
 
 
+# A run scores each sample once per mode, and both modes need the same replay: the last checks are kept, keyed by
+# everything the replay reads (the EnvCheck is never changed by the scorer).
+_ENV_CHECKS: OrderedDict[str, EnvCheckLike | Mapping[str, Any]] = OrderedDict()
+_ENV_CHECKS_KEPT = 1024
+_env_checks_lock = threading.Lock()
+
+
+def _replay_key(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], source_root: Path) -> str:
+    text = json.dumps([domain, record, messages, str(source_root)], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def official_env_check(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], *,
                        source_root: Path) -> EnvCheckLike | Mapping[str, Any]:
     """The environment host's EnvCheck (the official domain environment replayed in a worker process, never in
     this one). Replay is lenient, as the official re-grading (`evaluate-trajs`) does: a replayed write whose result
     differs from the recorded one is noted in `replay_problems`, not fatal."""
+    key = _replay_key(domain, record, messages, source_root)
+    with _env_checks_lock:
+        if key in _ENV_CHECKS:
+            _ENV_CHECKS.move_to_end(key)
+            return _ENV_CHECKS[key]
     # Imported when first needed: the host starts worker processes, and scoring fixtures inject their own check.
     host_module: Any = importlib.import_module("evaluators.benchmarks.tau2.env_host")
     check: EnvCheckLike | Mapping[str, Any] = host_module.shared_host().evaluate_env(
         domain, dict(record), messages, strict=False, source_root=source_root)
+    with _env_checks_lock:
+        _ENV_CHECKS[key] = check
+        while len(_ENV_CHECKS) > _ENV_CHECKS_KEPT:
+            _ENV_CHECKS.popitem(last=False)
     return check
 
 
