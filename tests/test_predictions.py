@@ -10,6 +10,7 @@ import pytest
 
 from evaluators.benchmarks.acebench.predictions import match_predictions, read_predictions
 from evaluators.core.errors import PredictionsError
+from evaluators.core.predictions import Unreadable, parse_predictions
 
 
 @pytest.fixture
@@ -143,3 +144,25 @@ def test_an_invalid_json_line_does_not_hide_the_other_problems_of_the_file(sampl
     parsed = parse_predictions(path)
     assert parsed.name == "pred.jsonl" and parsed.parsed_bytes > 0
     assert all(row.where == "pred.jsonl" for row in parsed.rows) and str(tmp_path) not in repr(parsed.rows)
+
+
+# ---- a file of one JSON object spread over lines (an official harness's results file) ---------------------------
+
+def test_an_indented_json_object_is_one_row(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text('{\n  "info": {"x": 1},\n  "simulations": [\n    {"task_id": "0"}\n  ]\n}\n')
+    parsed = parse_predictions(path)
+    assert [(row.line, row.data) for row in parsed.rows] == [(1, {"info": {"x": 1}, "simulations": [{"task_id": "0"}]})]
+    # a first line that opens an object and a broken rest: JSON Lines after all, each line's problem kept
+    path.write_text('{"id": "a",\n"output": 1}\n{"id": "b", "output": 2}\n')
+    rows = parse_predictions(path).rows
+    assert [row.line for row in rows] == [1, 2, 3] and isinstance(rows[0].data, Unreadable)
+    assert rows[2].data == {"id": "b", "output": 2}
+    # a lone "{" first line is a document: its syntax error is reported where it is
+    path.write_text('{\n  "info": {"x": 1},\n  "simulations": [\n')
+    with pytest.raises(PredictionsError, match="invalid JSON") as caught:
+        parse_predictions(path)
+    assert "results.json" in str(caught.value)
+    # JSON Lines whose first line is whole stay JSON Lines
+    path.write_text('{"id": "a", "output": 1}\n{"id": "b", "output": 2}\n')
+    assert [row.data["id"] for row in parse_predictions(path).rows] == ["a", "b"]

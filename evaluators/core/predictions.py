@@ -4,6 +4,7 @@ rows, and matching them against a benchmark's samples with precise, line-numbere
 from __future__ import annotations
 
 import io
+import json
 import sys
 import zipfile
 from collections.abc import Callable, Iterator
@@ -58,6 +59,8 @@ class MatchSummary:
     duplicates: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # Findings that do not refuse the file (a benchmark's matcher says what it left out or scored otherwise).
+    notes: list[str] = field(default_factory=list)
 
 
 MAX_ZIP_MEMBERS = 1_000
@@ -65,6 +68,8 @@ MAX_UNPACKED_BYTES = 128 * MB  # everything read from one input: a file, a folde
 # One line, or a whole JSON array file: each is held whole to parse it, and parsed JSON can take ~20
 # times its text (`[{},{},…]`), so this bounds the memory of one parse.
 MAX_JSON_VALUE_BYTES = 8 * MB
+# A file of one indented JSON object (an official harness's results file) is read whole, up to this.
+MAX_JSON_DOCUMENT_BYTES = 64 * MB
 MAX_ROWS = 100_000  # a benchmark has a few thousand samples; each row read is kept until matched
 # What the parsed rows of one input may hold in memory in all (Python's own object sizes): a real file
 # of every sample of a large benchmark, with long answers, holds a few tens of MB.
@@ -142,33 +147,83 @@ def _lines(stream: IO[bytes], where: str) -> Iterator[tuple[int, bytes]]:
 
 
 def _rows_from_stream(stream: IO[bytes], where: str, rows: _RowBudget, keep_unreadable: bool = False) -> list[Row]:
-    """JSON Lines, or a JSON array when the first non-blank line starts with `[`; read line by line
-    so no more than one line (or one array file) is held whole. `keep_unreadable`: a line that is not
+    """JSON Lines, or a JSON array when the first non-blank line starts with `[`, or one JSON object spread over
+    lines (an official harness's results file: one row) when the first line opens an object it does not close;
+    read line by line so no more than one line (or one array or object file) is held whole. `keep_unreadable`: a line that is not
     UTF-8 JSON becomes an Unreadable row (counted as a row) instead of stopping the read."""
     found: list[Row] = []
-    for number, raw in _lines(stream, where):
+    lines = _lines(stream, where)
+    for number, raw in lines:
         if not raw.strip():
             continue
         if not found and raw.lstrip(b"\xef\xbb\xbf \t").startswith(b"["):
             return _rows_from_array(raw + b"\n" + _read_rest(stream, where, len(raw)), where, number, rows)
-        rows.check_room(raw, where, number)
-        try:
-            value = parse_json(decode_utf8(raw, where, PredictionsError, number), where, number, PredictionsError)
-        except PredictionsError as exc:
-            if not keep_unreadable:
-                raise
-            value = Unreadable(str(exc))
-        rows.take([value], where, number)
-        found.append(Row(where, number, value))
+        if not found and _opens_a_document(raw):
+            whole = raw + b"\n" + _read_rest(stream, where, len(raw), MAX_JSON_DOCUMENT_BYTES, "JSON document")
+            document = _document_row(whole, where, number, rows)
+            if document is not None:
+                return [document]
+            # not one document after all: read its lines (from this one on) as JSON Lines, each reported
+            rest = ((number + index, line) for index, (_, line) in enumerate(_lines(io.BytesIO(whole), where)))
+            return _rows_from_lines(rest, where, rows, keep_unreadable)
+        found.append(_row_of_line(raw, where, number, rows, keep_unreadable))
     return found
 
 
-def _read_rest(stream: IO[bytes], where: str, already: int) -> bytes:
-    rest = stream.read(MAX_JSON_VALUE_BYTES + 1 - already)
-    if already + len(rest) > MAX_JSON_VALUE_BYTES:
-        raise PredictionsError(f"a JSON array file is read whole, so at most {MAX_JSON_VALUE_BYTES / MB:.3g} MB; "
+def _rows_from_lines(lines: Iterator[tuple[int, bytes]], where: str, rows: _RowBudget,
+                     keep_unreadable: bool) -> list[Row]:
+    return [_row_of_line(raw, where, number, rows, keep_unreadable) for number, raw in lines if raw.strip()]
+
+
+def _row_of_line(raw: bytes, where: str, number: int, rows: _RowBudget, keep_unreadable: bool) -> Row:
+    rows.check_room(raw, where, number)
+    try:
+        value = parse_json(decode_utf8(raw, where, PredictionsError, number), where, number, PredictionsError)
+    except PredictionsError as exc:
+        if not keep_unreadable:
+            raise
+        value = Unreadable(str(exc))
+    rows.take([value], where, number)
+    return Row(where, number, value)
+
+
+def _read_rest(stream: IO[bytes], where: str, already: int, limit: int = MAX_JSON_VALUE_BYTES,
+               what: str = "JSON array file") -> bytes:
+    rest = stream.read(limit + 1 - already)
+    if already + len(rest) > limit:
+        raise PredictionsError(f"a {what} is read whole, so at most {limit / MB:.3g} MB; "
                                "write JSON Lines (one prediction per line) for more", where)
     return rest
+
+
+def _opens_a_document(line: bytes) -> bool:
+    """A first line that opens a JSON object it does not close (an indented file of one object, e.g. an official
+    harness's results file), rather than a JSON Lines row."""
+    text = line.lstrip(b"\xef\xbb\xbf \t").rstrip()
+    if not text.startswith(b"{"):
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return True
+    return False
+
+
+def _document_row(whole: bytes, where: str, first_line: int, rows: _RowBudget) -> Row | None:
+    """The file as one JSON object (one row), or None when it is not one (then its lines are read as JSON Lines)."""
+    rows.check_room(whole, where, first_line)
+    if whole.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf \t").rstrip() == b"{":
+        # a lone "{": an indented document, whose problem is reported where it is (no JSON Lines file starts so)
+        value = parse_json(decode_utf8(whole, where, PredictionsError, first_line), where, first_line, PredictionsError)
+    else:
+        try:
+            value = json.loads(whole.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None
+    if not isinstance(value, dict):
+        return None
+    rows.take([value], where, first_line)
+    return Row(where, first_line, value)
 
 
 def _rows_from_array(raw: bytes, where: str, first_line: int, rows: _RowBudget) -> list[Row]:

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from evaluators.core.board_layout import BoardLayout, plain_layout
 from evaluators.core.declarations import About, EvidenceKind, Metric, Option, Overview, Role
@@ -120,6 +120,9 @@ class Benchmark:
     prepare_uploaded: PrepareUploaded | None = None
     layout: BoardLayout | None = None
     subset_of_id: SubsetOfId | None = None
+    # For uploads whose rows are whole documents without an "id" (an official harness's results file, one per
+    # subset): the subset a row's parsed document is of, or None.
+    subset_of_document: Callable[[Any], str | None] | None = None
     example: Example | None = None
     replay: Replay | None = None
     # The headline figures in the overview across benchmarks; None: not in the overview.

@@ -81,6 +81,7 @@ class Submission:
             "other_subsets": summary.other_subsets,
             "problems": len(summary.errors),
             "first_errors": summary.errors[:MAX_LISTED_ERRORS],
+            "notes": summary.notes[:MAX_LISTED_ERRORS],
             "benchmark": self.benchmark.name,
             "language": self.language,
             "subsets": self.subsets,
@@ -190,12 +191,17 @@ def checked_text(value: str, field: str, limit: int, fix: str, *, lines: bool = 
 
 
 def subsets_in_file(upload: ReadUpload, benchmark: Benchmark, subsets: list[str]) -> list[str]:
-    """The subsets the file's ids belong to (the benchmark says which subset an id is of); none when no line has
-    an id, so its lines' problems are reported, but a file of well-formed lines none of which is of the benchmark
+    """The subsets the file's ids belong to (the benchmark says which subset an id is of), and those of its whole
+    documents for a benchmark that reads them (subset_of_document); none when no line has an id, so its lines' problems are reported, but a file of well-formed lines none of which is of the benchmark
     is refused as such."""
     with_ids = [row.data for row in upload.parsed.rows if isinstance(row.data, dict) and isinstance(row.data.get("id"), str)]
     ids = {data["id"] for data in with_ids}
     found = {benchmark.subset_of(sample_id) for sample_id in ids}
+    if benchmark.subset_of_document is not None:  # whole documents (an official results file each): their subsets
+        of_documents = [benchmark.subset_of_document(row.data) for row in upload.parsed.rows
+                        if not (isinstance(row.data, dict) and isinstance(row.data.get("id"), str))]
+        found |= {subset for subset in of_documents if subset is not None}
+        with_ids += [{} for subset in of_documents if subset is not None]  # counted as rows that name a subset
     covered = [name for name in subsets if name in found]
     if not covered and len(with_ids) < len(upload.parsed.rows):
         return []

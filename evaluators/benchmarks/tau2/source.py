@@ -1,5 +1,6 @@
 """The pinned τ²-bench source: the official repository at one commit, and only the files the package reads,
-each accepted when its git blob id (sha1 of b"blob <size>\\0" + bytes) equals the pinned tree's.
+each accepted when its git blob id (sha1 of b"blob <size>\\0" + bytes) equals the pinned tree's: the data files
+(BLOB_IDS) and the official code the domain environments run on in worker processes (CODE_BLOB_IDS, src/tau2/…).
 
 Where the files come from, in this order:
 - a folder laid out like the repository (`data/tau2/domains/<domain>/…`), given as `data_dir` or
@@ -62,6 +63,58 @@ BLOB_IDS: dict[str, str] = {
     "data/tau2/domains/telecom/user_db.toml": "1def9a98eabf1d4a5fc95a67387ec294f56196d8",
 }
 
+# The files the conversation's texts are read from at run time (prompts.py): templates pulled out of the .py files
+# with `ast` (never imported), the user simulator's guidelines read as they are. Same commit, same check.
+PROMPT_BLOB_IDS: dict[str, str] = {
+    "src/tau2/agent/llm_agent.py": "652974ff98edb652c582453687977cff1742b7bd",
+    "src/tau2/orchestrator/orchestrator.py": "da030140af392038aef48b149cd22607e600269d",
+    "src/tau2/user/user_simulator.py": "51ef4bba88e2565532ce02da1f36ab3021028178",
+    "src/tau2/user/user_simulator_base.py": "1daa1f6d8aa630f73c744dd44a5888ff6700239e",
+    "src/tau2/evaluator/evaluator_nl_assertions.py": "1f5397c5b8f8b105bf3d76027518d3bc3eb3e0f7",
+    "data/tau2/user_simulator/simulation_guidelines.md": "b55a28a1d5eaf81e72bdc263307d9f512fe49a99",
+    "data/tau2/user_simulator/simulation_guidelines_tools.md": "a7235b1ddf8d0d1e2edc9b1708916f37b0aac045",
+}
+
+# The official code the three domain environments run on (the import closure of
+# `tau2.domains.{airline,retail,telecom}.environment` with empty stand-in parent packages, official_code.py), by
+# git blob id at COMMIT, filled into the same cache from the same archive. Executed only in environment worker
+# processes (env_worker.py), never in the main process.
+CODE_PREFIX = "src/tau2"
+CODE_BLOB_IDS: dict[str, str] = {
+    "src/tau2/config.py": "f5187fa611227a8b3c43630a4b2723b973416c42",
+    "src/tau2/voice_config.py": "2c4bdb3ffcb908b381ecc00d2a1a205ac1bd99f4",
+    "src/tau2/data_model/audio.py": "11b2217dd9c22288801335d3e2f0fe7b999c799e",
+    "src/tau2/data_model/audio_effects.py": "f919488769f9391891cc7d2750460d3e10a2c615",
+    "src/tau2/data_model/message.py": "0449e2f2ce82cc03dd351520549eb9e24eb70bf9",
+    "src/tau2/data_model/tasks.py": "28f37885f0282bd3b82eed18bfe8aa2350fba2b7",
+    "src/tau2/domains/airline/data_model.py": "1b65884c10349950a1fc31c8ad96a8d804e093a1",
+    "src/tau2/domains/airline/environment.py": "e1cabffe7ed4ad895904aa5248319dd307e77a97",
+    "src/tau2/domains/airline/tools.py": "adc5c09a155d82d91e2f0647682023419eaca2ea",
+    "src/tau2/domains/airline/utils.py": "055548ffd07f82343645c79e6ea9bacf08501047",
+    "src/tau2/domains/retail/data_model.py": "e8cedd4c73c3c3865e86ef7dd9202ad2468d685b",
+    "src/tau2/domains/retail/environment.py": "a403300c800a06c314260c6215b0c39e175b4cdc",
+    "src/tau2/domains/retail/tools.py": "eba01ab32dca0d4ef33328c22358b794d859f2b6",
+    "src/tau2/domains/retail/utils.py": "f4d0fa552bab03a2a3c2b4c6dbd66c77f7845c49",
+    "src/tau2/domains/telecom/data_model.py": "54e95d47c9e73da268bc7ac4d7969d4f8a03f013",
+    "src/tau2/domains/telecom/environment.py": "a408c9bd5cdfb0c09eeeb438301459356b51d088",
+    "src/tau2/domains/telecom/tools.py": "c531b4c717233285271f3c4039961a6a8e562ed6",
+    "src/tau2/domains/telecom/user_data_model.py": "78288cfc3f27cef39b4f7016d6b4646480338ecf",
+    "src/tau2/domains/telecom/user_tools.py": "a79447b0af1abbe23caeaaefa79b34432279f942",
+    "src/tau2/domains/telecom/utils.py": "15ddf884b4592f290c3a7ab5396398956c45582e",
+    "src/tau2/environment/db.py": "5a4122a575449d2e8f531399f77391a237b6d958",
+    "src/tau2/environment/environment.py": "0dce3d21826273e789eb25fa167b95ab148fa4f4",
+    "src/tau2/environment/tool.py": "cf55463cbac9286f36f5b01f5c799d5b0b50da88",
+    "src/tau2/environment/toolkit.py": "b6ccc92f4b4d7d692a7b7db10197ce3630fadaae",
+    "src/tau2/utils/__init__.py": "42a638ed754506b85e80f714bddde9c7883e38c6",
+    "src/tau2/utils/io_utils.py": "16edf0e8af54adee8118206cb64baeb6058795b0",
+    "src/tau2/utils/pydantic_utils.py": "adc02cb8db38d1b55340ead43207f3ff0ecf7c76",
+    "src/tau2/utils/utils.py": "0e6878e34c3c1c18aa5789d0ab278c64cacbf51e",
+}
+
+# Every pinned file, data, prompts and code: what a source folder and the cache are checked against, and what
+# the archive is read for.
+PINNED_FILES: dict[str, str] = {**BLOB_IDS, **PROMPT_BLOB_IDS, **CODE_BLOB_IDS}
+
 # The wheel that carries the two files a copy of the repository may lack (gzipped, one newline byte added).
 WHEEL_PACKAGE = "inspect-evals"
 WHEEL_VERSION = "0.26.0"
@@ -86,7 +139,8 @@ def blob_id(content: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
 
 
-def check_blob(relative: str, content: bytes, where: str | Path, blob_ids: Mapping[str, str] = BLOB_IDS) -> bytes:
+def check_blob(relative: str, content: bytes, where: str | Path,
+               blob_ids: Mapping[str, str] = PINNED_FILES) -> bytes:
     """`content` if its blob id is the pinned one of `relative`, else a DataError naming both ids."""
     expected = blob_ids[relative]
     found = blob_id(content)
@@ -101,7 +155,7 @@ class Source:
     """A folder laid out like the repository; every read is checked against the pinned blob ids."""
 
     root: Path
-    blob_ids: Mapping[str, str] = field(default_factory=lambda: BLOB_IDS)  # tests: a stand-in tree's table
+    blob_ids: Mapping[str, str] = field(default_factory=lambda: PINNED_FILES)  # tests: a stand-in tree's table
 
     def where(self, relative: str) -> Path:
         return self.root / relative
@@ -143,7 +197,7 @@ def cache_folder() -> Path:
 
 
 def _cache_complete(folder: Path) -> bool:
-    return all((folder / relative).is_file() for relative in BLOB_IDS)
+    return all((folder / relative).is_file() for relative in PINNED_FILES)
 
 
 def open_source(data_dir: str | Path | None = None) -> Source:
@@ -163,8 +217,20 @@ def open_source(data_dir: str | Path | None = None) -> Source:
     return Source(folder)
 
 
+def environment_root(data: Source) -> Path:
+    """The folder the environment workers load from (env_host.py's `source_root`): `data`'s own folder when it
+    holds the pinned code files too (a copy of the repository, the cache), else the cache (filled by downloading
+    once). Every file is pinned by blob id, so the cache's data files are the same bytes as the folder's."""
+    if all(source_files.is_file(data.root / relative) for relative in CODE_BLOB_IDS):
+        return data.root
+    folder = cache_folder()
+    if not _cache_complete(folder):
+        fill_cache(folder)
+    return folder
+
+
 def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = None,
-               blob_ids: Mapping[str, str] = BLOB_IDS, wheel_sha256: str = WHEEL_SHA256) -> Path:
+               blob_ids: Mapping[str, str] = PINNED_FILES, wheel_sha256: str = WHEEL_SHA256) -> Path:
     """Write the pinned files into `folder` (laid out like the repository): each from the repository archive
     (`archive`, else downloaded), the ones it lacks from the inspect-evals wheel (`wheel`, else downloaded), each
     checked before it is written. The downloads are not kept."""
@@ -195,7 +261,7 @@ def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = N
     return folder
 
 
-def read_archive(archive: Path, blob_ids: Mapping[str, str] = BLOB_IDS) -> dict[str, bytes]:
+def read_archive(archive: Path, blob_ids: Mapping[str, str] = PINNED_FILES) -> dict[str, bytes]:
     """The pinned files a repository tarball holds (its one top folder dropped), each checked; only regular
     files of the exact pinned paths are read, so no member is ever written where its name says."""
     budget = ByteBudget(MAX_ARCHIVE_BYTES)

@@ -30,12 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import collections
 import itertools
-import json
 import os
-import queue
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -47,6 +43,7 @@ from typing import Any, TypeVar
 from evaluators.benchmarks.bfcl.multi_turn.evidence import ENVIRONMENT_LIMIT
 from evaluators.benchmarks.bfcl.wheel import pinned_wheel
 from evaluators.core.types import Sample
+from evaluators.core.worker_process import WorkerProcess
 
 DEFAULT_WORKERS = 2
 DEFAULT_MEMORY_MB = 1024
@@ -57,7 +54,6 @@ START_SECONDS = 120.0
 SLACK_SECONDS = 10.0
 WORKER_MODULE = "evaluators.benchmarks.bfcl.multi_turn.worker"
 _PROJECT_ROOT = Path(__file__).resolve().parents[4]
-_STDERR_TAIL = 4096
 _T = TypeVar("_T")
 
 
@@ -79,98 +75,25 @@ class Session:
     id: str
     item_id: str
     slot: int
-    worker: _Worker
+    worker: WorkerProcess
     ended: str | None = None
     # Opened with track_state: the environments' state after the latest open or execute (what `state` answers).
     track_state: bool = False
     state: dict[str, dict[str, Any]] | None = None
 
 
-class _Worker:
-    """One worker process and the thread reading its replies."""
-
-    def __init__(self, wheel: Path, memory_mb: int, call_seconds: float, kind: str | None = None):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE, str(wheel), str(memory_mb), str(call_seconds),
-             *([kind] if kind else [])],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
-            encoding="utf-8", bufsize=1)
-        self.replies: queue.Queue[str | None] = queue.Queue()
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=64)
-        self.lock = threading.Lock()
-        self.sessions: set[str] = set()
-        self.in_flight = 0  # requests waiting for this worker (checks included), for picking the least loaded
-        self.dead = False
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.replies.put(line)
-        self.replies.put(None)
-
-    def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr_tail.append(line[:_STDERR_TAIL])
-
-    def wait_ready(self) -> None:
-        reply = self._reply(START_SECONDS)
-        if reply is None or not reply.get("ready"):
-            self.kill()
-            tail = "".join(self.stderr_tail)[-_STDERR_TAIL:]
-            raise EnvironmentRequestError(f"the environment worker did not start (exit code {self.process.poll()}): "
-                                          f"{tail.strip() or 'no output'}")
-
-    def _reply(self, timeout: float) -> dict[str, Any] | None:
-        try:
-            line = self.replies.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        return None if line is None else json.loads(line)
-
-    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """One request and its reply (the caller holds `lock`); None-like failures kill the worker."""
-        if self.dead:
-            raise EnvironmentLimit("the environment worker was ended")
-        try:
-            assert self.process.stdin is not None
-            self.process.stdin.write(json.dumps(payload) + "\n")
-            self.process.stdin.flush()
-        except (OSError, ValueError):
-            self.kill()
-            raise EnvironmentLimit("the environment worker is gone") from None
-        reply = self._reply(timeout)
-        if reply is None:
-            self.kill()
-            raise EnvironmentLimit(f"the environment worker exceeded its limits (exit code {self.process.poll()})")
-        if not reply.get("ok"):
-            raise EnvironmentRequestError(str(reply.get("error")))
-        return reply
-
-    def kill(self) -> None:
-        self.dead = True
-        if self.process.poll() is None:
-            self.process.kill()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+def _start_worker(wheel: Path, memory_mb: int, call_seconds: float, kind: str | None = None) -> WorkerProcess:
+    """One worker process (started, not yet ready)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")]))
+    return WorkerProcess([sys.executable, "-m", WORKER_MODULE, str(wheel), str(memory_mb), str(call_seconds),
+                          *([kind] if kind else [])], env, gone=EnvironmentLimit, refused=EnvironmentRequestError)
 
 
 @dataclass
 class _Slot:
     executor: ThreadPoolExecutor
-    worker: _Worker | None = None
+    worker: WorkerProcess | None = None
     ended_sessions: set[str] = field(default_factory=set)
 
 
@@ -192,15 +115,15 @@ class EnvironmentHost:
 
     # ---- workers ----
 
-    def _live_worker(self, slot: _Slot) -> _Worker:
+    def _live_worker(self, slot: _Slot) -> WorkerProcess:
         """The slot's worker, started (again) when it has none or it was ended (caller holds the host lock)."""
         if self._closed:
             raise EnvironmentRequestError("the environment host was shut down")
         if slot.worker is not None and not slot.worker.dead and slot.worker.process.poll() is not None:
             slot.worker.kill()  # it ended between requests (e.g. killed from outside): its sessions are over
         if slot.worker is None or slot.worker.dead:
-            worker = _Worker(self.wheel, self.memory_mb, self.call_seconds, self.kind)
-            worker.wait_ready()
+            worker = _start_worker(self.wheel, self.memory_mb, self.call_seconds, self.kind)
+            worker.wait_ready(START_SECONDS)
             slot.worker = worker
         return slot.worker
 
@@ -228,7 +151,7 @@ class EnvironmentHost:
                 session.ended = ENVIRONMENT_LIMIT
                 raise
 
-    def _end_sessions(self, worker: _Worker) -> None:
+    def _end_sessions(self, worker: WorkerProcess) -> None:
         worker.sessions.clear()
 
     # ---- sync API ----
