@@ -626,6 +626,20 @@ def test_report_per_domain_and_summary() -> None:
     assert "notes" not in report.summary
 
 
+def test_report_keeps_intervals_of_the_means() -> None:
+    report = run_report({
+        "airline": [(renamed(AIRLINE_TASK, "1"), airline_trials(["pass", "pass", "pass", "silent"])),
+                    (renamed(AIRLINE_TASK, "2"), airline_trials(["pass", "silent", "silent", "silent"]))],
+        "retail": [(RETAIL_NL_TASK, retail_trials([None]))],
+    })
+    airline = report.intervals["subsets"]["airline"]
+    # pass^1 is the mean of the tasks' 3/4 and 1/4: spread 1/4 over 2 tasks, se = 0.25 / sqrt(2)
+    low, high = airline["pass_1"]
+    assert low == pytest.approx(0.5 - 1.959963984540054 * 0.25 / 2 ** 0.5) and high == pytest.approx(1 - low)
+    assert "avg_reward" in airline and "pass_1" not in report.intervals["subsets"]["retail"]
+    assert "pass_1" not in report.intervals["summary"]  # retail has none: no overall pass^1 either
+
+
 def test_report_without_a_judge_withholds_pass_hat_k_and_says_why() -> None:
     report = run_report({
         "airline": [(AIRLINE_TASK, airline_trials(["pass"] * 2))],
@@ -935,6 +949,11 @@ def test_score_asks_the_environment_host_once_for_both_modes(monkeypatch: pytest
     stand_in = types.ModuleType("evaluators.benchmarks.tau2.env_host")
     stand_in.shared_host = StandInHost  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "evaluators.benchmarks.tau2.env_host", stand_in)
+    from evaluators.benchmarks.tau2.source import CODE_BLOB_IDS
+
+    for relative in CODE_BLOB_IDS:  # a folder that holds the code files is the workers' source root as it is
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).touch()
     record = renamed(AIRLINE_TASK, f"cache-{tmp_path.name}")  # a key no other test has filled
     sample = sample_of(record, "airline")
     sample.input[SOURCE_ROOT] = str(tmp_path)

@@ -54,6 +54,9 @@ class DomainMetrics:
     infrastructure_errors: int = 0
     unscored: int = 0
     notes: list[str] = field(default_factory=list)
+    # What the figures are means of (for their intervals): each task's pass^k per k, and the trials' rewards.
+    task_pass_hat_ks: dict[int, list[float]] = field(default_factory=dict)
+    rewards: list[float] = field(default_factory=list)
 
 
 def max_k_of(counts: Sequence[int], requested_k: int | None) -> tuple[int, str | None]:
@@ -94,6 +97,7 @@ def domain_metrics(rows: Iterable[TrialRow], requested_k: int | None = None, abs
     if lowered:
         notes.append(lowered)
     pass_hat_ks: dict[int, float | None] = {}
+    per_task_by_k: dict[int, list[float]] = {}
     if unscored:
         notes.append(f"{unscored} trial(s) have no reward: pass^k is not reported")
         pass_hat_ks = {k: None for k in range(1, max_k + 1)}
@@ -102,8 +106,9 @@ def domain_metrics(rows: Iterable[TrialRow], requested_k: int | None = None, abs
             per_task = [pass_hat_k(len(task_rewards), sum(is_successful(r) for r in task_rewards if r is not None), k)
                         for task_rewards in by_task.values()]
             per_task.extend([0.0] * absent_tasks)
+            per_task_by_k[k] = per_task
             pass_hat_ks[k] = sum(per_task) / len(per_task)
     if absent_tasks:
         notes.append(f"{absent_tasks} task(s) have no trial (no prediction or failed requests): counted as failures")
     return DomainMetrics(pass_hat_ks, max_k, avg_reward, len(by_task) + absent_tasks, len(kept), infrastructure,
-                         unscored, notes)
+                         unscored, notes, per_task_by_k, [float(reward) for reward in rewards])

@@ -10,7 +10,8 @@ A prediction that is missing or whose requests failed is not scored (`missing_pr
 `report(samples, scores, mode, language, subsets)`: per domain `pass_1` … `pass_k` (fractions; k up to the trials
 run, pass_1..pass_4 always present, None beyond the trials run), `avg_reward`, `n` = tasks, the termination
 reasons' counts (`termination_<reason>`) and the failed rules' counts over trials (`failed_<rule>`); the summary is
-the mean of each figure over the domains run. A domain holding a trial without a reward (a task needing the NL
+the mean of each figure over the domains run; `intervals` holds their 95% intervals (pass^k as a mean over tasks,
+avg_reward over trials, the summary as a mean of the domains' estimates). A domain holding a trial without a reward (a task needing the NL
 judge when none was given) has pass^k None, and the summary's `notes` says why.
 
 Modes: "official" and "strict" give the same numbers. The official evaluator has no documented bug to correct
@@ -26,6 +27,7 @@ import json
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_succ
 from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
 from evaluators.core.declarations import DIALOGUE_CHECKS
 from evaluators.core.errors import DataError
+from evaluators.core.intervals import Estimate, bounds, mean_estimate, mean_of_estimates
 from evaluators.core.types import Prediction, Report, Sample, SampleScore, SubsetResult
 
 BENCHMARK = "tau2"
@@ -53,17 +56,18 @@ NO_TRIALS = "no_trials_recorded"
 NOTES = "notes"
 
 
-@lru_cache(maxsize=1)
-def _default_source_root() -> Path:
-    from evaluators.benchmarks.tau2.source import open_source
+@lru_cache(maxsize=8)
+def _environment_root(given: str | None) -> Path:
+    from evaluators.benchmarks.tau2.source import Source, environment_root, open_source
 
-    return open_source().root
+    return environment_root(Source(Path(given)) if given else open_source())
 
 
 def source_root_of(sample: Sample) -> Path:
-    """Where the pinned source is: the sample says (samples.py), else the default source (data folder or cache)."""
+    """Where the environment workers load the pinned data and code from: the sample's source (samples.py) when it
+    holds the code files too, else the cache (source.environment_root)."""
     given = sample.input.get(SOURCE_ROOT)
-    return Path(given) if given else _default_source_root()
+    return _environment_root(str(given) if given else None)
 
 
 # A run scores each sample once per mode, and both modes need the same replay: the last checks are kept, keyed by
@@ -185,15 +189,29 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(present) / len(present)
 
 
-def domain_figures(scores: list[SampleScore], requested_k: int | None) -> tuple[dict[str, float | None], list[str]]:
-    """One domain's metrics (pass_k, avg_reward, termination and failed-rule counts) and its notes."""
+@dataclass
+class DomainFigures:
+    """One domain's report metrics, its notes, and the estimates (value, variance) behind pass_k and avg_reward."""
+
+    metrics: dict[str, float | None]
+    notes: list[str]
+    estimates: dict[str, Estimate | None]
+
+
+def domain_figures(scores: list[SampleScore], requested_k: int | None) -> DomainFigures:
+    """One domain's metrics (pass_k, avg_reward, termination and failed-rule counts), notes and estimates: pass^k
+    is a mean over tasks (each task's C(c,k)/C(n,k)), avg_reward a mean over trials (core/intervals.mean_estimate)."""
     rows = [row for result in scores for row in _trial_rows(result)]
     absent = sum(1 for result in scores if not _trial_rows(result))
     figures = domain_metrics(rows, requested_k, absent_tasks=absent)
     metrics: dict[str, float | None] = {}
+    estimates: dict[str, Estimate | None] = {}
     for k in range(1, max(DECLARED_K, figures.max_k) + 1):
         metrics[f"pass_{k}"] = figures.pass_hat_ks.get(k)
+        estimates[f"pass_{k}"] = (mean_estimate(figures.task_pass_hat_ks[k])
+                                  if figures.pass_hat_ks.get(k) is not None else None)
     metrics["avg_reward"] = figures.avg_reward
+    estimates["avg_reward"] = mean_estimate(figures.rewards)
     terminations = Counter(row.termination_reason for row in rows)
     failed = Counter(rule for result in scores for verdict in (result.metadata or {}).get("verdicts") or []
                      for rule in verdict.get("failed_rules") or [])
@@ -203,7 +221,7 @@ def domain_figures(scores: list[SampleScore], requested_k: int | None) -> tuple[
         metrics[f"failed_{rule}"] = float(count)
     if figures.unscored:
         metrics["unscored_trials"] = float(figures.unscored)
-    return metrics, figures.notes
+    return DomainFigures(metrics, figures.notes, estimates)
 
 
 def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "official", language: str | None = None,
@@ -215,18 +233,28 @@ def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "off
     counts = [len(_trial_rows(result)) for result in scores]
     requested_k = max(counts, default=0) or None
     report_subsets: dict[str, SubsetResult] = {}
+    domain_estimates: dict[str, dict[str, Estimate | None]] = {}
     notes: list[str] = []
     for domain in [*DOMAINS, *sorted(set(by_domain) - set(DOMAINS))]:
         if domain not in by_domain:
             continue
-        metrics, domain_notes = domain_figures(by_domain[domain], requested_k)
-        report_subsets[domain] = SubsetResult(len(by_domain[domain]), metrics)
-        notes.extend(f"{domain}: {note}" for note in domain_notes)
+        figures = domain_figures(by_domain[domain], requested_k)
+        report_subsets[domain] = SubsetResult(len(by_domain[domain]), figures.metrics)
+        domain_estimates[domain] = figures.estimates
+        notes.extend(f"{domain}: {note}" for note in figures.notes)
     summary: dict[str, Any] = {}
+    summary_intervals: dict[str, list[float]] = {}
     pass_keys = sorted({key for sub in report_subsets.values() for key in sub.metrics if key.startswith("pass_")},
                        key=lambda key: int(key.removeprefix("pass_")))
     for key in [*pass_keys, "avg_reward"]:
         summary[key] = _mean([sub.metrics.get(key) for sub in report_subsets.values()])
+        parts = [estimates.get(key) for estimates in domain_estimates.values()]
+        present = [part for part in parts if part is not None]
+        if summary[key] is not None and len(present) == len(parts) and (found := bounds(mean_of_estimates(present))):
+            summary_intervals[key] = found
+    intervals = {"summary": summary_intervals, "subsets": {
+        domain: {key: found for key, estimate in estimates.items() if (found := bounds(estimate)) is not None}
+        for domain, estimates in domain_estimates.items()}}
     if notes:
         summary[NOTES] = "; ".join(notes)
     errors = Counter(result.error_type for result in scores if not result.correct and result.error_type)
@@ -239,6 +267,7 @@ def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "off
         language=language,
         missing=[result.sample_id for result in scores if result.error_type == MISSING],
         unavailable=[name for name in subsets or () if name not in by_domain],
+        intervals=intervals,
     )
 
 
