@@ -664,6 +664,22 @@ def test_report_counts_missing_tasks_as_failures() -> None:
     assert "1 task(s) have no trial" in report.summary["notes"]
 
 
+def test_an_uploads_infrastructure_errors_are_counted_and_left_out() -> None:
+    sample = sample_of(AIRLINE_TASK, "airline")
+    prediction = prediction_of(sample, airline_trials(["pass"] * 3))
+    prediction.extra["excluded_trials"] = [  # type: ignore[index]
+        {"trial": 3, "seed": 1567, "termination_reason": "infrastructure_error", "error": "API down"}]
+    result = score_with(sample, prediction, "official", EnvChecks())
+    assert result.correct and result.metrics == {"successes": 3.0, "trials": 3.0, "reward": 1.0}
+    other = sample_of(renamed(AIRLINE_TASK, "8"), "airline")
+    report = summarize([sample, other], [result, score_with(other, prediction_of(other, airline_trials(["pass"] * 4)),
+                                                            "official", EnvChecks())])
+    metrics = report.subsets["airline"].metrics
+    assert metrics["termination_infrastructure_error"] == 1 and metrics["pass_3"] == 1.0 and metrics["pass_4"] is None
+    assert "infrastructure_error were left out" in report.summary["notes"]
+    assert "reported up to k = 3" in report.summary["notes"]
+
+
 def test_report_more_trials_than_declared() -> None:
     report = run_report({"airline": [(AIRLINE_TASK, airline_trials(["pass"] * 5))]})
     assert report.subsets["airline"].metrics["pass_5"] == 1.0 and report.summary["pass_5"] == 1.0

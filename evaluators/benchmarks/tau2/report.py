@@ -34,6 +34,8 @@ from typing import Any
 
 from evaluators.benchmarks.tau2.data import DOMAINS, Task, parse_task
 from evaluators.benchmarks.tau2.evaluator import (
+    INFRASTRUCTURE_ERROR,
+    INFRASTRUCTURE_RULE,
     PRODUCT_RULE,
     EnvChecker,
     EnvCheckLike,
@@ -43,6 +45,7 @@ from evaluators.benchmarks.tau2.evaluator import (
 )
 from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_successful
 from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
+from evaluators.benchmarks.tau2.uploads import EXCLUDED_TRIALS
 from evaluators.core.declarations import DIALOGUE_CHECKS
 from evaluators.core.errors import DataError
 from evaluators.core.intervals import Estimate, bounds, mean_estimate, mean_of_estimates
@@ -146,6 +149,12 @@ def score_with(sample: Sample, prediction: Prediction | None, mode: str = "offic
         raise DataError(f"{sample.id}: the task record cannot be scored: {exc}") from None
     verdicts = [(trial, evaluate_trial(domain, record, trial, env_check, task)) for trial in trials]
     rows = [_verdict_row(trial, verdict) for trial, verdict in verdicts]
+    # An upload's simulations that ended in infrastructure_error (uploads.py keeps them apart, without messages):
+    # listed so the report counts them; the metrics leave them out.
+    rows += [{"trial": item.get("trial"), "termination_reason": INFRASTRUCTURE_ERROR, "reward": None,
+              "rule": INFRASTRUCTURE_RULE, "failed_rules": [], "unscored_reason": item.get("error"),
+              "replay_problems": []}
+             for item in extra.get(EXCLUDED_TRIALS) or [] if isinstance(item, Mapping)]
     # Infrastructure errors (uploads only) are left out of the task's figures, as the official metrics do.
     counted = [verdict for trial, verdict in verdicts if trial.get("termination_reason") != "infrastructure_error"]
     rewards = [reward for verdict in counted if (reward := verdict.reward) is not None]
