@@ -266,6 +266,8 @@ def nl_component(task: Task, judgement: Mapping[str, Any] | None) -> tuple[Compo
     if judgement is None:
         reason = f"the task has {len(assertions)} NL assertion(s) and no judge was given"
         return Component(None, None, {"note": reason}, [JUDGE_NEEDED_RULE]), []
+    if not isinstance(judgement, Mapping):
+        judgement = {"error": f"the judgement is {type(judgement).__name__}, not an object"}
     error = judgement.get("error")
     results = judgement.get("results")
     checks: list[dict[str, Any]] = []
