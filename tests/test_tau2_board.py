@@ -19,6 +19,7 @@ import pytest
 from evaluators.benchmarks.tau2 import board, published, run_rules
 from evaluators.benchmarks.tau2.about import ABOUT
 from evaluators.benchmarks.tau2.source import COMMIT
+from evaluators.core.declarations import DIALOGUE_CHECKS
 from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import LEADERBOARD_DIR, load_published
 from evaluators.core.registry import Benchmark
@@ -188,11 +189,13 @@ def test_published_values_give_the_view_the_figures_and_the_labels(table: dict[s
                       "submission_type": "standard"}
 
 
-def test_evidence_kinds_name_the_trajectory_the_db_diff_and_the_reward_components():
-    kinds = {(kind.source, kind.key): kind.title for kind in board.EVIDENCE}
-    assert kinds == {("prediction", "trials"): "Trajectories", ("score", "db_diff"): "Database diff",
-                     ("score", "trials"): "Reward components", ("prediction", "user_model"): "User simulator",
-                     ("prediction", "judge_model"): "NL assertion judge"}
+def test_evidence_kinds_name_the_trials_their_checks_and_the_reward_components():
+    kinds = {(kind.source, kind.key): (kind.title, kind.render) for kind in board.EVIDENCE}
+    assert kinds == {("prediction", "trials"): ("Trials: the agent, the simulated user and the tools", "dialogues"),
+                     ("score", DIALOGUE_CHECKS): ("Checks per trial", "json"),
+                     ("score", "trials"): ("Reward info per trial (the official fields)", "json"),
+                     ("prediction", "user_model"): ("User simulator", "text"),
+                     ("prediction", "judge_model"): ("NL assertion judge", "text")}
 
 
 def test_about_names_the_paper_the_pinned_data_and_the_licence():

@@ -37,7 +37,7 @@ class GoldPlayer:
 
     def __init__(self, samples: list[Sample]):
         self.by_id = {sample.id: sample for sample in samples}
-        self.by_scenario = {scenario_text(data.parse_task(s.subset, s.gold, "test", 0).user_scenario): s.id
+        self.by_scenario = {scenario_text(data.parse_task(s.subset, s.gold, "test", 0).user_scenario).strip(): s.id
                             for s in samples}
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +46,8 @@ class GoldPlayer:
     def user(self, body: dict[str, Any]) -> dict[str, Any]:
         system, history = body["messages"][0]["content"], body["messages"][1:]
         if not any(message["role"] == "assistant" for message in history):
-            [sample_id] = [sample_id for text, sample_id in self.by_scenario.items() if text in system]
+            scenario = system.split("<scenario>", 1)[1].rsplit("</scenario>", 1)[0].strip()
+            sample_id = self.by_scenario[scenario]
             return {"content": f"Hello. {CASE}{sample_id}"}
         said = history[-1].get("content") or ""
         return {"content": "###STOP###" if said.startswith(DONE) else "Please go on."}
@@ -119,7 +120,8 @@ def test_a_cli_run_of_two_trials_of_three_tasks_per_domain_is_scored_and_on_the_
         frame = board_rows("tau2", store)
     finally:
         store.close()
-    rows = frame[frame["run_id"] == report["run_id"]]
+    # the two runs are one experiment: the board shows the newest, noting the repeat
+    rows = frame[frame["run_id"] == json.loads(again.stdout)["run_id"]]
     assert set(rows["view"]) == {"overall", *data.DOMAINS}
     overall = rows[rows["view"] == "overall"].iloc[0]
     assert overall["pass_1"] == pytest.approx(2 / 3) and overall["user_model"] == USER

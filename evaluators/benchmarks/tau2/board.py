@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluators.core.board_layout import BoardLayout, per_subset_run_values
-from evaluators.core.declarations import EvidenceKind, Metric, Overview
+from evaluators.core.declarations import DIALOGUE_CHECKS, EvidenceKind, Metric, Overview
 from evaluators.core.leaderboard import normalised_model_name
 
 BENCHMARK_NAME = "tau2"
@@ -151,18 +151,16 @@ OVERVIEW = Overview(OVERALL, (PASS_K[0], PASS_K[3]), PASS_K[0],
 
 # Where Explore finds a task's evidence (Prediction.extra / SampleScore.metadata keys of the contracts).
 TRIALS = "trials"
-DB_DIFF = "db_diff"
 JUDGE_MODEL = "judge_model"
-# How the trajectory is drawn: JSON until Explore has a renderer of its own for it (the lead's).
-TRAJECTORY_RENDER = "json"
 EVIDENCE = (
-    EvidenceKind(TRIALS, "Trajectories", TRAJECTORY_RENDER, "prediction",
-                 "each trial's messages in order: the agent's, the simulated user's and the tools' (with the call id "
-                 "and who called), why it ended, its seed, the NL judge's answer and the tokens used"),
-    EvidenceKind(DB_DIFF, "Database diff", "json", "score",
-                 "per trial, what the trajectory left in the domain's database(s) that the gold actions do not (and "
-                 "the reverse)"),
-    EvidenceKind(TRIALS, "Reward components", "json", "score",
+    EvidenceKind(TRIALS, "Trials: the agent, the simulated user and the tools", "dialogues", "prediction",
+                 "each trial's messages in order (the agent's, the user's, each tool call with who made it and its "
+                 "result), why it ended, and inside it each reward component with why it failed and where the end "
+                 "database differs from the gold actions'"),
+    EvidenceKind(DIALOGUE_CHECKS, "Checks per trial", "json", "score",
+                 "per trial: the reward, each rule met or not with why, the database differences (shown inside each "
+                 "trial)"),
+    EvidenceKind(TRIALS, "Reward info per trial (the official fields)", "json", "score",
                  "per trial the official reward info: reward, its basis and breakdown, the DB check, env assertions, "
                  "gold actions called, information communicated, NL assertions met"),
     EvidenceKind(USER_MODEL, "User simulator", "text", "prediction", "the model that played the user"),

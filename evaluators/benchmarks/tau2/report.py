@@ -266,6 +266,10 @@ def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "off
         for domain, estimates in domain_estimates.items()}}
     if notes:
         summary[NOTES] = "; ".join(notes)
+    for label in ("user_model", "judge_model"):  # the board shows who played the user beside the figures
+        named = sorted({str(model) for result in scores if (model := (result.metadata or {}).get(label))})
+        if named:
+            summary[label] = ", ".join(named)
     errors = Counter(result.error_type for result in scores if not result.correct and result.error_type)
     return Report(
         benchmark=BENCHMARK,

@@ -31,7 +31,7 @@ ROLES = (
     Role(USER_ROLE, "User simulator",
          "plays the customer from the task's scenario and the official user guidelines (the published rows name "
          "theirs: gpt-5.2 or gpt-4.1-2025-04-14); rows are comparable only with the same user simulator",
-         fallback="required: a run without one is refused", temperature=0.0),
+         fallback="the run is refused (the model under test never plays the user)", temperature=0.0),
     Role(JUDGE_ROLE, "Assertion judge",
          f"judges the natural-language assertions of the tasks whose reward needs them (40 of retail's 114 base "
          f"tasks); the official judge is {OFFICIAL_JUDGE_MODEL} at temperature 0",
