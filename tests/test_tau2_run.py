@@ -126,3 +126,57 @@ def test_a_cli_run_of_two_trials_of_three_tasks_per_domain_is_scored_and_on_the_
     overall = rows[rows["view"] == "overall"].iloc[0]
     assert overall["pass_1"] == pytest.approx(2 / 3) and overall["user_model"] == USER
     assert len(frame[frame["run_id"].isna() | (frame["run_id"] == "")]) > 0  # beside the published rows
+
+
+@pytest.mark.slow
+def test_an_official_results_file_is_scored_by_re_evaluating_every_trajectory(cli_env: dict[str, str],
+                                                                               tmp_path: Path):
+    """A results.json written by the official runner (`tau2 run`, in its own venv) against the same scripted
+    participants: `score` re-evaluates each trajectory and finds the recorded rewards; the Upload tab's check reads
+    the same file whole."""
+    from evaluators.service.submissions import check_submission
+    from tests.tau2_official_venv import run_official
+
+    root = full_source_root()
+    samples = get_benchmark("tau2").load(root, subsets=["airline"], limit=2)
+    with ScriptedServer(reply=GoldPlayer(samples).reply) as server:
+        results = run_official("run", {"domain": "airline", "base_url": server.base_url, "agent_model": AGENT,
+                                       "user_model": USER, "task_ids": [s.input["task_id"] for s in samples],
+                                       "num_trials": 2})
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results, indent=2))
+    recorded = {(f"airline_{sim['task_id']}", sim["trial"]): sim["reward_info"]["reward"]
+                for sim in results["simulations"]}
+    assert len(recorded) == 4 and set(recorded.values()) == {1.0}
+
+    verdicts = tmp_path / "verdicts.jsonl"
+    done = run_cli(cli_env, "score", "tau2", str(path), "--data-dir", str(root), "--subset", "airline", "--json",
+                   "--samples", str(verdicts))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    airline = report["subsets"]["airline"]
+    # the file holds 2 of airline's 50 tasks: the other 48 are missing, counted as failures (as any partial upload)
+    assert airline["n"] == 50 and report["missing"] == 48
+    assert airline["metrics"]["pass_1"] == airline["metrics"]["pass_2"] == pytest.approx(2 / 50)
+    assert airline["metrics"]["termination_user_stop"] == 4 and report["summary"]["user_model"] == f"openai/{USER}"
+    assert airline["metrics"]["recorded_reward_differs"] == 0 and "recorded_reward_differs" not in report["summary"]
+    scored = {(row["sample_id"], trial["trial"]): trial["reward"]
+              for row in map(json.loads, verdicts.read_text().splitlines())
+              if row["metadata"] for trial in row["metadata"]["verdicts"]}
+    assert scored == recorded
+
+    submission = check_submission(path, "tau2", data_dir=root)
+    assert submission.ok, submission.validation()
+    assert list(submission.reports["official"].subsets) == ["airline"]
+    assert submission.reports["official"].subsets["airline"].metrics["pass_1"] == pytest.approx(2 / 50)
+
+    # a file whose recorded reward is not what its trajectory earns: reported per task and trial, ours kept
+    results["simulations"][0]["reward_info"]["reward"] = 0.0
+    path.write_text(json.dumps(results, indent=2))
+    done = run_cli(cli_env, "score", "tau2", str(path), "--data-dir", str(root), "--subset", "airline", "--json")
+    report = json.loads(done.stdout)
+    first = results["simulations"][0]
+    assert report["subsets"]["airline"]["metrics"]["recorded_reward_differs"] == 1
+    assert report["summary"]["recorded_reward_differs"] == (f"airline_{first['task_id']} trial {first['trial']}: "
+                                                            "recorded 0, ours 1")
+    assert report["subsets"]["airline"]["metrics"]["pass_1"] == pytest.approx(2 / 50)

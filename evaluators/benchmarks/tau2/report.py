@@ -56,6 +56,11 @@ DECLARED_K = 4  # pass_1 … pass_4: the official leaderboard's columns
 MISSING = "missing_prediction"
 REQUEST_ERROR = "request_error"
 NO_TRIALS = "no_trials_recorded"
+# An uploaded trial's own reward (uploads.py), and whether ours differs from it (by more than the official success
+# tolerance): reported per task and trial, counted per domain.
+RECORDED_REWARD = "recorded_reward"
+RECORDED_DIFFERS = "recorded_reward_differs"
+SUCCESS_TOLERANCE = 1e-6
 NOTES = "notes"
 
 
@@ -112,9 +117,25 @@ def _not_scored(sample: Sample, error_type: str, detail: str) -> SampleScore:
 
 
 def _verdict_row(trial: Mapping[str, Any], verdict: TrialVerdict) -> dict[str, Any]:
-    return {"trial": trial.get("trial"), "termination_reason": trial.get("termination_reason"),
-            "reward": verdict.reward, "rule": verdict.rule, "failed_rules": verdict.failed_rules,
-            "unscored_reason": verdict.unscored_reason, "replay_problems": verdict.replay_problems}
+    row = {"trial": trial.get("trial"), "termination_reason": trial.get("termination_reason"),
+           "reward": verdict.reward, "rule": verdict.rule, "failed_rules": verdict.failed_rules,
+           "unscored_reason": verdict.unscored_reason, "replay_problems": verdict.replay_problems}
+    recorded = trial.get(RECORDED_REWARD)  # an upload's own figure: compared, never trusted
+    if isinstance(recorded, int | float) and not isinstance(recorded, bool):
+        row[RECORDED_REWARD] = recorded
+        row[RECORDED_DIFFERS] = verdict.reward is None or abs(float(recorded) - verdict.reward) > SUCCESS_TOLERANCE
+    return row
+
+
+def recorded_differences(scores: list[SampleScore]) -> list[str]:
+    """Per task and trial, where an uploaded file's recorded reward differs from the reward scored here."""
+    found = []
+    for result in scores:
+        for row in (result.metadata or {}).get("verdicts") or []:
+            if row.get(RECORDED_DIFFERS):
+                ours = "none" if row["reward"] is None else f"{row['reward']:g}"
+                found.append(f"{result.sample_id} trial {row['trial']}: recorded {row[RECORDED_REWARD]:g}, ours {ours}")
+    return found
 
 
 def _detail(verdicts: list[dict[str, Any]], successes: int, scored: int) -> str:
@@ -230,6 +251,9 @@ def domain_figures(scores: list[SampleScore], requested_k: int | None) -> Domain
         metrics[f"failed_{rule}"] = float(count)
     if figures.unscored:
         metrics["unscored_trials"] = float(figures.unscored)
+    differing = recorded_differences(scores)
+    if any(RECORDED_REWARD in row for result in scores for row in (result.metadata or {}).get("verdicts") or []):
+        metrics[RECORDED_DIFFERS] = float(len(differing))
     return DomainFigures(metrics, figures.notes, estimates)
 
 
@@ -266,6 +290,9 @@ def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "off
         for domain, estimates in domain_estimates.items()}}
     if notes:
         summary[NOTES] = "; ".join(notes)
+    differing = recorded_differences(scores)
+    if differing:
+        summary[RECORDED_DIFFERS] = "; ".join(differing)
     for label in ("user_model", "judge_model"):  # the board shows who played the user beside the figures
         named = sorted({str(model) for result in scores if (model := (result.metadata or {}).get(label))})
         if named:
