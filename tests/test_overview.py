@@ -42,6 +42,7 @@ from ui.context import AppContext
 
 ACE, TOOLBENCH, STEPEVAL = "ACEBench · Overall", "ToolBench-Static · Act.EM", "StepEval-Audio-Toolcall · Precision"
 BFCL = "BFCL v4 · Overall"
+TAU2 = "τ²-bench · Pass^1"
 
 
 def test_each_benchmark_declares_its_headline_figures():
@@ -50,8 +51,9 @@ def test_each_benchmark_declares_its_headline_figures():
     assert declared["toolbench_static"].columns == ("act_em", "f1") and declared["toolbench_static"].view == "in_domain"
     assert declared["stepeval_audio"].columns == ("precision", "recall") and declared["stepeval_audio"].view == "macro"
     assert declared["bfcl"] == Overview("all", ("overall", "non_live_ast", "live_ast"), "overall", declared["bfcl"].why)
-    assert [h.aggregate_column for h in headlines()] == [ACE, BFCL, STEPEVAL, TOOLBENCH]
-    for part in (ACE, BFCL, STEPEVAL, TOOLBENCH):
+    assert declared["tau2"] == Overview("overall", ("pass_1", "pass_4"), "pass_1", declared["tau2"].why)
+    assert [h.aggregate_column for h in headlines()] == [ACE, BFCL, STEPEVAL, TAU2, TOOLBENCH]
+    for part in (ACE, BFCL, STEPEVAL, TAU2, TOOLBENCH):
         assert part in aggregate_rule()
     # each view by its title, not its key
     assert "(language: English)" in aggregate_rule() and "(subset: In-domain)" in aggregate_rule()
@@ -69,9 +71,11 @@ def test_a_wrong_declaration_fails_when_the_package_loads():
 
 
 def _published_models(name: str) -> set[str]:
-    """The models of a benchmark's published rows in the view its overview reads."""
+    """The models of a benchmark's ranked published rows in the view its overview reads (rows kept apart, e.g.
+    τ²-bench's under another user simulator, do not enter the overview)."""
     frame = board_rows(name, None)
-    return set(frame.loc[frame["view"] == get_benchmark(name).overview.view, "model"])
+    ranked = frame[APART_COLUMN].fillna("") == "" if APART_COLUMN in frame else True
+    return set(frame.loc[(frame["view"] == get_benchmark(name).overview.view) & ranked, "model"])
 
 
 @pytest.mark.slow
@@ -83,33 +87,34 @@ def test_with_the_published_tables_alone_every_model_is_ranked_over_what_it_has(
     # ... and still the overview has a rank and a win rate for every model, with its coverage
     assert len(frame) == len(set.union(*keys.values())) > 50
     assert frame["rank"].notna().all() and frame[AGGREGATE_COLUMN].notna().all()
-    assert set(frame[COVERAGE_COLUMN]) == {"1 of 4", "2 of 4"}
+    assert set(frame[COVERAGE_COLUMN]) == {"1 of 5", "2 of 5"}
     assert list(frame["rank"]) == sorted(frame["rank"]) and frame["rank"].iloc[0] == 1
     # no model stands above one that is at least as good on every figure they share (183 pairs did, ranked by
     # coverage then by a mean across benchmarks)
     assert dominance_violations(frame) == []
     # the minimum-coverage control keeps the models with more benchmarks, each with its rank among all
     two = at_least(frame, 2)
-    assert len(two) == 5 and set(two["rank"]) <= set(frame["rank"]) and at_least(frame, 3).empty
-    # a model is not pushed down for what it lacks: the best model of each table wins every head-to-head it has and
-    # shares the first rank, though each has one benchmark of four
+    assert len(two) == 8 and set(two["rank"]) <= set(frame["rank"]) and at_least(frame, 3).empty
+    # a model is not pushed down for what it lacks: the best model of each table (BFCL's best, Claude Opus 4.5, is
+    # also beaten on τ²-bench) wins every head-to-head it has and shares the first rank, with one benchmark of five
     first = frame[frame["rank"] == 1]
-    assert set(first["model"]) == {"Claude-Opus-4-5-20251101", "GPT-4o", "13B alpha-UMi w/ reuse", "Step-Audio 2"}
-    assert set(first[COVERAGE_COLUMN]) == {"1 of 4"} and set(first[AGGREGATE_COLUMN]) == {1.0}
+    assert set(first["model"]) == {"Qwen3.5-397B-A17B", "GPT-4o", "13B alpha-UMi w/ reuse", "Step-Audio 2"}
+    assert set(first[COVERAGE_COLUMN]) == {"1 of 5"} and set(first[AGGREGATE_COLUMN]) == {1.0}
     # a model in several tables (per the alias table) is one row with each figure, lacking only the others
     tables_of = {k: sum(k in found for found in keys.values()) for k in set.union(*keys.values())}
     lacking = {model_key(m): lacks.count(", ") + 1 for m, lacks in zip(frame["model"], frame[LACKS_COLUMN])}
     assert lacking == {k: len(keys) - n for k, n in tables_of.items()}
     # today, through the alias table, BFCL's "(FC)" / "(Prompt)" rows join five models of the other tables
     assert {k for k, n in tables_of.items() if n > 1} == {
-        "Hammer2.1-3B", "Hammer2.1-7B", "Kimi-K2-Instruct", "Llama-3.2-3B-Instruct", "Qwen3-32B"}
+        "Hammer2.1-3B", "Hammer2.1-7B", "Kimi-K2-Instruct", "Llama-3.2-3B-Instruct", "Qwen3-32B",
+        "Claude-Opus-4-5-20251101", "Claude-Sonnet-4-5-20250929", "GPT-5.2-2025-12-11"}
     assert max(tables_of.values()) == 2
     rows = frame.set_index(frame["model"].map(model_key))  # by key: a known model shows its facts-table name
     # figures of the declared views: ACEBench's English table, ToolBench's in-domain split, StepEval's tool mean
     gpt4o = rows.loc[model_key("GPT-4o")]
     assert gpt4o[ACE] == pytest.approx(0.811) and gpt4o["ACEBench · source"] == "published"
-    assert gpt4o[AGGREGATE_COLUMN] == pytest.approx(_win_rate(frame, ACE, gpt4o[ACE])) and gpt4o[COVERAGE_COLUMN] == "1 of 4"
-    assert gpt4o[LACKS_COLUMN] == "BFCL v4, StepEval-Audio-Toolcall, ToolBench-Static"
+    assert gpt4o[AGGREGATE_COLUMN] == pytest.approx(_win_rate(frame, ACE, gpt4o[ACE])) and gpt4o[COVERAGE_COLUMN] == "1 of 5"
+    assert gpt4o[LACKS_COLUMN] == "BFCL v4, StepEval-Audio-Toolcall, τ²-bench, ToolBench-Static"
     published = json.loads((LEADERBOARD_DIR / "toolbench_static.json").read_text(encoding="utf-8"))["rows"]
     gpt4 = next(r for r in published if r["model"] == "GPT-4 (0-shot)" and r["subset"] == "in_domain")
     assert rows.loc[model_key("GPT-4 (0-shot)"), TOOLBENCH] == pytest.approx(gpt4["metrics"]["act_em"])
@@ -127,18 +132,22 @@ def _win_rate(frame: pd.DataFrame, column: str, value: float) -> float:
 
 
 def test_the_models_of_one_published_table_stay_apart():
-    """Two rows of one published table are two models, unless the table itself asked one model several ways (BFCL's
-    "(FC)", "(Prompt)" and unsuffixed rows): then the rows of that model differ in their request mode."""
+    """Two rows of one published table are two models, unless the table itself asked one model several ways: BFCL's
+    "(FC)", "(Prompt)" and unsuffixed rows differ in their request mode; τ²-bench's in their labels (GPT-5.2 at two
+    reasoning efforts) or in being ranked (a model submitted again under another user simulator, kept apart)."""
     for name in benchmark_names():
+        benchmark = get_benchmark(name)
         frame = board_rows(name, None)
-        frame = frame[frame["view"] == get_benchmark(name).overview.view]
-        merged: dict[str, list[tuple[str, Any]]] = {}
-        for model, mode in zip(frame["model"], frame["request_mode"]):
-            merged.setdefault(model_key(model), []).append((model, mode))
+        frame = frame[frame["view"] == benchmark.overview.view]
+        telling = ["request_mode", *benchmark.board_layout().text_columns, APART_COLUMN]
+        merged: dict[str, list[tuple[str, tuple[Any, ...]]]] = {}
+        for _, row in frame.iterrows():
+            merged.setdefault(model_key(row["model"]), []).append(
+                (row["model"], tuple(None if pd.isna(row.get(c)) else row.get(c) for c in telling if c in frame)))
         for key, spellings in merged.items():
-            modes = [mode for _, mode in spellings]
+            ways = [way for _, way in spellings]
             if len(spellings) > 1:
-                assert name == "bfcl" and len(set(modes)) == len(modes), (name, key, spellings)
+                assert name in ("bfcl", "tau2") and len(set(ways)) == len(ways), (name, key, spellings)
     bfcl = board_rows("bfcl", None)
     qwen = bfcl[bfcl["model"].map(model_key) == "Qwen3-32B"]
     assert sorted(zip(qwen["model"], qwen["request_mode"])) == [("Qwen3-32B (FC)", "native tools"),
@@ -246,7 +255,7 @@ def test_from_a_real_store_comparable_runs_count_and_partial_runs_and_uploads_do
     # the evaluated run joins the published StepEval row of the same model
     audio = rows.loc[model_key("Step-Audio 2")]
     assert audio[ACE] == pytest.approx(0.4) and audio["ACEBench · source"].startswith(f"evaluated run {comparable}")
-    assert audio[LACKS_COLUMN] == "BFCL v4, ToolBench-Static" and audio[STEPEVAL] > 0
+    assert audio[LACKS_COLUMN] == "BFCL v4, τ²-bench, ToolBench-Static" and audio[STEPEVAL] > 0
     assert model_key("only-partial") not in rows.index and model_key("only-uploaded") not in rows.index
 
 
@@ -260,12 +269,12 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
         parts = overview_tab.build(context)
     assert [name for _, name in parts.open_buttons] == benchmark_names()
     assert [button.value for button, _ in parts.open_buttons] == [f"Open {b.title} table" for b in all_benchmarks()]
-    assert [choice[1] for choice in parts.inputs[0].choices] == [1, 2, 3, 4] and parts.inputs[0].value == 1
+    assert [choice[1] for choice in parts.inputs[0].choices] == [1, 2, 3, 4, 5] and parts.inputs[0].value == 1
     page, note = parts.refresh(1)
-    assert "No model has a figure on every benchmark yet" in note and "the most any has is 2 of 4" in note
+    assert "No model has a figure on every benchmark yet" in note and "the most any has is 2 of 5" in note
     # each model's name links to its page; figures in %, one decimal; what it lacks under its name
     row = next(r for r in page.split("<tr>") if 'href="?model=GPT-4o"' in r)
-    assert ">GPT-4o</a>" in row and ">81.1<" in row and ">1 of 4<" in row and "lacks BFCL v4" in row
+    assert ">GPT-4o</a>" in row and ">81.1<" in row and ">1 of 5<" in row and "lacks BFCL v4" in row
     assert 'href="?model=x%3Cb%3E%22bold%22%3C/b%3E%20%26%20y"' in page
     assert ">x&lt;b&gt;&quot;bold&quot;&lt;/b&gt; &amp; y</a>" in page and "<b>" not in page
     models = page.count("<tr>") - 2  # the header's two rows
@@ -323,7 +332,7 @@ def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_
         if size[0] < 640:  # a card per model: the rank, the name and the figures it has, one under the other
             box = first.bounding_box()
             assert box["width"] <= size[0] and box["height"] > 3 * first.locator("td").first.bounding_box()["height"]
-        page.get_by_label("2 of 4+").check()
-        page.wait_for_function("document.querySelector('.overview-html').dataset.rows === '5'")
+        page.get_by_label("2 of 5+").check()
+        page.wait_for_function("document.querySelector('.overview-html').dataset.rows === '8'")
         keep_screenshot(page, f"overview-{size[0]}")
     assert not [p for p in problems if "favicon" not in p], problems
