@@ -8,9 +8,7 @@ test_tau2_env.py). The parity tests (slow) compare with the official code throug
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_succ
 from evaluators.benchmarks.tau2.report import score_with, summarize
 from evaluators.core.types import Prediction, Sample
 from tests import tau2_official_venv
+from tests.tau2_fixtures import full_source_root
 
 
 @dataclass
@@ -745,11 +744,10 @@ def test_score_metadata_holds_dialogue_checks_in_trial_order() -> None:
 #
 # The official evaluator runs on the gold trajectories of every base task and on the mutations of
 # docs/tau2-notes.md §5.7; ours must give the same RewardInfo field by field. Replay is lenient on both sides (as
-# `tau2 evaluate-trajs` and our scoring do). The DB and env-assertion parts need the environment: with the
-# environment host (env_host.py) present, the real EnvCheck is used; in every case a run with the EnvCheck read
-# from the official answer checks everything else (actions, communicate, NL, the product, the shape).
+# `tau2 evaluate-trajs` and our scoring do). Twice: with the environment host's EnvCheck (the whole reward), and
+# with the EnvCheck read from the official answer (everything but the environment's own replay: actions,
+# communicate, NL, the product, the shape), which tells a difference of the scorer from one of the host.
 
-REFERENCE_ARCHIVE = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "tau2-bench-a2c0247.tar.gz"
 MUTATIONS = ("drop_last_write", "drop_first_read", "drop_communicate", "swap_writes", "wrong_argument")
 
 
@@ -876,39 +874,12 @@ def test_reward_info_equals_official_on_gold_and_mutations(domain: str) -> None:
 @pytest.mark.parametrize("domain", ["airline", "retail", "telecom"])
 def test_reward_info_equals_official_with_the_environment_host(domain: str) -> None:
     """The whole reward, the DB and env assertions from the environment host's replay."""
-    try:
-        from evaluators.benchmarks.tau2 import env_host  # noqa: F401
-    except ImportError:
-        pytest.skip("the environment host (evaluators/benchmarks/tau2/env_host.py) is not on this branch yet")
     from evaluators.benchmarks.tau2.report import official_env_check
 
-    root = pinned_source_root()
+    root = full_source_root()
     count, mismatches = compare_with_official(
         domain, lambda official: lambda d, record, messages: official_env_check(d, record, messages, source_root=root))
     assert not mismatches, f"{len(mismatches)} of {count} differ:\n" + "\n".join(mismatches[:10])
-
-
-def pinned_source_root() -> Path:
-    """A folder holding every pinned file, data and official code (what the environment host loads), filled once
-    from the reference archive and the wheel into the test cache (the same folder as test_tau2_env.py's)."""
-    from evaluators.benchmarks.tau2 import source
-    from evaluators.core.downloads import DownloadFailed
-
-    base = Path(os.environ.get("TOOLBOARD_TEST_CACHE") or Path.home() / ".cache" / "toolboard-tests")
-    folder = base / f"tau2-source-{source.COMMIT[:7]}"
-    if not source._cache_complete(folder):
-        if not REFERENCE_ARCHIVE.is_file():
-            pytest.skip(f"the τ²-bench reference archive not found at {REFERENCE_ARCHIVE}")
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            wheel = source.download_wheel(folder.parent)
-        except DownloadFailed as exc:
-            pytest.skip(f"the package index is unreachable (the inspect-evals wheel is needed): {exc}")
-        try:
-            source.fill_cache(folder, REFERENCE_ARCHIVE, wheel)
-        finally:
-            wheel.unlink(missing_ok=True)
-    return folder
 
 
 def random_table(seed: int) -> tuple[list[dict[str, Any]], int]:
