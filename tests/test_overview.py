@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import gradio as gr
+import numpy as np
 import pandas as pd
 import pytest
 from gradio_client import Client
@@ -280,7 +281,7 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
     models = page.count("<tr>") - 2  # the header's two rows
     assert f'data-rows="{models}"' in page and models > 50
     fewer, _ = parts.refresh(2)
-    assert 'data-rows="5"' in fewer and "GPT-4o" not in fewer
+    assert 'data-rows="8"' in fewer and "GPT-4o" not in fewer
     assert "mean win rate" in overview_tab.overview_note()
     launch_patiently(demo, server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
     try:
@@ -293,7 +294,7 @@ def test_the_overview_page_and_its_api(tmp_path: Path):
     assert result["headers"][:4] == ["rank", "model", "coverage", "win_rate"]
     gpt4o = rows[model_key("GPT-4o")]
     assert gpt4o[ACE] == 81.1 and gpt4o[TOOLBENCH] is None and 0 < gpt4o["win_rate"] <= 100
-    assert gpt4o["coverage"] == "1 of 4" and gpt4o["benchmarks"] == 1 and gpt4o["rank"] == 1
+    assert gpt4o["coverage"] == "1 of 5" and gpt4o["benchmarks"] == 1 and gpt4o["rank"] == 1
     # the dominance count over /overview is 0
     frame = pd.DataFrame(result["data"], columns=result["headers"])
     assert dominance_violations(frame) == []
@@ -336,3 +337,14 @@ def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_
         page.wait_for_function("document.querySelector('.overview-html').dataset.rows === '8'")
         keep_screenshot(page, f"overview-{size[0]}")
     assert not [p for p in problems if "favicon" not in p], problems
+
+
+def test_models_that_beat_each_other_in_a_circle_share_one_and_only_they():
+    from evaluators.service.overview import circles
+
+    beats = np.zeros((5, 5), dtype=bool)
+    beats[0, 1] = beats[1, 2] = beats[2, 0] = True  # 0 > 1 > 2 > 0: each on a benchmark the next lacks
+    beats[0, 3] = beats[3, 4] = True  # outside the circle: 0 > 3 > 4
+    labels = list(circles(beats))
+    assert labels[0] == labels[1] == labels[2] and len({labels[0], labels[3], labels[4]}) == 3
+    assert list(circles(np.zeros((0, 0), dtype=bool))) == []

@@ -34,7 +34,8 @@ AGGREGATE_RULE = ("Models are ranked by mean win rate, as HELM ranks models: for
                   "over its benchmarks ({columns}). Figures of different benchmarks are never averaged together, and "
                   "a model with fewer benchmarks is not pushed down for what it lacks. One more rule comes first: no "
                   "model is placed above a model that is at least as good on every headline figure the two share and "
-                  "better on one of them. Equal win rates share a rank. A win rate over few benchmarks or few rivals "
+                  "better on one of them (models that beat each other in a circle, each on a benchmark the next lacks, "
+                  "keep it toward every model outside their circle). Equal win rates share a rank. A win rate over few benchmarks or few rivals "
                   "says less: read the coverage beside it. Each figure is the model's best ranked row of the "
                   "benchmark's view (a published row or a comparable evaluated run; never a partial run or an upload).")
 
@@ -214,21 +215,39 @@ def dominance(frame: pd.DataFrame, parts: Sequence[Headline]) -> npt.NDArray[np.
     return beats
 
 
+def circles(beats: npt.NDArray[np.bool_]) -> npt.NDArray[np.int_]:
+    """A label per model; two models share one when each beats the other through a chain of models (a circle of
+    head-to-heads: A beats B on one benchmark, B beats C on another, C beats A), which no order can keep."""
+    size = len(beats)
+    reach = beats.astype(np.int64) | np.eye(size, dtype=np.int64)
+    while True:  # reachability by squaring: at most log2(size) rounds
+        wider = ((reach @ reach) > 0).astype(np.int64)
+        if (wider == reach).all():
+            break
+        reach = wider
+    mutual = (reach > 0) & (reach > 0).T
+    labels: npt.NDArray[np.int_] = mutual.argmax(axis=1) if size else np.zeros(0, dtype=np.int_)
+    return labels
+
+
 def dominance_violations(frame: pd.DataFrame, parts: Sequence[Headline] | None = None) -> list[tuple[str, str]]:
     """(placed above, its better) for every pair of an overview's rows (in their order) where a model stands above
-    one that beats it on every figure they share (the rule of AGGREGATE_RULE; empty when the order keeps it)."""
+    one that beats it on every figure they share (the rule of AGGREGATE_RULE; empty when the order keeps it), but for
+    pairs of one circle (`circles`), where some such pair is unavoidable."""
     parts = headlines() if parts is None else parts
     beats = dominance(frame, parts)
+    circle = circles(beats)
     names = list(frame[MODEL_COLUMN])
     return [(names[above], names[below]) for above in range(len(names)) for below in range(above + 1, len(names))
-            if beats[below, above]]
+            if beats[below, above] and circle[above] != circle[below]]
 
 
 def head_to_head_order(frame: pd.DataFrame, parts: Sequence[Headline]) -> tuple[list[int], list[int | None]]:
     """(row positions in rank order, their ranks). By mean win rate (then name), except that a model is never
     placed before one that beats it on every figure they share: the order is the win rates' order made to respect
     that (a topological order taking the best win rate free to go next). Should three models beat each other in a
-    circle, the best win rate among those left goes next. Equal win rates share a rank unless one of the two beats
+    circle, the best win rate among those left that only models of its own circle still beat goes next (so no circle
+    puts a model above one outside it that beats it). Equal win rates share a rank unless one of the two beats
     the other; a model without a win rate has no rank and comes last."""
     rates = [(-1.0 if rate is None or pd.isna(rate) else float(rate)) for rate in frame[AGGREGATE_COLUMN]]
     names = [str(name).lower() for name in frame[MODEL_COLUMN]]
@@ -238,10 +257,13 @@ def head_to_head_order(frame: pd.DataFrame, parts: Sequence[Headline]) -> tuple[
     free = [(-rates[i], names[i], i) for i in range(len(frame)) if waiting[i] == 0]
     heapq.heapify(free)
     order: list[int] = []
+    circle = circles(beats)
     while len(order) < len(frame):
-        if not free:  # a circle: the best of those left goes next
-            left = min((i for i in range(len(frame)) if not placed[i]), key=lambda i: (-rates[i], names[i]))
-            free.append((-rates[left], names[left], left))
+        if not free:  # a circle: the best of those left that only models of its own circle still beat goes next
+            left = [i for i in range(len(frame)) if not placed[i]]
+            open_to = [i for i in left if all(circle[j] == circle[i] for j in left if beats[j, i])] or left
+            chosen_left = min(open_to, key=lambda i: (-rates[i], names[i]))
+            free.append((-rates[chosen_left], names[chosen_left], chosen_left))
         _, _, chosen = heapq.heappop(free)
         if placed[chosen]:
             continue
