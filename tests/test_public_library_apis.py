@@ -17,8 +17,7 @@ SCANNED = ("evaluators", "ui", "benchmarks", "tests", "app.py")
 # (file, name): the private names of other code the project still uses, and why each may stay.
 ALLOWED = {
     # Documented in the os module (an exit without cleanup, for a child process).
-    ("evaluators/benchmarks/bfcl/multi_turn/worker.py", "_exit"),
-    ("evaluators/benchmarks/tau2/env_worker.py", "_exit"),
+    ("evaluators/core/worker_process.py", "_exit"),
     ("evaluators/core/isolated_call.py", "_exit"),
     # A type hint for what `add_subparsers` returns: argparse has no public name for it.
     ("evaluators/cli/parser.py", "_SubParsersAction"),

@@ -10,14 +10,38 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import queue
 import shutil
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 STDERR_TAIL = 4096
+
+
+def serve_json_lines(requests: IO[str], replies: IO[str], handle: Callable[[dict[str, Any]], dict[str, Any]],
+                     refused: tuple[type[BaseException], ...], exit_on_memory: int) -> None:
+    """The worker side: one reply per request line. A request that raises one of `refused` is that request's
+    failure (`ok: false` with the exception's type and text; the worker goes on); memory running out ends the
+    process at once with `exit_on_memory` (its state may be anything by then), so the host sees it gone."""
+    for line in requests:
+        if not line.strip():
+            continue
+        try:
+            reply = handle(json.loads(line))
+        except MemoryError:
+            os._exit(exit_on_memory)
+        except refused as exc:
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        try:
+            text = json.dumps(reply)
+        except MemoryError:
+            os._exit(exit_on_memory)
+        replies.write(text + "\n")
+        replies.flush()
 
 
 class WorkerProcess:

@@ -311,27 +311,11 @@ class Worker:
 
 
 def serve(requests: IO[str], replies: IO[str], worker: Worker) -> None:
-    from evaluators.core.errors import DataError
+    from evaluators.core.worker_process import serve_json_lines
 
-    for line in requests:
-        if not line.strip():
-            continue
-        try:
-            reply = worker.handle(json.loads(line))
-        except MemoryError:
-            os._exit(EXIT_MEMORY)
-        except DataError as exc:
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        # Anything else a request raises (pydantic's ValidationError for a malformed task, message or call; an
-        # assertion of the official code) is that request's failure, not the worker's: its other sessions go on.
-        except Exception as exc:  # noqa: BLE001
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        try:
-            text = json.dumps(reply)
-        except MemoryError:
-            os._exit(EXIT_MEMORY)
-        replies.write(text + "\n")
-        replies.flush()
+    # Anything a request raises (pydantic's ValidationError for a malformed task, message or call; an assertion of
+    # the official code; a DataError) is that request's failure, not the worker's: its other sessions go on.
+    serve_json_lines(requests, replies, worker.handle, (Exception,), EXIT_MEMORY)
 
 
 def _isolate_from_dotenv(source_root: Path) -> None:

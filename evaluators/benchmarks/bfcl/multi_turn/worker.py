@@ -163,22 +163,10 @@ def _memory_instance(session: Any) -> Any:
 
 def serve(requests: IO[str], replies: IO[str], worker: Worker) -> None:
     from evaluators.core.errors import DataError
+    from evaluators.core.worker_process import serve_json_lines
 
-    for line in requests:
-        if not line.strip():
-            continue
-        try:
-            reply = worker.handle(json.loads(line))
-        except MemoryError:
-            os._exit(EXIT_MEMORY)
-        except (DataError, KeyError, OSError, TypeError, ValueError) as exc:
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-        try:
-            text = json.dumps(reply)
-        except MemoryError:
-            os._exit(EXIT_MEMORY)
-        replies.write(text + "\n")
-        replies.flush()
+    serve_json_lines(requests, replies, worker.handle, (DataError, KeyError, OSError, TypeError, ValueError),
+                     EXIT_MEMORY)
 
 
 def main(argv: list[str]) -> None:
