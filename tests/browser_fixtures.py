@@ -176,3 +176,16 @@ def add_answer(page: Any, pattern: str) -> str:
     answer.get_by_text(re.compile(pattern)).wait_for()
     return answer.inner_text()
 
+
+
+def goto(page: Any, url: str, **options: Any) -> Any:
+    """page.goto, tried once more when Chromium aborts the navigation (net::ERR_ABORTED: a navigation the page
+    started itself at that moment superseded ours; seen on a loaded machine)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        return page.goto(url, **options)
+    except PlaywrightError as exc:
+        if "ERR_ABORTED" not in str(exc):
+            raise
+        return page.goto(url, **options)

@@ -21,7 +21,7 @@ from evaluators.engine.store import Store, new_run_id
 from evaluators.service.app_services import AppServices
 from evaluators.service.runs import act_on_run, job_state, live_status
 from tests.app_fixtures import RunningApp, wait_for_status
-from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, headless_chromium, start_example_run
+from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, goto, headless_chromium, start_example_run
 from tests.test_hardening_ownership import cancel_all, plain, public_app, public_form
 from ui.model_tab import runs_html
 
@@ -182,7 +182,7 @@ def test_the_model_tab_shows_a_browsers_own_run_with_its_id_and_another_browser_
         run_id = start_example_run(owner, running.server.base_url)
         wait_for_status(running.context, run_id, ("finished",))
         for page in pages:  # the deep link reads the browser's token
-            page.goto(f"{running.url.rstrip('/')}/?model=browser-model", wait_until="load")
+            goto(page, f"{running.url.rstrip('/')}/?model=browser-model", wait_until="load")
             page.locator(".model-page h3", has_text="Runs on this deployment (1)").first.wait_for()
         owner.locator(".model-card code", has_text=run_id).first.wait_for()
         shown = other.locator(".model-page", has_text="Runs on this deployment").first.inner_text()
