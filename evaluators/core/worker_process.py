@@ -22,6 +22,19 @@ from typing import IO, Any
 STDERR_TAIL = 4096
 
 
+def limit_memory(megabytes: int) -> None:
+    """The worker's own address-space limit (RLIMIT_AS); where the system refuses it (macOS caps some limits) the
+    worker runs with its per-call time limit only, and says so on stderr."""
+    import resource
+    import sys
+
+    limit = megabytes * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (ValueError, OSError) as exc:
+        print(f"environment worker: no memory limit on this system ({exc})", file=sys.stderr)
+
+
 def serve_json_lines(requests: IO[str], replies: IO[str], handle: Callable[[dict[str, Any]], dict[str, Any]],
                      refused: tuple[type[BaseException], ...], exit_on_memory: int) -> None:
     """The worker side: one reply per request line. A request that raises one of `refused` is that request's

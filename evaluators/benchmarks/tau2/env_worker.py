@@ -38,6 +38,8 @@ from copy import deepcopy
 from pathlib import Path
 from typing import IO, Any
 
+from evaluators.core.worker_process import limit_memory, serve_json_lines
+
 EXIT_MEMORY = 3
 DOMAINS = ("airline", "retail", "telecom")
 # The official registry's constructor per domain (registry.py: telecom is the manual-policy variant).
@@ -96,17 +98,6 @@ def db_differences(gold: Any, predicted: Any, path: str = "", found: list[dict[s
     else:
         found.append({"path": path or "/", "gold": _short(gold), "predicted": _short(predicted)})
     return found
-
-
-def _limit_memory(megabytes: int) -> None:
-    """RLIMIT_AS; where the system refuses it the worker runs with the time limit only, and says so on stderr."""
-    import resource
-
-    limit = megabytes * 1024 * 1024
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ValueError, OSError) as exc:
-        print(f"environment worker: no memory limit on this system ({exc})", file=sys.stderr)
 
 
 class Worker:
@@ -311,8 +302,6 @@ class Worker:
 
 
 def serve(requests: IO[str], replies: IO[str], worker: Worker) -> None:
-    from evaluators.core.worker_process import serve_json_lines
-
     # Anything a request raises (pydantic's ValidationError for a malformed task, message or call; an assertion of
     # the official code; a DataError) is that request's failure, not the worker's: its other sessions go on.
     serve_json_lines(requests, replies, worker.handle, (Exception,), EXIT_MEMORY)
@@ -354,7 +343,7 @@ def main(argv: list[str]) -> None:
     _quiet_official_logs()
     worker = Worker(source_root, call_seconds)
     if megabytes > 0:
-        _limit_memory(megabytes)
+        limit_memory(megabytes)
     replies.write(json.dumps({"ok": True, "ready": True}) + "\n")
     replies.flush()
     serve(sys.stdin, replies, worker)

@@ -30,20 +30,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from evaluators.core.worker_process import limit_memory, serve_json_lines
+
 EXIT_MEMORY = 3
 VECTOR_KIND = "vector"
-
-
-def _limit_memory(megabytes: int) -> None:
-    """RLIMIT_AS; where the system refuses it (macOS caps some limits) the worker runs with the per-call time
-    limit only, and says so on stderr."""
-    import resource
-
-    limit = megabytes * 1024 * 1024
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ValueError, OSError) as exc:
-        print(f"environment worker: no memory limit on this system ({exc})", file=sys.stderr)
 
 
 class Worker:
@@ -163,7 +153,6 @@ def _memory_instance(session: Any) -> Any:
 
 def serve(requests: IO[str], replies: IO[str], worker: Worker) -> None:
     from evaluators.core.errors import DataError
-    from evaluators.core.worker_process import serve_json_lines
 
     serve_json_lines(requests, replies, worker.handle, (DataError, KeyError, OSError, TypeError, ValueError),
                      EXIT_MEMORY)
@@ -188,7 +177,7 @@ def main(argv: list[str]) -> None:
         prepare_vector_process(Path(tempfile.mkdtemp(prefix="toolboard-bfcl-vector-")))
     worker = Worker(wheel, call_seconds, vector)
     if megabytes > 0:  # 0: no address-space limit (a vector worker: torch maps far more than it uses)
-        _limit_memory(megabytes)
+        limit_memory(megabytes)
     replies.write(json.dumps({"ok": True, "ready": True}) + "\n")
     replies.flush()
     serve(sys.stdin, replies, worker)
