@@ -46,7 +46,8 @@ def official_modules_loaded() -> list[str]:
 def test_the_code_table_pins_the_environment_closure_and_the_cache_takes_it():
     assert len(source.CODE_BLOB_IDS) == 28 and all(len(value) == 40 for value in source.CODE_BLOB_IDS.values())
     assert all(relative.startswith("src/tau2/") for relative in source.CODE_BLOB_IDS)
-    assert source.PINNED_FILES == {**source.BLOB_IDS, **source.PROMPT_BLOB_IDS, **source.CODE_BLOB_IDS}
+    assert source.PINNED_FILES == {**source.BLOB_IDS, **source.PROMPT_BLOB_IDS, **source.NOTE_BLOB_IDS,
+                                   **source.CODE_BLOB_IDS}
     modules = official_code.module_files()
     assert {f"tau2.domains.{domain}.environment" for domain in DOMAINS} <= set(modules)
     assert modules["tau2.utils"] == "src/tau2/utils/__init__.py"  # the one package whose __init__ runs
@@ -315,6 +316,34 @@ def test_gold_actions_match_the_gold_db_and_a_dropped_write_does_not(host: Envir
     assert dropped.db_match is False and dropped.db_diff
     assert all(entry.keys() == {"path", "gold", "predicted"} for entries in dropped.db_diff.values()
                for entry in entries)
+
+
+@pytest.mark.slow
+def test_a_tasks_gold_end_is_passed_to_the_workers_instead_of_rebuilt(source_root: Path,
+                                                                      tasks: dict[str, list[dict[str, Any]]]):
+    """The host hands each worker the gold end another worker computed for the task: shown with a planted one,
+    which the worker uses as given (a gold trajectory then does not match it)."""
+    task = tasks["retail"][0]
+    fresh = EnvironmentHost(workers=1)
+    try:
+        messages = gold_trajectory(fresh, "retail", task, source_root)
+        key = str(source_root.resolve()) + env_worker.gold_key("retail", task, False)
+        fresh._gold_ends[key] = {"db_hash": "planted", "user_db_hash": None, "problems": ["planted note"]}
+        planted = fresh.evaluate_env("retail", task, messages, source_root=source_root)
+        assert planted.db_match is False and planted.replay_problems == ["planted note"]
+        assert fresh._gold_ends[key]["db_hash"] == "planted"
+        # the worker now keeps that gold end for the task itself; a host that passes nothing gets the real one
+        fresh._gold_ends.clear()
+    finally:
+        fresh.shutdown()
+    real = EnvironmentHost(workers=1)
+    try:
+        check = real.evaluate_env("retail", task, messages, source_root=source_root)
+        assert check.db_match is True and check.replay_problems == []
+        [kept] = real._gold_ends.values()
+        assert kept["db_hash"] != "planted" and len(kept["db_hash"]) == 64
+    finally:
+        real.shutdown()
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from evaluators.benchmarks.tau2 import data, rollout, source
+from evaluators.benchmarks.tau2 import data, env_checks, rollout, source
 from evaluators.benchmarks.tau2.env_host import EnvironmentLimit
 from evaluators.benchmarks.tau2.messages import agent_view, user_view
 from evaluators.benchmarks.tau2.prompts import read_prompts, scenario_text
@@ -169,6 +169,7 @@ class FakeEnvironmentHost:
     closed: int = 0
     syncs: int = 0
     beyond_limits: tuple[str, ...] = ()  # tools whose call takes the worker past its limits (it is killed)
+    checked: list[tuple[str, str, int]] = field(default_factory=list)  # evaluate_env: (domain, task id, messages)
 
     async def open_async(self, domain: str, task_record: dict[str, Any], source_root: Path) -> FakeSession:
         assert source_root.is_dir()
@@ -188,6 +189,12 @@ class FakeEnvironmentHost:
 
     async def close_async(self, session: FakeSession) -> None:
         self.closed += 1
+
+    async def evaluate_env_async(self, domain: str, task_record: dict[str, Any], messages: list[dict[str, Any]],
+                                 strict: bool = False, *, source_root: Path) -> dict[str, Any]:
+        self.checked.append((domain, str(task_record["id"]), len(messages)))
+        return {"db_match": True, "env_assertions": [], "tool_types": {"get_user_details": "read"},
+                "replay_problems": [f"checked {len(self.checked)}"], "replay_error": None, "db_diff": {}}
 
 
 # ---- scripted participants -------------------------------------------------------------------------------------
@@ -546,6 +553,7 @@ def test_solve_plays_the_trials_the_options_ask_for(fixture_source: source.Sourc
     opened: list[Any] = []
     monkeypatch.setattr(rollout, "open_source", lambda data_dir: opened.append(data_dir) or fixture_source)
     monkeypatch.setattr(rollout, "default_host", lambda: host)
+    monkeypatch.setattr(rollout, "environment_root_of", lambda given: given.root)  # the fixture holds no code
     task = airline_task()
     sample = Sample("airline_7", "airline", {"domain": "airline", "task_id": "7", "split": "test"}, task)
     # a sample that says where its source is is read from there (with the pinned table)
@@ -572,6 +580,22 @@ def test_expected_requests_grow_with_the_gold_actions():
     small = Sample("a", "airline", {}, {"evaluation_criteria": {"actions": []}})
     big = Sample("b", "airline", {}, airline_task())
     assert 0 < rollout.expected_requests(small) < rollout.expected_requests(big)
+
+
+def test_a_scored_trial_is_checked_ahead_and_the_scorer_takes_that_check(fixture_source: source.Source,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    host = FakeEnvironmentHost({"get_user_details": ("{}", False)})
+    prediction, _ = play(fixture_source, served(agent_that_looks_up_then_answers, user_that_asks_then_stops),
+                         host=host)
+    assert host.checked == [("airline", "7", 7)]  # as soon as it ended
+    monkeypatch.setattr(env_checks, "_host", lambda: pytest.fail("the scorer replayed a trial checked ahead"))
+    [trial] = prediction.extra["trials"]
+    kept = env_checks.official_env_check("airline", airline_task(), trial["messages"], source_root=fixture_source.root)
+    assert kept["replay_problems"] == ["checked 1"]
+    # a trajectory the evaluator does not score (an early end) is not replayed
+    host = FakeEnvironmentHost()
+    prediction, _ = play(fixture_source, served(lambda body: {"content": "?"}, lambda body: {"content": ""}), host=host)
+    assert prediction.extra["trials"][0]["termination_reason"] == "user_error" and host.checked == []
 
 
 # ---- the NL judge ----------------------------------------------------------------------------------------------

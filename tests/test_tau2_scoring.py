@@ -16,7 +16,9 @@ import pytest
 from evaluators.benchmarks.tau2 import evaluator as ev
 from evaluators.benchmarks.tau2.evaluator import TrialVerdict, evaluate_trial
 from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_successful, max_k_of, pass_hat_k
+from evaluators.benchmarks.tau2.official_notes import OfficialNotes, read_notes
 from evaluators.benchmarks.tau2.report import score_with, summarize
+from evaluators.benchmarks.tau2.source import Source
 from evaluators.core.types import Prediction, Sample
 from tests import tau2_official_venv
 from tests.tau2_fixtures import full_source_root
@@ -44,6 +46,14 @@ class EnvChecks:
     def __call__(self, domain: str, record: Any, messages: list[dict[str, Any]]) -> FixedEnvCheck:
         self.calls.append((domain, record["id"]))
         return self.check
+
+
+# Notes of our own in the official notes' shape (the real ones are read from the pinned evaluator files; the parity
+# tests below use those).
+NOTES = OfficialNotes(premature="Ended early ({reason}).", no_criteria="Fixture: no criteria.",
+                      no_env_criteria="Fixture: no env criteria.", no_actions="Fixture: no actions.",
+                      no_communicate="Fixture: nothing to communicate.", no_nl="Fixture: no assertions.",
+                      communicated="Said {info} in: {content}", not_communicated="Never said {info}.")
 
 
 def failing_env_check(domain: str, record: Any, messages: list[dict[str, Any]]) -> FixedEnvCheck:
@@ -148,7 +158,7 @@ def judgement(*met: Any, results: Any = "auto", error: str | None = None) -> dic
 
 def evaluate(record: dict[str, Any], one_trial: dict[str, Any], check: Any = None, domain: str = "airline"
              ) -> TrialVerdict:
-    return evaluate_trial(domain, record, one_trial, check if check is not None else EnvChecks())
+    return evaluate_trial(domain, record, one_trial, check if check is not None else EnvChecks(), notes=NOTES)
 
 
 # ---- premature termination, no criteria ------------------------------------------------------------------------
@@ -160,7 +170,7 @@ def test_premature_termination_scores_zero_without_components(reason: str) -> No
     assert verdict.reward_info == {
         "reward": 0.0, "db_check": None, "env_assertions": None, "action_checks": None, "nl_assertions": None,
         "communicate_checks": None, "reward_basis": None, "reward_breakdown": None,
-        "info": {"note": f"Simulation terminated prematurely. Termination reason: {reason}"}}
+        "info": {"note": f"Ended early ({reason})."}}
     assert verdict.rule == ev.PREMATURE_RULE and verdict.failed_rules == [ev.PREMATURE_RULE]
     assert checks.calls == []  # no component runs
 
@@ -173,7 +183,7 @@ def test_agent_stop_is_scored_like_user_stop() -> None:
 def test_no_evaluation_criteria_scores_one() -> None:
     verdict = evaluate(NO_CRITERIA_TASK, trial([GREETING]))
     assert verdict.reward_info["reward"] == 1.0 and verdict.reward_info["reward_basis"] is None
-    assert verdict.reward_info["info"] == {"note": "No evaluation criteria"}
+    assert verdict.reward_info["info"] == {"note": NOTES.no_criteria}
     assert verdict.rule == ev.NO_CRITERIA_RULE
 
 
@@ -196,8 +206,7 @@ def test_gold_like_airline_trial_passes_with_official_shape() -> None:
                                                   "arguments": {"reservation_id": "ABC"}, "info": None,
                                                   "compare_args": None}
     assert info["communicate_checks"] == [{"info": "1000", "met": True, "justification":
-                                           "Information '1000' communicated in the message:\n "
-                                           "'Done: you get a refund of $1,000.'"}]
+                                           "Said 1000 in: Done: you get a refund of $1,000."}]
     assert info["nl_assertions"] is None
     assert info["info"] == {"env": None, "nl": None, "communicate": None, "action": None}
 
@@ -219,7 +228,7 @@ def test_neither_actions_nor_env_assertions_pass_without_the_environment() -> No
     assert info["env_assertions"] is None
     # the official environment evaluator returns no breakdown here, so DB is absent from the merged one
     assert info["reward_breakdown"] == {}
-    assert info["info"]["env"] == {"note": "No expected actions or env assertions"}
+    assert info["info"]["env"] == {"note": NOTES.no_env_criteria}
 
 
 def test_empty_action_list_is_compared_with_the_environment() -> None:
@@ -326,7 +335,7 @@ def test_action_outside_the_basis_does_not_count() -> None:
 def test_no_gold_actions_gives_no_action_checks() -> None:
     verdict = evaluate(NO_ENV_CRITERIA_TASK, trial([GREETING]))
     assert verdict.reward_info["action_checks"] is None
-    assert verdict.reward_info["info"]["action"] == {"note": "No actions to evaluate"}
+    assert verdict.reward_info["info"]["action"] == {"note": NOTES.no_actions}
 
 
 # ---- COMMUNICATE -----------------------------------------------------------------------------------------------
@@ -343,7 +352,7 @@ def test_communicate_info_present(said: str, met: bool) -> None:
     assert verdict.reward == (1.0 if met else 0.0)
     assert verdict.failed_rules == ([] if met else [ev.COMMUNICATE_RULE])
     if not met:
-        assert verdict.reward_info["communicate_checks"][0]["justification"] == "Information '1000' not communicated."
+        assert verdict.reward_info["communicate_checks"][0]["justification"] == "Never said 1000."
 
 
 def test_communicate_info_commas_are_kept_in_the_expected_string() -> None:
@@ -427,7 +436,7 @@ def test_no_nl_assertions_pass_without_a_judge() -> None:
                                                         "nl_assertions": None}}
     verdict = evaluate(record, trial([GREETING], judgement=None), domain="retail")
     assert verdict.reward == 1.0 and verdict.reward_info["nl_assertions"] == []
-    assert verdict.reward_info["info"]["nl"] == {"note": "No nl_assertions to evaluate"}
+    assert verdict.reward_info["info"]["nl"] == {"note": NOTES.no_nl}
 
 
 def test_nl_outside_the_basis_is_not_run() -> None:
@@ -546,7 +555,7 @@ def airline_trials(outcomes: list[str]) -> list[dict[str, Any]]:
 
 def test_score_all_trials_pass() -> None:
     sample = sample_of(AIRLINE_TASK, "airline")
-    result = score_with(sample, prediction_of(sample, airline_trials(["pass"] * 4)), "official", EnvChecks())
+    result = score_with(sample, prediction_of(sample, airline_trials(["pass"] * 4)), "official", EnvChecks(), NOTES)
     assert result.correct and result.error_type is None and result.rule == ev.PRODUCT_RULE
     assert result.metrics == {"successes": 4.0, "trials": 4.0, "reward": 1.0}
     assert [info["reward"] for info in result.metadata["trials"]] == [1.0] * 4  # type: ignore[index]
@@ -556,7 +565,7 @@ def test_score_all_trials_pass() -> None:
 def test_score_names_the_failing_rule() -> None:
     sample = sample_of(AIRLINE_TASK, "airline")
     result = score_with(sample, prediction_of(sample, airline_trials(["pass", "silent", "max_steps", "pass"])),
-                        "official", EnvChecks())
+                        "official", EnvChecks(), NOTES)
     assert not result.correct and result.error_type == ev.COMMUNICATE_RULE
     assert result.metrics == {"successes": 2.0, "trials": 4.0, "reward": 0.5}
     verdicts = result.metadata["verdicts"]  # type: ignore[index]
@@ -567,19 +576,19 @@ def test_score_names_the_failing_rule() -> None:
 
 def test_score_without_a_usable_prediction() -> None:
     sample = sample_of(AIRLINE_TASK, "airline")
-    assert score_with(sample, None, "official", EnvChecks()).error_type == "missing_prediction"
+    assert score_with(sample, None, "official", EnvChecks(), NOTES).error_type == "missing_prediction"
     failed = Prediction(sample.id, error="HTTP 500 after retries")
-    result = score_with(sample, failed, "official", EnvChecks())
+    result = score_with(sample, failed, "official", EnvChecks(), NOTES)
     assert not result.correct and result.error_type == "request_error" and "HTTP 500" in result.detail
     empty = Prediction(sample.id, extra={"trials": []})
-    assert score_with(sample, empty, "official", EnvChecks()).error_type == "no_trials_recorded"
+    assert score_with(sample, empty, "official", EnvChecks(), NOTES).error_type == "no_trials_recorded"
 
 
 def test_official_and_strict_modes_score_alike() -> None:
     sample = sample_of(AIRLINE_TASK, "airline")
     prediction = prediction_of(sample, airline_trials(["pass", "silent"]))
-    official = score_with(sample, prediction, "official", EnvChecks())
-    strict = score_with(sample, prediction, "strict", EnvChecks())
+    official = score_with(sample, prediction, "official", EnvChecks(), NOTES)
+    strict = score_with(sample, prediction, "strict", EnvChecks(), NOTES)
     assert official == strict
 
 
@@ -591,7 +600,7 @@ def run_report(domains: dict[str, list[tuple[dict[str, Any], Prediction | None |
             sample = sample_of(record, domain)
             prediction = prediction_of(sample, given) if isinstance(given, list) else given
             samples.append(sample)
-            scores.append(score_with(sample, prediction, mode, EnvChecks()))
+            scores.append(score_with(sample, prediction, mode, EnvChecks(), NOTES))
     return summarize(samples, scores, mode, None, subsets)
 
 
@@ -668,11 +677,11 @@ def test_an_uploads_infrastructure_errors_are_counted_and_left_out() -> None:
     prediction = prediction_of(sample, airline_trials(["pass"] * 3))
     prediction.extra["excluded_trials"] = [  # type: ignore[index]
         {"trial": 3, "seed": 1567, "termination_reason": "infrastructure_error", "error": "API down"}]
-    result = score_with(sample, prediction, "official", EnvChecks())
+    result = score_with(sample, prediction, "official", EnvChecks(), NOTES)
     assert result.correct and result.metrics == {"successes": 3.0, "trials": 3.0, "reward": 1.0}
     other = sample_of(renamed(AIRLINE_TASK, "8"), "airline")
     report = summarize([sample, other], [result, score_with(other, prediction_of(other, airline_trials(["pass"] * 4)),
-                                                            "official", EnvChecks())])
+                                                            "official", EnvChecks(), NOTES)])
     metrics = report.subsets["airline"].metrics
     assert metrics["termination_infrastructure_error"] == 1 and metrics["pass_3"] == 1.0 and metrics["pass_4"] is None
     assert "infrastructure_error were left out" in report.summary["notes"]
@@ -719,7 +728,7 @@ def test_dialogue_checks_name_each_rule_and_the_db_differences() -> None:
 def test_dialogue_checks_of_premature_and_unjudged_trials() -> None:
     premature = ev.dialogue_checks(evaluate(AIRLINE_TASK, trial([GREETING], "max_steps")))
     assert premature["checks"] == [{"rule": ev.PREMATURE_RULE, "met": False,
-                                    "detail": "Simulation terminated prematurely. Termination reason: max_steps"}]
+                                    "detail": "Ended early (max_steps)."}]
     unjudged = ev.dialogue_checks(nl_trial(None))
     rules = {item["rule"]: item for item in unjudged["checks"]}
     assert unjudged["reward"] is None and rules[ev.JUDGE_NEEDED_RULE]["met"] is None
@@ -735,7 +744,7 @@ def test_replay_error_is_kept_as_evidence() -> None:
 
 def test_score_metadata_holds_dialogue_checks_in_trial_order() -> None:
     sample = sample_of(AIRLINE_TASK, "airline")
-    result = score_with(sample, prediction_of(sample, airline_trials(["pass", "silent"])), "official", EnvChecks())
+    result = score_with(sample, prediction_of(sample, airline_trials(["pass", "silent"])), "official", EnvChecks(), NOTES)
     shown = result.metadata["dialogue_checks"]  # type: ignore[index]
     assert [item["reward"] for item in shown] == [1.0, 0.0]
 
@@ -877,6 +886,7 @@ def compare_with_official(domain: str, env_checks_of: dict[str, Any]) -> tuple[i
     """Our reward info against the official one for every parity case, once per way of getting the environment's
     part (`env_checks_of`: name -> official answer -> env check); the official evaluation runs once."""
     cases = parity_cases(domain)
+    notes = read_notes(Source(full_source_root()))
     answers = oracle_module().run_official("evaluate", [case for _, _, case in cases])
     mismatches: dict[str, list[str]] = {name: [] for name in env_checks_of}
     for (label, record, case), official in zip(cases, answers):
@@ -884,7 +894,7 @@ def compare_with_official(domain: str, env_checks_of: dict[str, Any]) -> tuple[i
         one_trial = {"trial": 0, "termination_reason": case["termination_reason"], "messages": case["messages"],
                      "nl_judgement": stub_judgement(record, case["nl_verdicts"])}
         for name, env_check_of in env_checks_of.items():
-            ours = evaluate_trial(domain, record, one_trial, env_check_of(official)).reward_info
+            ours = evaluate_trial(domain, record, one_trial, env_check_of(official), notes=notes).reward_info
             if ours != official:
                 fields = [key for key in official if ours.get(key) != official[key]]
                 mismatches[name].append(f"{label}: {fields}: ours {[ours.get(k) for k in fields]} official "
@@ -948,8 +958,11 @@ def test_score_asks_the_environment_host_once_for_both_modes(monkeypatch: pytest
     import sys
     import types
 
+    from evaluators.benchmarks.tau2 import report
     from evaluators.benchmarks.tau2.report import score
     from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
+
+    monkeypatch.setattr(report, "notes_of", lambda sample: NOTES)  # the folder below holds empty code files
 
     calls: list[dict[str, Any]] = []
 

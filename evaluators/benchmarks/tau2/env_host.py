@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evaluators.benchmarks.tau2.env_worker import evaluate_units, open_units
+from evaluators.benchmarks.tau2.env_worker import GOLD_ENDS_KEPT, evaluate_units, open_units
+from evaluators.benchmarks.tau2.env_worker import gold_key as gold_key_of
 from evaluators.core.worker_process import WorkerProcess
 
 ENVIRONMENT_LIMIT = "environment_limit"
@@ -126,6 +127,8 @@ class EnvironmentHost:
         self._lock = threading.Lock()
         self._ids = itertools.count()
         self._turns = itertools.count()
+        # each task's gold end as a worker computed it, passed to the others (env_worker.Worker.gold_end)
+        self._gold_ends: dict[str, dict[str, Any]] = {}
         self._closed = False
 
     # ---- workers ----
@@ -226,12 +229,15 @@ class EnvironmentHost:
         message_history first when it has one, as the official full trajectory). Replay non-strict by default."""
         slot = self._pick_slot(source_root)
         worker = self._live_worker(slot)
+        gold_key = str(Path(source_root).resolve()) + gold_key_of(domain, task_record, strict)
+        with self._lock:
+            gold_end = self._gold_ends.get(gold_key)
         worker.in_flight += 1
         try:
             with worker.lock:
                 try:
                     reply = worker.request({"op": "evaluate_env", "domain": domain, "task": task_record,
-                                            "messages": messages, "strict": strict},
+                                            "messages": messages, "strict": strict, "gold_end": gold_end},
                                            self._seconds(evaluate_units(task_record, messages)))
                 except EnvironmentLimit:
                     worker.sessions.clear()
@@ -239,6 +245,11 @@ class EnvironmentHost:
         finally:
             worker.in_flight -= 1
         check = reply["check"]
+        if check.get("gold_end") is not None:
+            with self._lock:
+                self._gold_ends[gold_key] = check["gold_end"]
+                while len(self._gold_ends) > GOLD_ENDS_KEPT:
+                    self._gold_ends.pop(next(iter(self._gold_ends)))
         return EnvCheck(db_match=check["db_match"], env_assertions=list(check["env_assertions"]),
                         tool_types=dict(check["tool_types"]), replay_problems=list(check["replay_problems"]),
                         replay_error=check["replay_error"], db_diff=dict(check["db_diff"]))

@@ -7,7 +7,7 @@ logs goes to stderr; its loguru logs from WARNING up).
 
 Requests (`op`):
 - open {session, domain, task}: a fresh environment (each domain's DB loaded once per worker from the checked
-  files by the domain's own `get_environment`, then deep-copied per session), the task's initial_state applied as
+  files by the domain's own `get_environment`, then copied per session), the task's initial_state applied as
   the official orchestrator's initialize() does; replies {agent_tools, user_tools} (the official `openai_schema`
   dicts in official order; user tools None unless the domain has them, filtered by task["user_tools"] as the
   official build_user does).
@@ -15,8 +15,9 @@ Requests (`op`):
 - step_end {session}: `environment.sync_tools()`, as the orchestrator does after each step.
 - state {session}: {"state": {"db": JSON, "user_db": JSON | None}} (the DBs as they are hashed).
 - close {session}; ping.
-- evaluate_env {domain, task, messages, strict}: what the official evaluator_env.py computes, in parts (see
-  `evaluate_env`).
+- evaluate_env {domain, task, messages, strict[, gold_end]}: what the official evaluator_env.py computes, in parts
+  (see `evaluate_env`), with the task's `gold_end` (its gold DB hashes and notes) for the host to pass to the
+  other workers, so that each task's gold environment is built once per run.
 Replies: {"ok": true, ...} or {"ok": false, "error": text} (an unknown session, a malformed request).
 
 Limits: each request runs under SIGALRM with its default action (the process ends with -14, even inside C code)
@@ -27,14 +28,19 @@ ends the process with EXIT_MEMORY. The host sees the worker gone and ends every 
 
 from __future__ import annotations
 
+import gc
+import hashlib
 import json
 import os
+import pickle
 import signal
 import sys
 import tempfile
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from copy import deepcopy
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -50,6 +56,10 @@ ENVIRONMENT_FACTORIES = {
 }
 DIFF_ENTRIES = 20  # at most this many differing paths per DB in the evidence
 DIFF_VALUE_CHARS = 200
+GOLD_ENDS_KEPT = 1024  # a gold end is two hashes and a few notes
+# A DB copy is about a million objects: with CPython's default first threshold (700) building one runs the
+# collector hundreds of times, each walking the young objects, and tripled the cost of a copy.
+GC_FIRST_THRESHOLD = 100_000
 
 
 # ---- units of the time limit (shared with the host, which waits a little longer) ----------------------------
@@ -100,6 +110,21 @@ def db_differences(gold: Any, predicted: Any, path: str = "", found: list[dict[s
     return found
 
 
+def gold_key(domain: str, record: dict[str, Any], strict: bool) -> str:
+    """What a task's gold end depends on, hashed."""
+    return hashlib.sha256(json.dumps([domain, record, strict], sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class GoldEnd:
+    """What the evaluator needs of a task's gold environment (the initial state, the task's message history and
+    the gold actions applied): it depends on the task alone, so a worker computes it once per task."""
+
+    db_hash: str
+    user_db_hash: str | None
+    problems: tuple[str, ...]  # the gold replay's warnings and failed gold actions, in order
+
+
 class Worker:
     def __init__(self, source_root: Path, call_seconds: float):
         from evaluators.benchmarks.tau2.official_code import install_official_finder, official_module
@@ -115,6 +140,11 @@ class Worker:
         self.tasks = official_module("tau2.data_model.tasks")
         self.toolkit = official_module("tau2.environment.toolkit")
         self.templates: dict[str, Any] = {}  # domain -> an environment built from the files (never used itself)
+        # domain -> the template's DB and user DB pickled: loading a pickle makes the same objects as a deep copy
+        # (the same classes, every field) several times faster, which is most of a session's cost
+        self.pickled_dbs: dict[str, tuple[bytes, bytes | None]] = {}
+        self.tool_type_tables: dict[str, dict[str, str]] = {}
+        self.gold_ends: OrderedDict[str, GoldEnd] = OrderedDict()
         self.sessions: dict[str, Any] = {}
 
     @contextmanager
@@ -138,14 +168,21 @@ class Worker:
         if template is None:
             check_domain_files(self.source, domain)
             template = self.templates[domain] = self.factories[domain]()
+            user_db = template.user_tools.db if template.user_tools is not None else None
+            self.pickled_dbs[domain] = (pickle.dumps(template.tools.db, protocol=pickle.HIGHEST_PROTOCOL),
+                                        None if user_db is None else pickle.dumps(user_db, pickle.HIGHEST_PROTOCOL))
+            # The template lives as long as the worker: the collector need not walk it again.
+            gc.freeze()
         return template
 
     def fresh_environment(self, domain: str) -> Any:
-        """A new environment on a deep copy of the domain's DBs."""
-        template = self.template(domain)
-        if template.user_tools is not None:
-            return self.factories[domain](db=deepcopy(template.tools.db), user_db=deepcopy(template.user_tools.db))
-        return self.factories[domain](db=deepcopy(template.tools.db))
+        """A new environment on a copy of the domain's DBs (the pickled template's, loaded: our own bytes, made in
+        this process)."""
+        self.template(domain)
+        db, user_db = self.pickled_dbs[domain]
+        if user_db is not None:
+            return self.factories[domain](db=pickle.loads(db), user_db=pickle.loads(user_db))
+        return self.factories[domain](db=pickle.loads(db))
 
     def initial_state(self, task: Any) -> tuple[Any, Any, list[Any]]:
         """The task's initialization data, actions and message history (a deep copy, turn indices cleared as
@@ -183,13 +220,17 @@ class Worker:
         return {"db": dumped(environment.tools), "user_db": dumped(environment.user_tools)}
 
     def tool_types(self, domain: str) -> dict[str, str]:
-        """Every agent and user tool's official ToolType value (evaluator.py builds them from a fresh environment)."""
-        template = self.template(domain)
-        types: dict[str, str] = {}
-        for toolkit in (template.tools, template.user_tools):
-            if toolkit is not None:
-                types.update({name: kind.value for name, kind in self.toolkit.get_tool_types(toolkit).items()})
-        return types
+        """Every agent and user tool's official ToolType value (evaluator.py builds them from a fresh environment;
+        they depend on the domain's code alone, so they are read once)."""
+        types = self.tool_type_tables.get(domain)
+        if types is None:
+            template = self.template(domain)
+            types = {}
+            for toolkit in (template.tools, template.user_tools):
+                if toolkit is not None:
+                    types.update({name: kind.value for name, kind in self.toolkit.get_tool_types(toolkit).items()})
+            self.tool_type_tables[domain] = types
+        return dict(types)
 
     # ---- trajectories ----
 
@@ -210,14 +251,60 @@ class Worker:
         return kind(role=role, content=message.get("content"), tool_calls=calls or None,
                     turn_idx=message.get("turn_idx"))
 
-    def evaluate_env(self, domain: str, record: dict[str, Any], messages: list[dict[str, Any]],
-                     strict: bool) -> dict[str, Any]:
-        """evaluator_env.py's EnvironmentEvaluator in parts: the predicted environment is the initial state plus
-        the whole trajectory replayed (`set_state`, non-strict unless asked), the gold one the initial state plus
-        the task's message history and each gold action (a failing one is skipped, as official); db_match compares
-        both agent-DB and user-DB hashes; the env assertions run on the predicted environment."""
+    @staticmethod
+    @contextmanager
+    def replay_warnings(problems: list[str]) -> Iterator[None]:
+        """The official replay (`set_state`) logs a differing result (non-strict) as a warning: those are the replay
+        problems, appended to `problems` (the tools' own warnings, e.g. airline's cancellation, are not)."""
         from loguru import logger
 
+        sink = logger.add(lambda record: problems.append(record.record["message"]), level="WARNING",
+                          format="{message}", filter=lambda record: record["function"] == "set_state")
+        try:
+            yield
+        finally:
+            logger.remove(sink)
+
+    def gold_environment(self, domain: str, task: Any, strict: bool, problems: list[str]) -> Any:
+        """The initial state plus the task's message history and each gold action (a failing one is skipped and
+        noted, as official)."""
+        data, actions, history = self.initial_state(task)
+        gold = self.fresh_environment(domain)
+        with self.replay_warnings(problems):
+            gold.set_state(initialization_data=data, initialization_actions=actions, message_history=history,
+                           strict=strict)
+        for action in task.evaluation_criteria.actions or []:
+            try:
+                gold.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
+            except Exception as failure:  # noqa: BLE001 - as official: logged, skipped
+                problems.append(f"gold action {action.name}({action.arguments}) failed: {failure}")
+        return gold
+
+    def gold_end(self, domain: str, task: Any, record: dict[str, Any], strict: bool,
+                 given: dict[str, Any] | None = None) -> GoldEnd:
+        """The task's gold end: `given` (the host passes on what another worker computed for the task), else kept
+        per task (the gold environment depends on nothing else), else computed."""
+        key = gold_key(domain, record, strict)
+        found = self.gold_ends.get(key)
+        if found is None and given is not None:
+            found = GoldEnd(str(given["db_hash"]), None if given["user_db_hash"] is None else str(given["user_db_hash"]),
+                            tuple(str(problem) for problem in given["problems"]))
+        if found is None:
+            problems: list[str] = []
+            gold = self.gold_environment(domain, task, strict, problems)
+            found = GoldEnd(gold.get_db_hash(), gold.get_user_db_hash(), tuple(problems))
+        self.gold_ends[key] = found
+        self.gold_ends.move_to_end(key)
+        while len(self.gold_ends) > GOLD_ENDS_KEPT:
+            self.gold_ends.popitem(last=False)
+        return found
+
+    def evaluate_env(self, domain: str, record: dict[str, Any], messages: list[dict[str, Any]],
+                     strict: bool, gold_end: dict[str, Any] | None = None) -> dict[str, Any]:
+        """evaluator_env.py's EnvironmentEvaluator in parts: the predicted environment is the initial state plus
+        the whole trajectory replayed (`set_state`, non-strict unless asked), the gold one the initial state plus
+        the task's message history and each gold action (`gold_environment`); db_match compares both agent-DB and
+        user-DB hashes; the env assertions run on the predicted environment."""
         task = self.tasks.Task.model_validate(record)
         result: dict[str, Any] = {"db_match": None, "env_assertions": [], "tool_types": self.tool_types(domain),
                                   "replay_problems": [], "replay_error": None, "db_diff": {}}
@@ -225,37 +312,27 @@ class Worker:
         if criteria is None or (criteria.actions is None and criteria.env_assertions is None):
             return result
         trajectory = [self.official_message(message) for message in messages]
-        data, actions, history = self.initial_state(task)
+        data, actions, _ = self.initial_state(task)
         problems: list[str] = result["replay_problems"]
-        # The official replay (`set_state`) logs a differing result (non-strict) as a warning: those are the replay
-        # problems (the tools' own warnings, e.g. airline's cancellation, are not).
-        sink = logger.add(lambda record: problems.append(record.record["message"]), level="WARNING",
-                          format="{message}", filter=lambda record: record["function"] == "set_state")
+        predicted = self.fresh_environment(domain)
         try:
-            predicted = self.fresh_environment(domain)
-            try:
+            with self.replay_warnings(problems):
                 predicted.set_state(initialization_data=data, initialization_actions=actions,
                                     message_history=trajectory, strict=strict)
-            except (ValueError, AssertionError) as failure:
-                # The official evaluator raises here (the simulation is then re-run): reported, no DB match.
-                result["replay_error"] = f"{type(failure).__name__}: {failure}"
-                result["db_match"] = False
-                return result
-            gold = self.fresh_environment(domain)
-            gold.set_state(initialization_data=data, initialization_actions=actions, message_history=history,
-                           strict=strict)
-            for action in criteria.actions or []:
-                try:
-                    gold.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
-                except Exception as failure:  # noqa: BLE001 - as official: logged, skipped
-                    problems.append(f"gold action {action.name}({action.arguments}) failed: {failure}")
-        finally:
-            logger.remove(sink)
-        agent_match = gold.get_db_hash() == predicted.get_db_hash()
-        user_match = gold.get_user_db_hash() == predicted.get_user_db_hash()
-        result["db_match"] = agent_match and user_match
+        except (ValueError, AssertionError) as failure:
+            # The official evaluator raises here (the simulation is then re-run): reported, no DB match.
+            result["replay_error"] = f"{type(failure).__name__}: {failure}"
+            result["db_match"] = False
+            return result
+        gold = self.gold_end(domain, task, record, strict, gold_end)
+        result["gold_end"] = {"db_hash": gold.db_hash, "user_db_hash": gold.user_db_hash,
+                              "problems": list(gold.problems)}
+        problems.extend(gold.problems)
+        result["db_match"] = (gold.db_hash == predicted.get_db_hash()
+                              and gold.user_db_hash == predicted.get_user_db_hash())
         if not result["db_match"]:
-            gold_state, predicted_state = self.db_state(gold), self.db_state(predicted)
+            gold_state = self.db_state(self.gold_environment(domain, task, strict, []))
+            predicted_state = self.db_state(predicted)
             result["db_diff"] = {name: db_differences(gold_state[name], predicted_state[name])
                                  for name in ("db", "user_db") if gold_state[name] != predicted_state[name]}
         for assertion in criteria.env_assertions or []:
@@ -278,7 +355,8 @@ class Worker:
         if op == "evaluate_env":
             with self.time_limit(evaluate_units(request["task"], request["messages"])):
                 return {"ok": True, "check": self.evaluate_env(request["domain"], request["task"],
-                                                               request["messages"], bool(request.get("strict")))}
+                                                               request["messages"], bool(request.get("strict")),
+                                                               request.get("gold_end"))}
         environment = self.sessions.get(request.get("session", ""))
         if environment is None:
             return {"ok": False, "error": f"no open session {request.get('session')!r} in this worker"}
@@ -341,6 +419,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     _isolate_from_dotenv(source_root)
     _quiet_official_logs()
+    gc.set_threshold(GC_FIRST_THRESHOLD, *gc.get_threshold()[1:])
     worker = Worker(source_root, call_seconds)
     if megabytes > 0:
         limit_memory(megabytes)

@@ -23,8 +23,8 @@ Beyond the official code: an environment check that raised gives no reward (`env
 an uploaded trial ended by `infrastructure_error` has no reward (`infrastructure_error_excluded`; the official file
 holds no reward info for it) and the metrics leave it out.
 
-The notes written into `info` are the official ones (short diagnostic strings the official results carry), so
-results compare equal field by field.
+The notes written into `info` and the communicate checks' justifications are the official ones, read from the
+pinned evaluator files (official_notes.py), so results compare equal field by field.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evaluators.benchmarks.tau2.data import Action, RewardType, Task, parse_task
+from evaluators.benchmarks.tau2.official_notes import OfficialNotes
 
 STOP_REASONS = ("user_stop", "agent_stop")
 
@@ -62,16 +63,6 @@ BASIS_RULES: dict[RewardType, str] = {
     RewardType.COMMUNICATE: COMMUNICATE_RULE,
 }
 
-# The official notes (evaluator/evaluator*.py): diagnostic strings the official RewardInfo carries in `info`.
-NOTE_PREMATURE = "Simulation terminated prematurely. Termination reason: {reason}"
-NOTE_NO_CRITERIA = "No evaluation criteria"
-NOTE_NO_ENV_CRITERIA = "No expected actions or env assertions"
-NOTE_NO_ACTIONS = "No actions to evaluate"
-NOTE_NO_COMMUNICATE = "No communicate_info to evaluate"
-NOTE_NO_NL = "No nl_assertions to evaluate"
-# The official CommunicateCheck justifications.
-COMMUNICATED = "Information '{info}' communicated in the message:\n '{content}'"
-NOT_COMMUNICATED = "Information '{info}' not communicated."
 
 
 class EnvCheckLike(Protocol):
@@ -189,13 +180,13 @@ def has_text_content(message: Mapping[str, Any]) -> bool:
 # ---------------------------------------------------------------------------------------------- the components
 
 
-def action_component(task: Task, messages: Sequence[Mapping[str, Any]], tool_types: Mapping[str, str] | None
-                     ) -> tuple[Component, list[dict[str, Any]] | None]:
+def action_component(task: Task, messages: Sequence[Mapping[str, Any]], tool_types: Mapping[str, str] | None,
+                     notes: OfficialNotes) -> tuple[Component, list[dict[str, Any]] | None]:
     """every_gold_action_called: (component, action_checks); no gold actions -> 1.0 and no checks."""
     criteria = task.evaluation_criteria
     actions = criteria.actions if criteria is not None else ()
     if not actions:
-        return Component(1.0, {RewardType.ACTION.value: 1.0}, {"note": NOTE_NO_ACTIONS}), None
+        return Component(1.0, {RewardType.ACTION.value: 1.0}, {"note": notes.no_actions}), None
     calls = tool_calls_of(messages)
     checks = []
     for action in actions:
@@ -206,20 +197,20 @@ def action_component(task: Task, messages: Sequence[Mapping[str, Any]], tool_typ
     return Component(reward, {RewardType.ACTION.value: reward}, None, [] if reward else [ACTION_RULE]), checks
 
 
-def communicate_component(task: Task, messages: Sequence[Mapping[str, Any]]
+def communicate_component(task: Task, messages: Sequence[Mapping[str, Any]], notes: OfficialNotes
                           ) -> tuple[Component, list[dict[str, Any]] | None]:
     """communicate_info_present: (component, communicate_checks); no strings -> 1.0 and no checks."""
     criteria = task.evaluation_criteria
     wanted = criteria.communicate_info if criteria is not None else ()
     if not wanted:
-        return Component(1.0, {RewardType.COMMUNICATE.value: 1.0}, {"note": NOTE_NO_COMMUNICATE}), None
+        return Component(1.0, {RewardType.COMMUNICATE.value: 1.0}, {"note": notes.no_communicate}), None
     checks = []
     for info in wanted:
         said = next((message for message in messages if message.get("role") == "assistant"
                      and has_text_content(message) and info.lower() in message["content"].lower().replace(",", "")),
                     None)
-        justification = (NOT_COMMUNICATED.format(info=info) if said is None
-                         else COMMUNICATED.format(info=info, content=said["content"]))
+        justification = (notes.not_communicated_for(info) if said is None
+                         else notes.communicated_for(info, said["content"]))
         checks.append({"info": info, "met": said is not None, "justification": justification})
     reward = 1.0 if all(check["met"] for check in checks) else 0.0
     return Component(reward, {RewardType.COMMUNICATE.value: reward}, None, [] if reward else [COMMUNICATE_RULE]), checks
@@ -257,12 +248,13 @@ def nl_checks_of(results: Sequence[Any]) -> list[dict[str, Any]]:
     return checks
 
 
-def nl_component(task: Task, judgement: Mapping[str, Any] | None) -> tuple[Component, list[dict[str, Any]]]:
+def nl_component(task: Task, judgement: Mapping[str, Any] | None, notes: OfficialNotes
+                 ) -> tuple[Component, list[dict[str, Any]]]:
     """nl_assertions_met: (component, nl_assertions). Called only when NL_ASSERTION is in the basis, as officially."""
     criteria = task.evaluation_criteria
     assertions = criteria.nl_assertions if criteria is not None else ()
     if not assertions:
-        return Component(1.0, {RewardType.NL_ASSERTION.value: 1.0}, {"note": NOTE_NO_NL}), []
+        return Component(1.0, {RewardType.NL_ASSERTION.value: 1.0}, {"note": notes.no_nl}), []
     if judgement is None:
         reason = f"the task has {len(assertions)} NL assertion(s) and no judge was given"
         return Component(None, None, {"note": reason}, [JUDGE_NEEDED_RULE]), []
@@ -315,13 +307,13 @@ def db_differences_of(db_diff: Any) -> list[dict[str, Any]]:
 
 
 def env_component(task: Task, record: Mapping[str, Any], domain: str, messages: list[dict[str, Any]],
-                  env_check: EnvChecker) -> EnvPart:
+                  env_check: EnvChecker, notes: OfficialNotes) -> EnvPart:
     """db_matches_gold and env_assertions_hold. Neither actions nor env assertions (both null in the record; an
     empty list is not null) -> 1.0, db_match true, no breakdown, and the environment is not consulted (the tool
     types the official code reads from a fresh environment only type gold actions, and there are none)."""
     criteria = record.get("evaluation_criteria") or {}
     if criteria.get("actions") is None and criteria.get("env_assertions") is None:
-        return EnvPart(Component(1.0, None, {"note": NOTE_NO_ENV_CRITERIA}), {"db_match": True, "db_reward": 1.0})
+        return EnvPart(Component(1.0, None, {"note": notes.no_env_criteria}), {"db_match": True, "db_reward": 1.0})
     try:
         check = env_check(domain, record, messages)
     except Exception as exc:  # the environment worker's failure is no verdict on the agent
@@ -360,30 +352,30 @@ def env_component(task: Task, record: Mapping[str, Any], domain: str, messages: 
 
 
 def evaluate_trial(domain: str, record: Mapping[str, Any], trial: Mapping[str, Any], env_check: EnvChecker,
-                   task: Task | None = None) -> TrialVerdict:
+                   task: Task | None = None, *, notes: OfficialNotes) -> TrialVerdict:
     """evaluate_simulation(..., EvaluationType.ALL) for one trial of the plan's Trial shape; `record` is the task
-    as in tasks.json (parsed here unless `task` is given)."""
+    as in tasks.json (parsed here unless `task` is given), `notes` the official texts of the pinned source."""
     reason = trial.get("termination_reason")
     if reason == INFRASTRUCTURE_ERROR:
         why = f"ended by {INFRASTRUCTURE_ERROR}: {trial.get('error') or 'no detail'}"
         return TrialVerdict(_reward_info(None, reward_basis=None, info={"note": why}), [INFRASTRUCTURE_RULE], why)
     if reason not in STOP_REASONS:
-        return TrialVerdict(_reward_info(0.0, reward_basis=None, info={"note": NOTE_PREMATURE.format(reason=reason)}),
+        return TrialVerdict(_reward_info(0.0, reward_basis=None, info={"note": notes.premature_for(reason)}),
                             [PREMATURE_RULE])
     task = task or parse_task(domain, dict(record), "task record", 0)
     criteria = task.evaluation_criteria
     if criteria is None:
-        return TrialVerdict(_reward_info(1.0, reward_basis=None, info={"note": NOTE_NO_CRITERIA}))
+        return TrialVerdict(_reward_info(1.0, reward_basis=None, info={"note": notes.no_criteria}))
     messages = list(trial.get("messages") or [])
-    env_part = env_component(task, record, domain, messages, env_check)
+    env_part = env_component(task, record, domain, messages, env_check, notes)
     env = env_part.component
-    action, action_checks = action_component(task, messages, env_part.tool_types)
-    communicate, communicate_checks = communicate_component(task, messages)
+    action, action_checks = action_component(task, messages, env_part.tool_types, notes)
+    communicate, communicate_checks = communicate_component(task, messages, notes)
     basis = list(criteria.reward_basis)
     nl: Component | None = None
     nl_checks: list[dict[str, Any]] | None = None
     if RewardType.NL_ASSERTION in basis:
-        nl, nl_checks = nl_component(task, trial.get("nl_judgement"))
+        nl, nl_checks = nl_component(task, trial.get("nl_judgement"), notes)
     # reward_is_product_of_basis: in the official order env, action, NL, communicate, each only when listed.
     parts: list[tuple[set[RewardType], Component | None]] = [
         ({RewardType.DB, RewardType.ENV_ASSERTION}, env), ({RewardType.ACTION}, action),

@@ -127,14 +127,14 @@ def read_prompts(source: Source) -> OfficialPrompts:
 
 
 def _read_prompts(source: Source) -> OfficialPrompts:
-    agent = _module(source, AGENT_FILE)
-    user = _module(source, USER_FILE)
-    base = _module(source, USER_BASE_FILE)
+    agent = parse_official(source, AGENT_FILE)
+    user = parse_official(source, USER_FILE)
+    base = parse_official(source, USER_BASE_FILE)
     judge = _judge_method(source)
     return OfficialPrompts(
         agent_instruction=_string_constant(agent, "AGENT_INSTRUCTION", AGENT_FILE),
         agent_template=_string_constant(agent, "SYSTEM_PROMPT", AGENT_FILE),
-        greeting=_greeting(_module(source, ORCHESTRATOR_FILE)),
+        greeting=_greeting(parse_official(source, ORCHESTRATOR_FILE)),
         user_template=_string_constant(user, "SYSTEM_PROMPT", USER_FILE),
         guidelines=_text_mode(source.text(GUIDELINES_FILE)),
         guidelines_with_tools=_text_mode(source.text(GUIDELINES_TOOLS_FILE)),
@@ -149,7 +149,8 @@ def _text_mode(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _module(source: Source, relative: str) -> ast.Module:
+def parse_official(source: Source, relative: str) -> ast.Module:
+    """A pinned .py file's syntax tree (parsed, never imported)."""
     try:
         return ast.parse(source.text(relative), filename=relative)
     except SyntaxError as exc:
@@ -201,7 +202,7 @@ def _greeting(module: ast.Module) -> str:
 
 def _judge_method(source: Source) -> ast.FunctionDef:
     """NLAssertionsEvaluator.evaluate_nl_assertions, where the judge's prompts are written."""
-    module = _module(source, JUDGE_FILE)
+    module = parse_official(source, JUDGE_FILE)
     for node in module.body:
         if isinstance(node, ast.ClassDef) and node.name == "NLAssertionsEvaluator":
             for item in node.body:

@@ -21,30 +21,26 @@ benchmark's definition), so strict mode changes nothing.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import json
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache, partial
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 from evaluators.benchmarks.tau2.data import DOMAINS, Task, parse_task
+from evaluators.benchmarks.tau2.env_checks import official_env_check, source_root_of
 from evaluators.benchmarks.tau2.evaluator import (
     INFRASTRUCTURE_ERROR,
     INFRASTRUCTURE_RULE,
     PRODUCT_RULE,
     EnvChecker,
-    EnvCheckLike,
     TrialVerdict,
     dialogue_checks,
     evaluate_trial,
 )
 from evaluators.benchmarks.tau2.metrics import TrialRow, domain_metrics, is_successful
-from evaluators.benchmarks.tau2.samples import SOURCE_ROOT
+from evaluators.benchmarks.tau2.official_notes import OfficialNotes, read_notes
+from evaluators.benchmarks.tau2.source import Source
 from evaluators.benchmarks.tau2.uploads import EXCLUDED_TRIALS
 from evaluators.core.declarations import DIALOGUE_CHECKS
 from evaluators.core.errors import DataError
@@ -62,53 +58,6 @@ RECORDED_REWARD = "recorded_reward"
 RECORDED_DIFFERS = "recorded_reward_differs"
 SUCCESS_TOLERANCE = 1e-6
 NOTES = "notes"
-
-
-@lru_cache(maxsize=8)
-def _environment_root(given: str | None) -> Path:
-    from evaluators.benchmarks.tau2.source import Source, environment_root, open_source
-
-    return environment_root(Source(Path(given)) if given else open_source())
-
-
-def source_root_of(sample: Sample) -> Path:
-    """Where the environment workers load the pinned data and code from: the sample's source (samples.py) when it
-    holds the code files too, else the cache (source.environment_root)."""
-    given = sample.input.get(SOURCE_ROOT)
-    return _environment_root(str(given) if given else None)
-
-
-# A run scores each sample once per mode, and both modes need the same replay: the last checks are kept, keyed by
-# everything the replay reads (the EnvCheck is never changed by the scorer).
-_ENV_CHECKS: OrderedDict[str, EnvCheckLike | Mapping[str, Any]] = OrderedDict()
-_ENV_CHECKS_KEPT = 1024
-_env_checks_lock = threading.Lock()
-
-
-def _replay_key(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], source_root: Path) -> str:
-    text = json.dumps([domain, record, messages, str(source_root)], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def official_env_check(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], *,
-                       source_root: Path) -> EnvCheckLike | Mapping[str, Any]:
-    """The environment host's EnvCheck (the official domain environment replayed in a worker process, never in
-    this one). Replay is lenient, as the official re-grading (`evaluate-trajs`) does: a replayed write whose result
-    differs from the recorded one is noted in `replay_problems`, not fatal."""
-    key = _replay_key(domain, record, messages, source_root)
-    with _env_checks_lock:
-        if key in _ENV_CHECKS:
-            _ENV_CHECKS.move_to_end(key)
-            return _ENV_CHECKS[key]
-    # Imported when first needed: the host starts worker processes, and scoring fixtures inject their own check.
-    host_module: Any = importlib.import_module("evaluators.benchmarks.tau2.env_host")
-    check: EnvCheckLike | Mapping[str, Any] = host_module.shared_host().evaluate_env(
-        domain, dict(record), messages, strict=False, source_root=source_root)
-    with _env_checks_lock:
-        _ENV_CHECKS[key] = check
-        while len(_ENV_CHECKS) > _ENV_CHECKS_KEPT:
-            _ENV_CHECKS.popitem(last=False)
-    return check
 
 
 def _not_scored(sample: Sample, error_type: str, detail: str) -> SampleScore:
@@ -149,10 +98,15 @@ def _detail(verdicts: list[dict[str, Any]], successes: int, scored: int) -> str:
     return "; ".join(parts)
 
 
+def notes_of(sample: Sample) -> OfficialNotes:
+    """The official notes of the folder the sample's environments come from (it holds every pinned file)."""
+    return read_notes(Source(source_root_of(sample)))
+
+
 def score_with(sample: Sample, prediction: Prediction | None, mode: str = "official",
-               env_check: EnvChecker | None = None) -> SampleScore:
-    """`score` with the environment check given (tests inject fixed EnvChecks); None: the environment host's, on
-    the sample's pinned source."""
+               env_check: EnvChecker | None = None, notes: OfficialNotes | None = None) -> SampleScore:
+    """`score` with the environment check and the official notes given (tests inject their own); None: the
+    environment host's check and the notes of the sample's pinned source."""
     if prediction is None:
         return _not_scored(sample, MISSING, "no prediction for this task")
     if prediction.error is not None:
@@ -168,7 +122,8 @@ def score_with(sample: Sample, prediction: Prediction | None, mode: str = "offic
         task: Task = parse_task(domain, record, f"task {sample.id}", 0)
     except DataError as exc:
         raise DataError(f"{sample.id}: the task record cannot be scored: {exc}") from None
-    verdicts = [(trial, evaluate_trial(domain, record, trial, env_check, task)) for trial in trials]
+    notes = notes or notes_of(sample)
+    verdicts = [(trial, evaluate_trial(domain, record, trial, env_check, task, notes=notes)) for trial in trials]
     rows = [_verdict_row(trial, verdict) for trial, verdict in verdicts]
     # An upload's simulations that ended in infrastructure_error (uploads.py keeps them apart, without messages):
     # listed so the report counts them; the metrics leave them out.

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evaluators.benchmarks.tau2 import data
+from evaluators.benchmarks.tau2.env_checks import check_ahead, environment_root_of
 from evaluators.benchmarks.tau2.env_host import EnvironmentLimit, shared_host
 from evaluators.benchmarks.tau2.messages import (
     ASSISTANT,
@@ -96,6 +97,9 @@ class EnvHost(Protocol):
 
     def close_async(self, session: Any) -> Awaitable[None]: ...
 
+    def evaluate_env_async(self, domain: str, task_record: dict[str, Any], messages: list[dict[str, Any]],
+                           strict: bool = False, *, source_root: Path) -> Awaitable[Any]: ...
+
 
 @dataclass(frozen=True)
 class DomainSetting:
@@ -114,15 +118,17 @@ class Limits:
     max_errors: int = MAX_ERRORS
 
 
-def domain_setting(source: Source, domain: str) -> DomainSetting:
-    """The domain's setting read from `source` (policy and texts checked by their blob ids); once per folder."""
-    key = (str(source.root), domain, tuple(sorted(source.blob_ids.items())))
+def domain_setting(source: Source, domain: str, environment_root: Path | None = None) -> DomainSetting:
+    """The domain's setting read from `source` (policy and texts checked by their blob ids), its environments
+    built from `environment_root` (default: `source`'s own folder); once per folder."""
+    root = environment_root or source.root
+    key = (str(source.root), str(root), domain, tuple(sorted(source.blob_ids.items())))
     if key not in _SETTINGS:
-        _SETTINGS[key] = DomainSetting(domain, data.read_policy(source, domain), read_prompts(source), source.root)
+        _SETTINGS[key] = DomainSetting(domain, data.read_policy(source, domain), read_prompts(source), root)
     return _SETTINGS[key]
 
 
-_SETTINGS: dict[tuple[str, str, tuple[tuple[str, str], ...]], DomainSetting] = {}
+_SETTINGS: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], DomainSetting] = {}
 
 
 def trial_seeds(count: int, seed: int = SEED) -> list[int]:
@@ -362,6 +368,16 @@ async def judge_trial(task_record: dict[str, Any], setting: DomainSetting, trial
     return parse_judgement(result.text, model_name(judge))
 
 
+async def check_env_ahead(task_record: dict[str, Any], setting: DomainSetting, trial: Trial, host: EnvHost) -> None:
+    """The trial's environment check, made now for the scorer when the evaluator will ask for it: a trajectory
+    it scores whose task has gold actions or environment assertions."""
+    criteria = task_record.get("evaluation_criteria")
+    if trial["termination_reason"] not in SCORED_ENDS or not isinstance(criteria, dict) or (
+            criteria.get("actions") is None and criteria.get("env_assertions") is None):
+        return
+    await check_ahead(setting.domain, task_record, trial["messages"], source_root=setting.source_root, host=host)
+
+
 def model_name(client: Any) -> str:
     return str(client.settings.model)
 
@@ -369,17 +385,20 @@ def model_name(client: Any) -> str:
 # ---- a task's trials --------------------------------------------------------------------------------------------
 
 async def play_task(sample: Sample, clients: Mapping[str, Any], trials: int, source: Source, host: EnvHost,
-                    limits: Limits = Limits()) -> Prediction:
+                    limits: Limits = Limits(), environment_root: Path | None = None) -> Prediction:
     """The task's `trials` conversations (concurrently: the clients limit what is in flight), each judged when
-    due. A RequestFailed of any of them cancels the others and propagates."""
+    due and its environment check made ahead for the scorer (env_checks.py), both at once. A RequestFailed of
+    any of them cancels the others and propagates."""
     domain = str(sample.input["domain"])
-    setting = domain_setting(source, domain)
+    setting = domain_setting(source, domain, environment_root)
     task_record = sample.gold
     judge = clients.get("judge")
 
     async def one(trial: int, seed: int) -> Trial:
         played = await play_trial(task_record, setting, trial, seed, clients, host, limits)
-        played["nl_judgement"] = await judge_trial(task_record, setting, played, judge)
+        judgement, _ = await asyncio.gather(judge_trial(task_record, setting, played, judge),
+                                            check_env_ahead(task_record, setting, played, host))
+        played["nl_judgement"] = judgement
         return played
 
     played = await _all_or_none([one(trial, seed) for trial, seed in enumerate(trial_seeds(trials))])
@@ -424,8 +443,11 @@ def sample_source(sample: Sample, options: Mapping[str, Any]) -> Source:
 
 async def solve(sample: Sample, clients: Mapping[str, Any], options: Mapping[str, Any]) -> Prediction:
     """The task's trials (`options["trials"]`, default 4, with the official seeds) against the sample's pinned
-    source and the shared environment host."""
-    return await play_task(sample, clients, trials_of(options), sample_source(sample, options), default_host())
+    source and the shared environment host, which builds the environments from the folder the scorer's replays
+    use (env_checks.source_root_of)."""
+    source = sample_source(sample, options)
+    return await play_task(sample, clients, trials_of(options), source, default_host(),
+                           environment_root=environment_root_of(source))
 
 
 def expected_requests(sample: Sample) -> int:

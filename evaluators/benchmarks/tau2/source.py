@@ -75,6 +75,15 @@ PROMPT_BLOB_IDS: dict[str, str] = {
     "data/tau2/user_simulator/simulation_guidelines_tools.md": "a7235b1ddf8d0d1e2edc9b1708916f37b0aac045",
 }
 
+# The official evaluator's files, read at run time for the short notes its results carry in `info` (official_notes.py,
+# pulled out with `ast`, never imported); the NL evaluator's file is in PROMPT_BLOB_IDS already.
+NOTE_BLOB_IDS: dict[str, str] = {
+    "src/tau2/evaluator/evaluator.py": "76c95a83e9049d70a5570b93989797c0626974b6",
+    "src/tau2/evaluator/evaluator_action.py": "861784876aab7f0f2bf16685b8607b50f9873fd5",
+    "src/tau2/evaluator/evaluator_communicate.py": "1bac18fd8830304894da767d2e6b7efe6e779e89",
+    "src/tau2/evaluator/evaluator_env.py": "a2e0a1a07cffd9394cc462376799289b1e9fbedd",
+}
+
 # The official code the three domain environments run on (the import closure of
 # `tau2.domains.{airline,retail,telecom}.environment` with empty stand-in parent packages, official_code.py), by
 # git blob id at COMMIT, filled into the same cache from the same archive. Executed only in environment worker
@@ -113,7 +122,7 @@ CODE_BLOB_IDS: dict[str, str] = {
 
 # Every pinned file, data, prompts and code: what a source folder and the cache are checked against, and what
 # the archive is read for.
-PINNED_FILES: dict[str, str] = {**BLOB_IDS, **PROMPT_BLOB_IDS, **CODE_BLOB_IDS}
+PINNED_FILES: dict[str, str] = {**BLOB_IDS, **PROMPT_BLOB_IDS, **NOTE_BLOB_IDS, **CODE_BLOB_IDS}
 
 # The wheel that carries the two files a copy of the repository may lack (gzipped, one newline byte added).
 WHEEL_PACKAGE = "inspect-evals"
