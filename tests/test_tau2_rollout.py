@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from evaluators.benchmarks.tau2 import data, env_checks, rollout, source
+from evaluators.benchmarks.tau2.board import OFFICIAL_JUDGE_MODEL
 from evaluators.benchmarks.tau2.env_host import EnvironmentLimit
 from evaluators.benchmarks.tau2.messages import agent_view, user_view
 from evaluators.benchmarks.tau2.prompts import read_prompts, scenario_text
@@ -221,19 +222,21 @@ def served(agent: Script, user: Script, judge: Script | None = None) -> Script:
     return reply
 
 
-def clients_for(server: ScriptedServer, store: Store | None = None, judge: bool = False) -> dict[str, ChatClient]:
+def clients_for(server: ScriptedServer, store: Store | None = None, judge: bool | str = False
+                ) -> dict[str, ChatClient]:
+    """The agent, the user and (`judge`: True, or the judge's model name) the judge, on `server`."""
     def client(model: str, role: str) -> ChatClient:
         settings = ModelSettings(base_url=server.base_url, model=model, api_key_env="", timeout=10.0)
         return ChatClient(settings, store=store, use_cache=store is not None, concurrency=4, role=role)
 
     clients = {"model": client("agent-m", "model"), "user": client("user-m", "user")}
     if judge:
-        clients["judge"] = client("judge-m", "judge")
+        clients["judge"] = client(judge if isinstance(judge, str) else "judge-m", "judge")
     return clients
 
 
 def play(fixture_source: source.Source, script: Script, task: dict[str, Any] | None = None, domain: str = "airline",
-         host: FakeEnvironmentHost | None = None, trials: int = 1, store: Store | None = None, judge: bool = False,
+         host: FakeEnvironmentHost | None = None, trials: int = 1, store: Store | None = None, judge: bool | str = False,
          limits: rollout.Limits = DEFAULT_LIMITS, fault: Any = None,
          server: ScriptedServer | None = None) -> tuple[Any, ScriptedServer]:
     """A task's trials through play_task; the prediction and the server (its bodies as received). `server`:
@@ -761,7 +764,8 @@ def official_task_record(domain: str, reference_root: Path) -> dict[str, Any]:
 
 
 def compare_with_official(domain: str, task: dict[str, Any], script: Script, reference_root: Path, trials: int = 2,
-                          limits: rollout.Limits = DEFAULT_LIMITS) -> tuple[list[rollout.Trial], list[dict[str, Any]]]:
+                          limits: rollout.Limits = DEFAULT_LIMITS, judge: bool | str = False
+                          ) -> tuple[list[rollout.Trial], list[dict[str, Any]]]:
     """The official run of `task` and ours against the same scripted server; asserts the same request bodies
     (parsed, in any order: the official trials run one after the other, ours together) and trajectories holding the
     official results file's roles, contents, requestors and error flags. Our environment host is the fake one,
@@ -789,11 +793,13 @@ def compare_with_official(domain: str, task: dict[str, Any], script: Script, ref
     host.open_async = open_with_official_tools  # type: ignore[method-assign]
     origin = source.Source(reference_root, {**source.PROMPT_BLOB_IDS, **{
         k: v for k, v in source.BLOB_IDS.items() if k.endswith(".md")}})
-    prediction, server = play(origin, script, task=task, domain=domain, host=host, trials=trials, limits=limits)
+    prediction, server = play(origin, script, task=task, domain=domain, host=host, trials=trials, limits=limits,
+                              judge=judge)
     ours = list(server.bodies)
 
     def order(body: dict[str, Any]) -> tuple[Any, ...]:
-        return body["seed"], body["model"], len(body["messages"]), json.dumps(body, sort_keys=True)
+        # the judge's requests carry no seed
+        return body.get("seed", -1), body["model"], len(body["messages"]), json.dumps(body, sort_keys=True)
 
     assert len(ours) == len(official) and sorted(ours, key=order) == sorted(official, key=order)
     played = prediction.extra["trials"]
@@ -815,6 +821,29 @@ def test_the_requests_equal_the_official_orchestrators(reference_root: Path, dom
     task = official_task_record(domain, reference_root)
     played, _ = compare_with_official(domain, task, served(official_like_agent, official_like_user), reference_root)
     assert [trial["termination_reason"] for trial in played] == ["user_stop"] * 2
+
+
+@pytest.mark.slow
+def test_the_judges_requests_equal_the_official_evaluators(reference_root: Path):
+    """Retail's first base task judged on NL assertions, two trials: the official run asks its judge (a fixed model,
+    through the same endpoint) once per trial after the conversation; ours asks the judge role of that model name.
+    Every body, the judge's included, is the same."""
+    origin = source.Source(reference_root)
+    judged = next(task for task in data.load(["retail"], source=origin)
+                  if task.evaluation_criteria is not None and task.evaluation_criteria.nl_assertions
+                  and data.RewardType.NL_ASSERTION in task.evaluation_criteria.reward_basis)
+    task = next(record for record in json.loads(origin.text(data.domain_path("retail", data.TASK_FILE)))
+                if record["id"] == judged.id)
+    verdicts = json.dumps({"results": [{"expectedOutcome": assertion, "reasoning": "Seen.", "metExpectation": True}
+                                       for assertion in task["evaluation_criteria"]["nl_assertions"]]})
+    parties = {"agent-m": official_like_agent, "user-m": official_like_user,
+               OFFICIAL_JUDGE_MODEL: lambda body: {"content": verdicts}}
+    played, simulations = compare_with_official("retail", task, lambda body: parties[body["model"]](body),
+                                                reference_root, judge=OFFICIAL_JUDGE_MODEL)
+    assert [trial["nl_judgement"]["error"] for trial in played] == [None, None]
+    # the official evaluator read the scripted judge's answer, so its requests reached the server too
+    assert all(simulation["reward_info"]["nl_assertions"] and {check["justification"] for check in
+               simulation["reward_info"]["nl_assertions"]} == {"Seen."} for simulation in simulations)
 
 
 @pytest.mark.slow
