@@ -18,6 +18,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -480,3 +481,28 @@ def test_the_cache_answers_many_keys_in_few_queries_and_leaves_out_the_unknown(t
     found = store.cache_get_many([*keys, "never"])
     assert set(found) == set(keys[::2]) and found["k0"] == {"text": "k0"}
     assert store.cache_get_many([]) == {}
+
+
+def test_an_option_that_selects_samples_reaches_load_and_keys_the_kept_copy(tmp_path: Path):
+    """A benchmark whose option picks its samples (τ²-bench's task split, here declared on a counting stand-in):
+    `load` receives the option's value, defaults filled in, and each value has its own kept copy; an option that
+    selects nothing (trials) neither reaches `load` nor splits the copies."""
+    from evaluators.core.declarations import Option
+
+    data = write_toolbench(tmp_path / "data")
+    benchmark, calls = _counting("toolbench_static")
+    received: list[Any] = []
+    inner = benchmark.load
+
+    def load(*args: Any, options: Any = None, **kwargs: Any) -> Any:
+        received.append(options)
+        return inner(*args, **kwargs)
+
+    load.__module__ = inner.__module__
+    benchmark = dataclasses.replace(benchmark, load=load, options=(
+        Option("part", ("a", "b"), "a", "which part", selects_samples=True), Option("trials", ("1", "2"), "1", "t")))
+    load_samples(benchmark, str(data), None, None, None, {})
+    load_samples(benchmark, str(data), None, None, None, {"part": "a", "trials": "2"})  # the same copy
+    load_samples(benchmark, str(data), None, None, None, {"part": "b"})
+    load_samples(benchmark, str(data), None, None, None, {"part": "b"})
+    assert received == [{"part": "a"}, {"part": "b"}] and calls == [1, 1]

@@ -223,6 +223,8 @@ def test_a_run_ranks_only_with_the_ranked_user_simulator_and_the_official_judge(
         "no NL judge: tasks with NL assertions get no reward"]
     assert unranked_reasons(_config(user="gpt-5.2", judge="local-judge"), benchmark) == [
         "NL judge local-judge (official: gpt-4.1-2025-04-14)"]
+    other_split = {**_config(user="gpt-5.2", judge="gpt-4.1-2025-04-14"), "options": {"split": "test"}}
+    assert unranked_reasons(other_split, benchmark) == ["the test split, not the board's base"]
 
 
 def test_the_board_ranks_the_ranked_published_rows_and_keeps_the_others_apart(monkeypatch: pytest.MonkeyPatch):

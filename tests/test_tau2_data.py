@@ -198,6 +198,24 @@ def test_a_damaged_or_altered_archive_is_refused(tmp_path: Path):
         source.read_archive(tmp_path / "b.tar.gz", ids)
 
 
+def test_the_split_option_reaches_the_benchmarks_load(fixture_source: source.Source,
+                                                      monkeypatch: pytest.MonkeyPatch):
+    from evaluators.benchmarks.tau2 import report, samples
+    from evaluators.core.registry import get_benchmark
+
+    monkeypatch.setattr(samples, "open_source", lambda data_dir: fixture_source)
+    benchmark = get_benchmark("tau2")
+    assert benchmark.sample_options({}) == {"split": "base"}
+    assert benchmark.sample_options({"split": "test", "trials": "2"}) == {"split": "test"}
+    test_split = benchmark.load(None, subsets=["airline"], options=benchmark.sample_options({"split": "test"}))
+    assert [(sample.id, sample.input["split"]) for sample in test_split] == [("airline_1", "test")]
+    base = benchmark.load(None, subsets=["airline"])
+    assert [sample.input["split"] for sample in base] == ["base"] * 3
+    # the report says which split its figures are of when it is not the board's
+    assert report.summarize(test_split, []).summary.get("split") == "test"
+    assert "split" not in report.summarize(base, []).summary
+
+
 # ---- the records --------------------------------------------------------------------------------------------
 
 def test_tasks_come_in_task_file_order_and_limit_keeps_the_first(fixture_source: source.Source):

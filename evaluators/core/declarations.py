@@ -61,6 +61,9 @@ class Option:
     choices: tuple[str, ...]
     default: str
     description: str
+    # The option changes which samples a run has (e.g. a task split): it reaches the benchmark's `load`, and a
+    # stored run's samples are loaded again with it.
+    selects_samples: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,14 @@ from evaluators.core.types import ChatRequest, Prediction, Report, RequestProfil
 
 
 class LoadSamples(Protocol):
-    """load(data_dir, language, subsets, limit) -> the samples of those subsets, in the benchmark's order.
-    `data_dir` None: the benchmark's own source (download or environment); `limit` caps each subset."""
+    """load(data_dir, language, subsets, limit, options) -> the samples of those subsets, in the benchmark's order.
+    `data_dir` None: the benchmark's own source (download or environment); `limit` caps each subset; `options`
+    the values of the run's options that select samples (Option.selects_samples, e.g. a task split; defaults
+    filled in), None for a benchmark that declares none."""
 
     def __call__(self, data_dir: str | Path | None = ..., language: str | None = ...,
-                 subsets: list[str] | None = ..., limit: int | None = ...) -> list[Sample]: ...
+                 subsets: list[str] | None = ..., limit: int | None = ...,
+                 options: Mapping[str, str] | None = ...) -> list[Sample]: ...
 
 
 class ReadPredictions(Protocol):

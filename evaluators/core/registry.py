@@ -253,6 +253,12 @@ class Benchmark:
                 chosen[name] = value
         return chosen
 
+    def sample_options(self, given: Mapping[str, str]) -> dict[str, str] | None:
+        """The values of the options that select samples (`load`'s `options`), defaults filled in; None when the
+        benchmark declares none."""
+        selecting = [option for option in self.options if option.selects_samples]
+        return {option.name: str(given.get(option.name, option.default)) for option in selecting} or None
+
     def expand_subsets(self, names: Sequence[str] | None) -> list[str]:
         """Subset and group names -> subset names, in the benchmark's order."""
         if not names:

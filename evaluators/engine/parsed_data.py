@@ -2,7 +2,8 @@
 stored run) reads them back in a fraction of the time (1,547 steps of 14 MB of JSON Lines: ~90 ms to parse and
 check, ~20 ms to read back).
 
-A kept copy is keyed by what the load was asked (benchmark, language, subsets, limit, data folder), the
+A kept copy is keyed by what the load was asked (benchmark, language, subsets, limit, data folder, the options
+that select samples), the
 settings a loader reads (TOOLBOARD_* and HF_* variables, by hash) and the loader's code (its files' sizes and
 times), and holds what the load was made from: each file read, with its SHA-256, and each path looked for,
 with what was there. It is used only while every one of them is as it was: a file whose size, modification and
@@ -24,7 +25,7 @@ import marshal
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,27 +52,29 @@ def parsed_data_dir() -> Path:
 
 
 def load_samples(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
-                 limit: int | None) -> list[Sample]:
-    """`benchmark.load(...)`'s samples, from the kept copy when its sources are unchanged."""
-    kept = kept_samples(benchmark, data_dir, language, subsets, limit)
-    return kept if kept is not None else fresh_samples(benchmark, data_dir, language, subsets, limit)
+                 limit: int | None, options: Mapping[str, str] | None = None) -> list[Sample]:
+    """`benchmark.load(...)`'s samples, from the kept copy when its sources are unchanged. `options`: the run's
+    option values (those that select samples reach `load`)."""
+    kept = kept_samples(benchmark, data_dir, language, subsets, limit, options)
+    return kept if kept is not None else fresh_samples(benchmark, data_dir, language, subsets, limit, options)
 
 
 def fresh_samples(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
-                  limit: int | None) -> list[Sample]:
+                  limit: int | None, options: Mapping[str, str] | None = None) -> list[Sample]:
     """`benchmark.load(...)`'s samples read from their sources, and kept for the next load."""
+    selecting = benchmark.sample_options(options or {})
     with source_files.noting() as notes:
         samples = benchmark.load(data_dir, language=language, subsets=list(subsets) if subsets is not None else None,
-                                 limit=limit)
-    _keep(_copy_path(benchmark, data_dir, language, subsets, limit), notes, samples)
+                                 limit=limit, options=selecting)
+    _keep(_copy_path(benchmark, data_dir, language, subsets, limit, selecting), notes, samples)
     return samples
 
 
 def kept_samples(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
-                 limit: int | None) -> list[Sample] | None:
+                 limit: int | None, options: Mapping[str, str] | None = None) -> list[Sample] | None:
     """The kept copy's samples when there is one and its sources are unchanged, else None; never an error, and
     nothing read from the sources but their times (and the hashes of files whose times cannot be trusted)."""
-    path = _copy_path(benchmark, data_dir, language, subsets, limit)
+    path = _copy_path(benchmark, data_dir, language, subsets, limit, benchmark.sample_options(options or {}))
     rows = _kept_rows(path)
     if rows is None:
         return None
@@ -85,16 +88,19 @@ def kept_samples(benchmark: Benchmark, data_dir: str | None, language: str | Non
 
 
 def _copy_path(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
-               limit: int | None) -> Path:
-    return parsed_data_dir() / f"{benchmark.name}-{_key(benchmark, data_dir, language, subsets, limit)}.marshal"
+               limit: int | None, selecting: Mapping[str, str] | None) -> Path:
+    key = _key(benchmark, data_dir, language, subsets, limit, selecting)
+    return parsed_data_dir() / f"{benchmark.name}-{key}.marshal"
 
 
 def _key(benchmark: Benchmark, data_dir: str | None, language: str | None, subsets: Sequence[str] | None,
-         limit: int | None) -> str:
+         limit: int | None, selecting: Mapping[str, str] | None) -> str:
     settings = sorted((name, value) for name, value in os.environ.items()
                       if name.startswith(_SETTING_PREFIXES) and not any(word in name for word in _SETTING_SKIPPED))
     asked = [FORMAT, __version__, benchmark.name, benchmark.data_version, str(Path(data_dir).absolute()) if data_dir
              else None, language, list(subsets or []), limit, settings, _code_signature(benchmark)]
+    if selecting:  # (absent for the benchmarks without such options: their copies keep their keys)
+        asked.append(sorted(selecting.items()))
     return hashlib.sha256(repr(asked).encode()).hexdigest()[:24]
 
 

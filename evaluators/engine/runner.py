@@ -99,7 +99,7 @@ class RunOutcome:
 
 def _load_samples(benchmark: Benchmark, config: RunConfig) -> list[Sample]:
     subsets = runnable_subsets(benchmark, config.subsets)
-    return load_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
+    return load_samples(benchmark, config.data_dir, config.language, subsets, config.limit, config.options)
 
 
 def _api_key(config: RunConfig, given: str | None = None) -> str | None:
@@ -146,11 +146,12 @@ def _samples_once_endpoints_pass(config: RunConfig, benchmark: Benchmark, api_ke
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         checked = pool.submit(_check_endpoints, config, benchmark, api_key, unlisted)
         try:
-            kept = kept_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
+            kept = kept_samples(benchmark, config.data_dir, config.language, subsets, config.limit, config.options)
         finally:
             checked.result()  # an endpoint's failure is told first, even over the read's
     phase_log.mark("endpoint checked")
-    return kept if kept is not None else fresh_samples(benchmark, config.data_dir, config.language, subsets, config.limit)
+    return kept if kept is not None else fresh_samples(benchmark, config.data_dir, config.language, subsets,
+                                                       config.limit, config.options)
 
 
 def stop_cause(stopped: BaseException) -> str:

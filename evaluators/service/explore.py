@@ -42,7 +42,8 @@ def _samples_for(config_json: str) -> dict[str, Sample]:
     config = RunConfig.from_json(json.loads(config_json))
     benchmark = get_benchmark(config.benchmark)
     subsets = benchmark.expand_subsets(list(config.subsets) or None)
-    samples = benchmark.load(config.data_dir, language=config.language, subsets=subsets, limit=config.limit)
+    samples = benchmark.load(config.data_dir, language=config.language, subsets=subsets, limit=config.limit,
+                             options=benchmark.sample_options(config.options))
     return {sample.id: sample for sample in samples}
 
 

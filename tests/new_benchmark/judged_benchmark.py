@@ -20,7 +20,8 @@ SUBSETS = ("easy",)
 JUDGE = Role("judge", "Judge", "says whether the answer is right, and why", played_by_tested_model=True)
 
 
-def load(data_dir: Any = None, language: str | None = None, subsets: Any = None, limit: int | None = None) -> list[Sample]:
+def load(data_dir: Any = None, language: str | None = None, subsets: Any = None, limit: int | None = None,
+         options: Any = None) -> list[Sample]:
     if data_dir is None:
         raise DataError("TinyJudge reads a local folder only: give a data folder")
     items = json.loads((Path(data_dir) / "tinyjudge.json").read_text(encoding="utf-8"))

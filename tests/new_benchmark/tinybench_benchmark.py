@@ -19,7 +19,8 @@ SUBSETS = ("easy", "hard")
 STYLES = {"plain": "Answer with one word: {question}", "terse": "One word. {question}"}
 
 
-def load(data_dir: Any = None, language: str | None = None, subsets: Any = None, limit: int | None = None) -> list[Sample]:
+def load(data_dir: Any = None, language: str | None = None, subsets: Any = None, limit: int | None = None,
+         options: Any = None) -> list[Sample]:
     if data_dir is None:
         raise DataError("TinyBench reads a local folder only: give a data folder")
     items = json.loads((Path(data_dir) / "tinybench.json").read_text(encoding="utf-8"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +203,7 @@ def load(
     language: str | None = "en",
     subsets: list[str] | None = None,
     limit: int | None = None,
+    options: Mapping[str, str] | None = None,  # none selects samples here
 ) -> list[Sample]:
     """Samples of the chosen categories in official order; `limit` caps each category."""
     language = checked_language(language)

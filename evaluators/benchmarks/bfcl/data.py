@@ -5,7 +5,7 @@ multi_turn/data.py, the 5 agentic ones by agentic/data.py, format sensitivity by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,6 +172,7 @@ def load(
     language: str | None = None,
     subsets: Sequence[str] | None = None,
     limit: int | None = None,
+    options: Mapping[str, str] | None = None,  # none selects samples here
 ) -> list[Sample]:
     """Samples of the chosen categories in the official order; `limit` caps each one. Every category (no
     `subsets`, or all of them named) from a source holding none of the multi-turn files (a copy of the

@@ -4,6 +4,7 @@ dialogue per line as a list of turns, from a local folder or from the HF dataset
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,7 @@ def load(
     language: str | None = None,
     subsets: list[str] | None = None,
     limit: int | None = None,
+    options: Mapping[str, str] | None = None,  # none selects samples here
 ) -> list[Sample]:
     """Samples of the chosen tools. A tool needs both of its files; one whose files are both absent is
     left out (reported unavailable). `limit` keeps the first N dialogues of each file."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from evaluators.benchmarks.tau2.data import DOMAINS, Task, parse_task
+from evaluators.benchmarks.tau2.data import DEFAULT_SPLIT, DOMAINS, Task, parse_task
 from evaluators.benchmarks.tau2.env_checks import official_env_check, source_root_of
 from evaluators.benchmarks.tau2.evaluator import (
     INFRASTRUCTURE_ERROR,
@@ -252,6 +252,9 @@ def summarize(samples: list[Sample], scores: list[SampleScore], mode: str = "off
         named = sorted({str(model) for result in scores if (model := (result.metadata or {}).get(label))})
         if named:
             summary[label] = ", ".join(named)
+    splits = sorted({str(sample.input.get("split") or DEFAULT_SPLIT) for sample in samples})
+    if splits and splits != [DEFAULT_SPLIT]:  # not the board's tasks: said beside the figures
+        summary["split"] = ", ".join(splits)
     errors = Counter(result.error_type for result in scores if not result.correct and result.error_type)
     return Report(
         benchmark=BENCHMARK,

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from evaluators.benchmarks.tau2.board import JUDGE_ROLE, OFFICIAL_JUDGE_MODEL, USER_ROLE, same_model, user_simulator_reasons
+from evaluators.benchmarks.tau2.data import DEFAULT_SPLIT
+from evaluators.benchmarks.tau2.samples import SPLIT_CHOICES, SPLIT_OPTION
 from evaluators.benchmarks.tau2.source import COMMIT, REPOSITORY
 from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
@@ -41,6 +43,9 @@ ROLES = (
 OPTIONS = (
     Option(TRIALS_OPTION, TRIAL_CHOICES, str(BOARD_TRIALS),
            "how many times each task is played; pass^k is reported for k up to it (the board asks for 4)"),
+    Option(SPLIT_OPTION, SPLIT_CHOICES, DEFAULT_SPLIT,
+           "the official task split: base (the board's; airline 50, retail 114, telecom 114 tasks) is train + test; "
+           "small (20) and full (2,285) exist for telecom only", selects_samples=True),
 )
 NO_USER = (f"τ²-bench needs a user simulator: give one with --role {USER_ROLE}=URL,MODEL[,KEY_ENV] (the Evaluate "
            "form's User simulator box); the published rows used gpt-5.2 or gpt-4.1-2025-04-14")
@@ -101,6 +106,9 @@ def unranked_reasons(config: Mapping[str, Any]) -> list[str]:
         trials = 0
     if trials != BOARD_TRIALS:
         reasons.append(f"{trials or options.get(TRIALS_OPTION)!s} trials per task, not the board's {BOARD_TRIALS}")
+    split = options.get(SPLIT_OPTION) or DEFAULT_SPLIT
+    if split != DEFAULT_SPLIT:
+        reasons.append(f"the {split} split, not the board's {DEFAULT_SPLIT}")
     judge = roles.get(JUDGE_ROLE)
     subsets = list(config.get("subsets") or [])
     if not isinstance(judge, Mapping):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,7 @@ def load(
     language: str | None = None,
     subsets: list[str] | None = None,
     limit: int | None = None,
+    options: Mapping[str, str] | None = None,  # none selects samples here
 ) -> list[Sample]:
     """Samples of the subsets whose files exist; a missing subset is left out (reported unavailable)."""
     chosen = list(subsets or SUBSETS)
