@@ -26,6 +26,7 @@ Usage: nice python benchmarks/tau2_throughput.py [--limit N] [--trials 1] [--con
 from __future__ import annotations
 
 import argparse
+import heapq
 import itertools
 import json
 import math
@@ -61,7 +62,8 @@ class GoldPlayer:
         self.by_id = {sample.id: sample for sample in samples}
         self.by_scenario = {scenario_text(data.parse_task(s.subset, s.gold, "test", 0).user_scenario).strip(): s.id
                             for s in samples}
-        self.tags: list[tuple[str, int, str]] = []  # (role, conversation, case) per request, in arrival order
+        # (role, conversation, case, when answered) per request, in answer order
+        self.tags: list[tuple[str, int, str, float]] = []
         self.openings = itertools.count()
         self.lock = threading.Lock()
 
@@ -71,7 +73,8 @@ class GoldPlayer:
         said = json.dumps(body["messages"]) + json.dumps(answer)
         found = OPENING.search(said)
         with self.lock:
-            self.tags.append((role, int(found.group(2)), found.group(1)) if found else (role, -1, "?"))
+            now = time.time()
+            self.tags.append((role, int(found.group(2)), found.group(1), now) if found else (role, -1, "?", now))
         return answer
 
     def user(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -146,11 +149,21 @@ def ask(server: subprocess.Popen, command: str) -> dict[str, Any]:
 
 def chains(tags: list[list[Any]]) -> dict[int, int]:
     """Requests per conversation (the agent's, the user's and its judge's)."""
-    return dict(Counter(conversation for _, conversation, _ in tags))
+    return dict(Counter(conversation for _, conversation, _, _ in tags))
 
 
 def domains_of(tags: list[list[Any]]) -> dict[int, str]:
-    return {conversation: case.split("_", 1)[0] for _, conversation, case in tags}
+    return {conversation: case.split("_", 1)[0] for _, conversation, case, _ in tags}
+
+
+def between_requests(tags: list[list[Any]], latency: float) -> tuple[float, float]:
+    """The time a conversation spends between one answer and its next request (the environment's work, the
+    client's own, the endpoint's beyond its latency), summed over conversations: (total, mean per gap)."""
+    answers: dict[int, list[float]] = defaultdict(list)
+    for _, conversation, _, when in tags:
+        answers[conversation].append(when)
+    gaps = [later - earlier - latency for times in answers.values() for earlier, later in itertools.pairwise(times)]
+    return sum(gaps), (sum(gaps) / len(gaps) if gaps else 0.0)
 
 
 def phases(server_stats: dict[str, Any], started: float, wall: float) -> str:
@@ -163,7 +176,7 @@ def phases(server_stats: dict[str, Any], started: float, wall: float) -> str:
 
 def describe(tags: list[list[Any]]) -> str:
     lengths = chains(tags)
-    roles = Counter(role for role, _, _ in tags)
+    roles = Counter(role for role, _, _, _ in tags)
     unknown = f"; {lengths[-1]} not told apart" if -1 in lengths else ""
     return (f"{sum(lengths.values())} in {len(lengths)} conversations (agent {roles['agent']}, user {roles['user']}, "
             f"judge {roles['judge']}; the longest {max(lengths.values())}, "
@@ -172,6 +185,16 @@ def describe(tags: list[list[Any]]) -> str:
 
 def floor_seconds(lengths: list[int], concurrency: int, latency: float) -> float:
     return max(max(lengths, default=0), math.ceil(sum(lengths) / concurrency)) * latency
+
+
+def slot_schedule_seconds(lengths: list[int], concurrency: int, latency: float, in_order: bool = False) -> float:
+    """The end of the best simple schedule of whole conversations on `concurrency` slots (longest first, or in the
+    order given, each to the slot free first), a conversation holding its slot for its requests x latency: what a
+    run that gives each conversation a slot of its own can reach with no time between requests."""
+    slots = [0.0] * concurrency
+    for length in (lengths if in_order else sorted(lengths, reverse=True)):
+        heapq.heapreplace(slots, slots[0] + length * latency)
+    return max(slots, default=0.0)
 
 
 def run_ours(base_url: str, limit: int | None, trials: int, concurrency: int,
@@ -296,9 +319,17 @@ def main() -> int:
     print(f"requests         {describe(ours['tags'])}")
     print(f"floor            {floor:.2f} s  (max(longest trajectory {max(lengths.values())} x latency, "
           f"ceil(requests / C) {math.ceil(requests / args.concurrency)} x latency))")
+    scheduled = slot_schedule_seconds(list(lengths.values()), args.concurrency, args.latency)
+    started = list(dict.fromkeys(conversation for _, conversation, _, _ in ours["tags"]))  # by first answer
+    as_started = slot_schedule_seconds([lengths[c] for c in started], args.concurrency, args.latency, in_order=True)
+    print(f"slot schedule    {scheduled:.2f} s  (whole conversations on C slots, longest first, no time between "
+          f"requests: {scheduled / floor:.2f}x the floor); in the order our run started them {as_started:.2f} s")
     print(f"ours             {ours_wall:.2f} s whole process = {ours_wall / floor:.2f}x the floor; first request to "
           f"last answer {span:.2f} s = {span / floor:.2f}x; peak in flight {ours['max_in_flight']}")
     print(f"ours outside     {phases(ours, ours_start, ours_wall)}")
+    total_gap, mean_gap = between_requests(ours["tags"], args.latency)
+    print(f"ours between     {total_gap:.1f} s over all conversations between an answer and the next request "
+          f"({mean_gap * 1000:.0f} ms per step: the environment, our client, the endpoint beyond its latency)")
     summary = {domain: (report["subsets"][domain]["metrics"].get("pass_1"), report["subsets"][domain]["n"])
                for domain in report["subsets"]}
     print(f"ours scored      pass^1 (tasks) by domain {summary}")
@@ -315,6 +346,8 @@ def main() -> int:
               f"request to last answer {their_span:.2f} s; peak in flight {theirs['max_in_flight']}; its own floor "
               f"domain after domain {sequential_floor:.2f} s")
         print(f"official outside {phases(theirs, official_start, official_wall)}")
+        total_gap, mean_gap = between_requests(theirs["tags"], args.latency)
+        print(f"official between {total_gap:.1f} s over all conversations ({mean_gap * 1000:.0f} ms per step)")
         print(f"official/ours    {official_wall / ours_wall:.2f}x (whole processes)")
         for domain, figures in official.items():
             print(f"official {domain:8} {figures['seconds']:.2f} s, {figures['simulations']} simulations, "

@@ -263,6 +263,14 @@ def test_telecom_user_tools_and_the_line_state_synced_to_the_phone(host: Environ
     host.step_end(session)
     assert host.state(session)["user_db"]["surroundings"]["roaming_allowed"] is True  # sync_tools ran
     host.close(session)
+    # telecom's environment syncs after each step; airline's and retail's `sync_tools` is the base class's no-op,
+    # so the host sends nothing for it
+    assert session.syncs is True
+    for domain in ("airline", "retail"):
+        quiet = host.open(domain, tasks[domain][0], source_root)
+        assert quiet.syncs is False
+        host.step_end(quiet)
+        host.close(quiet)
 
 
 def gold_trajectory(host: EnvironmentHost, domain: str, task: dict[str, Any], source_root: Path,

@@ -191,11 +191,21 @@ class FakeEnvironmentHost:
     async def close_async(self, session: FakeSession) -> None:
         self.closed += 1
 
-    async def evaluate_env_async(self, domain: str, task_record: dict[str, Any], messages: list[dict[str, Any]],
-                                 strict: bool = False, *, source_root: Path) -> dict[str, Any]:
+    def evaluate_env(self, domain: str, task_record: dict[str, Any], messages: list[dict[str, Any]],
+                     strict: bool = False, *, source_root: Path) -> dict[str, Any]:
+        """As the check host's (env_checks.py asks it from a thread of its own)."""
         self.checked.append((domain, str(task_record["id"]), len(messages)))
         return {"db_match": True, "env_assertions": [], "tool_types": {"get_user_details": "read"},
                 "replay_problems": [f"checked {len(self.checked)}"], "replay_error": None, "db_diff": {}}
+
+
+@pytest.fixture(autouse=True)
+def check_host(monkeypatch: pytest.MonkeyPatch) -> FakeEnvironmentHost:
+    """The host the finished trials' environment checks go to (env_checks.py): a test double here, so no test
+    starts real workers on a fixture folder."""
+    checks = FakeEnvironmentHost()
+    monkeypatch.setattr(env_checks, "_host", lambda: checks)
+    return checks
 
 
 # ---- scripted participants -------------------------------------------------------------------------------------
@@ -586,19 +596,21 @@ def test_expected_requests_grow_with_the_gold_actions():
 
 
 def test_a_scored_trial_is_checked_ahead_and_the_scorer_takes_that_check(fixture_source: source.Source,
-                                                                         monkeypatch: pytest.MonkeyPatch):
-    host = FakeEnvironmentHost({"get_user_details": ("{}", False)})
+                                                                         check_host: FakeEnvironmentHost):
+    host, checks = FakeEnvironmentHost({"get_user_details": ("{}", False)}), check_host
     prediction, _ = play(fixture_source, served(agent_that_looks_up_then_answers, user_that_asks_then_stops),
                          host=host)
-    assert host.checked == [("airline", "7", 7)]  # as soon as it ended
-    monkeypatch.setattr(env_checks, "_host", lambda: pytest.fail("the scorer replayed a trial checked ahead"))
     [trial] = prediction.extra["trials"]
+    # started as the trial ended, on the check host; the scorer waits for it rather than replaying again
     kept = env_checks.official_env_check("airline", airline_task(), trial["messages"], source_root=fixture_source.root)
-    assert kept["replay_problems"] == ["checked 1"]
+    assert kept["replay_problems"] == ["checked 1"] and checks.checked == [("airline", "7", 7)] and host.checked == []
+    checks.evaluate_env = lambda *args, **kwargs: pytest.fail("the scorer replayed a trial checked ahead")
+    assert env_checks.official_env_check("airline", airline_task(), trial["messages"],
+                                         source_root=fixture_source.root) is kept
     # a trajectory the evaluator does not score (an early end) is not replayed
-    host = FakeEnvironmentHost()
-    prediction, _ = play(fixture_source, served(lambda body: {"content": "?"}, lambda body: {"content": ""}), host=host)
-    assert prediction.extra["trials"][0]["termination_reason"] == "user_error" and host.checked == []
+    checks.checked.clear()
+    prediction, _ = play(fixture_source, served(lambda body: {"content": "?"}, lambda body: {"content": ""}))
+    assert prediction.extra["trials"][0]["termination_reason"] == "user_error" and checks.checked == []
 
 
 # ---- the NL judge ----------------------------------------------------------------------------------------------

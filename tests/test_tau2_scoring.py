@@ -973,7 +973,7 @@ def test_score_asks_the_environment_host_once_for_both_modes(monkeypatch: pytest
             return FixedEnvCheck(db_match=False)
 
     stand_in = types.ModuleType("evaluators.benchmarks.tau2.env_host")
-    stand_in.shared_host = StandInHost  # type: ignore[attr-defined]
+    stand_in.shared_check_host = StandInHost  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "evaluators.benchmarks.tau2.env_host", stand_in)
     from evaluators.benchmarks.tau2.source import CODE_BLOB_IDS
 

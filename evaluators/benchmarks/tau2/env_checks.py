@@ -1,20 +1,23 @@
 """The environment parts of each trial's verdict (the host's EnvCheck: the official domain environment replayed in
 a worker process, never in this one), kept by everything the replay reads.
 
-A run computes each trial's check as soon as the trial ends (`check_ahead`, called by the rollout while other
-conversations go on, on whichever worker is free), so the scorer, which runs on one thread, finds it ready instead of
-replaying trajectories one at a time after the last answer. Both scoring modes read the same check too. A kept check
+A run starts each trial's check as soon as the trial ends (`check_ahead`, called by the rollout, which goes on at
+once), on the environment host's check workers, apart from the workers the conversations' sessions use (so a
+session's short requests never wait behind a replay); the scorer, which runs on one thread, finds the check ready (or
+waits for it) instead of replaying trajectories one at a time after the last answer. Both scoring modes read the same check too. A kept check
 is the same value a fresh replay gives: the key holds the domain, the task record, every message and the source
 folder, and nothing else reaches the replay."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,10 @@ from evaluators.core.types import Sample
 CHECKS_KEPT = 2048
 
 _checks: OrderedDict[str, EnvCheckLike | Mapping[str, Any]] = OrderedDict()
+_pending: dict[str, Future[None]] = {}  # checks being made ahead, by key
 _checks_lock = threading.Lock()
+# Threads that wait on the check workers (their host queues the requests); two keep one ready while one runs.
+_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tau2-check-ahead")
 
 
 @lru_cache(maxsize=8)
@@ -70,14 +76,20 @@ def _keep(key: str, check: EnvCheckLike | Mapping[str, Any]) -> None:
 
 def _host() -> Any:
     # Imported when first needed: the host starts worker processes, and scoring fixtures inject their own check.
-    return importlib.import_module("evaluators.benchmarks.tau2.env_host").shared_host()
+    return importlib.import_module("evaluators.benchmarks.tau2.env_host").shared_check_host()
 
 
 def official_env_check(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], *,
                        source_root: Path) -> EnvCheckLike | Mapping[str, Any]:
-    """The trial's EnvCheck, kept or replayed now. Replay is lenient, as the official re-grading (`evaluate-trajs`)
-    does: a replayed write whose result differs from the recorded one is noted in `replay_problems`, not fatal."""
+    """The trial's EnvCheck: kept, or being made (waited for), or replayed now. Replay is lenient, as the official
+    re-grading (`evaluate-trajs`) does: a replayed write whose result differs from the recorded one is noted in
+    `replay_problems`, not fatal."""
     key = replay_key(domain, record, messages, source_root)
+    with _checks_lock:
+        pending = _pending.get(key)
+    if pending is not None:
+        with contextlib.suppress(Exception):  # a failed check ahead is replayed below, and fails in the verdict
+            pending.result()
     found = _kept(key)
     if found is not None:
         return found
@@ -87,16 +99,24 @@ def official_env_check(domain: str, record: Mapping[str, Any], messages: list[di
     return check
 
 
-async def check_ahead(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], *,
-                      source_root: Path, host: Any = None) -> None:
-    """Replay a finished trial now and keep its check for the scorer. A failure is left for the scorer, which
-    replays again and reports it in the verdict."""
+def check_ahead(domain: str, record: Mapping[str, Any], messages: list[dict[str, Any]], *,
+                source_root: Path) -> None:
+    """Start replaying a finished trial (on a thread of its own, against the check workers) and keep its check for
+    the scorer, which waits for it if it comes first. Returns at once: the conversation's slot is not held."""
     key = replay_key(domain, record, messages, source_root)
-    if _kept(key) is not None:
-        return
-    try:
-        check = await (host or _host()).evaluate_env_async(domain, dict(record), messages, strict=False,
-                                                           source_root=source_root)
-    except Exception:  # noqa: BLE001 - the scorer's own replay reports it
-        return
-    _keep(key, check)
+    with _checks_lock:
+        if key in _checks or key in _pending:
+            return
+        future = _executor.submit(_check_and_keep, _host(), key, domain, dict(record), list(messages), source_root)
+        _pending[key] = future
+    future.add_done_callback(lambda done: _forget(key))
+
+
+def _check_and_keep(host: Any, key: str, domain: str, record: dict[str, Any], messages: list[dict[str, Any]],
+                    source_root: Path) -> None:
+    _keep(key, host.evaluate_env(domain, record, messages, strict=False, source_root=source_root))
+
+
+def _forget(key: str) -> None:
+    with _checks_lock:
+        _pending.pop(key, None)

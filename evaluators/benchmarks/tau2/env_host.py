@@ -8,7 +8,7 @@ host = EnvironmentHost(workers=2, memory_mb=2048, call_seconds=10.0)   # or shar
 session = host.open(domain, task_record, source_root)     # / await host.open_async(...)
     # session.agent_tools, session.user_tools: the official openai_schema dicts (user tools None but telecom's)
 result = host.call(session, call_id, name, requestor, arguments)   # ToolResult(content, error)
-host.step_end(session)                                    # environment.sync_tools()
+host.step_end(session)                                    # environment.sync_tools() (skipped when a no-op)
 state = host.state(session)                               # {"db": ..., "user_db": ...}
 host.close(session)
 check = host.evaluate_env(domain, task_record, messages, strict=False, source_root=...)   # EnvCheck
@@ -95,6 +95,7 @@ class Session:
     worker: WorkerProcess
     agent_tools: list[dict[str, Any]]
     user_tools: list[dict[str, Any]] | None
+    syncs: bool = True  # the domain's environment has a `sync_tools` of its own (else step_end has nothing to do)
     ended: str | None = None
 
 
@@ -201,7 +202,8 @@ class EnvironmentHost:
                                    self._seconds(open_units(task_record)))
             worker.sessions.add(session_id)
         return Session(id=session_id, domain=domain, task_id=str(task_record.get("id")), slot=chosen, worker=worker,
-                       agent_tools=list(reply["agent_tools"]), user_tools=reply.get("user_tools"))
+                       agent_tools=list(reply["agent_tools"]), user_tools=reply.get("user_tools"),
+                       syncs=bool(reply.get("syncs", True)))
 
     def call(self, session: Session, call_id: str, name: str, requestor: str, arguments: dict[str, Any]) -> ToolResult:
         """The official `Environment.get_response` for one tool call (sync_tools included)."""
@@ -210,7 +212,9 @@ class EnvironmentHost:
         return ToolResult(content=str(reply["content"]), error=bool(reply["error"]))
 
     def step_end(self, session: Session) -> None:
-        self._call(session, {"op": "step_end"})
+        """`environment.sync_tools()`; nothing to send when the domain's is the base class's no-op."""
+        if session.syncs or session.ended:
+            self._call(session, {"op": "step_end"})
 
     def state(self, session: Session) -> dict[str, Any]:
         return dict(self._call(session, {"op": "state"})["state"])
@@ -268,7 +272,8 @@ class EnvironmentHost:
         return await self._in_slot(session.slot, self.call, session, call_id, name, requestor, arguments)
 
     async def step_end_async(self, session: Session) -> None:
-        await self._in_slot(session.slot, self.step_end, session)
+        if session.syncs or session.ended:  # else nothing to send: not even a turn in the slot's queue
+            await self._in_slot(session.slot, self.step_end, session)
 
     async def state_async(self, session: Session) -> dict[str, Any]:
         return await self._in_slot(session.slot, self.state, session)
@@ -292,15 +297,28 @@ class EnvironmentHost:
                     slot.executor.shutdown(wait=False)
 
 
-_shared: EnvironmentHost | None = None
+_shared: dict[str, EnvironmentHost] = {}
 _shared_lock = threading.Lock()
+SESSIONS, CHECKS = "sessions", "checks"
+# The check workers replay finished trajectories (evaluate_env, a few hundred ms each); apart from the session
+# workers, so a conversation's short requests (a tool call, a sync) never queue behind a replay.
+CHECK_WORKERS = 2
+
+
+def _shared_host(kind: str, workers: int) -> EnvironmentHost:
+    with _shared_lock:
+        host = _shared.get(kind)
+        if host is None or host._closed:
+            host = _shared[kind] = EnvironmentHost(workers=workers)
+            atexit.register(host.shutdown)
+        return host
 
 
 def shared_host() -> EnvironmentHost:
-    """The process's host (started on first use, shut down at exit)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None or _shared._closed:
-            _shared = EnvironmentHost()
-            atexit.register(_shared.shutdown)
-        return _shared
+    """The process's host for conversations' sessions (started on first use, shut down at exit)."""
+    return _shared_host(SESSIONS, DEFAULT_WORKERS)
+
+
+def shared_check_host() -> EnvironmentHost:
+    """The process's host for the scorer's replays (its own workers)."""
+    return _shared_host(CHECKS, CHECK_WORKERS)

@@ -8,9 +8,10 @@ logs goes to stderr; its loguru logs from WARNING up).
 Requests (`op`):
 - open {session, domain, task}: a fresh environment (each domain's DB loaded once per worker from the checked
   files by the domain's own `get_environment`, then copied per session), the task's initial_state applied as
-  the official orchestrator's initialize() does; replies {agent_tools, user_tools} (the official `openai_schema`
-  dicts in official order; user tools None unless the domain has them, filtered by task["user_tools"] as the
-  official build_user does).
+  the official orchestrator's initialize() does; replies {agent_tools, user_tools, syncs} (the official
+  `openai_schema` dicts in official order; user tools None unless the domain has them, filtered by
+  task["user_tools"] as the official build_user does; syncs: whether the domain's class overrides the base
+  class's no-op `sync_tools`).
 - call {session, id, name, requestor, arguments}: the official `Environment.get_response` -> {content, error}.
 - step_end {session}: `environment.sync_tools()`, as the orchestrator does after each step.
 - state {session}: {"state": {"db": JSON, "user_db": JSON | None}} (the DBs as they are hashed).
@@ -139,11 +140,13 @@ class Worker:
         self.messages = official_module("tau2.data_model.message")
         self.tasks = official_module("tau2.data_model.tasks")
         self.toolkit = official_module("tau2.environment.toolkit")
+        self.environment_base = official_module("tau2.environment.environment").Environment
         self.templates: dict[str, Any] = {}  # domain -> an environment built from the files (never used itself)
         # domain -> the template's DB and user DB pickled: loading a pickle makes the same objects as a deep copy
         # (the same classes, every field) several times faster, which is most of a session's cost
         self.pickled_dbs: dict[str, tuple[bytes, bytes | None]] = {}
         self.tool_type_tables: dict[str, dict[str, str]] = {}
+        self.schema_tables: dict[tuple[str, tuple[str, ...] | None], dict[str, Any]] = {}
         self.gold_ends: OrderedDict[str, GoldEnd] = OrderedDict()
         self.sessions: dict[str, Any] = {}
 
@@ -180,9 +183,13 @@ class Worker:
         this process)."""
         self.template(domain)
         db, user_db = self.pickled_dbs[domain]
-        if user_db is not None:
-            return self.factories[domain](db=pickle.loads(db), user_db=pickle.loads(user_db))
-        return self.factories[domain](db=pickle.loads(db))
+        # Loading makes only new, live objects (nothing for the collector to find), about a million of them.
+        gc.disable()
+        try:
+            copies = {"db": pickle.loads(db)} | ({} if user_db is None else {"user_db": pickle.loads(user_db)})
+        finally:
+            gc.enable()
+        return self.factories[domain](**copies)
 
     def initial_state(self, task: Any) -> tuple[Any, Any, list[Any]]:
         """The task's initialization data, actions and message history (a deep copy, turn indices cleared as
@@ -200,15 +207,26 @@ class Worker:
         environment = self.fresh_environment(domain)
         data, actions, history = self.initial_state(task)
         environment.set_state(initialization_data=data, initialization_actions=actions, message_history=history)
-        agent_tools = [tool.openai_schema for tool in environment.get_tools()]
-        # As the official build_user: the domain's user tools filtered by the task's list, None when there are
-        # none (or the filter names an unknown tool).
-        try:
-            user_tools = environment.get_user_tools(include=task.user_tools) or None
-        except Exception:  # noqa: BLE001 - the official code's own catch-all
-            user_tools = None
-        return environment, {"agent_tools": agent_tools,
-                             "user_tools": None if user_tools is None else [tool.openai_schema for tool in user_tools]}
+        # Whether the domain's class overrides the base class's `sync_tools` (a `pass`): the host then skips the
+        # request after each step for the others (airline, retail), which would change nothing.
+        syncs = type(environment).sync_tools is not self.environment_base.sync_tools
+        return environment, {**self.tool_schemas(domain, environment, task.user_tools), "syncs": syncs}
+
+    def tool_schemas(self, domain: str, environment: Any, include: list[str] | None) -> dict[str, Any]:
+        """The agent's tool schemas, and the user's as the official build_user has them: the domain's user tools
+        filtered by the task's list, None when there are none (or the filter names an unknown tool). They come from
+        the tools' signatures and docstrings alone (not the data), so they are made once per domain and filter."""
+        key = (domain, None if include is None else tuple(include))
+        found = self.schema_tables.get(key)
+        if found is None:
+            try:
+                user_tools = environment.get_user_tools(include=include) or None
+            except Exception:  # noqa: BLE001 - the official code's own catch-all
+                user_tools = None
+            found = self.schema_tables[key] = {
+                "agent_tools": [tool.openai_schema for tool in environment.get_tools()],
+                "user_tools": None if user_tools is None else [tool.openai_schema for tool in user_tools]}
+        return found
 
     @staticmethod
     def db_state(environment: Any) -> dict[str, Any]:

@@ -97,9 +97,6 @@ class EnvHost(Protocol):
 
     def close_async(self, session: Any) -> Awaitable[None]: ...
 
-    def evaluate_env_async(self, domain: str, task_record: dict[str, Any], messages: list[dict[str, Any]],
-                           strict: bool = False, *, source_root: Path) -> Awaitable[Any]: ...
-
 
 @dataclass(frozen=True)
 class DomainSetting:
@@ -368,14 +365,14 @@ async def judge_trial(task_record: dict[str, Any], setting: DomainSetting, trial
     return parse_judgement(result.text, model_name(judge))
 
 
-async def check_env_ahead(task_record: dict[str, Any], setting: DomainSetting, trial: Trial, host: EnvHost) -> None:
-    """The trial's environment check, made now for the scorer when the evaluator will ask for it: a trajectory
+def check_env_ahead(task_record: dict[str, Any], setting: DomainSetting, trial: Trial) -> None:
+    """The trial's environment check, started now for the scorer when the evaluator will ask for it: a trajectory
     it scores whose task has gold actions or environment assertions."""
     criteria = task_record.get("evaluation_criteria")
     if trial["termination_reason"] not in SCORED_ENDS or not isinstance(criteria, dict) or (
             criteria.get("actions") is None and criteria.get("env_assertions") is None):
         return
-    await check_ahead(setting.domain, task_record, trial["messages"], source_root=setting.source_root, host=host)
+    check_ahead(setting.domain, task_record, trial["messages"], source_root=setting.source_root)
 
 
 def model_name(client: Any) -> str:
@@ -387,8 +384,8 @@ def model_name(client: Any) -> str:
 async def play_task(sample: Sample, clients: Mapping[str, Any], trials: int, source: Source, host: EnvHost,
                     limits: Limits = Limits(), environment_root: Path | None = None) -> Prediction:
     """The task's `trials` conversations (concurrently: the clients limit what is in flight), each judged when
-    due and its environment check made ahead for the scorer (env_checks.py), both at once. A RequestFailed of
-    any of them cancels the others and propagates."""
+    due, its environment check started for the scorer as it ends (env_checks.py). A RequestFailed of any of them
+    cancels the others and propagates."""
     domain = str(sample.input["domain"])
     setting = domain_setting(source, domain, environment_root)
     task_record = sample.gold
@@ -396,9 +393,8 @@ async def play_task(sample: Sample, clients: Mapping[str, Any], trials: int, sou
 
     async def one(trial: int, seed: int) -> Trial:
         played = await play_trial(task_record, setting, trial, seed, clients, host, limits)
-        judgement, _ = await asyncio.gather(judge_trial(task_record, setting, played, judge),
-                                            check_env_ahead(task_record, setting, played, host))
-        played["nl_judgement"] = judgement
+        check_env_ahead(task_record, setting, played)
+        played["nl_judgement"] = await judge_trial(task_record, setting, played, judge)
         return played
 
     played = await _all_or_none([one(trial, seed) for trial, seed in enumerate(trial_seeds(trials))])
