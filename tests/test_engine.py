@@ -364,3 +364,30 @@ def test_toolbench_static_runs_end_to_end(tmp_path: Path, request_mode: str):
     metrics = report["subsets"]["out_of_domain"]["metrics"]
     # right on the call step, wrong plan on the finish step, wrong action on the list step
     assert metrics["act_em"] == 0.5 and metrics["f1"] == 0.5 and metrics["plan_em"] == pytest.approx(2 / 3)
+
+
+def test_clients_of_one_endpoint_share_one_limit_of_requests_in_flight():
+    """A run's limit is per endpoint: the tested model's client and a role's on the same server (a simulated user,
+    a judge) count against one limit (the runner gives them one RequestLimit); a role on another server has its own."""
+    from evaluators.core.types import ChatRequest
+    from evaluators.engine.client import ChatClient, RequestLimit
+
+    def client(server: ScriptedServer, model: str, limit: RequestLimit | None = None) -> ChatClient:
+        settings = ModelSettings(base_url=server.base_url, model=model, api_key_env="", timeout=10.0)
+        return ChatClient(settings, use_cache=False, concurrency=2, request_limit=limit)
+
+    async def go(server: ScriptedServer, other: ScriptedServer) -> None:
+        shared = RequestLimit(2)
+        clients = [client(server, name, shared) for name in ("agent", "user", "judge")] + [client(other, "x")]
+        try:
+            await asyncio.gather(*(each.complete(ChatRequest([{"role": "user", "content": f"q{index}"}]))
+                                   for each in clients for index in range(4)))
+        finally:
+            for each in clients:
+                await each.close()
+
+    with ScriptedServer(reply=lambda body: {"content": "ok"}, latency=0.05) as server, \
+            ScriptedServer(reply=lambda body: {"content": "ok"}, latency=0.05) as other:
+        asyncio.run(go(server, other))
+    assert server.requests == 12 and server.max_in_flight == 2
+    assert other.requests == 4 and other.max_in_flight == 2

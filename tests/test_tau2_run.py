@@ -88,7 +88,7 @@ def test_a_cli_run_of_two_trials_of_three_tasks_per_domain_is_scored_and_on_the_
     samples = get_benchmark("tau2").load(root, limit=3)
     assert [s.subset for s in samples] == ["airline"] * 3 + ["retail"] * 3 + ["telecom"] * 3
     player = GoldPlayer(samples)
-    with ScriptedServer(reply=player.reply) as server:
+    with ScriptedServer(reply=player.reply, latency=0.02) as server:  # a latency, so that requests overlap
         args = ("run", "tau2", "--base-url", server.base_url, "--model", AGENT, "--data-dir", str(root),
                 "--limit", "3", "--trials", "2", "--role", f"user={server.base_url},{USER}",
                 "--role", f"judge={server.base_url},{JUDGE}", "--concurrency", "8", "--json")
@@ -99,6 +99,8 @@ def test_a_cli_run_of_two_trials_of_three_tasks_per_domain_is_scored_and_on_the_
         seeds = {(body["model"], body.get("seed")) for body in server.bodies}
         assert {(AGENT, 626729), (AGENT, 373753), (USER, 626729), (USER, 373753)} <= seeds
         assert all(body.get("temperature") == 0.0 for body in server.bodies)
+        # agent, user and judge on one server share the run's limit of requests in flight
+        assert server.max_in_flight <= 8
         again = run_cli(cli_env, *args)
         assert again.returncode == 0, again.stderr[-3000:]
         assert server.requests == sent  # the second run is answered from the cache, trial by trial

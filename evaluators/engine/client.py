@@ -465,6 +465,24 @@ def cache_key(base_url: str, payload: bytes, key_id: str | None = None) -> str:
     return hashlib.sha256(CACHE_KEY_VERSION + base_url.rstrip("/").encode() + b"\n" + who + b"\n" + payload).hexdigest()
 
 
+class RequestLimit:
+    """At most `concurrency` requests in flight across the clients that share it: a run's clients of one endpoint
+    (the tested model and a role on the same server share one limit, so `--concurrency` is what the server sees)."""
+
+    def __init__(self, concurrency: int):
+        self.concurrency = concurrency
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary())
+
+    def semaphore(self) -> asyncio.Semaphore:
+        """This event loop's semaphore (made on first use there)."""
+        loop = asyncio.get_running_loop()
+        found = self._semaphores.get(loop)
+        if found is None:
+            found = self._semaphores[loop] = asyncio.Semaphore(self.concurrency)
+        return found
+
+
 @dataclass
 class ChatClient:
     settings: ModelSettings
@@ -478,6 +496,8 @@ class ChatClient:
     requests_sent: int = 0
     # Whose calls these are in a sample's events: the tested model's ("model") or a role's (e.g. "judge").
     role: str = "model"
+    # The requests in flight this client counts against (default: its own limit of `concurrency`).
+    request_limit: RequestLimit | None = None
 
     def __post_init__(self) -> None:
         # A key that cannot be sent (a newline, a zero-width space) fails each request at once and
@@ -492,7 +512,7 @@ class ChatClient:
         # `local:NAME` is the built-in local model: its server starts on first use (cache keys keep the name).
         self._endpoint = EndpointSpec(_served_url(self.settings.base_url), self.api_key, self.settings.timeout)
         self._sdk_client: Any = None
-        self._limit: asyncio.Semaphore | None = None
+        self.limit = self.request_limit or RequestLimit(self.concurrency)
         self._pacer = SendPacer(self.concurrency) if pacing_enabled() else None
 
     def capture_requests(self) -> SentRequests:
@@ -551,9 +571,7 @@ class ChatClient:
             cached = await _CacheLookups.of(self.store).get(key)
             if cached is not None:
                 return self._result(cached, key, 0.0, 0, cached=True)
-        if self._limit is None:
-            self._limit = asyncio.Semaphore(self.concurrency)
-        async with self._limit:
+        async with self.limit.semaphore():
             return await self._send_with_retries(payload, key)
 
     async def _send_with_retries(self, payload: bytes, key: str) -> ChatResult:

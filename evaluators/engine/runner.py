@@ -24,6 +24,7 @@ from evaluators.engine.client import (
     ChatClient,
     PlayingRole,
     RequestFailed,
+    RequestLimit,
     RetryPolicy,
     record_events,
     start_request_count,
@@ -368,20 +369,27 @@ class _RunClients:
     @classmethod
     def for_run(cls, config: RunConfig, benchmark: Benchmark, store: Store, writer: WriteBehind,
                 retry: RetryPolicy | None, api_key: str | None) -> _RunClients:
+        # One limit of `concurrency` requests in flight per endpoint: a role on the tested model's server (a
+        # simulated user, a judge) shares the tested model's, so the server never sees more than asked.
+        limits: dict[str, RequestLimit] = {}
+
+        def limit_of(base_url: str) -> RequestLimit:
+            return limits.setdefault(base_url.rstrip("/"), RequestLimit(config.concurrency))
+
         tested = ChatClient(
             config.model, api_key=api_key, store=store, use_cache=config.use_cache,
             retry=retry or RetryPolicy(max_attempts=config.max_attempts), concurrency=config.concurrency,
-            on_response=writer.add_response,
+            on_response=writer.add_response, request_limit=limit_of(config.model.base_url),
         )
         clients: dict[str, ChatClient | PlayingRole] = {TESTED_ROLE: tested}
         for role in benchmark.roles:
             endpoint = config.roles.get(role.name)
             if endpoint is not None:
-                # Made once per run (a client is costly to create), sharing the tested one's cache, retries, limits.
+                # Made once per run (a client is costly to create), sharing the tested one's cache and retries.
                 clients[role.name] = ChatClient(
                     role_settings(role, endpoint, config.model), api_key=key_from_environment(endpoint.api_key_env),
                     store=store, use_cache=tested.use_cache, retry=tested.retry, concurrency=tested.concurrency,
-                    on_response=tested.on_response, role=role.name,
+                    on_response=tested.on_response, role=role.name, request_limit=limit_of(endpoint.base_url),
                 )
             elif role.played_by_tested_model:
                 clients[role.name] = PlayingRole(tested, role.name)
