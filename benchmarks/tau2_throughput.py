@@ -2,7 +2,7 @@
 one scripted OpenAI-compatible endpoint answering every request in a fixed latency, on the same tasks and trials.
 
 The endpoint (this script with --serve, its own process) plays the three participants from what each request shows,
-as tests/test_tau2_run.py's GoldPlayer does: the agent calls the task's gold assistant actions one by one, then says
+as the tests' GoldPlayer (tests/tau2_fixtures.py) does: the agent calls the task's gold assistant actions one by one, then says
 the facts the task wants communicated; the user opens with the task's case, then stops once the agent is done; the
 judge says every assertion is met. So each trajectory's length is fixed by its task, on either side.
 
@@ -42,65 +42,41 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# The model names the scripted players answer to (tests/tau2_fixtures.py's; the official driver below, which runs in
+# the official venv without our packages, needs them too).
 AGENT, USER = "agent-model", "user-model"
 # The official runner always asks this judge (not configurable there); ours is given the same name as its role.
 JUDGE = "gpt-4.1-2025-04-14"
-DONE = "All done."
-CASE = "My case is "
-OPENING = re.compile(re.escape(CASE) + r"(\S+) \(conversation (\d+)\)")
+OPENING = re.compile(r"My case is (\S+) \(conversation (\d+)\)")
 
 
-class GoldPlayer:
-    """The three scripted participants, each answering from its own request. The user's opening names the case and
-    a serial number of its own, so every request (the judge's too) is tagged with the conversation it belongs to,
-    for the floor (telecom's 114 tasks share 15 scenarios, so the case alone does not tell them apart)."""
+def make_player(samples: list[Any]) -> Any:
+    """The tests' GoldPlayer (tests/tau2_fixtures.py), whose user also gives each opening a serial number, so every
+    request (the judge's too) is tagged with the conversation it belongs to, for the floor (telecom's 114 tasks
+    share 15 scenarios, so the case alone does not tell them apart)."""
+    from tests.tau2_fixtures import GoldPlayer
 
-    def __init__(self, samples: list[Any]):
-        from evaluators.benchmarks.tau2 import data
-        from evaluators.benchmarks.tau2.prompts import scenario_text
+    class TaggingPlayer(GoldPlayer):
+        def __init__(self, samples: list[Any]):
+            super().__init__(samples)
+            # (role, conversation, case, when answered) per request, in answer order
+            self.tags: list[tuple[str, int, str, float]] = []
+            self.openings = itertools.count()
+            self.lock = threading.Lock()
 
-        self.by_id = {sample.id: sample for sample in samples}
-        self.by_scenario = {scenario_text(data.parse_task(s.subset, s.gold, "test", 0).user_scenario).strip(): s.id
-                            for s in samples}
-        # (role, conversation, case, when answered) per request, in answer order
-        self.tags: list[tuple[str, int, str, float]] = []
-        self.openings = itertools.count()
-        self.lock = threading.Lock()
+        def opening(self, sample_id: str) -> str:
+            return f"{super().opening(sample_id)} (conversation {next(self.openings)})"  # atomic under the GIL
 
-    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
-        role = {AGENT: "agent", USER: "user"}.get(body["model"], "judge")
-        answer: dict[str, Any] = {"agent": self.agent, "user": self.user, "judge": self.judge}[role](body)
-        said = json.dumps(body["messages"]) + json.dumps(answer)
-        found = OPENING.search(said)
-        with self.lock:
-            now = time.time()
-            self.tags.append((role, int(found.group(2)), found.group(1), now) if found else (role, -1, "?", now))
-        return answer
+        def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+            role = {AGENT: "agent", USER: "user"}.get(body["model"], "judge")
+            answer = super().reply(body)
+            found = OPENING.search(json.dumps(body["messages"]) + json.dumps(answer))
+            with self.lock:
+                now = time.time()
+                self.tags.append((role, int(found.group(2)), found.group(1), now) if found else (role, -1, "?", now))
+            return answer
 
-    def user(self, body: dict[str, Any]) -> dict[str, Any]:
-        system, history = body["messages"][0]["content"], body["messages"][1:]
-        if not any(message["role"] == "assistant" for message in history):  # the user's own lines are "assistant"
-            scenario = system.split("<scenario>", 1)[1].rsplit("</scenario>", 1)[0].strip()
-            serial = next(self.openings)  # atomic under the GIL
-            return {"content": f"Hello. {CASE}{self.by_scenario[scenario]} (conversation {serial})"}
-        said = history[-1].get("content") or ""
-        return {"content": "###STOP###" if said.startswith(DONE) else "Please go on."}
-
-    def agent(self, body: dict[str, Any]) -> dict[str, Any]:
-        found = OPENING.search(json.dumps(body["messages"]))
-        assert found is not None, "the agent's request holds no opening"
-        criteria = self.by_id[found.group(1)].gold.get("evaluation_criteria") or {}
-        actions = [a for a in criteria.get("actions") or [] if a.get("requestor", "assistant") == "assistant"]
-        done = sum(message["role"] == "tool" for message in body["messages"])
-        if done < len(actions):
-            action = actions[done]
-            return {"tool_calls": [{"id": f"call_{done}", "type": "function",
-                                    "function": {"name": action["name"], "arguments": json.dumps(action["arguments"])}}]}
-        return {"content": " ".join([DONE, *(criteria.get("communicate_info") or [])])}
-
-    def judge(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"content": json.dumps({"results": [{"expectedOutcome": "as asked", "reasoning": "it was done",
-                                                    "metExpectation": True}]})}
+    return TaggingPlayer(samples)
 
 
 def data_root() -> Path:
@@ -121,7 +97,7 @@ def serve(limit: int | None, latency: float) -> None:
     as JSON, `reset` forgets them (the next process is measured afresh)."""
     from tests.scripted_server import ScriptedServer
 
-    player = GoldPlayer(load_samples(limit))
+    player = make_player(load_samples(limit))
     with ScriptedServer(reply=player.reply, latency=latency) as server:
         print(server.base_url, flush=True)
         for line in sys.stdin:

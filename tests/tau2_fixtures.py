@@ -5,10 +5,13 @@ where either is out of reach."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,3 +47,57 @@ def full_source_root() -> Path:
         finally:
             shutil.rmtree(downloads, ignore_errors=True)
     return folder
+
+
+# ---- scripted participants that play each task's gold path ----------------------------------------------------
+
+AGENT, USER = "agent-model", "user-model"
+DONE = "All done."
+CASE = "My case is "
+CASE_NAMED = re.compile(re.escape(CASE) + r"(\S+)")
+
+
+class GoldPlayer:
+    """Agent, user and judge on one scripted server (the model name tells the agent and the user; anything else
+    is the judge), each answering from what its own request shows: the user opens with the task's sample id (found
+    from its scenario), then stops once the agent is done; the agent calls the task's gold assistant actions one by
+    one, then says the facts the task wants communicated; the judge finds every assertion met."""
+
+    def __init__(self, samples: list[Any]):
+        from evaluators.benchmarks.tau2 import data
+        from evaluators.benchmarks.tau2.prompts import scenario_text
+
+        self.by_id = {sample.id: sample for sample in samples}
+        self.by_scenario = {scenario_text(data.parse_task(s.subset, s.gold, "test", 0).user_scenario).strip(): s.id
+                            for s in samples}
+
+    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {AGENT: self.agent, USER: self.user}.get(body["model"], self.judge)(body)
+
+    def opening(self, sample_id: str) -> str:
+        return f"Hello. {CASE}{sample_id}"
+
+    def user(self, body: dict[str, Any]) -> dict[str, Any]:
+        system, history = body["messages"][0]["content"], body["messages"][1:]
+        if not any(message["role"] == "assistant" for message in history):  # the user's own lines are "assistant"
+            scenario = system.split("<scenario>", 1)[1].rsplit("</scenario>", 1)[0].strip()
+            return {"content": self.opening(self.by_scenario[scenario])}
+        said = history[-1].get("content") or ""
+        return {"content": "###STOP###" if said.startswith(DONE) else "Please go on."}
+
+    def agent(self, body: dict[str, Any]) -> dict[str, Any]:
+        opening = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        found = CASE_NAMED.search(opening)
+        assert found is not None, "the agent's request holds no opening"
+        criteria = self.by_id[found.group(1)].gold.get("evaluation_criteria") or {}
+        actions = [a for a in criteria.get("actions") or [] if a.get("requestor", "assistant") == "assistant"]
+        done = sum(message["role"] == "tool" for message in body["messages"])
+        if done < len(actions):
+            action = actions[done]
+            return {"tool_calls": [{"id": f"call_{done}", "type": "function",
+                                    "function": {"name": action["name"], "arguments": json.dumps(action["arguments"])}}]}
+        return {"content": " ".join([DONE, *(criteria.get("communicate_info") or [])])}
+
+    def judge(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"content": json.dumps({"results": [{"expectedOutcome": "as asked", "reasoning": "it was done",
+                                                    "metExpectation": True}]})}

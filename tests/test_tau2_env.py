@@ -29,6 +29,7 @@ from evaluators.benchmarks.tau2.env_host import (
     EnvironmentLimit,
     EnvironmentRequestError,
     Session,
+    gold_key,
 )
 from tests.tau2_fixtures import full_source_root
 
@@ -335,13 +336,11 @@ def test_a_tasks_gold_end_is_passed_to_the_workers_instead_of_rebuilt(source_roo
     fresh = EnvironmentHost(workers=1)
     try:
         messages = gold_trajectory(fresh, "retail", task, source_root)
-        key = str(source_root.resolve()) + env_worker.gold_key("retail", task, False)
+        key = str(source_root.resolve()) + gold_key("retail", task, False)
         fresh._gold_ends[key] = {"db_hash": "planted", "user_db_hash": None, "problems": ["planted note"]}
         planted = fresh.evaluate_env("retail", task, messages, source_root=source_root)
         assert planted.db_match is False and planted.replay_problems == ["planted note"]
         assert fresh._gold_ends[key]["db_hash"] == "planted"
-        # the worker now keeps that gold end for the task itself; a host that passes nothing gets the real one
-        fresh._gold_ends.clear()
     finally:
         fresh.shutdown()
     real = EnvironmentHost(workers=1)

@@ -16,57 +16,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from evaluators.benchmarks.tau2 import data
-from evaluators.benchmarks.tau2.prompts import scenario_text
 from evaluators.core.registry import get_benchmark
-from evaluators.core.types import Sample
 from tests.scripted_server import ScriptedServer
-from tests.tau2_fixtures import PROJECT, full_source_root
+from tests.tau2_fixtures import AGENT, PROJECT, USER, GoldPlayer, full_source_root
 
-AGENT, USER, JUDGE = "agent-model", "user-model", "judge-model"
-DONE = "All done."
-CASE = "My case is "
-
-
-class GoldPlayer:
-    """The three scripted participants, each answering from what its own request shows."""
-
-    def __init__(self, samples: list[Sample]):
-        self.by_id = {sample.id: sample for sample in samples}
-        self.by_scenario = {scenario_text(data.parse_task(s.subset, s.gold, "test", 0).user_scenario).strip(): s.id
-                            for s in samples}
-
-    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {AGENT: self.agent, USER: self.user, JUDGE: self.judge}[body["model"]](body)
-
-    def user(self, body: dict[str, Any]) -> dict[str, Any]:
-        system, history = body["messages"][0]["content"], body["messages"][1:]
-        if not any(message["role"] == "assistant" for message in history):
-            scenario = system.split("<scenario>", 1)[1].rsplit("</scenario>", 1)[0].strip()
-            sample_id = self.by_scenario[scenario]
-            return {"content": f"Hello. {CASE}{sample_id}"}
-        said = history[-1].get("content") or ""
-        return {"content": "###STOP###" if said.startswith(DONE) else "Please go on."}
-
-    def agent(self, body: dict[str, Any]) -> dict[str, Any]:
-        opening = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        sample = self.by_id[opening.split(CASE, 1)[1]]
-        criteria = sample.gold.get("evaluation_criteria") or {}
-        actions = [a for a in criteria.get("actions") or [] if a.get("requestor", "assistant") == "assistant"]
-        done = sum(message["role"] == "tool" for message in body["messages"])
-        if done < len(actions):
-            action = actions[done]
-            return {"tool_calls": [{"id": f"call_{done}", "type": "function",
-                                    "function": {"name": action["name"], "arguments": json.dumps(action["arguments"])}}]}
-        return {"content": " ".join([DONE, *(criteria.get("communicate_info") or [])])}
-
-    def judge(self, body: dict[str, Any]) -> dict[str, Any]:
-        return {"content": json.dumps({"results": [{"expectedOutcome": "as asked", "reasoning": "it was done",
-                                                    "metExpectation": True}]})}
+JUDGE = "judge-model"
 
 
 def run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:

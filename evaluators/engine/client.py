@@ -390,17 +390,27 @@ class _CacheLookups:
                     future.set_result(found.get(key))
 
 
-class _GlobalLimit:
-    """One limit on in-flight requests shared by every run on the same event loop."""
+class RequestLimit:
+    """At most `concurrency` requests in flight across the clients that share it: a run's clients of one endpoint
+    (the tested model and a role on the same server share one limit, so `--concurrency` is what the server sees)."""
 
-    _semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+    def __init__(self, concurrency: int | Callable[[], int]):
+        self.concurrency = concurrency  # or how to read it, when first used on a loop (a setting)
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary())
 
-    @classmethod
-    def get(cls) -> asyncio.Semaphore:
+    def semaphore(self) -> asyncio.Semaphore:
+        """This event loop's semaphore (made on first use there)."""
         loop = asyncio.get_running_loop()
-        if loop not in cls._semaphores:
-            cls._semaphores[loop] = asyncio.Semaphore(int(read_setting("global_concurrency") or "256"))
-        return cls._semaphores[loop]
+        found = self._semaphores.get(loop)
+        if found is None:
+            size = self.concurrency() if callable(self.concurrency) else self.concurrency
+            found = self._semaphores[loop] = asyncio.Semaphore(size)
+        return found
+
+
+# One limit on in-flight requests shared by every run on the same event loop.
+_GLOBAL_LIMIT = RequestLimit(lambda: int(read_setting("global_concurrency") or "256"))
 
 
 def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any]:
@@ -463,24 +473,6 @@ def cache_key(base_url: str, payload: bytes, key_id: str | None = None) -> str:
     the store dropped them."""
     who = b"key " + key_id.encode() if key_id else b"no key"
     return hashlib.sha256(CACHE_KEY_VERSION + base_url.rstrip("/").encode() + b"\n" + who + b"\n" + payload).hexdigest()
-
-
-class RequestLimit:
-    """At most `concurrency` requests in flight across the clients that share it: a run's clients of one endpoint
-    (the tested model and a role on the same server share one limit, so `--concurrency` is what the server sees)."""
-
-    def __init__(self, concurrency: int):
-        self.concurrency = concurrency
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary())
-
-    def semaphore(self) -> asyncio.Semaphore:
-        """This event loop's semaphore (made on first use there)."""
-        loop = asyncio.get_running_loop()
-        found = self._semaphores.get(loop)
-        if found is None:
-            found = self._semaphores[loop] = asyncio.Semaphore(self.concurrency)
-        return found
 
 
 @dataclass
@@ -586,7 +578,7 @@ class ChatClient:
                 box[0] += 1
             try:
                 # The global limit is held only while a request is out: not while paced or backing off.
-                async with _GlobalLimit.get():
+                async with _GLOBAL_LIMIT.semaphore():
                     started = time.perf_counter()
                     response = await self._attempt(payload)
                     latency = time.perf_counter() - started

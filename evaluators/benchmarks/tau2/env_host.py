@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import hashlib
 import itertools
+import json
 import os
 import sys
 import tempfile
@@ -40,8 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evaluators.benchmarks.tau2.env_worker import GOLD_ENDS_KEPT, evaluate_units, open_units
-from evaluators.benchmarks.tau2.env_worker import gold_key as gold_key_of
+from evaluators.benchmarks.tau2.env_worker import evaluate_units, open_units
 from evaluators.core.worker_process import WorkerProcess
 
 ENVIRONMENT_LIMIT = "environment_limit"
@@ -51,6 +52,7 @@ DEFAULT_WORKERS = 2
 # the three domains' DBs and one session of each bring it to about 460 MB; an airline session adds about 20 MB.
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_CALL_SECONDS = 10.0
+GOLD_ENDS_KEPT = 1024  # a gold end is two hashes and a few notes
 # Starting a worker: a Python process, the official modules compiled from the checked files.
 START_SECONDS = 120.0
 # The host's own deadline beyond the worker's limit (the worker ends itself first).
@@ -58,6 +60,11 @@ SLACK_SECONDS = 10.0
 WORKER_MODULE = "evaluators.benchmarks.tau2.env_worker"
 _PROJECT_ROOT = Path(__file__).resolve().parents[3]
 _T = TypeVar("_T")
+
+
+def gold_key(domain: str, record: dict[str, Any], strict: bool) -> str:
+    """What a task's gold end depends on, hashed."""
+    return hashlib.sha256(json.dumps([domain, record, strict], sort_keys=True, default=str).encode()).hexdigest()
 
 
 class EnvironmentLimit(Exception):
@@ -233,9 +240,9 @@ class EnvironmentHost:
         message_history first when it has one, as the official full trajectory). Replay non-strict by default."""
         slot = self._pick_slot(source_root)
         worker = self._live_worker(slot)
-        gold_key = str(Path(source_root).resolve()) + gold_key_of(domain, task_record, strict)
+        key = str(Path(source_root).resolve()) + gold_key(domain, task_record, strict)
         with self._lock:
-            gold_end = self._gold_ends.get(gold_key)
+            gold_end = self._gold_ends.get(key)
         worker.in_flight += 1
         try:
             with worker.lock:
@@ -251,7 +258,7 @@ class EnvironmentHost:
         check = reply["check"]
         if check.get("gold_end") is not None:
             with self._lock:
-                self._gold_ends[gold_key] = check["gold_end"]
+                self._gold_ends[key] = check["gold_end"]
                 while len(self._gold_ends) > GOLD_ENDS_KEPT:
                     self._gold_ends.pop(next(iter(self._gold_ends)))
         return EnvCheck(db_match=check["db_match"], env_assertions=list(check["env_assertions"]),

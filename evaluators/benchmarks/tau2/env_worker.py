@@ -30,14 +30,12 @@ ends the process with EXIT_MEMORY. The host sees the worker gone and ends every 
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import os
 import pickle
 import signal
 import sys
 import tempfile
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from copy import deepcopy
@@ -57,7 +55,6 @@ ENVIRONMENT_FACTORIES = {
 }
 DIFF_ENTRIES = 20  # at most this many differing paths per DB in the evidence
 DIFF_VALUE_CHARS = 200
-GOLD_ENDS_KEPT = 1024  # a gold end is two hashes and a few notes
 # A DB copy is about a million objects: with CPython's default first threshold (700) building one runs the
 # collector hundreds of times, each walking the young objects, and tripled the cost of a copy.
 GC_FIRST_THRESHOLD = 100_000
@@ -111,15 +108,10 @@ def db_differences(gold: Any, predicted: Any, path: str = "", found: list[dict[s
     return found
 
 
-def gold_key(domain: str, record: dict[str, Any], strict: bool) -> str:
-    """What a task's gold end depends on, hashed."""
-    return hashlib.sha256(json.dumps([domain, record, strict], sort_keys=True, default=str).encode()).hexdigest()
-
-
 @dataclass(frozen=True)
 class GoldEnd:
     """What the evaluator needs of a task's gold environment (the initial state, the task's message history and
-    the gold actions applied): it depends on the task alone, so a worker computes it once per task."""
+    the gold actions applied): it depends on the task alone, so it is computed once per task (the host keeps it)."""
 
     db_hash: str
     user_db_hash: str | None
@@ -147,7 +139,6 @@ class Worker:
         self.pickled_dbs: dict[str, tuple[bytes, bytes | None]] = {}
         self.tool_type_tables: dict[str, dict[str, str]] = {}
         self.schema_tables: dict[tuple[str, tuple[str, ...] | None], dict[str, Any]] = {}
-        self.gold_ends: OrderedDict[str, GoldEnd] = OrderedDict()
         self.sessions: dict[str, Any] = {}
 
     @contextmanager
@@ -298,24 +289,15 @@ class Worker:
                 problems.append(f"gold action {action.name}({action.arguments}) failed: {failure}")
         return gold
 
-    def gold_end(self, domain: str, task: Any, record: dict[str, Any], strict: bool,
-                 given: dict[str, Any] | None = None) -> GoldEnd:
-        """The task's gold end: `given` (the host passes on what another worker computed for the task), else kept
-        per task (the gold environment depends on nothing else), else computed."""
-        key = gold_key(domain, record, strict)
-        found = self.gold_ends.get(key)
-        if found is None and given is not None:
-            found = GoldEnd(str(given["db_hash"]), None if given["user_db_hash"] is None else str(given["user_db_hash"]),
-                            tuple(str(problem) for problem in given["problems"]))
-        if found is None:
-            problems: list[str] = []
-            gold = self.gold_environment(domain, task, strict, problems)
-            found = GoldEnd(gold.get_db_hash(), gold.get_user_db_hash(), tuple(problems))
-        self.gold_ends[key] = found
-        self.gold_ends.move_to_end(key)
-        while len(self.gold_ends) > GOLD_ENDS_KEPT:
-            self.gold_ends.popitem(last=False)
-        return found
+    def gold_end(self, domain: str, task: Any, strict: bool, given: dict[str, Any] | None = None) -> GoldEnd:
+        """The task's gold end: `given` (the host keeps each task's, as the first worker to need it computed it, and
+        passes it on: it depends on the task alone), else computed here."""
+        if given is not None:
+            return GoldEnd(str(given["db_hash"]), None if given["user_db_hash"] is None else str(given["user_db_hash"]),
+                           tuple(str(problem) for problem in given["problems"]))
+        problems: list[str] = []
+        gold = self.gold_environment(domain, task, strict, problems)
+        return GoldEnd(gold.get_db_hash(), gold.get_user_db_hash(), tuple(problems))
 
     def evaluate_env(self, domain: str, record: dict[str, Any], messages: list[dict[str, Any]],
                      strict: bool, gold_end: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -342,7 +324,7 @@ class Worker:
             result["replay_error"] = f"{type(failure).__name__}: {failure}"
             result["db_match"] = False
             return result
-        gold = self.gold_end(domain, task, record, strict, gold_end)
+        gold = self.gold_end(domain, task, strict, gold_end)
         result["gold_end"] = {"db_hash": gold.db_hash, "user_db_hash": gold.user_db_hash,
                               "problems": list(gold.problems)}
         problems.extend(gold.problems)

@@ -306,13 +306,19 @@ def db_differences_of(db_diff: Any) -> list[dict[str, Any]]:
             for entry in entries if isinstance(entry, Mapping)]
 
 
+def has_env_criteria(record: Mapping[str, Any]) -> bool:
+    """Whether the environment is consulted for the task: it has gold actions or env assertions (an empty list
+    counts; both null, or no criteria, does not)."""
+    criteria = record.get("evaluation_criteria") or {}
+    return criteria.get("actions") is not None or criteria.get("env_assertions") is not None
+
+
 def env_component(task: Task, record: Mapping[str, Any], domain: str, messages: list[dict[str, Any]],
                   env_check: EnvChecker, notes: OfficialNotes) -> EnvPart:
     """db_matches_gold and env_assertions_hold. Neither actions nor env assertions (both null in the record; an
     empty list is not null) -> 1.0, db_match true, no breakdown, and the environment is not consulted (the tool
     types the official code reads from a fresh environment only type gold actions, and there are none)."""
-    criteria = record.get("evaluation_criteria") or {}
-    if criteria.get("actions") is None and criteria.get("env_assertions") is None:
+    if not has_env_criteria(record):
         return EnvPart(Component(1.0, None, {"note": notes.no_env_criteria}), {"db_match": True, "db_reward": 1.0})
     try:
         check = env_check(domain, record, messages)

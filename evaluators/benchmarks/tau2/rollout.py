@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from evaluators.benchmarks.tau2 import data
 from evaluators.benchmarks.tau2.env_checks import check_ahead, environment_root_of
 from evaluators.benchmarks.tau2.env_host import EnvironmentLimit, shared_host
+from evaluators.benchmarks.tau2.evaluator import has_env_criteria
 from evaluators.benchmarks.tau2.messages import (
     ASSISTANT,
     USER,
@@ -368,9 +369,7 @@ async def judge_trial(task_record: dict[str, Any], setting: DomainSetting, trial
 def check_env_ahead(task_record: dict[str, Any], setting: DomainSetting, trial: Trial) -> None:
     """The trial's environment check, started now for the scorer when the evaluator will ask for it: a trajectory
     it scores whose task has gold actions or environment assertions."""
-    criteria = task_record.get("evaluation_criteria")
-    if trial["termination_reason"] not in SCORED_ENDS or not isinstance(criteria, dict) or (
-            criteria.get("actions") is None and criteria.get("env_assertions") is None):
+    if trial["termination_reason"] not in SCORED_ENDS or not has_env_criteria(task_record):
         return
     check_ahead(setting.domain, task_record, trial["messages"], source_root=setting.source_root)
 
