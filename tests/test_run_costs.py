@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from evaluators.core.board_layout import TOKEN_USAGE, BoardLayout
 from evaluators.core.registry import get_benchmark
 from evaluators.engine.store import Store
-from evaluators.publish.board_table import board_columns, board_rows
+from evaluators.publish.board_table import _combined_rows, board_columns, board_rows
 from evaluators.publish.run_costs import (
     COST_COLUMN,
     COST_COLUMNS,
@@ -20,11 +21,13 @@ from evaluators.publish.run_costs import (
     LATENCY_MEAN_COLUMN,
     LATENCY_P95_COLUMN,
     UsageFigures,
+    add_priced_column,
     blank_cost_reasons,
     cost_legend,
     cost_values,
     percentile,
     price_of,
+    usd_per_unit,
 )
 from tests.app_fixtures import upload
 from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
@@ -124,3 +127,27 @@ def test_figures_from_usage_records():
     values = cost_values("deepseek-chat", figures)
     assert values[COST_COLUMN] == pytest.approx((1000 * 0.27 + 100 * 1.10) / 1e6 * 1000)
     assert values[LATENCY_MEAN_COLUMN] == 2.0 and values[LATENCY_P95_COLUMN] == 3.0
+
+
+def test_a_priced_column_is_the_mean_of_its_parts_cost_per_unit_and_blank_without_a_price_or_usage():
+    price = price_of("gpt-4o-mini")  # $0.15 in, $0.60 out per 1M tokens
+    assert usd_per_unit([(1000, 100, 2)], price) == pytest.approx((1000 * 0.15 + 100 * 0.60) / 1e6 / 2)
+    assert usd_per_unit([(1000, 100, 2), (0, 1000, 1)], price) == pytest.approx((0.000105 + 0.0006) / 2)
+    assert usd_per_unit([(1000, 100, 2)], None) is None
+    assert usd_per_unit([], price) is None
+    assert usd_per_unit([(1000, 100, 2), (0, 0, 3)], price) is None  # a part with no usage: blank, not cheaper
+    assert usd_per_unit([(1000, 100, 0)], price) is None
+
+
+def test_a_combined_view_is_priced_from_every_parts_tokens():
+    layout = BoardLayout(view_label="Language", views=("en", "zh", "both"), columns=("score",),
+                         detail_columns=("cost",), combine_views={"both": ("en", "zh")}, priced_column="cost")
+    common = {"model": "gpt-4o-mini", "source": "evaluated", "mode": "official", "pair_key": "", "request_errors": 0,
+              "apart_reason": "", "score": 0.5}
+    rows = [{**common, "view": "en", "run_id": "a", TOKEN_USAGE: [(1000, 100, 2)]},
+            {**common, "view": "zh", "run_id": "b", TOKEN_USAGE: [(0, 1000, 1)]},
+            {**common, "view": "en", "run_id": "c"}]  # an older run without tokens: not the newest, not combined
+    both = _combined_rows(layout, rows)
+    assert [row[TOKEN_USAGE] for row in both] == [[(1000, 100, 2), (0, 1000, 1)]]
+    add_priced_column(rows + both, layout.priced_column)
+    assert both[0]["cost"] == pytest.approx((0.000105 + 0.0006) / 2) and rows[2]["cost"] is None

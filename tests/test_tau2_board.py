@@ -19,6 +19,7 @@ import pytest
 from evaluators.benchmarks.tau2 import board, published, run_rules
 from evaluators.benchmarks.tau2.about import ABOUT
 from evaluators.benchmarks.tau2.source import COMMIT
+from evaluators.core.board_layout import TOKEN_USAGE
 from evaluators.core.declarations import DIALOGUE_CHECKS
 from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import LEADERBOARD_DIR, load_published
@@ -26,6 +27,7 @@ from evaluators.core.registry import Benchmark
 from evaluators.publish import board_table
 from evaluators.publish.board_table import APART_COLUMN, UPDATED_COLUMN, board_rows
 from evaluators.publish.ranking_rule import unranked_reasons
+from evaluators.publish.run_costs import add_priced_column
 from evaluators.service.board import RANK_COLUMN, BoardQuery, query_board
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -179,6 +181,34 @@ def test_a_report_fills_the_domains_it_ran_and_overall_only_with_all_three():
     assert (views["telecom"]["tau2_version"], views["telecom"]["submission_type"]) == ("1.0.1", "standard")
     partial = {**report, "subsets": {"airline": report["subsets"]["airline"]}}
     assert set(board.run_values(partial)) == {"airline"}
+
+
+def _priced_report(**telecom: float) -> dict[str, Any]:
+    tokens = {"agent_prompt_tokens": 3000.0, "agent_completion_tokens": 500.0, "priced_trials": 2.0}
+    return {"subsets": {d: {"n": 1, "metrics": {"pass_1": 1.0, **tokens, **(telecom if d == "telecom" else {})}}
+                        for d in DOMAINS}, "summary": {"pass_1": 1.0}}
+
+
+def _priced_rows(report: dict[str, Any], model: str = "gpt-4o-mini", source: str = "evaluated") -> dict[str, Any]:
+    rows = [{"model": model, "source": source, "view": view, **values}
+            for view, values in board.run_values(report).items()]
+    add_priced_column(rows, board.LAYOUT.priced_column)
+    assert all(TOKEN_USAGE not in row for row in rows)  # priced, then taken off
+    return {row["view"]: row.get(board.COST) for row in rows}
+
+
+def test_a_runs_cost_per_trajectory_is_its_agent_tokens_at_the_models_list_price():
+    # gpt-4o-mini: $0.15 in, $0.60 out per 1M tokens (leaderboard_data/prices.json)
+    costs = _priced_rows(_priced_report(agent_prompt_tokens=6000.0))
+    assert costs["airline"] == costs["retail"] == pytest.approx((3000 * 0.15 + 500 * 0.60) / 1e6 / 2)
+    assert costs["telecom"] == pytest.approx((6000 * 0.15 + 500 * 0.60) / 1e6 / 2)
+    # overall: the mean of the three domains' costs, as the summary's other figures
+    assert costs["overall"] == pytest.approx((0.000375 * 2 + 0.0006) / 3)
+    # no price for the model, a domain whose endpoint reported no usage, an upload: blank, never zero
+    assert set(_priced_rows(_priced_report(), model="no-such-model").values()) == {None}
+    partial = _priced_rows(_priced_report(priced_trials=0.0))
+    assert partial["telecom"] is None and partial["overall"] is None and partial["airline"] is not None
+    assert set(_priced_rows(_priced_report(), source="uploaded").values()) == {None}
 
 
 def test_published_values_give_the_view_the_figures_and_the_labels(table: dict[str, Any]):

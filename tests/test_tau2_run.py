@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from evaluators.benchmarks.tau2 import data
@@ -71,6 +72,9 @@ def test_a_cli_run_of_two_trials_of_three_tasks_per_domain_is_scored_and_on_the_
     assert figures["retail"]["pass_1"] == figures["retail"]["pass_2"] == 1.0
     assert figures["telecom"]["pass_1"] == figures["telecom"]["pass_2"] == 0.0
     assert report["summary"]["pass_1"] == pytest.approx(2 / 3)
+    for domain in data.DOMAINS:  # the agent's tokens (the server reports 10 prompt + 5 completion per answer)
+        assert figures[domain]["priced_trials"] == 6, domain
+        assert figures[domain]["agent_prompt_tokens"] == 2 * figures[domain]["agent_completion_tokens"] > 0
 
     from evaluators.engine.store import Store
     from evaluators.publish.board_table import board_rows
@@ -85,6 +89,8 @@ def test_a_cli_run_of_two_trials_of_three_tasks_per_domain_is_scored_and_on_the_
     assert set(rows["view"]) == {"overall", *data.DOMAINS}
     overall = rows[rows["view"] == "overall"].iloc[0]
     assert overall["pass_1"] == pytest.approx(2 / 3) and overall["user_model"] == USER
+    # the agent model has no list price: no cost per trajectory, and the row's cost note says why
+    assert pd.isna(overall["cost"]) and "no listed price" in overall["cost_note"]
     assert len(frame[frame["run_id"].isna() | (frame["run_id"] == "")]) > 0  # beside the published rows
 
 

@@ -688,6 +688,27 @@ def test_an_uploads_infrastructure_errors_are_counted_and_left_out() -> None:
     assert "reported up to k = 3" in report.summary["notes"]
 
 
+def with_agent_usage(trials: list[dict[str, Any]], *counts: tuple[Any, Any]) -> list[dict[str, Any]]:
+    return [{**made, "usage": {"agent": {"requests": 3, "prompt_tokens": prompt, "completion_tokens": completion},
+                               "user": {"requests": 3, "prompt_tokens": 999, "completion_tokens": 999}}}
+            for made, (prompt, completion) in zip(trials, counts)]
+
+
+def test_the_agents_tokens_are_counted_over_the_trials_that_reported_usage() -> None:
+    sample = sample_of(AIRLINE_TASK, "airline")
+    # a trial whose answers reported no usage (zeros) and one with a count that is not a number are not priced
+    trials = with_agent_usage(airline_trials(["pass"] * 4), (100, 20), (300, 40), (0, 0), ("many", 1))
+    result = score_with(sample, prediction_of(sample, trials), "official", EnvChecks(), NOTES)
+    assert {name: result.metrics[name] for name in ("agent_prompt_tokens", "agent_completion_tokens",
+                                                    "priced_trials")} == {
+        "agent_prompt_tokens": 400.0, "agent_completion_tokens": 60.0, "priced_trials": 2.0}  # the user's left out
+    other = sample_of(renamed(AIRLINE_TASK, "2"), "airline")
+    unpriced = score_with(other, prediction_of(other, airline_trials(["pass"] * 2)), "official", EnvChecks(), NOTES)
+    assert "priced_trials" not in unpriced.metrics  # no usage recorded at all
+    domain = summarize([sample, other], [result, unpriced]).subsets["airline"].metrics
+    assert (domain["agent_prompt_tokens"], domain["agent_completion_tokens"], domain["priced_trials"]) == (400, 60, 2)
+
+
 def test_report_more_trials_than_declared() -> None:
     report = run_report({"airline": [(AIRLINE_TASK, airline_trials(["pass"] * 5))]})
     assert report.subsets["airline"].metrics["pass_5"] == 1.0 and report.summary["pass_5"] == 1.0

@@ -13,6 +13,13 @@ RunValues = Callable[[dict[str, Any]], dict[str, dict[str, Any]]]
 # a published row of leaderboard_data/<name>.json -> (view, {column: value})
 PublishedValues = Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]
 
+# A run's view values may carry, under this key, the tokens its priced column is computed from: a list of parts,
+# each (prompt_tokens, completion_tokens, units), e.g. one domain's agent tokens over its trajectories. The board
+# layer prices them (publish/run_costs.py): the column is the mean over the parts of each part's USD per unit at the
+# model's list price. A benchmark never sees a price; the board never sees what a unit is.
+TOKEN_USAGE = "token_usage"
+TokenPart = tuple[int, int, int]
+
 
 def per_subset_run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """One view per subset with its metrics, and `all` with the summary."""
@@ -45,6 +52,8 @@ class BoardLayout:
     combine_views: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A view that averages the others, derived for published tables that print only the parts.
     macro_view: str | None = None
+    # The column a run's rows fill with USD per unit from their TOKEN_USAGE (None: no such column).
+    priced_column: str | None = None
     # The column the ranking sorts by; None: the first column.
     sort_by: str | None = None
     # Filled from the benchmark's metric declarations (Benchmark.board_layout), not by hand.

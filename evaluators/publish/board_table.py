@@ -22,7 +22,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from evaluators.core.board_layout import BoardLayout
+from evaluators.core.board_layout import TOKEN_USAGE, BoardLayout
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.intervals import Z95, Estimate, bounds, weighted_sum
 from evaluators.core.leaderboard import ModelFacts, load_model_facts, load_published, normalised_model_name
@@ -31,7 +31,7 @@ from evaluators.core.registry import Benchmark, get_benchmark
 from evaluators.engine.settings import SAMPLING_FIELDS, roles_and_options
 from evaluators.engine.store import RunRow, Store
 from evaluators.publish.ranking_rule import on_example_data, unranked_reasons
-from evaluators.publish.run_costs import COST_COLUMNS, add_run_costs
+from evaluators.publish.run_costs import COST_COLUMNS, add_priced_column, add_run_costs
 
 SOURCES = ("published", "evaluated", "uploaded")
 SOURCE_OF_RUN = {"endpoint": "evaluated", "upload": "uploaded"}
@@ -466,13 +466,16 @@ def _combined_rows(layout: BoardLayout, rows: list[dict[str, Any]]) -> list[dict
         for (model, source, _), by_view in latest.items():
             if set(by_view) != set(parts):
                 continue
-            values = {}
+            values: dict[str, Any] = {}
             for column in (*layout.columns, *layout.detail_columns):
                 numbers = [number for p in parts if isinstance(number := by_view[p].get(column), int | float)]
                 values[column] = round(sum(numbers) / len(numbers), 3) if len(numbers) == len(parts) else None
                 counts = [count for p in parts if isinstance(count := by_view[p].get(column + N_SUFFIX), int)]
                 if values[column] is not None and len(counts) == len(parts):
                     values[column + N_SUFFIX] = sum(counts)  # the mean of the parts, over all their items
+            if layout.priced_column is not None:  # priced later from every part's tokens, not averaged here
+                usage = [found for p in parts if (found := by_view[p].get(TOKEN_USAGE))]
+                values[TOKEN_USAGE] = [part for found in usage for part in found] if len(usage) == len(parts) else None
             first = by_view[parts[0]]
             errors = [by_view[p]["request_errors"] for p in parts]
             apart = "; ".join(dict.fromkeys(r for p in parts for r in by_view[p][APART_COLUMN].split("; ") if r))
@@ -550,6 +553,7 @@ def board_rows(benchmark: str, store: Store | None, mode: str = "official",
             row[ORIGIN_COLUMN] = None
         rows += _others_rows(others, store)
     _add_cost_columns(rows, store)
+    add_priced_column(rows, layout.priced_column)
     fractions, item_shares = fraction_columns(spec, layout), item_share_columns(spec, layout)
     parts_of = composite_columns(spec, layout)
     for row in rows:

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from evaluators.core.board_layout import TOKEN_USAGE, TokenPart
 from evaluators.core.errors import DataError
 from evaluators.core.leaderboard import LEADERBOARD_DIR, normalised_model_name
 from evaluators.engine.store import Store
@@ -220,6 +221,46 @@ def add_run_costs(rows: list[dict[str, Any]], store: Store | None, run_ids_of: C
             combined.completion_tokens += part.completion_tokens
             combined.latencies += part.latencies
         rows[index].update(cost_values(str(rows[index]["model"]), combined, folder))
+
+
+def usd_per_unit(parts: Iterable[TokenPart], price: Price | None) -> float | None:
+    """The mean over the parts of each part's USD per unit ((prompt x input price + completion x output price) /
+    units); None without a full price, without parts, or when a part has no unit or no token (the endpoint reported
+    no usage there: a blank, not a free model)."""
+    parts = list(parts)
+    if price is None or price.input_usd_per_1m is None or price.output_usd_per_1m is None or not parts:
+        return None
+    each = []
+    for prompt_tokens, completion_tokens, units in parts:
+        if units <= 0 or prompt_tokens + completion_tokens <= 0:
+            return None
+        each.append((prompt_tokens * price.input_usd_per_1m + completion_tokens * price.output_usd_per_1m)
+                    / TOKENS_PER_PRICE / units)
+    return float(f"{sum(each) / len(each):.6g}")  # six significant digits: a trajectory can cost $0.0001
+
+
+def add_priced_column(rows: list[dict[str, Any]], column: str | None, folder: Path = LEADERBOARD_DIR) -> None:
+    """Fill a benchmark's priced column (BoardLayout.priced_column) in place on this store's evaluated rows, from the
+    TOKEN_USAGE their view carries and the model's list price; the TOKEN_USAGE key is taken off every row. Other rows
+    keep what they have (a published row's own figure; an upload's tokens were not counted here: none)."""
+    for row in rows:
+        parts = row.pop(TOKEN_USAGE, None)
+        if column is None or row.get("source") != "evaluated" or row.get("origin") is not None:
+            continue
+        row[column] = usd_per_unit(_token_parts(parts), price_of(str(row["model"]), folder))
+
+
+def _token_parts(parts: Any) -> list[TokenPart]:
+    """A view's TOKEN_USAGE as whole numbers (anything else: no parts, so no figure)."""
+    if not isinstance(parts, list | tuple):
+        return []
+    found = []
+    for part in parts:
+        if not (isinstance(part, list | tuple) and len(part) == 3
+                and all(isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n) for n in part)):
+            return []
+        found.append((int(part[0]), int(part[1]), int(part[2])))
+    return found
 
 
 def blank_cost_reasons(notes: Iterable[Any]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluators.core.board_layout import BoardLayout, per_subset_run_values
+from evaluators.core.board_layout import TOKEN_USAGE, BoardLayout, per_subset_run_values
 from evaluators.core.declarations import DIALOGUE_CHECKS, EvidenceKind, Metric, Overview
 from evaluators.core.leaderboard import normalised_model_name
 
@@ -23,6 +23,10 @@ TITLES = {OVERALL: "Overall (mean of the 3 domains)", "airline": "Airline", "ret
 PASS_K = tuple(f"pass_{k}" for k in range(1, 5))
 AVG_REWARD = "avg_reward"
 COST = "cost"
+# A domain's agent tokens in a run's report (prompt, completion) and the trajectories they were counted over: what
+# the board prices as COST for a run (at the model's list price in leaderboard_data/prices.json).
+AGENT_TOKENS = ("agent_prompt_tokens", "agent_completion_tokens")
+PRICED_TRIALS = "priced_trials"
 
 
 def _pass_metric(k: int, over: str) -> Metric:
@@ -36,14 +40,16 @@ def _pass_metric(k: int, over: str) -> Metric:
 METRICS = (
     *(_pass_metric(k, "mean over the domain's tasks") for k in range(1, 5)),
     Metric(AVG_REWARD, "Avg reward", "mean reward over every trajectory of the domain", share_of_items=False),
-    Metric(COST, "Cost ($/trajectory)", "the agent's cost in USD per trajectory (litellm's prices; 0 for a model "
-           "litellm does not price)", higher_is_better=False, kind="count", share_of_items=False),
+    Metric(COST, "Cost ($/trajectory)", "the agent's cost in USD per trajectory: published rows as submitted "
+           "(litellm's prices); a run here, its agent tokens at the model's list price in prices.json (blank without "
+           "one)", higher_is_better=False, kind="count", share_of_items=False),
 )
 # The overall view: each figure's mean over the three domains (taubench.com's Overall, there for pass^k only).
 SUMMARY_METRICS = (
     *(_pass_metric(k, "mean over the three domains of the domain figure") for k in range(1, 5)),
     Metric(AVG_REWARD, "Avg reward", "mean over the three domains of each domain's mean reward", share_of_items=False),
-    Metric(COST, "Cost ($/trajectory)", "mean over the three domains of the agent's cost per trajectory",
+    Metric(COST, "Cost ($/trajectory)", "a run here: the mean over the three domains of the agent's cost per "
+           "trajectory (published rows have none: the site shows no overall cost)",
            higher_is_better=False, kind="count", share_of_items=False),
 )
 
@@ -123,8 +129,14 @@ def run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     three (as the site shows an overall only for all three), each with the user model and the run's version."""
     views = per_subset_run_values(report)
     summary = views.pop("all", None)
+    priced = {domain: _token_part(views[domain]) for domain in DOMAINS if domain in views}
+    for domain, part in priced.items():
+        if part is not None:
+            views[domain][TOKEN_USAGE] = [part]
     if summary is not None and _domains_ran(report):
         views[OVERALL] = summary
+        if all(part is not None for part in priced.values()):
+            views[OVERALL][TOKEN_USAGE] = list(priced.values())
     given = report.get("summary") or {}
     labels = {USER_MODEL: report.get(USER_MODEL, given.get(USER_MODEL)),
               REASONING_EFFORT: report.get(REASONING_EFFORT, given.get(REASONING_EFFORT)),
@@ -132,6 +144,15 @@ def run_values(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for values in views.values():
         values.update({key: value for key, value in labels.items() if value is not None})
     return views
+
+
+def _token_part(values: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    """A domain's agent tokens and the trajectories they cover, as the board prices them; None when not counted."""
+    found = [int(n) for name in (*AGENT_TOKENS, PRICED_TRIALS)
+             if isinstance(n := values.get(name), int | float) and not isinstance(n, bool)]
+    if len(found) != 3 or not found[2]:
+        return None
+    return found[0], found[1], found[2]
 
 
 def published_values(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -142,7 +163,7 @@ def published_values(row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 LAYOUT = BoardLayout(
     view_label="Domain", views=VIEWS, columns=PASS_K, run_values=run_values, published_values=published_values,
-    detail_columns=(AVG_REWARD, COST), text_columns=LABELS, sort_by=PASS_K[0],
+    detail_columns=(AVG_REWARD, COST), text_columns=LABELS, sort_by=PASS_K[0], priced_column=COST,
 )
 
 # Overall pass^1 is the site's default view and order; pass^4 beside it says how reliably.

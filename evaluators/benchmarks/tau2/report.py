@@ -4,12 +4,15 @@
 reward under `EvaluationType.ALL`), the environment parts from the environment host's EnvCheck. SampleScore:
 `metadata = {"trials": [official RewardInfo dump, ...], "verdicts": [{trial, termination_reason, reward, rule,
 failed_rules, unscored_reason, replay_problems}, ...], "user_model", "judge_model"}`, `metrics = {"reward": mean
-reward over the trials with one, "successes", "trials"(, "unscored")}`, `correct` = every trial succeeded.
+reward over the trials with one, "successes", "trials"(, "unscored")(, the agent's tokens: "agent_prompt_tokens",
+"agent_completion_tokens" over the "priced_trials" whose answers reported usage)}`, `correct` = every trial
+succeeded.
 A prediction that is missing or whose requests failed is not scored (`missing_prediction` / `request_error`).
 
 `report(samples, scores, mode, language, subsets)`: per domain `pass_1` … `pass_k` (fractions; k up to the trials
 run, pass_1..pass_4 always present, None beyond the trials run), `avg_reward`, `n` = tasks, the termination
-reasons' counts (`termination_<reason>`) and the failed rules' counts over trials (`failed_<rule>`); the summary is
+reasons' counts (`termination_<reason>`), the failed rules' counts over trials (`failed_<rule>`) and the agent's
+tokens summed over the tasks (the board prices them per trajectory: board.AGENT_TOKENS); the summary is
 the mean of each figure over the domains run; `intervals` holds their 95% intervals (pass^k as a mean over tasks,
 avg_reward over trials, the summary as a mean of the domains' estimates). A domain holding a trial without a reward (a task needing the NL
 judge when none was given) has pass^k None, and the summary's `notes` says why.
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from evaluators.benchmarks.tau2.board import AGENT_TOKENS, PRICED_TRIALS
 from evaluators.benchmarks.tau2.data import DEFAULT_SPLIT, DOMAINS, Task, parse_task
 from evaluators.benchmarks.tau2.env_checks import official_env_check, source_root_of
 from evaluators.benchmarks.tau2.evaluator import (
@@ -142,6 +146,7 @@ def score_with(sample: Sample, prediction: Prediction | None, mode: str = "offic
         metrics["reward"] = sum(rewards) / len(rewards)
     if unscored:
         metrics["unscored"] = float(unscored)
+    metrics |= agent_tokens(trials)
     deciding = next((verdict for verdict in counted if verdict.reward is None), None) or next(
         (verdict for verdict in counted if verdict.reward is not None and not is_successful(verdict.reward)), None)
     return SampleScore(
@@ -155,6 +160,22 @@ def score_with(sample: Sample, prediction: Prediction | None, mode: str = "offic
                   DIALOGUE_CHECKS: [dialogue_checks(verdict) for _, verdict in verdicts],
                   "user_model": extra.get("user_model"), "judge_model": extra.get("judge_model")},
     )
+
+
+def agent_tokens(trials: list[Any]) -> dict[str, float]:
+    """The agent's tokens over the trials whose answers reported usage (what litellm prices for the official
+    `agent_cost`), with how many such trials; nothing when none did (an endpoint reporting no usage)."""
+    totals = dict.fromkeys((*AGENT_TOKENS, PRICED_TRIALS), 0.0)
+    for trial in trials:
+        usage = ((trial.get("usage") or {}).get("agent") or {}) if isinstance(trial, Mapping) else {}
+        counts = [n for name in ("prompt_tokens", "completion_tokens")
+                  if isinstance(n := usage.get(name), int) and not isinstance(n, bool) and n >= 0]
+        if trial.get("termination_reason") == INFRASTRUCTURE_ERROR or len(counts) != 2 or sum(counts) == 0:
+            continue
+        for name, count in zip(AGENT_TOKENS, counts):
+            totals[name] += count
+        totals[PRICED_TRIALS] += 1
+    return totals if totals[PRICED_TRIALS] else {}
 
 
 def score(sample: Sample, prediction: Prediction | None, mode: str = "official") -> SampleScore:
@@ -206,6 +227,10 @@ def domain_figures(scores: list[SampleScore], requested_k: int | None) -> Domain
         metrics[f"failed_{rule}"] = float(count)
     if figures.unscored:
         metrics["unscored_trials"] = float(figures.unscored)
+    priced = [found for result in scores if (found := result.metrics or {}).get(PRICED_TRIALS)]
+    if priced:
+        for name in (*AGENT_TOKENS, PRICED_TRIALS):
+            metrics[name] = float(sum(found[name] for found in priced))
     differing = recorded_differences(scores)
     if any(RECORDED_REWARD in row for result in scores for row in (result.metadata or {}).get("verdicts") or []):
         metrics[RECORDED_DIFFERS] = float(len(differing))
