@@ -20,6 +20,7 @@ from evaluators.benchmarks.tau2 import data, source
 from evaluators.benchmarks.tau2.data import RewardType
 from evaluators.core.downloads import DownloadFailed
 from evaluators.core.errors import DataError
+from tests.test_download_failures import served_folder
 
 PROJECT = Path(__file__).resolve().parent.parent
 REFERENCE_ARCHIVE = PROJECT.parent / "shared" / "reference" / "tau2-bench-a2c0247.tar.gz"
@@ -185,6 +186,33 @@ def test_the_cache_is_filled_from_an_archive_and_the_wheel_for_what_it_lacks(tmp
     with pytest.raises(DataError, match="has git blob id"):
         source.fill_cache(tmp_path / "c3", archive, other, ids, hashlib.sha256(other.read_bytes()).hexdigest())
     assert not (tmp_path / "c3" / lacking[0]).exists()
+
+
+def test_the_archive_is_downloaded_checked_and_not_kept(tmp_path: Path):
+    """The run-time path of a user's first run: the repository tarball fetched over HTTP (served here from
+    127.0.0.1, as codeload serves it: one top folder named after the repository and commit), every file checked by
+    its blob id before it is written, the download removed after."""
+    files = fixture_files()
+    ids = {relative: source.blob_id(content) for relative, content in files.items()}
+    lacking = list(source.WHEEL_MEMBERS)
+    served = tmp_path / "served"
+    served.mkdir()
+    make_tarball(served / "good.tar.gz", {k: v for k, v in files.items() if k not in lacking})
+    make_tarball(served / "altered.tar.gz", {**{k: v for k, v in files.items() if k not in lacking},
+                                             f"{PREFIX}/retail/policy.md": b"Other policy.\n"})
+    wheel = make_wheel(tmp_path / "w.whl", {source.WHEEL_MEMBERS[k]: files[k] + b"\n" for k in lacking})
+    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    with served_folder(served) as base:
+        folder = source.fill_cache(tmp_path / "cache" / "pinned", None, wheel, ids, sha,
+                                   archive_url=f"{base}/good.tar.gz")
+        assert all((folder / k).read_bytes() == v for k, v in files.items())
+        assert not list((tmp_path / "cache").glob("*.download*"))  # the tarball is not kept
+        with pytest.raises(DataError, match=f"{PREFIX}/retail/policy.md has git blob id"):
+            source.fill_cache(tmp_path / "c2" / "pinned", None, wheel, ids, sha, archive_url=f"{base}/altered.tar.gz")
+        assert not (tmp_path / "c2" / "pinned").exists() and not list((tmp_path / "c2").glob("*.download*"))
+        with pytest.raises(DownloadFailed, match="τ²-bench repository at commit") as failed:
+            source.fill_cache(tmp_path / "c3" / "pinned", None, wheel, ids, sha, archive_url=f"{base}/absent.tar.gz")
+        assert "404" in str(failed.value)
 
 
 def test_a_damaged_or_altered_archive_is_refused(tmp_path: Path):

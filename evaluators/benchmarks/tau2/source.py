@@ -239,14 +239,15 @@ def environment_root(data: Source) -> Path:
 
 
 def fill_cache(folder: Path, archive: Path | None = None, wheel: Path | None = None,
-               blob_ids: Mapping[str, str] = PINNED_FILES, wheel_sha256: str = WHEEL_SHA256) -> Path:
+               blob_ids: Mapping[str, str] = PINNED_FILES, wheel_sha256: str = WHEEL_SHA256,
+               archive_url: str = ARCHIVE_URL) -> Path:
     """Write the pinned files into `folder` (laid out like the repository): each from the repository archive
-    (`archive`, else downloaded), the ones it lacks from the inspect-evals wheel (`wheel`, else downloaded), each
-    checked before it is written. The downloads are not kept."""
+    (`archive`, else downloaded from `archive_url`), the ones it lacks from the inspect-evals wheel (`wheel`, else
+    downloaded), each checked before it is written. The downloads are not kept."""
     downloaded: list[Path] = []
     try:
         if archive is None:
-            archive = download(ARCHIVE_URL, folder.parent / f"{COMMIT[:12]}.tar.gz.download", "tau2-bench archive",
+            archive = download(archive_url, folder.parent / f"{COMMIT[:12]}.tar.gz.download", "tau2-bench archive",
                                timeout=TIMEOUT, what=WHAT, advice=ADVICE, avoidable=False)
             downloaded.append(archive)
         files = read_archive(archive, blob_ids)
