@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from evaluators.core.registry import get_benchmark
 from evaluators.core.types import Sample
 from evaluators.engine import runner
-from evaluators.engine.runner import longest_first, score_run
+from evaluators.engine.runner import ROLLOUT_SAMPLES_PER_SLOT, longest_first, samples_at_once, score_run
 from evaluators.engine.store import Store
 from tests.engine_fixtures import correct_reply, run_to_end, scripted_run_config, write_dataset
 from tests.scripted_server import ScriptedServer
@@ -72,6 +73,13 @@ def test_longest_expected_rollouts_start_first_alike_ones_in_order():
     benchmark = dataclasses.replace(get_benchmark("acebench"), expected_requests=lambda s: s.input["turns"])
     assert [s.id for s in longest_first(samples, benchmark)] == ["b", "d", "c", "a", "e"]
     assert longest_first(samples, get_benchmark("acebench")) == samples  # no estimate: the order as given
+
+
+def test_rollouts_are_solved_more_at_once_than_the_requests_allowed_in_flight():
+    # the endpoint still sees at most `concurrency` (RequestLimit; test_tau2_run checks the server's peak)
+    rollouts = dataclasses.replace(get_benchmark("acebench"), expected_requests=lambda s: s.input["turns"])
+    assert samples_at_once(rollouts, 8) == math.ceil(8 * ROLLOUT_SAMPLES_PER_SLOT) > 8
+    assert samples_at_once(get_benchmark("acebench"), 8) == 8  # one request per sample: no more at once
 
 
 def test_bfcl_expects_two_requests_a_turn_for_multi_turn_items():

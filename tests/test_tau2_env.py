@@ -474,6 +474,40 @@ def test_sessions_on_several_workers_run_concurrently_and_the_memory_limit_is_se
 
 
 @pytest.mark.slow
+def test_open_sessions_are_bounded_per_worker_and_a_failed_open_gives_its_place_back(
+        source_root: Path, tasks: dict[str, list[dict[str, Any]]]):
+    import asyncio
+
+    bounded = EnvironmentHost(workers=1, sessions_per_worker=2)
+    open_now: list[int] = [0]
+    most: list[int] = [0]
+
+    async def conversation(index: int) -> str:
+        session = await bounded.open_async("retail", tasks["retail"][0], source_root)
+        open_now[0] += 1
+        most[0] = max(most[0], open_now[0])
+        try:
+            result = await bounded.call_async(session, "c", "calculate", "assistant", {"expression": f"{index} + 1"})
+            await asyncio.sleep(0)  # the others are waiting for a place meanwhile
+            return result.content
+        finally:
+            open_now[0] -= 1
+            await bounded.close_async(session)
+
+    async def scenario() -> list[str]:
+        for _ in range(3):  # refused opens hold no place afterwards
+            with pytest.raises(EnvironmentRequestError, match="unknown domain"):
+                await bounded.open_async("banking", tasks["retail"][0], source_root)
+        return list(await asyncio.gather(*(conversation(index) for index in range(5))))
+
+    try:
+        assert asyncio.run(scenario()) == [f"{index + 1}.0" for index in range(5)]
+        assert most[0] == 2  # never more than workers x sessions_per_worker open at once; every one ran
+    finally:
+        bounded.shutdown()
+
+
+@pytest.mark.slow
 def test_a_call_past_the_time_limit_ends_the_workers_sessions(source_root: Path,
                                                               tasks: dict[str, list[dict[str, Any]]]):
     limited = EnvironmentHost(workers=1, call_seconds=2.0)

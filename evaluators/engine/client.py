@@ -20,6 +20,7 @@ from evaluators.core import phase_log
 from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
+from evaluators.core.loop_limit import LoopLimit
 from evaluators.core.paths import toolboard_home
 from evaluators.core.secret_file import secret_file
 from evaluators.core.types import ChatRequest, ToolCall
@@ -390,23 +391,9 @@ class _CacheLookups:
                     future.set_result(found.get(key))
 
 
-class RequestLimit:
+class RequestLimit(LoopLimit):
     """At most `concurrency` requests in flight across the clients that share it: a run's clients of one endpoint
     (the tested model and a role on the same server share one limit, so `--concurrency` is what the server sees)."""
-
-    def __init__(self, concurrency: int | Callable[[], int]):
-        self.concurrency = concurrency  # or how to read it, when first used on a loop (a setting)
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary())
-
-    def semaphore(self) -> asyncio.Semaphore:
-        """This event loop's semaphore (made on first use there)."""
-        loop = asyncio.get_running_loop()
-        found = self._semaphores.get(loop)
-        if found is None:
-            size = self.concurrency() if callable(self.concurrency) else self.concurrency
-            found = self._semaphores[loop] = asyncio.Semaphore(size)
-        return found
 
 
 # One limit on in-flight requests shared by every run on the same event loop.

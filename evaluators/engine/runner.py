@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -294,7 +295,7 @@ async def execute(
             writer.add_prediction(sample, prediction, counter[0], sent.evidence(), calls.events_json(row_body=sent.last))
 
         try:
-            await _solve_all(todo, solve_one, config.concurrency, cancel, writer)
+            await _solve_all(todo, solve_one, samples_at_once(benchmark, config.concurrency), cancel, writer)
             if not lease_lost.is_set():
                 writer.flush()
             await scoring.wait()
@@ -417,6 +418,20 @@ def solve_options(config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
     for option in benchmark.options:
         options[option.name] = config.options.get(option.name, option.default)
     return options
+
+
+# Samples of several dependent requests each (benchmark.expected_requests) are solved this many times
+# `--concurrency` at once. Requests stay capped at `--concurrency` per endpoint (RequestLimit), so the endpoint sees no
+# more; the extra samples take a request slot the moment one frees while another sample runs its tools, opens its
+# environment or waits on its judge, instead of the slot sitting idle until that sample's next request.
+ROLLOUT_SAMPLES_PER_SLOT = 2.0
+
+
+def samples_at_once(benchmark: Benchmark, concurrency: int) -> int:
+    """How many samples are solved at once: `concurrency` for samples of one request each, more for rollouts."""
+    if benchmark.expected_requests is None:
+        return concurrency
+    return math.ceil(concurrency * ROLLOUT_SAMPLES_PER_SLOT)
 
 
 def longest_first(todo: list[Sample], benchmark: Benchmark) -> list[Sample]:

@@ -10,7 +10,8 @@ session = host.open(domain, task_record, source_root)     # / await host.open_as
 result = host.call(session, call_id, name, requestor, arguments)   # ToolResult(content, error)
 host.step_end(session)                                    # environment.sync_tools() (skipped when a no-op)
 state = host.state(session)                               # {"db": ..., "user_db": ...}
-host.close(session)
+host.close(session)                                       # / await host.close_async(session)
+    # open_async waits while workers x SESSIONS_PER_WORKER sessions it opened on this loop are open
 check = host.evaluate_env(domain, task_record, messages, strict=False, source_root=...)   # EnvCheck
     # / await host.evaluate_env_async(...)
 host.shutdown()
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evaluators.benchmarks.tau2.env_worker import evaluate_units, open_units
+from evaluators.core.loop_limit import LoopLimit
 from evaluators.core.worker_process import WorkerProcess
 
 ENVIRONMENT_LIMIT = "environment_limit"
@@ -51,6 +53,10 @@ DEFAULT_WORKERS = 2
 # Address space, not resident memory: a worker maps about 380 MB before its first request (about 130 MB resident);
 # the three domains' DBs and one session of each bring it to about 460 MB; an airline session adds about 20 MB.
 DEFAULT_MEMORY_MB = 2048
+# Open sessions per worker a run's conversations may hold at once (the async API waits for a free one): 48 airline
+# sessions are about 960 MB over the 460 MB above, within DEFAULT_MEMORY_MB. Without the bound, 4 trials at
+# concurrency 64 open 256 sessions, and a worker over its memory ends every conversation it holds.
+SESSIONS_PER_WORKER = 48
 DEFAULT_CALL_SECONDS = 10.0
 GOLD_ENDS_KEPT = 1024  # a gold end is two hashes and a few notes
 # Starting a worker: a Python process, the official modules compiled from the checked files.
@@ -104,6 +110,8 @@ class Session:
     user_tools: list[dict[str, Any]] | None
     syncs: bool = True  # the domain's environment has a `sync_tools` of its own (else step_end has nothing to do)
     ended: str | None = None
+    # The place it holds under the host's bound on open sessions (opened by open_async), given back on close_async.
+    place: asyncio.Semaphore | None = None
 
 
 def _start_worker(source_root: Path, memory_mb: int, call_seconds: float) -> WorkerProcess:
@@ -125,10 +133,12 @@ class _Slot:
 
 class EnvironmentHost:
     def __init__(self, workers: int = DEFAULT_WORKERS, memory_mb: int = DEFAULT_MEMORY_MB,
-                 call_seconds: float = DEFAULT_CALL_SECONDS):
-        if workers < 1:
-            raise ValueError("an environment host needs at least one worker")
+                 call_seconds: float = DEFAULT_CALL_SECONDS, sessions_per_worker: int = SESSIONS_PER_WORKER):
+        if workers < 1 or sessions_per_worker < 1:
+            raise ValueError("an environment host needs at least one worker and one session per worker")
         self.workers = workers
+        # Sessions opened by open_async, at most this many at once per event loop (one run's loop).
+        self.open_sessions = LoopLimit(workers * sessions_per_worker)
         self.memory_mb = memory_mb
         self.call_seconds = call_seconds
         self._pools: dict[Path, list[_Slot]] = {}  # source root -> its workers' slots
@@ -271,8 +281,18 @@ class EnvironmentHost:
         return await asyncio.get_running_loop().run_in_executor(slot.executor, function, *args)
 
     async def open_async(self, domain: str, task_record: dict[str, Any], source_root: Path) -> Session:
-        slot = self._pick_slot(source_root)
-        return await self._in_slot(slot, self.open, domain, task_record, source_root, slot)
+        """`open`, once fewer than the host's bound of sessions are open on this loop (waiting, never failing,
+        for a conversation to close one); close the session with close_async to give its place back."""
+        place = self.open_sessions.semaphore()
+        await place.acquire()
+        try:
+            slot = self._pick_slot(source_root)
+            session = await self._in_slot(slot, self.open, domain, task_record, source_root, slot)
+        except BaseException:
+            place.release()
+            raise
+        session.place = place
+        return session
 
     async def call_async(self, session: Session, call_id: str, name: str, requestor: str,
                          arguments: dict[str, Any]) -> ToolResult:
@@ -286,7 +306,12 @@ class EnvironmentHost:
         return await self._in_slot(session.slot, self.state, session)
 
     async def close_async(self, session: Session) -> None:
-        await self._in_slot(session.slot, self.close, session)
+        try:
+            await self._in_slot(session.slot, self.close, session)
+        finally:
+            place, session.place = session.place, None
+            if place is not None:
+                place.release()
 
     async def evaluate_env_async(self, domain: str, task_record: dict[str, Any], messages: list[dict[str, Any]],
                                  strict: bool = False, *, source_root: Path) -> EnvCheck:
