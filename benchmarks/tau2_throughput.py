@@ -305,7 +305,8 @@ def main() -> int:
     print(f"ours outside     {phases(ours, ours_start, ours_wall)}")
     total_gap, mean_gap = between_requests(ours["tags"], args.latency)
     print(f"ours between     {total_gap:.1f} s over all conversations between an answer and the next request "
-          f"({mean_gap * 1000:.0f} ms per step: the environment, our client, the endpoint beyond its latency)")
+          f"({mean_gap * 1000:.0f} ms per step: the environment, our client, the wait for a request slot while "
+          f"more conversations than slots are open, the endpoint beyond its latency)")
     summary = {domain: (report["subsets"][domain]["metrics"].get("pass_1"), report["subsets"][domain]["n"])
                for domain in report["subsets"]}
     print(f"ours scored      pass^1 (tasks) by domain {summary}")
