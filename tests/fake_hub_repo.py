@@ -40,6 +40,8 @@ class FakeRepo:
     private: bool
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)  # sha -> {path: content}
     head: str = ""
+    # create_commit(create_pr=True): each pull request's commit (its files), the head left as it was
+    pull_requests: list[tuple[str, str]] = field(default_factory=list)  # (commit sha, title)
 
     def files_at(self, revision: str) -> dict[str, bytes] | None:
         return self.commits.get(self.head if revision == "main" else revision)
@@ -189,11 +191,17 @@ class FakeHubRepo(LoopbackApp):
                     return _error(404, f"cannot delete {item['value']['path']}: no such file", code="EntryNotFound")
             elif item["key"] != "header":
                 return _error(400, f"operation {item['key']!r} is not supported here", code=None)
-        repo.head = _commit_id(repo.head, changed)
-        repo.commits[repo.head] = changed
+        commit = _commit_id(repo.head, changed)
+        repo.commits[commit] = changed
         info = request.match_info
-        commit_url = f"{self.endpoint}/{info['kind']}/{info['org']}/{info['name']}/commit/{repo.head}"
-        return web.json_response({"commitUrl": commit_url, "commitOid": repo.head,
+        where = f"{self.endpoint}/{info['kind']}/{info['org']}/{info['name']}"
+        if request.query.get("create_pr") in ("1", "true", "True"):  # a pull request: the head stays
+            header = json.loads((await request.read()).decode().splitlines()[0])["value"]
+            repo.pull_requests.append((commit, header.get("summary", "")))
+            return web.json_response({"commitUrl": f"{where}/commit/{commit}", "commitOid": commit,
+                                      "pullRequestUrl": f"{where}/discussions/{len(repo.pull_requests)}"})
+        repo.head = commit
+        return web.json_response({"commitUrl": f"{where}/commit/{commit}", "commitOid": commit,
                                   "pullRequestUrl": None})
 
     async def _resolve(self, request: web.Request) -> web.Response:

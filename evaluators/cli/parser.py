@@ -148,6 +148,12 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--push", metavar="ORG/NAME",
                         help="with --dataset: then push the folder to this Hugging Face dataset repo in one commit "
                              "(token from HF_TOKEN; stale Parquet files of an earlier push are deleted)")
+    export.add_argument("--eval-results", type=Path, metavar="DIR",
+                        help="write RUN_ID's headline figures as DIR/.eval_results/<benchmark>.yaml for a Hugging Face "
+                             "model repo (only a run that ranks on the board; refused with the reason otherwise)")
+    export.add_argument("--open-pr", metavar="ORG/MODEL",
+                        help="open a pull request on this Hugging Face model repo adding RUN_ID's .eval_results file "
+                             "(token from HF_TOKEN)")
     export.add_argument("--public", action="store_true",
                         help="with --push: create the repo public (default: private); an existing repo keeps its "
                              "visibility")

@@ -15,6 +15,9 @@ from evaluators.publish.dataset_schema import DATA_FILE, SPLIT
 from evaluators.service.run_records import (
     catch_up_with_the_queue,
     check_dataset_runs,
+    eval_results_pr_token,
+    export_eval_results,
+    open_eval_results_pr,
     prediction_lines,
     push_results_dataset,
     push_token,
@@ -47,7 +50,10 @@ def export_command(args: argparse.Namespace) -> int:
     run_ids = _dataset_run_ids(args)
     if args.dataset is not None and run_ids is not None:
         check_dataset_runs(store, run_ids)
-    if args.run_id is not None and (args.predictions or args.report or args.dataset is None):
+    if args.eval_results is not None or args.open_pr is not None:
+        _export_eval_results(store, args)
+    if args.run_id is not None and (args.predictions or args.report or (
+            args.dataset is None and args.eval_results is None and args.open_pr is None)):
         _export_run(store, args)
     if args.dataset is not None:
         _export_dataset(store, args.dataset, run_ids, args.push, token, public=args.public)
@@ -57,6 +63,8 @@ def export_command(args: argparse.Namespace) -> int:
 def _check_export_flags(args: argparse.Namespace) -> str | None:
     """Refuse a combination of flags that cannot work before the store is read; returns the Hub token
     (HF_TOKEN) when --push needs one, refusing without it (nothing is written then, here or on the Hub)."""
+    if (args.eval_results is not None or args.open_pr) and args.run_id is None:
+        raise ToolboardError("--eval-results and --open-pr need RUN_ID: the run whose figures to write")
     if args.dataset is None:
         given = [flag for flag, value in (("--run", args.runs), ("--push", args.push), ("--public", args.public)) if value]
         if given:
@@ -101,6 +109,16 @@ def _export_dataset(store: Store, folder: Path, run_ids: list[str] | None, repo_
     print(f"pushed to dataset {repo_id}: {url}")
     print(f'load it with: datasets.load_dataset("{repo_id}", "contents", split="{SPLIT}")'
           "  (a private repo needs a token that can read it)")
+
+
+def _export_eval_results(store: Store, args: argparse.Namespace) -> None:
+    """The run's .eval_results file written (--eval-results DIR) and/or sent as a pull request (--open-pr)."""
+    token = eval_results_pr_token(args.open_pr) if args.open_pr else None
+    if args.eval_results is not None:
+        written = export_eval_results(store, args.run_id, args.eval_results)
+        print(f"wrote {written}")
+    if args.open_pr and token is not None:
+        print(f"opened a pull request on {args.open_pr}: {open_eval_results_pr(store, args.run_id, args.open_pr, token)}")
 
 
 def _export_run(store: Store, args: argparse.Namespace) -> None:

@@ -99,6 +99,30 @@ class Overview:
             raise ValueError(f"the overview's aggregate column {self.aggregate!r} must be one of its columns")
 
 
+@dataclass(frozen=True)
+class HubTask:
+    """One task of a benchmark dataset on the Hugging Face Hub (a task id of its eval.yaml) and the board figure a
+    run's `.eval_results` entry for it holds: the view and column it is read from (a share, written as a percent)."""
+
+    task_id: str
+    view: str
+    column: str
+
+
+@dataclass(frozen=True)
+class HubBenchmark:
+    """Where a benchmark's figures go on the Hub: its benchmark dataset, the tasks a ranked run fills, the stem of
+    the `.eval_results/<stem>[_<variant>].yaml` file, and what the run measured that the Hub task may not say
+    (written into every entry's notes, e.g. the task split and its size, the trials)."""
+
+    dataset_id: str
+    tasks: tuple[HubTask, ...]
+    file_stem: str
+    setup: str = ""
+    # Where the dataset's tasks were read (its eval.yaml), with the day: the ids are the Hub's, not ours.
+    tasks_from: str = ""
+
+
 # How Explore shows a piece of evidence: a JSON value, plain text, chat turns ({"role", "content"}), code, a
 # rollout against stateful environments (see ROLLOUT_* below), or dialogues between an agent, a user and tools
 # (see DIALOGUE_CHECKS below).

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evaluators.core.board_layout import BoardLayout, plain_layout
-from evaluators.core.declarations import About, EvidenceKind, Metric, Option, Overview, Role
+from evaluators.core.declarations import About, EvidenceKind, HubBenchmark, Metric, Option, Overview, Role
 from evaluators.core.errors import ToolboardError, UnknownBenchmarkError
 from evaluators.core.hooks import (
     BuildRequest,
@@ -127,6 +127,9 @@ class Benchmark:
     replay: Replay | None = None
     # The headline figures in the overview across benchmarks; None: not in the overview.
     overview: Overview | None = None
+    # The Hub benchmark dataset a ranked run's headline figures are exported to (`export --eval-results`); None: none
+    # registered on the Hub measures this benchmark's experiment.
+    hub: HubBenchmark | None = None
     # The evidence kept with each verdict beyond the generic (output, calls, gold, request), as Explore shows
     # it; evidence a benchmark keeps but does not declare is still shown and exported, under its key.
     evidence: tuple[EvidenceKind, ...] = ()
@@ -161,7 +164,20 @@ class Benchmark:
                                  f"got {', '.join(self.request_modes) or 'none'}")
         if self.overview is not None:
             self._check_overview(self.overview)
+        if self.hub is not None:
+            self._check_hub(self.hub)
         self._check_titles()
+
+    def _check_hub(self, hub: HubBenchmark) -> None:
+        """Each Hub task reads a share from a view and column of the board (a typo would export nothing)."""
+        layout = self.layout or plain_layout(self.subsets, self.metric_names)
+        for task in hub.tasks:
+            if task.view not in layout.views or task.column not in (*layout.columns, *layout.detail_columns):
+                raise ToolboardError(f"{self.name}: Hub task {task.task_id!r} reads {task.view}/{task.column}, which "
+                                     "is not a view and column of its board")
+            if self.metric(task.column).kind != "fraction":
+                raise ToolboardError(f"{self.name}: Hub task {task.task_id!r} must read a share, not "
+                                     f"{task.column!r}")
 
     def _check_titles(self) -> None:
         """Titles name known keys (a misspelt key would leave its subset untitled without a word)."""

@@ -9,11 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evaluators.core.environment import read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.jobs import shown_message, status_without_a_job
 from evaluators.engine.queue_app import settings_from_env
 from evaluators.engine.store import LONE_SURROGATE, RunRow, Store
 from evaluators.publish.dataset_rows import chosen_runs
+from evaluators.publish.eval_results import open_pull_request, write_eval_results
 from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id, push_dataset_folder
 from evaluators.publish.results_dataset import WrittenDataset, write_dataset
 
@@ -106,6 +108,33 @@ def push_token(repo_id: str) -> str:
 def write_results_dataset(folder: Path, store: Store, run_ids: list[str] | None) -> WrittenDataset:
     """The results dataset folder of the runs named (None: every finished run)."""
     return write_dataset(folder, store, run_ids)
+
+
+def results_dataset_repo() -> str | None:
+    """The results dataset runs are pushed to (TOOLBOARD_HUB_REPO), linked as the source of exported eval results."""
+    return read_setting("hub_repo") or None
+
+
+def export_eval_results(store: Store, run_id: str, folder: Path) -> Path:
+    """The run's `.eval_results/<stem>.yaml` written under `folder` (a model repo's clone); refused with the reason
+    for a run that is not the board's ranked experiment (publish/eval_results.py)."""
+    return write_eval_results(store, run_id, folder, results_dataset_repo())
+
+
+def eval_results_pr_token(model_repo: str) -> str:
+    """The Hub token (HF_TOKEN, the operator's, from the environment only) a pull request on `model_repo` needs."""
+    check_repo_id(model_repo)
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise ToolboardError(f"--open-pr needs a Hugging Face token in {TOKEN_ENV} (read from the environment only) "
+                             f"that may open pull requests on {model_repo}; nothing was sent")
+    return token
+
+
+def open_eval_results_pr(store: Store, run_id: str, model_repo: str, token: str) -> str:
+    """One pull request on the model repo adding the run's eval results file; its URL."""
+    return open_pull_request(store, run_id, model_repo, token, results_dataset_repo(),
+                             endpoint=os.environ.get("HF_ENDPOINT") or None)
 
 
 def push_results_dataset(folder: Path, repo_id: str, token: str | None, public: bool) -> str:

@@ -39,6 +39,7 @@ BENCHMARK = Benchmark(
     prepare_uploaded=prepare_uploaded,
     layout=board.LAYOUT,
     overview=board.OVERVIEW,
+    hub=board.HUB,
     evidence=board.EVIDENCE,
     titles=board.TITLES,
     subset_of_id=samples.subset_of_id,

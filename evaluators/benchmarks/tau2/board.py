@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evaluators.benchmarks.tau2.source import COMMIT
 from evaluators.core.board_layout import TOKEN_USAGE, BoardLayout, per_subset_run_values
-from evaluators.core.declarations import DIALOGUE_CHECKS, EvidenceKind, Metric, Overview
+from evaluators.core.declarations import DIALOGUE_CHECKS, EvidenceKind, HubBenchmark, HubTask, Metric, Overview
 from evaluators.core.leaderboard import normalised_model_name
 
 BENCHMARK_NAME = "tau2"
@@ -169,6 +170,19 @@ LAYOUT = BoardLayout(
 # Overall pass^1 is the site's default view and order; pass^4 beside it says how reliably.
 OVERVIEW = Overview(OVERALL, (PASS_K[0], PASS_K[3]), PASS_K[0],
                     why="the mean of the three domains, as taubench.com's Overall (rows with all three domains only)")
+
+# The Hub's τ²-bench benchmark dataset (its eval.yaml, proposed in the dataset's pull request 1, names one task per
+# domain, scored by pass@1). A ranked run enters its pass^1 per domain there; the notes say the task set, which is
+# not the one that eval.yaml describes (airline 43, retail 112, telecom 114 tasks).
+HUB = HubBenchmark(
+    dataset_id="HuggingFaceH4/tau2-bench-data",
+    tasks=tuple(HubTask(f"tau2_bench_{domain}", domain, PASS_K[0]) for domain in DOMAINS),
+    file_stem="tau2_bench",
+    setup=f"pass^1 over 4 trials per task, tau2-bench {RUN_VERSION} text track at commit {COMMIT[:7]}, base split "
+          "(airline 50, retail 114, telecom 114 tasks), the official agent and user prompts",
+    tasks_from="https://huggingface.co/datasets/HuggingFaceH4/tau2-bench-data/blob/refs%2Fpr%2F1/eval.yaml "
+               "(read 2026-12-06)",
+)
 
 # Where Explore finds a task's evidence (Prediction.extra / SampleScore.metadata keys of the contracts).
 TRIALS = "trials"
