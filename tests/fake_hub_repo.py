@@ -8,9 +8,11 @@ must carry `Authorization: Bearer <token>` when the hub was given a token."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,6 +59,10 @@ class FakeHubRepo(LoopbackApp):
         self.token = token
         self.repos: dict[str, FakeRepo] = {}  # "datasets/org/name" -> repo
         self.requests: list[LoggedRequest] = []
+        # GET /api/datasets/<org>/<name>/leaderboard: the entries as the Hub's API gives them ("org/name" -> list)
+        self.leaderboards: dict[str, list[dict[str, Any]]] = {}
+        # While set and not yet released, every request waits (a Hub that does not answer).
+        self.hold: threading.Event | None = None
         super().__init__()
 
     @property
@@ -66,6 +72,7 @@ class FakeHubRepo(LoopbackApp):
     def routes(self, app: web.Application) -> None:
         app.middlewares.append(self._log_and_authorize)
         app.router.add_get("/api/agent-harnesses", self._agent_harnesses)
+        app.router.add_get("/api/datasets/{org}/{name}/leaderboard", self._leaderboard)
         app.router.add_post("/api/repos/create", self._create_repo)
         app.router.add_post("/api/validate-yaml", self._validate_yaml)
         app.router.add_get("/api" + REPO, self._repo_info)
@@ -75,6 +82,8 @@ class FakeHubRepo(LoopbackApp):
         app.router.add_post("/api" + REPO + "/commit/{revision}", self._commit)
         for method in ("HEAD", "GET"):
             app.router.add_route(method, REPO + "/resolve/{revision}/{path:.+}", self._resolve)
+            # a model repo's files have no kind in their address
+            app.router.add_route(method, "/{org}/{name}/resolve/{revision}/{path:.+}", self._resolve)
 
     def files(self, repo_id: str, kind: str = "datasets") -> dict[str, bytes]:
         repo = self.repos[f"{kind}/{repo_id}"]
@@ -84,6 +93,8 @@ class FakeHubRepo(LoopbackApp):
 
     @web.middleware
     async def _log_and_authorize(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        while self.hold is not None and not self.hold.is_set():
+            await asyncio.sleep(0.02)
         body = await request.read()
         authorization = request.headers.get("Authorization")
         self.requests.append(LoggedRequest(request.method, request.path_qs, body.decode("utf-8", "replace"), authorization))
@@ -93,7 +104,7 @@ class FakeHubRepo(LoopbackApp):
 
     def _repo(self, request: web.Request) -> FakeRepo | None:
         info = request.match_info
-        return self.repos.get(f"{info['kind']}/{info['org']}/{info['name']}")
+        return self.repos.get(f"{info.get('kind', 'models')}/{info['org']}/{info['name']}")
 
     def _repo_and_files(self, request: web.Request) -> tuple[FakeRepo, dict[str, bytes]] | web.Response:
         repo = self._repo(request)
@@ -105,6 +116,12 @@ class FakeHubRepo(LoopbackApp):
         return repo, files
 
     # ---- endpoints ------------------------------------------------------------------------
+
+    async def _leaderboard(self, request: web.Request) -> web.Response:
+        entries = self.leaderboards.get(f"{request.match_info['org']}/{request.match_info['name']}")
+        if entries is None:
+            return _error(404, "This dataset has no leaderboard", code=None)
+        return web.json_response(entries)
 
     async def _agent_harnesses(self, request: web.Request) -> web.Response:
         return web.json_response({"standardEnvVars": [], "harnesses": {}})

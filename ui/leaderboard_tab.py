@@ -271,6 +271,8 @@ def _drawn_view(context: AppContext, state: BoardState) -> DrawnView:
     lines = [empty_reason(state.mode, int((~apart).sum()), int(apart.sum())),
              more_rows_line(int((~apart).sum()) - ranked_more, ranked_more, "ranked rows", state.benchmark),
              more_rows_line(int(apart.sum()) - apart_more, apart_more, "not-ranked rows", state.benchmark)]
+    if context.hub_reported.version and get_benchmark(state.benchmark).hub is not None:
+        lines.append(context.hub_reported.current.summary())  # when it was read, what was skipped and why
     note = source_note(state.benchmark, state.mode, board_updated(context.board_frame(state.benchmark, state.mode)))
     return DrawnView(board_html(frame, state, state_query(state), [line for line in lines if line]), note,
                      chart_choices(frame))

@@ -33,7 +33,8 @@ from evaluators.engine.store import RunRow, Store
 from evaluators.publish.ranking_rule import on_example_data, unranked_reasons
 from evaluators.publish.run_costs import COST_COLUMNS, add_priced_column, add_run_costs
 
-SOURCES = ("published", "evaluated", "uploaded")
+# hub-reported: figures the Hugging Face Hub reports (publish/hub_reported.py), never ranked.
+SOURCES = ("published", "evaluated", "uploaded", "hub-reported")
 SOURCE_OF_RUN = {"endpoint": "evaluated", "upload": "uploaded"}
 IDENTITY_COLUMNS = ("model", "source")
 # Why a row is kept apart from the published ranking (empty: published, or the same experiment).

@@ -30,6 +30,8 @@ from evaluators.engine.redact import server_path_redactor, shown_as_is
 from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store, open_app_store
 from evaluators.publish.hub_sync import HubSync, from_env
+from evaluators.publish.hub_reported import HubReported
+from evaluators.publish.hub_reported import enabled as hub_reported_enabled
 from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
 from evaluators.service import run_request
 from evaluators.service.board import board_rows, run_ids_of
@@ -110,6 +112,8 @@ class AppServices:
     notice: str | None = None
     # Other results datasets (TOOLBOARD_RESULTS) whose rows join the board, labelled with their repo.
     other_results: OtherResults = field(default_factory=OtherResults)
+    # What the Hub reports for the board's benchmarks (TOOLBOARD_HUB_REPORTED), read in the background: never ranked.
+    hub_reported: HubReported = field(default_factory=HubReported)
     # Queue mode's settings (TOOLBOARD_BROKER_URL); None: runs execute in this process.
     queue: QueueSettings | None = None
     jobs: RunJobs = field(init=False)
@@ -153,7 +157,7 @@ class AppServices:
 
     def board_version(self) -> tuple[Any, ...]:
         """Changes whenever a board may have changed: the store's board version, and the other results' load."""
-        return (self.store.board_version(), self.other_results.version)
+        return (self.store.board_version(), self.other_results.version, self.hub_reported.version)
 
     def board_frame(self, benchmark: str, mode: str) -> pd.DataFrame:
         """Every row of a benchmark's board (evaluators.service.board.board_rows, with the other results datasets' rows),
@@ -168,9 +172,11 @@ class AppServices:
         with self._boards_lock:  # one rebuild at a time; visitors arriving meanwhile take its result
             cached = self._boards.get(key)
             loaded = self.other_results.current  # one load, its version and rows together
-            version = (self.store.board_version(), loaded.version)
+            reported = self.hub_reported.current
+            version = (self.store.board_version(), loaded.version, reported.version)
             if cached is None or cached[0] != version:
-                frame = board_rows(benchmark, self.store, mode, others=loaded.rows_for(benchmark, mode))
+                hub_rows = reported.rows_for(benchmark) if mode == "official" else []  # official figures only
+                frame = board_rows(benchmark, self.store, mode, others=loaded.rows_for(benchmark, mode) + hub_rows)
                 cached = (version, self._private_run_ids_replaced(frame) if self.public else frame)
                 self._boards[key] = cached
         return cached[1]
@@ -302,6 +308,8 @@ def services_from_env(store: Store | None = None) -> AppServices:
             log.info("pulled %d runs from the hub", pulled)
         except Exception as exc:  # noqa: BLE001 - the app works without the hub
             log.warning("could not pull results from the hub: %s", exc)
+    if hub_reported_enabled():
+        context.hub_reported.load_in_background()  # the board shows what it has meanwhile
     repos = repos_from_env()
     if repos:
         try:
