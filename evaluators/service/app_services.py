@@ -29,9 +29,9 @@ from evaluators.engine.queue_app import settings_from_env as queue_settings_from
 from evaluators.engine.redact import server_path_redactor, shown_as_is
 from evaluators.engine.settings import RunRequest
 from evaluators.engine.store import Store, open_app_store
-from evaluators.publish.hub_sync import HubSync, from_env
 from evaluators.publish.hub_reported import HubReported
 from evaluators.publish.hub_reported import enabled as hub_reported_enabled
+from evaluators.publish.hub_sync import HubSync, from_env
 from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
 from evaluators.service import run_request
 from evaluators.service.board import board_rows, run_ids_of
