@@ -106,7 +106,9 @@ def test_a_run_reads_back_as_an_inspect_log(finished: tuple[Path, str], tmp_path
         for mode in ("official", "strict"):
             assert sample.scores[mode].value == kept.scores[mode].value
             assert sample.scores[mode].answer == json.dumps(kept.scores[mode].answer, ensure_ascii=False)
+            assert sample.scores[mode].explanation == (kept.scores[mode].explanation or None)
         assert sample.scores["official"].value == (0.0 if sample.id == WRONG_ITEM else 1.0)
+        assert bool(sample.scores["official"].explanation) == (sample.id == WRONG_ITEM)  # why it is wrong
         usage = sample.model_usage["scripted"]
         assert (usage.input_tokens, usage.output_tokens) == (kept.prediction.prompt_tokens, kept.prediction.completion_tokens)
         assert [event.event for event in sample.events] == ["model"]
@@ -170,3 +172,46 @@ def test_a_target_that_cannot_be_written_is_refused_and_leaves_no_file(finished:
     done = cli(home, "export", "--inspect-log", str(tmp_path / "run.eval"))
     assert done.returncode == 2 and "--inspect-log needs RUN_ID" in done.stderr
     assert sorted(path.name for path in tmp_path.iterdir()) == ["taken.eval"]
+
+
+def test_a_dialogue_keeps_every_turn_tool_results_and_each_roles_tokens(finished: tuple[Path, str], tmp_path: Path):
+    """A sample of several turns (its earlier request kept as a reference to the later one, as the client keeps
+    it), a tool result and a simulated user's call: the messages are the last request's, with the tool message and
+    its call id, the input is the first request's, and the user role's tokens are its own."""
+    log_api = pytest.importorskip("inspect_ai.log", reason="inspect-ai is not installed (pip install -r requirements-inspect.txt)")
+    from evaluators.publish.inspect_log import inspect_log
+
+    home, run_id = finished
+    stored = document(home, run_id)
+    first = {"model": "scripted", "messages": [{"role": "system", "content": "Use the tools."},
+                                               {"role": "user", "content": "Set an alarm at 7."}]}
+    call = {"id": "c7", "type": "function", "function": {"name": "Clock_setAlarm", "arguments": "{\"time\": \"07:00\"}"}}
+    second = {**first, "messages": [*first["messages"], {"role": "assistant", "content": None, "tool_calls": [call]},
+                                    {"role": "tool", "tool_call_id": "c7", "content": "alarm set"}]}
+    events = [
+        {"role": "model", "request": {"repeated_in": 3, "messages": 2, "bytes": 1, "note": "not stored twice"},
+         "response": {"text": None, "tool_calls": [{"name": "Clock_setAlarm", "arguments": "{\"time\": \"07:00\"}"}],
+                      "usage": {"prompt_tokens": 7, "completion_tokens": 3}}, "error": None, "latency": 0.1, "cached": False},
+        {"role": "user", "request": {"model": "simulator", "messages": [{"role": "user", "content": "play the user"}]},
+         "response": {"text": "thanks", "tool_calls": None, "usage": {"prompt_tokens": 4, "completion_tokens": 2}},
+         "error": None, "latency": 0.1, "cached": True},
+        {"role": "model", "request": second, "response": {"text": "Done: __import__('os').system('x')",
+                                                          "tool_calls": [{"name": "Clock_setAlarm", "arguments": "not json"}],
+                                                          "usage": {"prompt_tokens": 9, "completion_tokens": 4}},
+         "error": None, "latency": 0.2, "cached": False},
+    ]
+    sample = stored.samples[0].model_copy(update={"events": events})
+    log = inspect_log(stored.model_copy(update={"samples": [sample]}))
+    target = tmp_path / "dialogue.json"
+    log_api.write_eval_log(log, str(target))
+    read = log_api.read_eval_log(str(target)).samples[0]
+    assert [(message.role, message.text) for message in read.input] == [("system", "Use the tools."), ("user", "Set an alarm at 7.")]
+    assert [message.role for message in read.messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert read.messages[2].tool_calls[0].id == "c7" and read.messages[2].tool_calls[0].arguments == {"time": "07:00"}
+    assert (read.messages[3].tool_call_id, read.messages[3].text) == ("c7", "alarm set")
+    last = read.messages[4]
+    assert last.text == "Done: __import__('os').system('x')"  # model text kept as data
+    assert last.tool_calls[0].arguments == {} and "not JSON" in last.tool_calls[0].parse_error
+    assert [(event.role, event.cache) for event in read.events] == [("model", None), ("user", "read"), ("model", None)]
+    assert read.events[0].call.request == first  # the reference rebuilt into the request as sent
+    assert read.role_usage["user"].total_tokens == 6 and "user" not in read.model_usage
