@@ -131,14 +131,17 @@ def _add_replay(commands: argparse._SubParsersAction) -> None:
 
 def _add_export(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
-        "export", help="write a run's predictions (JSON Lines) and report (JSON), or the results as a dataset",
-        description="Write one run's predictions and report (RUN_ID), or the results as a Hugging Face dataset "
+        "export", help="write a run's predictions (JSON Lines), report (JSON) or Inspect log, or the results as a dataset",
+        description="Write one run's predictions, report or Inspect log (RUN_ID), or the results as a Hugging Face dataset "
                     "folder (--dataset), optionally pushed to the Hub (--push).")
     export.add_argument("run_id", nargs="?", metavar="RUN_ID",
                         help="the run to export (needed for --predictions/--report; with --dataset, one of the runs)")
     export.add_argument("--predictions", type=Path, help="file for the run's predictions")
     export.add_argument("--report", type=Path, help="file for the run's report")
     export.add_argument("--mode", choices=MODES, default="official", help="scoring mode of --report (default official)")
+    export.add_argument("--inspect-log", type=Path, metavar="FILE",
+                        help="write the run as an Inspect AI eval log (FILE.eval, or FILE.json), which `inspect view` "
+                             "opens; needs the extra: pip install -r requirements-inspect.txt")
     export.add_argument("--dataset", type=Path, metavar="DIR",
                         help="write the results dataset here: contents/, details/, runs/ (Parquet) and README.md, "
                              "loadable with datasets.load_dataset(DIR, \"contents\"); files of an earlier export "

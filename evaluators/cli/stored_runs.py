@@ -12,6 +12,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import Store
 from evaluators.publish.dataset_card import CARD_FILE
 from evaluators.publish.dataset_schema import DATA_FILE, SPLIT
+from evaluators.publish.inspect_log import check_inspect_installed, write_inspect_log
 from evaluators.service.run_records import (
     catch_up_with_the_queue,
     check_dataset_runs,
@@ -52,7 +53,7 @@ def export_command(args: argparse.Namespace) -> int:
         check_dataset_runs(store, run_ids)
     if args.eval_results is not None or args.open_pr is not None:
         _export_eval_results(store, args)
-    if args.run_id is not None and (args.predictions or args.report or (
+    if args.run_id is not None and (args.predictions or args.report or args.inspect_log or (
             args.dataset is None and args.eval_results is None and args.open_pr is None)):
         _export_run(store, args)
     if args.dataset is not None:
@@ -62,9 +63,14 @@ def export_command(args: argparse.Namespace) -> int:
 
 def _check_export_flags(args: argparse.Namespace) -> str | None:
     """Refuse a combination of flags that cannot work before the store is read; returns the Hub token
-    (HF_TOKEN) when --push needs one, refusing without it (nothing is written then, here or on the Hub)."""
+    (HF_TOKEN) when --push needs one, refusing without it (nothing is written then, here or on the Hub).
+    --inspect-log without inspect-ai (the optional extra) is refused here too, with the pip command that fixes it."""
     if (args.eval_results is not None or args.open_pr) and args.run_id is None:
         raise ToolboardError("--eval-results and --open-pr need RUN_ID: the run whose figures to write")
+    if args.inspect_log:
+        if args.run_id is None:
+            raise ToolboardError("--inspect-log needs RUN_ID: the run to write as an Inspect log")
+        check_inspect_installed()
     if args.dataset is None:
         given = [flag for flag, value in (("--run", args.runs), ("--push", args.push), ("--public", args.public)) if value]
         if given:
@@ -122,7 +128,12 @@ def _export_eval_results(store: Store, args: argparse.Namespace) -> None:
 
 
 def _export_run(store: Store, args: argparse.Namespace) -> None:
-    """One run's predictions (--predictions) and report (--report), or, with neither, its record as JSON."""
+    """One run's predictions (--predictions), report (--report) and Inspect log (--inspect-log), or, with none of
+    them, its record as JSON."""
+    if args.inspect_log:
+        written = write_inspect_log(store, args.run_id, args.inspect_log)
+        print(f"wrote the Inspect log of run {args.run_id} to {written} (open it with: inspect view --log-dir "
+              f"{written.absolute().parent})")
     run, report = run_with_report(store, args.run_id, args.mode)
     if args.predictions:
         with args.predictions.open("w", encoding="utf-8") as out:
@@ -132,6 +143,6 @@ def _export_run(store: Store, args: argparse.Namespace) -> None:
         if report is None:
             raise ToolboardError(f"run {run.id} has no {args.mode} report yet (status {run.status})")
         args.report.write_text(json.dumps({**report, "run_id": run.id, "config": run.config}, ensure_ascii=False, indent=1))
-    if not args.predictions and not args.report:
+    if not args.predictions and not args.report and not args.inspect_log:
         print(json.dumps({"run_id": run.id, "status": run.status, "config": run.config, "report": report}, ensure_ascii=False))
 
