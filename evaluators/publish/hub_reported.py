@@ -44,6 +44,7 @@ APART = "Hub-reported: how the figure was made is not known here, so it is not r
 TIMEOUT_SECONDS = 10.0
 MAX_FILE_BYTES = 64 * 1024
 MAX_ENTRIES = 5000
+MAX_PROBLEMS_SHOWN = 3  # of the sources not read, named in the board's line (the log has them all)
 FOLDER = ".eval_results/"
 HUB_MODEL_LINK = "https://huggingface.co/"
 TOKEN_ENV, ENDPOINT_ENV = "HF_TOKEN", "HF_ENDPOINT"
@@ -78,8 +79,9 @@ class HubReportedLoad:
             text += f"; {self.skipped_count} entr{'ies' if self.skipped_count != 1 else 'y'} skipped (" + \
                 "; ".join(f"{count} {reason}" for reason, count in self.skipped) + ")"
         if self.problems:
-            text += f"; {len(self.problems)} source{'s' if len(self.problems) != 1 else ''} not read: " + \
-                "; ".join(self.problems)
+            shown = "; ".join(self.problems[:MAX_PROBLEMS_SHOWN])
+            more = f"; and {len(self.problems) - MAX_PROBLEMS_SHOWN} more" if len(self.problems) > MAX_PROBLEMS_SHOWN else ""
+            text += f"; {len(self.problems)} source{'s' if len(self.problems) != 1 else ''} not read ({shown}{more})"
         return text
 
 
