@@ -20,6 +20,7 @@ from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks
 from evaluators.service import model_page
 from evaluators.service.app_services import load_other_results_report
+from evaluators.service.hub_eval_results import eval_results_preview, offered_here, open_pr_as_operator
 from evaluators.service.overview import aggregate_rule
 from evaluators.service.submissions import Submission
 from ui.board_views import bounded_json, chart_figure, exporter, hashable, percent_table
@@ -310,6 +311,35 @@ def declare_explore_api(context: AppContext, views: ExploreViews) -> None:
     gr.api(compare_api, api_name="compare", **READ_EVENT)
     gr.api(compare_sample_api, api_name="compare_sample", **READ_EVENT)
     gr.api(runs_api, api_name="explore_runs", **READ_EVENT)
+
+
+def declare_eval_results_api(context: AppContext) -> None:
+    """eval_results_file and open_eval_results_pr (Explore's Hub eval results), on a private deployment only: on a
+    public one neither exists. The pull request is the operator's, opened with HF_TOKEN read on the server."""
+    if not offered_here(context.public):
+        return
+
+    def eval_results_file_api(run_id: str) -> dict[str, str]:
+        """The Hub `.eval_results` file a finished run that ranks on the board would add to a model repo:
+        {"path_in_repo", "yaml"}. A run that cannot be exported is refused with the reason."""
+        try:
+            found = eval_results_preview(context.store, run_id, context.public)
+        except Exception as exc:  # noqa: BLE001 - API callers get the reason, not a generic failure
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
+        return {"path_in_repo": found.path, "yaml": found.text}
+
+    def open_eval_results_pr_api(run_id: str, model_repo: str) -> str:
+        """Open one pull request on the model repo (org/name) adding the run's eval results file (see
+        /eval_results_file), with the operator's HF_TOKEN from the server's environment (never sent by the caller):
+        the pull request's URL. Refused with the reason in one line: no HF_TOKEN, a bad repo id, a run that cannot
+        be exported, the Hub's answer."""
+        try:
+            return open_pr_as_operator(context.store, run_id, model_repo, context.public)
+        except Exception as exc:  # noqa: BLE001
+            raise gr.Error(plain_error(exc, context.redact_paths)) from None
+
+    gr.api(eval_results_file_api, api_name="eval_results_file", **READ_EVENT)
+    gr.api(open_eval_results_pr_api, api_name="open_eval_results_pr")
 
 
 # ---- the model page: one model across the benchmarks, models compared ----------------------------------------------

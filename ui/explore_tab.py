@@ -31,7 +31,8 @@ from evaluators.engine.redact import shown_as_is
 from evaluators.service import explore_queries
 from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, SAMPLE_COLUMNS, VERDICTS, kept_choice
-from ui.api import ExploreViews, declare_explore_api
+from ui import hub_results
+from ui.api import ExploreViews, declare_eval_results_api, declare_explore_api
 from ui.context import READ_EVENT, AppContext
 from ui.dialogue_view import dialogues_html, is_dialogues
 from ui.format import escaped_block, picked_value, user_error
@@ -371,6 +372,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
         verdict = gr.Dropdown([ALL, *VERDICTS], value=ALL, label="Verdict")
         error_type = gr.Dropdown([ALL], value=ALL, label="Error type")
     count = gr.Markdown()
+    hub_results.build(context, run)  # the operator's only: the run's Hub eval results, as a pull request
     samples = gr.Dataframe(shown_table(pd.DataFrame(columns=list(SAMPLE_COLUMNS)), ""), interactive=False, max_height=400, label="Samples")
     sample_id = gr.Textbox(label="Sample id")
     detail = gr.HTML()
@@ -442,6 +444,7 @@ def build(context: AppContext, visitor: gr.BrowserState) -> dict[str, Any]:
     declare_explore_api(context, ExploreViews(
         samples=list_samples, filters=filters_view, sample=show_sample, compare=show_flipped,
         compare_sample=show_flipped_sample, runs=run_choices))
+    declare_eval_results_api(context)
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, SAMPLE_HEADER)
