@@ -1,5 +1,6 @@
 """A finished run as an Inspect AI eval log (`python -m evaluators export RUN_ID --inspect-log FILE`), which
-`inspect view` opens. Built from the run document only (engine.run_document.export_document), with inspect-ai's
+`inspect view` opens. Built from the run document only, as the results dataset publishes it
+(dataset_rows.published_document: no base URL, key variable or data folder; key-shaped tokens redacted), with inspect-ai's
 public types and writer (`inspect_ai.log`, `inspect_ai.model`, `inspect_ai.scorer`, `inspect_ai.event`,
 `inspect_ai.tool`), imported on use: inspect-ai is an optional extra (requirements-inspect.txt) and the app and CLI
 start without it.
@@ -28,8 +29,9 @@ from evaluators import __version__
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES, get_benchmark
 from evaluators.engine.client import request_of_event
-from evaluators.engine.run_document import RunDocument, SampleRecord, export_document
+from evaluators.engine.run_document import RunDocument, SampleRecord
 from evaluators.engine.store import Store
+from evaluators.publish.dataset_rows import published_document
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -63,7 +65,7 @@ def write_inspect_log(store: Store, run_id: str, target: Path) -> Path:
         raise ToolboardError(f"an Inspect log file ends in .eval or .json, not {target.name!r}")
     if not target.parent.is_dir():
         raise ToolboardError(f"cannot write {target}: folder {target.parent} does not exist")
-    log = inspect_log(export_document(store, run_id))
+    log = inspect_log(published_document(store, run_id))
     return _write_atomically(log, target, LOG_FORMATS[suffix])
 
 
@@ -101,7 +103,7 @@ def inspect_log(document: RunDocument) -> EvalLog:
         task_version=__version__, task_args={"benchmark": run.benchmark, "language": run.language, "subsets": subsets},
         dataset=EvalDataset(name=_data_version(run.benchmark), samples=len(samples),
                             sample_ids=[sample.id for sample in document.samples]),
-        model=run.model, model_base_url=run.base_url,
+        model=run.model,
         model_generate_config=GenerateConfig(temperature=_number(model_settings.get("temperature")),
                                              top_p=_number(model_settings.get("top_p")),
                                              max_tokens=_whole(model_settings.get("max_tokens"))),
