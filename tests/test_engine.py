@@ -391,3 +391,36 @@ def test_clients_of_one_endpoint_share_one_limit_of_requests_in_flight():
         asyncio.run(go(server, other))
     assert server.requests == 12 and server.max_in_flight == 2
     assert other.requests == 4 and other.max_in_flight == 2
+
+
+def test_a_request_equal_to_one_out_waits_for_its_answer_and_a_failed_one_leaves_each_its_own(tmp_path: Path):
+    """Samples solved at once may ask the same thing (the cache answers only once the first is back): with the
+    cache on, the equal request waits for the answer of the one out instead of being sent too; when that one fails,
+    the waiters send their own. With the cache off every request is sent."""
+    from evaluators.core.types import ChatRequest
+    from evaluators.engine.client import ChatClient, RetryPolicy
+
+    def client(server: ScriptedServer, store: Store, use_cache: bool = True) -> ChatClient:
+        settings = ModelSettings(base_url=server.base_url, model="scripted", api_key_env="", timeout=10.0)
+        return ChatClient(settings, store=store, use_cache=use_cache, concurrency=4,
+                          retry=RetryPolicy(max_attempts=1))
+
+    async def ask(each: ChatClient, times: int, text: str = "same") -> list:
+        try:
+            return list(await asyncio.gather(*(each.complete(ChatRequest([{"role": "user", "content": text}]))
+                                               for _ in range(times)), return_exceptions=True))
+        finally:
+            await each.close()
+
+    store = Store(tmp_path / "db.sqlite")
+    with ScriptedServer(reply=lambda body: {"content": "ok"}, latency=0.1) as server:
+        results = asyncio.run(ask(client(server, store), 3))
+        assert server.requests == 1 and [result.text for result in results] == ["ok"] * 3
+        assert sorted(result.cached for result in results) == [False, True, True]
+        asyncio.run(ask(client(server, store, use_cache=False), 3, "other"))
+        assert server.requests == 4
+    answers = iter([Fault(status=400, message="refused"), {"content": "second"}, {"content": "third"}])
+    with ScriptedServer(reply=lambda body: next(answers), latency=0.1) as failing:
+        results = asyncio.run(ask(client(failing, store), 3, "fails first"))
+        assert failing.requests == 3  # the first failed: each waiter sent its own
+        assert sum(isinstance(result, Exception) for result in results) == 1

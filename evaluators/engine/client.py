@@ -4,6 +4,7 @@ own retries, a response cache, concurrency limits and paced request starts (see 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import hashlib
 import hmac
@@ -12,7 +13,7 @@ import random
 import secrets
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -400,6 +401,50 @@ class RequestLimit(LoopLimit):
 _GLOBAL_LIMIT = RequestLimit(lambda: int(read_setting("global_concurrency") or "256"))
 
 
+class _InFlightSends:
+    """Requests out now, by cache key: a request equal to one already out waits for that answer instead of being
+    sent too (samples solved at once may ask the same thing, e.g. a benchmark's twin items' first step; the cache
+    only answers once the first is back). A send that fails gives the waiters nothing: each then sends its own.
+    One per store and event loop."""
+
+    _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, _InFlightSends]] = weakref.WeakKeyDictionary()
+
+    def __init__(self, store: Any):
+        self.store = store
+        self.out: dict[str, asyncio.Future[dict[str, Any] | None]] = {}
+
+    @classmethod
+    def of(cls, store: Any) -> _InFlightSends:
+        per_store = cls._by_loop.setdefault(asyncio.get_running_loop(), {})
+        found = per_store.get(id(store))
+        if found is None or found.store is not store:
+            found = per_store[id(store)] = cls(store)
+        return found
+
+    async def answer_of(self, key: str) -> dict[str, Any] | None:
+        """The answer of the equal request out now, once it is back (None: none is out, or it failed)."""
+        pending = self.out.get(key)
+        return None if pending is None else await asyncio.shield(pending)
+
+    @contextlib.contextmanager
+    def sent(self, key: str) -> Iterator[Callable[[dict[str, Any]], None]]:
+        """Mark `key` as out while the block sends it; the block shares the answer through the callable given."""
+        pending: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        self.out[key] = pending
+
+        def share(response: dict[str, Any]) -> None:
+            if not pending.done():
+                pending.set_result(response)
+
+        try:
+            yield share
+        finally:
+            if not pending.done():
+                pending.set_result(None)
+            if self.out.get(key) is pending:
+                del self.out[key]
+
+
 def request_body(request: ChatRequest, settings: ModelSettings) -> dict[str, Any]:
     body: dict[str, Any] = {"model": settings.model, "messages": request.messages}
     body.update(settings.sampling_for(request.sampling))
@@ -546,12 +591,21 @@ class ChatClient:
         if evidence and record is not None and record.client is self:  # before the cache: a cached answer's body was sent too
             record.count += 1
             record.last = payload
-        if self.use_cache and self.store is not None:
-            cached = await _CacheLookups.of(self.store).get(key)
-            if cached is not None:
-                return self._result(cached, key, 0.0, 0, cached=True)
-        async with self.limit.semaphore():
-            return await self._send_with_retries(payload, key)
+        if not (self.use_cache and self.store is not None):
+            async with self.limit.semaphore():
+                return await self._send_with_retries(payload, key)
+        cached = await _CacheLookups.of(self.store).get(key)
+        if cached is not None:
+            return self._result(cached, key, 0.0, 0, cached=True)
+        sending = _InFlightSends.of(self.store)
+        answer = await sending.answer_of(key)
+        if answer is not None:  # the same request was out: its answer, as the cache would have given it
+            return self._result(answer, key, 0.0, 0, cached=True)
+        with sending.sent(key) as share:
+            async with self.limit.semaphore():
+                result = await self._send_with_retries(payload, key)
+            share(result.response)
+            return result
 
     async def _send_with_retries(self, payload: bytes, key: str) -> ChatResult:
         attempt = 0
