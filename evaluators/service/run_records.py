@@ -95,14 +95,20 @@ def check_dataset_runs(store: Store, run_ids: list[str]) -> None:
     chosen_runs(store, run_ids)
 
 
-def push_token(repo_id: str) -> str:
-    """The Hub token (HF_TOKEN, from the environment only) a push to `repo_id` needs; refused without one."""
+def hub_token(repo_id: str, refusal: str) -> str:
+    """The Hub token (HF_TOKEN, from the environment only) an action on `repo_id` needs; without one, `refusal`
+    (naming the flag and what was not done) is raised."""
     check_repo_id(repo_id)
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not token:
-        raise ToolboardError(f"--push needs a Hugging Face token with write access to {repo_id} in {TOKEN_ENV} "
-                             "(read from the environment only); nothing was written")
+        raise ToolboardError(refusal)
     return token
+
+
+def push_token(repo_id: str) -> str:
+    """The token a push to `repo_id` needs; refused without one."""
+    return hub_token(repo_id, f"--push needs a Hugging Face token with write access to {repo_id} in {TOKEN_ENV} "
+                              "(read from the environment only); nothing was written")
 
 
 def write_results_dataset(folder: Path, store: Store, run_ids: list[str] | None) -> WrittenDataset:
@@ -122,13 +128,9 @@ def export_eval_results(store: Store, run_id: str, folder: Path) -> Path:
 
 
 def eval_results_pr_token(model_repo: str) -> str:
-    """The Hub token (HF_TOKEN, the operator's, from the environment only) a pull request on `model_repo` needs."""
-    check_repo_id(model_repo)
-    token = os.environ.get(TOKEN_ENV, "").strip()
-    if not token:
-        raise ToolboardError(f"--open-pr needs a Hugging Face token in {TOKEN_ENV} (read from the environment only) "
-                             f"that may open pull requests on {model_repo}; nothing was sent")
-    return token
+    """The operator's token a pull request on `model_repo` needs; refused without one."""
+    return hub_token(model_repo, f"--open-pr needs a Hugging Face token in {TOKEN_ENV} (read from the environment "
+                                 f"only) that may open pull requests on {model_repo}; nothing was sent")
 
 
 def open_eval_results_pr(store: Store, run_id: str, model_repo: str, token: str) -> str:
