@@ -114,3 +114,33 @@ def test_the_board_is_drawn_at_once_while_the_hub_does_not_answer(tmp_path: Path
     later = services.board_frame("tau2", "official")  # the read changed the board's version: rebuilt with the rows
     assert list(later[later["source"] == SOURCE]["model"]) == ["org/alpha"]
     assert services.board_frame("tau2", "strict").query("source == @SOURCE").empty  # official figures only
+
+
+def test_a_page_load_rereads_the_hub_once_its_rows_are_older_than_their_maximum_age(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    from evaluators.publish import hub_reported
+    from evaluators.service.app_services import HUB_REPORTED_MAX_AGE
+
+    monkeypatch.setattr(hub_reported, "hub_models", lambda: [])  # the leaderboard alone; no model facts' repos
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    now = [1000.0]  # the services' clock, moved by hand
+    with pointed_hub(tmp_path, monkeypatch, TOKEN) as hub:
+        hub.leaderboards[TAU2] = [leaderboard_entry("org/alpha", 61.5, "tau2_bench_airline")]
+        services = AppServices(store=Store(tmp_path / "runs.sqlite"), clock=lambda: now[0])
+        try:
+            assert services.refresh_hub_reported() is None  # never read (not enabled): never reread
+            services.read_hub_reported_in_background().join(timeout=60)
+            first = services.board_frame("tau2", "official")
+            assert list(first[first["source"] == SOURCE]["model"]) == ["org/alpha"]
+            hub.leaderboards[TAU2].append(leaderboard_entry("org/beta", 40.0, "tau2_bench_retail"))
+            now[0] += HUB_REPORTED_MAX_AGE - 1
+            assert services.refresh_hub_reported() is None  # still fresh
+            now[0] += 1
+            rereading = services.refresh_hub_reported()
+            assert rereading is not None and services.refresh_hub_reported() is None  # one reread at a time
+            rereading.join(timeout=60)
+            assert not rereading.is_alive() and services.hub_reported.version == 2
+            later = services.board_frame("tau2", "official")
+            assert sorted(later[later["source"] == SOURCE]["model"]) == ["org/alpha", "org/beta"]
+        finally:
+            services.close()

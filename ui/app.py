@@ -172,11 +172,13 @@ def build_app(context: AppContext) -> gr.Blocks:
         demo.load(model.open_from_url, visitor, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
         # The queue is read when its tab is opened (and by its button), not polled.
         queue_tab_item.select(queue.refresh, None, queue.cards, api_visibility="private", **READ_EVENT)
-        # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE reload in the background.
-        def reload_other_results() -> None:
+        # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE, and Hub-reported rows older
+        # than HUB_REPORTED_MAX_AGE, are read again in the background.
+        def reread_aged_sources() -> None:
             context.refresh_other_results()
+            context.refresh_hub_reported()
 
-        demo.load(reload_other_results, None, None, api_visibility="private", **READ_EVENT)
+        demo.load(reread_aged_sources, None, None, api_visibility="private", **READ_EVENT)
         # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
         for button, name in overview.open_buttons:
             button.click(lambda *values, name=name: (gr.Tabs(selected="leaderboard"), *board.open_benchmark(name, *values)),

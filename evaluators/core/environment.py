@@ -79,7 +79,8 @@ HUB_REPO = declare("hub_repo", "nothing is pushed",
                    "org/name: push every finished run and added upload to this Hub dataset (with HF_TOKEN)")
 RESULTS = declare("results", "none", "Hub results datasets to show beside the board (org/a,org/b)")
 HUB_REPORTED = declare("hub_reported", "off",
-                       "1: show what the Hugging Face Hub reports for the board's benchmarks, read at start, never ranked")
+                       "1: show what the Hugging Face Hub reports for the board's benchmarks, read at start and every 30 "
+                       "minutes, never ranked")
 BROKER_URL = declare("broker_url", "runs execute in the app",
                      "Redis URL of the run queue (redis://host:port/db)")
 QUEUE_NAME = declare("queue_name", "toolboard", "the queue's name in Redis")

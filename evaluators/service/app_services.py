@@ -34,6 +34,7 @@ from evaluators.publish.hub_reported import enabled as hub_reported_enabled
 from evaluators.publish.hub_sync import HubSync, from_env
 from evaluators.publish.other_results import LoadedResults, OtherResults, repos_from_env
 from evaluators.service import run_request
+from evaluators.service.aged_reload import AgedReload
 from evaluators.service.board import board_rows, run_ids_of
 from evaluators.service.data_sources import download_failure_message, run_failure_message
 from evaluators.service.deployment import is_public_mode, unlisted_model_rule
@@ -61,6 +62,8 @@ PUBLIC_MAX_RUN_SECONDS = 30 * 60
 MAX_CACHED_VIEWS = 256
 # A page load reloads the other results datasets (in the background) when their last load is older than this.
 OTHER_RESULTS_MAX_AGE = 15 * 60
+# A page load rereads the Hub-reported rows (in the background) when their last read is older than this.
+HUB_REPORTED_MAX_AGE = 30 * 60
 View = TypeVar("View")
 # What one visitor may add to the shared board in any 24 hours (rolling, counted from the store): runs started and
 # uploads added. Settings TOOLBOARD_MAX_RUNS_PER_DAY / TOOLBOARD_MAX_UPLOADS_PER_DAY (a number, 0, or off); a
@@ -128,10 +131,9 @@ class AppServices:
     _views: OrderedDict[tuple[Any, ...], Any] = field(init=False, default_factory=OrderedDict)
     # Apart from the boards' lock: a board being rebuilt must not hold up visitors reading cached views.
     _views_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
-    # When (self.clock) the other results were last loaded, and the background reload under way, if any.
-    _others_loaded_at: float | None = field(init=False, default=None)
-    _others_reload: threading.Thread | None = field(init=False, default=None)
-    _others_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    # When (self.clock) the other results and the Hub-reported rows were last read, and their background reloads.
+    _others_age: AgedReload = field(init=False)
+    _hub_reported_age: AgedReload = field(init=False)
     # What was left half-made by a process that died, settled when these services started (Store.reconcile_half_made).
     settled_at_start: list[str] = field(init=False, default_factory=list)
     # The references a public board shows for unshared runs, and the runs they stand for (board_run_id).
@@ -152,6 +154,10 @@ class AppServices:
             self.jobs = JobManager(self.store, on_finished=self.after_run, admission=admission, clock=self.clock,
                                    explain_failure=self.explain_failure, unlisted=unlisted)
         self.visitors = Visitors(self.public, self.store.path.parent)
+        self._others_age = AgedReload("other results datasets", OTHER_RESULTS_MAX_AGE, self._reload_other_results,
+                                      self.clock)
+        self._hub_reported_age = AgedReload("Hub-reported results", HUB_REPORTED_MAX_AGE, self.hub_reported.load,
+                                            self.clock)
         self.redact_paths = (server_path_redactor(self.store.path.parent, self.default_data_dir) if self.public
                              else shown_as_is)
 
@@ -226,36 +232,32 @@ class AppServices:
         the previous load's on every board. Never raises for a repo: each problem is in the result."""
         local = [run.id for run in self.store.list_runs()]
         loaded = self.other_results.load(repos, local)
-        self._others_loaded_at = self.clock()
+        self._others_age.mark_loaded()
         for problem in loaded.problems:
             log.warning("other results: %s", problem)
         return loaded
 
     def refresh_other_results(self) -> threading.Thread | None:
         """On a page load: reload the repos of the last load, in the background, when that load is older than
-        OTHER_RESULTS_MAX_AGE (the page shows the rows it has meanwhile; the next load of a page shows the new
-        ones). At most one reload at a time; nothing when no repo is listed. Returns the reload's thread, if one
-        was started. Only the operator's list (or the one loaded from a private About tab) is reloaded."""
-        repos = self.other_results.current.repos
-        loaded_at = self._others_loaded_at
-        if not repos or loaded_at is None or self.clock() - loaded_at < OTHER_RESULTS_MAX_AGE:
+        OTHER_RESULTS_MAX_AGE (aged_reload.AgedReload). Returns the reload's thread, if one was started. Only the
+        operator's list (or the one loaded from a private About tab) is reloaded; nothing when none is listed."""
+        if not self.other_results.current.repos:
             return None
-        with self._others_lock:
-            if self._others_reload is not None and self._others_reload.is_alive():
-                return None
-            if self.clock() - (self._others_loaded_at or 0.0) < OTHER_RESULTS_MAX_AGE:  # another visitor started it
-                return None
-            self._others_loaded_at = self.clock()  # visitors arriving meanwhile start no second reload
-            self._others_reload = threading.Thread(target=self._reload_logging_failures, args=(list(repos),),
-                                                   name="other-results-reload", daemon=True)
-            self._others_reload.start()
-            return self._others_reload
+        return self._others_age.start_if_stale()
 
-    def _reload_logging_failures(self, repos: list[str]) -> None:
-        try:
-            self.load_other_results(repos)
-        except Exception as exc:  # noqa: BLE001 - a reload never breaks the board; the last rows stay
-            log.warning("could not reload other results datasets: %s", exc)
+    def _reload_other_results(self) -> None:
+        self.load_other_results(list(self.other_results.current.repos))
+
+    def read_hub_reported_in_background(self) -> threading.Thread:
+        """Read the Hub-reported rows on a thread of their own (the board shows what it has meanwhile); from then on
+        a page load rereads them once they are older than HUB_REPORTED_MAX_AGE (refresh_hub_reported)."""
+        self._hub_reported_age.mark_loaded()
+        return self.hub_reported.load_in_background()
+
+    def refresh_hub_reported(self) -> threading.Thread | None:
+        """On a page load: reread the Hub-reported rows in the background when the last read is older than
+        HUB_REPORTED_MAX_AGE; its thread, if one was started. Nothing unless they were read at start."""
+        return self._hub_reported_age.start_if_stale()
 
     def start_run(self, request: RunRequest, owner: str | None = None) -> str:
         """Create the run a checked request describes and have it executed (self.jobs.start); its id. A start
@@ -309,7 +311,7 @@ def services_from_env(store: Store | None = None) -> AppServices:
         except Exception as exc:  # noqa: BLE001 - the app works without the hub
             log.warning("could not pull results from the hub: %s", exc)
     if hub_reported_enabled():
-        context.hub_reported.load_in_background()  # the board shows what it has meanwhile
+        context.read_hub_reported_in_background()
     repos = repos_from_env()
     if repos:
         try:
