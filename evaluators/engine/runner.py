@@ -423,8 +423,12 @@ def solve_options(config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
 # Samples of several dependent requests each (benchmark.expected_requests) are solved this many times
 # `--concurrency` at once. Requests stay capped at `--concurrency` per endpoint (RequestLimit), so the endpoint sees no
 # more; the extra samples take a request slot the moment one frees while another sample runs its tools, opens its
-# environment or waits on its judge, instead of the slot sitting idle until that sample's next request.
-ROLLOUT_SAMPLES_PER_SLOT = 2.0
+# environment or waits on its judge, instead of the slot sitting idle until that sample's next request. Four times: with
+# two, a run ends on a tail of rollouts begun late, each waiting its turn for a slot at every step (measured with
+# benchmarks/bfcl_multi_turn_throughput.py, alternating in one session: web search 0.84-0.85 of whole rounds at two
+# times, 0.89-0.91 at four; multi-turn 0.88-0.92, then 0.90-0.92). Letting the rollouts with more requests still to
+# send go first did as well for BFCL but slowed tau2 (first request to last answer 1.04x -> 1.08x of its floor).
+ROLLOUT_SAMPLES_PER_SLOT = 4.0
 
 
 def samples_at_once(benchmark: Benchmark, concurrency: int) -> int:
