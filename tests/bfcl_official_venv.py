@@ -255,7 +255,57 @@ def run_official_on_sets(venv: OfficialVenv, work: Path, samples: list[Any], ans
 def run_official(venv: OfficialVenv, work: Path, set_folders: list[Path], categories: list[str],
                  timeout: float = 900) -> None:
     """The official runner on every set (`score/` is written beside each set's `result/`), the sets shared out
-    among one subprocess per CPU (at most two), each with a BFCL_PROJECT_ROOT of its own."""
+    among one subprocess per CPU (at most two), each with a BFCL_PROJECT_ROOT of its own. The score folders it
+    wrote for the same result files are kept (score_memo) and copied back instead of running it again."""
+    memo = score_memo(venv, set_folders, categories)
+    if memo is not None and memo.is_dir():
+        for index, folder in enumerate(set_folders):
+            shutil.copytree(memo / str(index), folder / "score", dirs_exist_ok=True)
+        return
+    _run_runner(venv, work, set_folders, categories, timeout)
+    if memo is not None:
+        partial = memo.with_name(f"{memo.name}.{os.getpid()}.part")
+        shutil.rmtree(partial, ignore_errors=True)
+        for index, folder in enumerate(set_folders):
+            score = folder / "score"
+            if score.is_dir():
+                shutil.copytree(score, partial / str(index))
+            else:
+                (partial / str(index)).mkdir(parents=True)
+        try:
+            os.rename(partial, memo)  # whole or absent, with two test workers writing at once
+        except OSError:
+            shutil.rmtree(partial, ignore_errors=True)  # the other worker kept the same scores first
+
+
+# Set to 1 to run the official code again instead of reading kept scores.
+FRESH_ENV = "TOOLBOARD_TEST_FRESH_OFFICIAL"
+
+
+def score_memo(venv: OfficialVenv, set_folders: list[Path], categories: list[str]) -> Path | None:
+    """Where the official scores of these result files are kept, in the venv's cache folder: named by the hash of the
+    categories, every set's name and result files (paths and bytes), the built venv's markers (the wheel, the runtime
+    pins, the stand-ins, the add-ons) and this file's text (the driver), so that a change to any of them runs the
+    official code again. None with FRESH_ENV set."""
+    if os.environ.get(FRESH_ENV) == "1":
+        return None
+    digest = hashlib.sha256()
+    markers = [venv.folder / MARKER, venv.folder / ADDON_MARKER]
+    parts: list[bytes] = [",".join(categories).encode(), Path(__file__).read_bytes(),
+                          *(path.read_bytes() if path.is_file() else b"" for path in markers)]
+    for folder in set_folders:
+        parts.append(folder.name.encode())
+        results = folder / "result"
+        for path in sorted(results.rglob("*")):
+            if path.is_file():
+                parts += [path.relative_to(results).as_posix().encode(), path.read_bytes()]
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return venv.folder / "answers" / f"scores-{digest.hexdigest()[:32]}"
+
+
+def _run_runner(venv: OfficialVenv, work: Path, set_folders: list[Path], categories: list[str], timeout: float) -> None:
     workers = max(1, min(2, os.cpu_count() or 1, len(set_folders)))
     running: list[tuple[subprocess.Popen, Path]] = []
     failures = []

@@ -305,8 +305,43 @@ def _driver_env(venv: OfficialVenv) -> dict[str, str]:
 def run_official(mode: str, payload: Any, timeout: float = 900) -> Any:
     """The driver in the official venv on `payload` (see the module docstring for the modes); its JSON answer.
     Each call runs in a fresh temporary folder (its working directory, so no `.env` or git repository is read, and
-    where a run writes its results.json), removed afterwards."""
+    where a run writes its results.json), removed afterwards. The answers of the modes that depend on nothing but
+    their payload and the official code are kept (answer_memo)."""
     venv = official_venv()
+    memo = answer_memo(venv, mode, payload)
+    if memo is not None and memo.is_file():
+        return json.loads(memo.read_text(encoding="utf-8"))
+    answer = _run_driver(venv, mode, payload, timeout)
+    if memo is not None:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        partial = memo.with_name(f"{memo.name}.{os.getpid()}.part")
+        partial.write_text(json.dumps(answer), encoding="utf-8")
+        os.replace(partial, memo)  # whole or absent, with two test workers writing at once
+    return answer
+
+
+# The modes whose answer is a function of the payload and the official code alone ("run" talks to a server).
+MEMO_MODES = ("schemas", "evaluate", "metrics")
+# Set to 1 to ask the official code again instead of reading a kept answer.
+FRESH_ENV = "TOOLBOARD_TEST_FRESH_OFFICIAL"
+
+
+def answer_memo(venv: OfficialVenv, mode: str, payload: Any) -> Path | None:
+    """Where the official answer to (mode, payload) is kept, in the venv's cache folder: named by the hash of the
+    mode, the payload, the built venv's marker (the archive's sha256 and every pinned package) and this file's text
+    (the driver), so that a change to any of them asks the official code again. None: not kept (a mode talking to a
+    server, or FRESH_ENV set)."""
+    if mode not in MEMO_MODES or os.environ.get(FRESH_ENV) == "1":
+        return None
+    digest = hashlib.sha256()
+    for part in (mode, json.dumps(payload, sort_keys=True), (venv.folder / MARKER).read_text(encoding="utf-8"),
+                 Path(__file__).read_text(encoding="utf-8")):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return venv.folder / "answers" / f"{mode}-{digest.hexdigest()[:32]}.json"
+
+
+def _run_driver(venv: OfficialVenv, mode: str, payload: Any, timeout: float) -> Any:
     with tempfile.TemporaryDirectory(prefix=f"tau2-official-{mode}-") as folder:
         work = Path(folder)
         log = work / "driver.log"
