@@ -424,10 +424,10 @@ def solve_options(config: RunConfig, benchmark: Benchmark) -> dict[str, Any]:
 # `--concurrency` at once. Requests stay capped at `--concurrency` per endpoint (RequestLimit), so the endpoint sees no
 # more; the extra samples take a request slot the moment one frees while another sample runs its tools, opens its
 # environment or waits on its judge, instead of the slot sitting idle until that sample's next request. Four times: with
-# two, a run ends on a tail of rollouts begun late, each waiting its turn for a slot at every step (measured with
-# benchmarks/bfcl_multi_turn_throughput.py, alternating in one session: web search 0.84-0.85 of whole rounds at two
-# times, 0.89-0.91 at four; multi-turn 0.88-0.92, then 0.90-0.92). Letting the rollouts with more requests still to
-# send go first did as well for BFCL but slowed tau2 (first request to last answer 1.04x -> 1.08x of its floor).
+# two, a run ends on a tail of rollouts begun late, each waiting its turn for a slot at every step (the README's rollout
+# throughput figures: a search-and-fetch rollout went from 0.84-0.85 of whole rounds to 0.89-0.91). Letting the
+# rollouts with more requests still to send go first did as well there, but slowed the conversations of a benchmark
+# with a simulated user (1.04x -> 1.08x of their floor), so requests wait first come, first served.
 ROLLOUT_SAMPLES_PER_SLOT = 4.0
 
 
