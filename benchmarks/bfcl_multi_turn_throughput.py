@@ -126,10 +126,14 @@ def serve(group: str, subsets: tuple[str, ...], items: int, latency: float) -> N
 
 
 def warm_environment_host(sample: Any) -> float:
-    """Start the environment host's workers (a Python process each, the wheel's modules compiled) before the
-    timed run, as a long-running server has them; returns the seconds it took."""
+    """Start the environment host's workers (a Python process each, the wheel's modules compiled) and import what a
+    run imports in this process on first use (the HTTP client, the execution of calls) before the timed run, as a
+    long-running server has them; returns the seconds it took."""
     host = shared_host()
     started = time.perf_counter()
+    import httpx  # noqa: F401
+
+    import evaluators.benchmarks.bfcl.multi_turn.execution  # noqa: F401
     for slot in range(DEFAULT_WORKERS):
         host.close(host.open(sample, "warm_up", slot=slot))
     return time.perf_counter() - started
