@@ -160,7 +160,7 @@ def schedule_seconds(steps: list[int], concurrency: int, latency: float, ready: 
 def memory_chain_seconds(samples: list[Any], latency: float) -> dict[str, float]:
     """Per memory scenario: how long its prerequisite chain takes as played (two steps a turn), no time between steps;
     its items start after it."""
-    return {scenario: 2 * len(prerequisite_turns(scenario)) * latency for scenario in map(scenario_of, samples)}
+    return {scenario: 2 * len(prerequisite_turns(scenario)) * latency for scenario in set(map(scenario_of, samples))}
 
 
 def scenario_of(sample: Any) -> str:

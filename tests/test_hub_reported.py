@@ -17,6 +17,7 @@ from evaluators.engine.store import Store
 from evaluators.publish.board_table import APART_COLUMN, board_rows
 from evaluators.publish.hub_reported import APART, COMMUNITY, MAX_FILE_BYTES, SOURCE, VERIFIED, HubReported
 from evaluators.service.app_services import AppServices
+from tests.aged_sources import reread_once_aged
 from tests.fake_hub_repo import pointed_hub
 
 TOKEN = "hf_reader"
@@ -133,13 +134,8 @@ def test_a_page_load_rereads_the_hub_once_its_rows_are_older_than_their_maximum_
             first = services.board_frame("tau2", "official")
             assert list(first[first["source"] == SOURCE]["model"]) == ["org/alpha"]
             hub.leaderboards[TAU2].append(leaderboard_entry("org/beta", 40.0, "tau2_bench_retail"))
-            now[0] += HUB_REPORTED_MAX_AGE - 1
-            assert services.refresh_hub_reported() is None  # still fresh
-            now[0] += 1
-            rereading = services.refresh_hub_reported()
-            assert rereading is not None and services.refresh_hub_reported() is None  # one reread at a time
-            rereading.join(timeout=60)
-            assert not rereading.is_alive() and services.hub_reported.version == 2
+            reread_once_aged(services.refresh_hub_reported, now, HUB_REPORTED_MAX_AGE)
+            assert services.hub_reported.version == 2
             later = services.board_frame("tau2", "official")
             assert sorted(later[later["source"] == SOURCE]["model"]) == ["org/alpha", "org/beta"]
         finally:

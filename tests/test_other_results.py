@@ -20,6 +20,7 @@ from evaluators.publish.other_results import OtherResults, local_folder, parse_r
 from evaluators.service.app_services import OTHER_RESULTS_MAX_AGE
 from evaluators.service.board import ORIGIN_COLUMN, BoardQuery, board_rows, layout_for, query_board
 from evaluators.service.overview import overview_rows
+from tests.aged_sources import reread_once_aged
 from tests.app_fixtures import table_rows, upload
 from tests.browser_fixtures import CHROMIUM, browser_page
 from tests.fake_hub_repo import FakeHubRepo, FakeRepo, _commit_id, pointed_hub
@@ -319,14 +320,12 @@ def test_a_page_load_reloads_them_in_the_background_once_they_are_old(hub: FakeH
         before = context.board_frame("acebench", "official")
         assert set(before["run_id"][before[ORIGIN_COLUMN].notna()]) == {runs["a_only"], runs["shared"], runs["clash"]}
         publish(hub, "org/a", {CONTENTS: parquet_bytes(dataset_rows.contents_table(stores["b"]))})
-        now[0] += OTHER_RESULTS_MAX_AGE - 1
-        assert context.refresh_other_results() is None  # still fresh
-        assert context.board_frame("acebench", "official") is before
-        now[0] += 1
-        reload = context.refresh_other_results()
-        assert reload is not None and context.refresh_other_results() is None  # one reload at a time
-        reload.join(timeout=60)
-        assert not reload.is_alive() and context.other_results.version == 2
+
+        def unchanged_while_fresh() -> None:
+            assert context.board_frame("acebench", "official") is before
+
+        reread_once_aged(context.refresh_other_results, now, OTHER_RESULTS_MAX_AGE, unchanged_while_fresh)
+        assert context.other_results.version == 2
         after = context.board_frame("acebench", "official")
         assert set(after["run_id"][after[ORIGIN_COLUMN].notna()]) == {runs["b_only"], runs["shared"]}
     finally:
