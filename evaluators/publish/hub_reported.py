@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime
 import math
-import os
 import threading
 import time
 from collections import Counter
@@ -34,6 +33,7 @@ from evaluators.core.leaderboard import LEADERBOARD_DIR, load_model_facts
 from evaluators.core.registry import benchmark_names, get_benchmark
 from evaluators.engine.redact import redact
 from evaluators.publish.board_table import APART_COLUMN, NEWEST_COLUMN, ORIGIN_COLUMN, UPDATED_COLUMN
+from evaluators.publish.hub_sync import endpoint_from_env, token_from_env
 
 SOURCE = "hub-reported"
 ORIGIN = "Hugging Face Hub"
@@ -47,7 +47,6 @@ MAX_ENTRIES = 5000
 MAX_PROBLEMS_SHOWN = 3  # of the sources not read, named in the board's line (the log has them all)
 FOLDER = ".eval_results/"
 HUB_MODEL_LINK = "https://huggingface.co/"
-TOKEN_ENV, ENDPOINT_ENV = "HF_TOKEN", "HF_ENDPOINT"
 
 
 @dataclass(frozen=True)
@@ -244,8 +243,8 @@ class HubReported:
         and make the result current. Never raises for a dataset or a repo: each is a problem of the result."""
         from huggingface_hub import HfApi
 
-        token = token if token is not None else os.environ.get(TOKEN_ENV) or None
-        endpoint = endpoint if endpoint is not None else os.environ.get(ENDPOINT_ENV) or None
+        token = token if token is not None else token_from_env()
+        endpoint = endpoint if endpoint is not None else endpoint_from_env()
         hubs = declared_hubs() if hubs is None else hubs
         api = HfApi(endpoint=endpoint, token=token or False)
         skipped: Counter[str] = Counter()

@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 
 REPO_ENV = "TOOLBOARD_HUB_REPO"
 TOKEN_ENV = "HF_TOKEN"
+ENDPOINT_ENV = "HF_ENDPOINT"
 RUNS_FOLDER = "runs"
 SHARD_SUFFIX = ".parquet"
 # What an exported dataset folder holds, as pushed by push_dataset_folder (nothing else in it is sent).
@@ -244,9 +245,20 @@ def push_dataset_folder(folder: str | Path, repo_id: str, token: str | None, end
     return str(commit.commit_url)
 
 
+def token_from_env() -> str | None:
+    """The operator's Hub token, HF_TOKEN, read from the server's environment only (never from a visitor); None when
+    unset. Every Hub read and write that is not handed a token uses this one."""
+    return os.environ.get(TOKEN_ENV, "").strip() or None
+
+
+def endpoint_from_env() -> str | None:
+    """The Hub to talk to, HF_ENDPOINT (a mirror, or a test's fake Hub); None: huggingface_hub's default."""
+    return os.environ.get(ENDPOINT_ENV) or None
+
+
 def from_env(store: Store) -> HubSync | None:
     """A HubSync for TOOLBOARD_HUB_REPO with the token in HF_TOKEN, or None when TOOLBOARD_HUB_REPO is unset."""
     repo_id = read_setting("hub_repo") or ""
     if not repo_id:
         return None
-    return HubSync(repo_id, os.environ.get(TOKEN_ENV) or None, store)
+    return HubSync(repo_id, token_from_env(), store)

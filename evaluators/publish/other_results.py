@@ -30,7 +30,6 @@ the board without them.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from collections import Counter
@@ -54,10 +53,9 @@ from evaluators.publish.board_table import (
     frame_records,
     run_ids_of,
 )
+from evaluators.publish.hub_sync import TOKEN_ENV, endpoint_from_env, token_from_env
 
 RESULTS_ENV = "TOOLBOARD_RESULTS"
-TOKEN_ENV = "HF_TOKEN"
-ENDPOINT_ENV = "HF_ENDPOINT"
 CONFIG = "contents"
 CONTENTS_PATTERN = f"{CONFIG}/*.parquet"
 # The sources whose rows join; published rows come from this project's own leaderboard_data/.
@@ -315,8 +313,8 @@ class OtherResults:
         and the Hub default to HF_TOKEN and HF_ENDPOINT. Never raises for a repo or a file: each is a problem of
         the result."""
         names = parse_repos(repos)
-        token = token if token is not None else os.environ.get(TOKEN_ENV) or None
-        endpoint = endpoint if endpoint is not None else os.environ.get(ENDPOINT_ENV) or None
+        token = token if token is not None else token_from_env()
+        endpoint = endpoint if endpoint is not None else endpoint_from_env()
         with self._lock:
             found = []
             for repo_id in names:

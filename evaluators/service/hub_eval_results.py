@@ -8,12 +8,10 @@ gives a key here. What is written and how a run is refused is publish/eval_resul
 
 from __future__ import annotations
 
-import os
-
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import Store
 from evaluators.publish.eval_results import EvalResultFile, eval_result_file
-from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id
+from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id, token_from_env
 from evaluators.service.deployment import is_public_mode
 from evaluators.service.run_records import open_eval_results_pr, results_dataset_repo
 
@@ -28,7 +26,7 @@ def offered_here(public: bool) -> bool:
 
 def operator_token() -> str:
     """The operator's Hub token (HF_TOKEN, from the server's environment only); "" when it is not set."""
-    return os.environ.get(TOKEN_ENV, "").strip()
+    return token_from_env() or ""
 
 
 def is_operator(public: bool) -> bool:

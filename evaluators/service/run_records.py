@@ -4,7 +4,6 @@ with their status and summary, one run's predictions and report, the results dat
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from evaluators.engine.queue_app import settings_from_env
 from evaluators.engine.store import LONE_SURROGATE, RunRow, Store
 from evaluators.publish.dataset_rows import chosen_runs
 from evaluators.publish.eval_results import open_pull_request, write_eval_results
-from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id, push_dataset_folder
+from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id, endpoint_from_env, push_dataset_folder, token_from_env
 from evaluators.publish.results_dataset import WrittenDataset, write_dataset
 
 
@@ -99,7 +98,7 @@ def hub_token(repo_id: str, refusal: str) -> str:
     """The Hub token (HF_TOKEN, from the environment only) an action on `repo_id` needs; without one, `refusal`
     (naming the flag and what was not done) is raised."""
     check_repo_id(repo_id)
-    token = os.environ.get(TOKEN_ENV, "").strip()
+    token = token_from_env()
     if not token:
         raise ToolboardError(refusal)
     return token
@@ -136,7 +135,7 @@ def eval_results_pr_token(model_repo: str) -> str:
 def open_eval_results_pr(store: Store, run_id: str, model_repo: str, token: str) -> str:
     """One pull request on the model repo adding the run's eval results file; its URL."""
     return open_pull_request(store, run_id, model_repo, token, results_dataset_repo(),
-                             endpoint=os.environ.get("HF_ENDPOINT") or None)
+                             endpoint=endpoint_from_env())
 
 
 def push_results_dataset(folder: Path, repo_id: str, token: str | None, public: bool) -> str:
