@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,26 +283,52 @@ FRESH_ENV = "TOOLBOARD_TEST_FRESH_OFFICIAL"
 
 
 def score_memo(venv: OfficialVenv, set_folders: list[Path], categories: list[str]) -> Path | None:
-    """Where the official scores of these result files are kept, in the venv's cache folder: named by the hash of the
-    categories, every set's name and result files (paths and bytes), the built venv's markers (the wheel, the runtime
-    pins, the stand-ins, the add-ons) and this file's text (the driver), so that a change to any of them runs the
-    official code again. None with FRESH_ENV set."""
-    if os.environ.get(FRESH_ENV) == "1":
-        return None
-    digest = hashlib.sha256()
-    markers = [venv.folder / MARKER, venv.folder / ADDON_MARKER]
-    parts: list[bytes] = [",".join(categories).encode(), Path(__file__).read_bytes(),
-                          *(path.read_bytes() if path.is_file() else b"" for path in markers)]
+    """Where the official scores of these result files are kept (memo_path): named by the categories and every
+    set's name and result files (paths and bytes)."""
+    parts: list[bytes] = [",".join(categories).encode()]
     for folder in set_folders:
         parts.append(folder.name.encode())
         results = folder / "result"
         for path in sorted(results.rglob("*")):
             if path.is_file():
                 parts += [path.relative_to(results).as_posix().encode(), path.read_bytes()]
-    for part in parts:
+    return memo_path(venv, "scores", parts)
+
+
+def memo_path(venv: OfficialVenv, kind: str, parts: list[bytes]) -> Path | None:
+    """Where an official answer of `kind` to the inputs `parts` is kept, in the venv's cache folder: named by the
+    hash of the inputs, the built venv's markers (the wheel, the runtime pins, the stand-ins, the add-ons) and this
+    file's text (the driver), so that a change to any of them runs the official code again. None with FRESH_ENV
+    set."""
+    if os.environ.get(FRESH_ENV) == "1":
+        return None
+    digest = hashlib.sha256()
+    markers = [venv.folder / MARKER, venv.folder / ADDON_MARKER]
+    for part in [kind.encode(), Path(__file__).read_bytes(),
+                 *(path.read_bytes() if path.is_file() else b"" for path in markers), *parts]:
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
-    return venv.folder / "answers" / f"scores-{digest.hexdigest()[:32]}"
+    return venv.folder / "answers" / f"{kind}-{digest.hexdigest()[:32]}"
+
+
+def kept_scripted_play(venv: OfficialVenv, kind: str, parts: list[bytes], server: Any,
+                       play: Callable[[], Any]) -> tuple[Any, list[bytes]]:
+    """`play()`, an official run against `server` (a scripted server whose every answer is a function of the request
+    alone, its script among `parts`), with the request bodies the server received meanwhile. Both are kept
+    (memo_path of `kind` and `parts`): since the server's answers are known, a kept play does not reach it."""
+    from tests.kept_answers import keep_text  # pytest side only: the venv side never has tests/ on its path
+
+    memo = memo_path(venv, kind, parts)
+    if memo is not None and memo.with_suffix(".json").is_file():
+        kept = json.loads(memo.with_suffix(".json").read_text(encoding="utf-8"))
+        return kept["answer"], [body.encode("utf-8") for body in kept["bodies"]]
+    before = len(server.raw_bodies)
+    answer = play()
+    bodies = list(server.raw_bodies[before:])
+    if memo is not None:
+        keep_text(memo.with_suffix(".json"), json.dumps({"answer": answer,
+                                                         "bodies": [body.decode("utf-8") for body in bodies]}))
+    return answer, bodies
 
 
 def _run_runner(venv: OfficialVenv, work: Path, set_folders: list[Path], categories: list[str], timeout: float) -> None:

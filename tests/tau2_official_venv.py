@@ -313,15 +313,44 @@ def run_official(mode: str, payload: Any, timeout: float = 900) -> Any:
         return json.loads(memo.read_text(encoding="utf-8"))
     answer = _run_driver(venv, mode, payload, timeout)
     if memo is not None:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        partial = memo.with_name(f"{memo.name}.{os.getpid()}.part")
-        partial.write_text(json.dumps(answer), encoding="utf-8")
-        os.replace(partial, memo)  # whole or absent, with two test workers writing at once
+        from tests.kept_answers import keep_text  # pytest side only: the venv side never has tests/ on its path
+
+        keep_text(memo, json.dumps(answer))
     return answer
 
 
-# The modes whose answer is a function of the payload and the official code alone ("run" talks to a server).
-MEMO_MODES = ("schemas", "evaluate", "metrics")
+def run_official_scripted(payload: dict[str, Any], server: Any, script_sources: list[Path],
+                          timeout: float = 900) -> tuple[Any, list[dict[str, Any]]]:
+    """A "run" against `server`, a scripted server whose every answer is a function of the request alone, written
+    in `script_sources`: the run's answer and the request bodies the server received, in order. Both are kept
+    (answer_memo, named also by the payload without its base URL and by the scripts' text), since what the server
+    answers is then known without it: a kept run does not reach the server."""
+    venv = official_venv()
+    memo = scripted_run_memo(venv, payload, script_sources)
+    if memo is not None and memo.is_file():
+        kept = json.loads(memo.read_text(encoding="utf-8"))
+        return kept["answer"], kept["bodies"]
+    before = len(server.bodies)
+    answer = _run_driver(venv, "run", payload, timeout)
+    bodies = list(server.bodies[before:])
+    if memo is not None:
+        from tests.kept_answers import keep_text  # pytest side only: the venv side never has tests/ on its path
+
+        keep_text(memo, json.dumps({"answer": answer, "bodies": bodies}))
+    return answer, bodies
+
+
+def scripted_run_memo(venv: OfficialVenv, payload: dict[str, Any], script_sources: list[Path]) -> Path | None:
+    """Where run_official_scripted keeps a run: answer_memo of the payload without its base URL (a server's port),
+    with the text of the scripts the server answers from."""
+    keyed = {key: value for key, value in payload.items() if key != "base_url"}
+    scripts = [source.read_text(encoding="utf-8") for source in script_sources]
+    return answer_memo(venv, "run-scripted", {"payload": keyed, "scripts": scripts})
+
+
+# The modes whose answer is a function of the payload and the official code alone ("run" talks to a server; a run
+# against a scripted server is kept by run_official_scripted, as "run-scripted").
+MEMO_MODES = ("schemas", "evaluate", "metrics", "run-scripted")
 # Set to 1 to ask the official code again instead of reading a kept answer.
 FRESH_ENV = "TOOLBOARD_TEST_FRESH_OFFICIAL"
 

@@ -111,12 +111,21 @@ async def _ours(samples: list[Any], base_url: str) -> tuple[dict[str, Any], dict
         await client.close()
 
 
+def _kept_play_parts(ids: dict[str, list[str]]) -> list[bytes]:
+    """What names a kept official play here: the items, the model, and the scripts (this file's functions) with the
+    server that answers from them."""
+    from tests import scripted_server
+
+    return [json.dumps(ids).encode(), MODEL.encode(), Path(__file__).read_bytes(),
+            Path(scripted_server.__file__).read_bytes()]
+
+
 @pytest.mark.slow
 def test_every_request_of_scripted_memory_chains_and_items_equals_the_official_handlers(
         bfcl_official: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from evaluators.benchmarks.bfcl.data import load
     from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
-    from tests.bfcl_official_venv import run_official_memory
+    from tests.bfcl_official_venv import kept_scripted_play, run_official_memory
 
     venv = _official_venv()
     monkeypatch.setenv(WHEEL_PATH_ENV, str(bfcl_official.wheel))
@@ -126,8 +135,10 @@ def test_every_request_of_scripted_memory_chains_and_items_equals_the_official_h
     firsts = {conversation["question"][0][0]["content"]: place
               for place, conversation in enumerate(samples[0].input["prereqs"])}
     with ScriptedServer(reply=_script(firsts)) as server:
-        official = run_official_memory(venv, tmp_path / "official", server.base_url, MODEL, ids)
-        official_bodies, server.raw_bodies = server.raw_bodies, []
+        official, official_bodies = kept_scripted_play(
+            venv, "memory-scripted", _kept_play_parts(ids), server,
+            lambda: run_official_memory(venv, tmp_path / "official", server.base_url, MODEL, ids))
+        server.raw_bodies = []
         predictions, snapshots = asyncio.run(_ours(samples, server.base_url))
         our_bodies = server.raw_bodies
     assert len(our_bodies) == len(official_bodies) > 100
@@ -204,7 +215,7 @@ def test_every_request_of_a_scripted_memory_vector_chain_equals_the_official_han
     from evaluators.benchmarks.bfcl.wheel import WHEEL_PATH_ENV
     from evaluators.engine.client import ChatClient
     from evaluators.engine.settings import ModelSettings
-    from tests.bfcl_official_venv import VenvUnavailable, official_vector_venv, run_official_memory
+    from tests.bfcl_official_venv import VenvUnavailable, kept_scripted_play, official_vector_venv, run_official_memory
 
     try:
         venv = official_vector_venv()
@@ -239,8 +250,10 @@ def test_every_request_of_a_scripted_memory_vector_chain_equals_the_official_han
     env = {**THREAD_SETTINGS, "HF_HUB_CACHE": str(hub_cache(tmp_path / "hf")), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
     with ScriptedServer(reply=reply) as server:
-        official = run_official_memory(venv, tmp_path / "official", server.base_url, MODEL, ids, env=env)
-        official_bodies, server.raw_bodies = server.raw_bodies, []
+        official, official_bodies = kept_scripted_play(
+            venv, "memory-vector-scripted", _kept_play_parts(ids), server,
+            lambda: run_official_memory(venv, tmp_path / "official", server.base_url, MODEL, ids, env=env))
+        server.raw_bodies = []
         predictions, snapshots = asyncio.run(ours(server.base_url))
         our_bodies = server.raw_bodies
     assert len(our_bodies) == len(official_bodies) > 50

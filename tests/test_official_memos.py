@@ -1,7 +1,7 @@
-"""The official code's answers kept beside its venv (tests/tau2_official_venv.answer_memo,
-tests/bfcl_official_venv.score_memo) are named by everything the answer depends on: another payload, other result
-files or another build of the venv is asked again; a τ² run against a server is never kept; the fresh switch keeps
-nothing."""
+"""The official code's answers kept beside its venv (tests/tau2_official_venv.answer_memo and scripted_run_memo,
+tests/bfcl_official_venv.score_memo and memo_path) are named by everything the answer depends on: another payload,
+other result files, other scripts or another build of the venv is asked again; a τ² run against a server is kept only
+when the server's answers are scripted; the fresh switch keeps nothing."""
 
 from __future__ import annotations
 
@@ -34,6 +34,23 @@ def test_a_tau2_answer_is_kept_by_mode_payload_and_build(tmp_path: Path, monkeyp
     assert memo(venv, "evaluate", [{"domain": "retail", "b": 1, "a": 2}]) is None
 
 
+def test_a_tau2_run_against_a_scripted_server_is_kept_by_its_payload_and_scripts_not_the_servers_port(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(tau2_official_venv.FRESH_ENV, raising=False)
+    venv = _tau2_venv(tmp_path / "a", '{"archive_sha256": "1"}')
+    script = tmp_path / "script.py"
+    script.write_text("def reply(body): return {'content': 'hi'}\n", encoding="utf-8")
+    memo = tau2_official_venv.scripted_run_memo
+    payload = {"domain": "airline", "base_url": "http://127.0.0.1:4001/v1", "task_ids": ["0"], "num_trials": 2}
+    first = memo(venv, payload, [script])
+    assert first is not None and memo(venv, {**payload, "base_url": "http://127.0.0.1:4999/v1"}, [script]) == first
+    assert memo(venv, {**payload, "num_trials": 1}, [script]) != first
+    script.write_text("def reply(body): return {'content': 'hello'}\n", encoding="utf-8")
+    assert memo(venv, payload, [script]) != first  # another script answers otherwise: asked again
+    monkeypatch.setenv(tau2_official_venv.FRESH_ENV, "1")
+    assert memo(venv, payload, [script]) is None
+
+
 def test_bfcl_scores_are_kept_by_result_files_categories_and_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(bfcl_official_venv.FRESH_ENV, raising=False)
     venv = bfcl_official_venv.OfficialVenv(tmp_path / "venv")
@@ -56,3 +73,20 @@ def test_bfcl_scores_are_kept_by_result_files_categories_and_build(tmp_path: Pat
     assert changed_build != first and memo(venv, sets, ["simple_python"]) != first
     monkeypatch.setenv(bfcl_official_venv.FRESH_ENV, "1")
     assert memo(venv, sets, ["simple_python"]) is None
+
+
+def test_a_bfcl_answer_is_kept_by_its_kind_and_inputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(bfcl_official_venv.FRESH_ENV, raising=False)
+    venv = bfcl_official_venv.OfficialVenv(tmp_path / "venv")
+    venv.folder.mkdir()
+    (venv.folder / bfcl_official_venv.MARKER).write_text('{"wheel": "1"}', encoding="utf-8")
+    memo = bfcl_official_venv.memo_path
+    first = memo(venv, "multi-turn-ground-truth", [b"model", b"ids"])
+    assert first is not None and first.parent == venv.folder / "answers"
+    assert memo(venv, "multi-turn-ground-truth", [b"model", b"ids"]) == first
+    assert memo(venv, "scores", [b"model", b"ids"]) != first
+    assert memo(venv, "multi-turn-ground-truth", [b"modelids"]) != first  # parts are told apart by their lengths
+    (venv.folder / bfcl_official_venv.MARKER).write_text('{"wheel": "2"}', encoding="utf-8")
+    assert memo(venv, "multi-turn-ground-truth", [b"model", b"ids"]) != first
+    monkeypatch.setenv(bfcl_official_venv.FRESH_ENV, "1")
+    assert memo(venv, "multi-turn-ground-truth", [b"model", b"ids"]) is None

@@ -782,13 +782,16 @@ def compare_with_official(domain: str, task: dict[str, Any], script: Script, ref
     (parsed, in any order: the official trials run one after the other, ours together) and trajectories holding the
     official results file's roles, contents, requestors and error flags. Our environment host is the fake one,
     answering each tool with the official run's own result for it."""
-    from tests.tau2_official_venv import run_official
+    from tests import scripted_server
+    from tests.tau2_official_venv import run_official_scripted
 
     with ScriptedServer(reply=script) as server:
-        results = run_official("run", {"domain": domain, "base_url": server.base_url, "agent_model": "agent-m",
-                                       "user_model": "user-m", "task_ids": [task["id"]], "num_trials": trials,
-                                       "max_steps": limits.max_steps, "max_errors": limits.max_errors})
-        official = list(server.bodies)
+        # the scripts are this file's functions: the official run is kept by this file's text
+        results, official = run_official_scripted(
+            {"domain": domain, "base_url": server.base_url, "agent_model": "agent-m", "user_model": "user-m",
+             "task_ids": [task["id"]], "num_trials": trials, "max_steps": limits.max_steps,
+             "max_errors": limits.max_errors},
+            server, [Path(__file__), Path(scripted_server.__file__)])
     simulations = results["simulations"]
     names = {c["id"]: c["name"] for m in simulations[0]["messages"] for c in m.get("tool_calls") or []}
     answers = {names[m["id"]]: (m["content"], m["error"]) for m in simulations[0]["messages"] if m["role"] == "tool"}

@@ -100,15 +100,19 @@ def test_an_official_results_file_is_scored_by_re_evaluating_every_trajectory(cl
     """A results.json written by the official runner (`tau2 run`, in its own venv) against the same scripted
     participants: `score` re-evaluates each trajectory and finds the recorded rewards; the Upload tab's check reads
     the same file whole."""
+    from evaluators.benchmarks.tau2 import prompts
     from evaluators.service.submissions import check_submission
-    from tests.tau2_official_venv import run_official
+    from tests import scripted_server, tau2_fixtures
+    from tests.tau2_official_venv import run_official_scripted
 
     root = full_source_root()
     samples = get_benchmark("tau2").load(root, subsets=["airline"], limit=2)
     with ScriptedServer(reply=GoldPlayer(samples).reply) as server:
-        results = run_official("run", {"domain": "airline", "base_url": server.base_url, "agent_model": AGENT,
-                                       "user_model": USER, "task_ids": [s.input["task_id"] for s in samples],
-                                       "num_trials": 2})
+        # GoldPlayer finds a task by its scenario as our prompts and data modules read it: kept by their text too
+        results, _ = run_official_scripted(
+            {"domain": "airline", "base_url": server.base_url, "agent_model": AGENT, "user_model": USER,
+             "task_ids": [s.input["task_id"] for s in samples], "num_trials": 2},
+            server, [Path(module.__file__) for module in (tau2_fixtures, scripted_server, prompts, data)])
     path = tmp_path / "results.json"
     path.write_text(json.dumps(results, indent=2))
     recorded = {(f"airline_{sim['task_id']}", sim["trial"]): sim["reward_info"]["reward"]

@@ -34,8 +34,9 @@ from evaluators.benchmarks.tau2.uploads import (
 from evaluators.core.errors import PredictionsError
 from evaluators.core.predictions import ParsedPredictions, parse_predictions
 from evaluators.core.types import Sample
+from tests import scripted_server
 from tests.scripted_server import ScriptedServer
-from tests.tau2_official_venv import official_venv, run_official
+from tests.tau2_official_venv import official_venv, run_official_scripted
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tau2" / "results_airline.json"
 SECRETS = ("sk-FIXTURE-SECRET-user", "sk-FIXTURE-SECRET-agent")
@@ -441,6 +442,9 @@ def test_a_results_file_is_never_changed_by_reading_it() -> None:
 
 # ---- a real file: the official runner against the scripted server (tests/tau2_official_venv.py) ----------------
 
+# The scripted replies are this file's functions: a kept official run is named by this file's text.
+SCRIPT_SOURCES = [Path(__file__), Path(scripted_server.__file__)]
+
 def _scripted_dialogue(agent_call: dict[str, Any]) -> Any:
     """Replies of the scripted server: the user opens and stops at its second turn; the agent first calls
     `agent_call` (name, arguments), then answers with text."""
@@ -469,9 +473,9 @@ def test_a_results_file_written_by_the_official_runner_reads_into_the_contract(t
     first = next(sample for sample in airline if sample.gold["evaluation_criteria"]["actions"])
     gold_call = first.gold["evaluation_criteria"]["actions"][0]
     with ScriptedServer(reply=_scripted_dialogue(gold_call)) as server:
-        produced = run_official("run", {"domain": "airline", "base_url": server.base_url, "agent_model": "agent-model",
-                                        "user_model": "user-model", "task_ids": [first.input["task_id"]],
-                                        "num_trials": 2})
+        produced, _ = run_official_scripted(
+            {"domain": "airline", "base_url": server.base_url, "agent_model": "agent-model", "user_model": "user-model",
+             "task_ids": [first.input["task_id"]], "num_trials": 2}, server, SCRIPT_SOURCES)
     path = tmp_path / "results.json"
     path.write_text(json.dumps(produced, indent=2))
     predictions, summary = match_predictions(path, airline)
@@ -519,9 +523,9 @@ def test_a_telecom_results_file_with_a_user_tool_call_reads_into_the_contract(tm
     telecom = load(data_dir=venv.folder, subsets=["telecom"])
     first = telecom[0]
     with ScriptedServer(reply=reply) as server:
-        produced = run_official("run", {"domain": "telecom", "base_url": server.base_url, "agent_model": "agent-model",
-                                        "user_model": "user-model", "task_ids": [first.input["task_id"]],
-                                        "num_trials": 1})
+        produced, _ = run_official_scripted(
+            {"domain": "telecom", "base_url": server.base_url, "agent_model": "agent-model", "user_model": "user-model",
+             "task_ids": [first.input["task_id"]], "num_trials": 1}, server, SCRIPT_SOURCES)
     path = tmp_path / "results.json"
     path.write_text(json.dumps(produced, indent=2))
     predictions, summary = match_predictions(path, telecom)
