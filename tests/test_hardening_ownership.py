@@ -333,6 +333,28 @@ def test_no_component_of_the_page_holds_the_server_data_folder(app: RunningApp):
     assert str(app.data) not in page_config(app)
 
 
+def test_a_run_started_before_the_pages_token_arrived_stays_the_visitors_after_a_reload(tmp_path: Path):
+    """A page whose load has not yet stored its token (a busy page, a quick visitor) sends none: its run is its
+    session's, and the token the page is then given is that session's token, so the same browser, reloaded (a new
+    session, the stored token), still owns the run. Another session is someone else."""
+    from types import SimpleNamespace
+
+    from evaluators.service.ownership import Visitors
+    from ui.app import keep_or_make_token
+
+    public = Visitors(public=True, folder=tmp_path)
+    started_by = public.owner(None, "session-one")  # Start pressed before the page's token arrived
+    context = SimpleNamespace(public=True, visitors=public)
+    stored = keep_or_make_token(context, None, SimpleNamespace(session_hash="session-one"))  # type: ignore[arg-type]
+    assert public.owner(stored, "session-two") == started_by  # after a reload: the stored token, a new session
+    assert keep_or_make_token(context, stored, SimpleNamespace(session_hash="session-two")) == stored  # type: ignore[arg-type]
+    assert public.owner(None, "session-three") != started_by
+    assert keep_or_make_token(context, None, SimpleNamespace(session_hash="session-three")) != stored  # type: ignore[arg-type]
+    private = SimpleNamespace(public=False, visitors=Visitors(public=False, folder=tmp_path))
+    made = keep_or_make_token(private, None, SimpleNamespace(session_hash="session-one"))  # type: ignore[arg-type]
+    assert made != stored and len(made) >= 16  # a private deployment has no secret: a random token
+
+
 def test_server_paths_in_errors_get_short_names():
     redact = PathRedactor({"/srv/toolboard": "<toolboard home>", "/srv/data": "<data folder>"})
     error = FileNotFoundError("[Errno 2] No such file: '/srv/data/acebench/data_en/x.json' (see /opt/app/y.py)")

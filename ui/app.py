@@ -112,9 +112,13 @@ CSS = """
 CSS += overview_tab.CSS + queue_tab.CSS + jobs_panel.CSS
 
 
-def keep_or_make_token(token: object) -> str:
-    """The browser's visitor token: the one it keeps, else a new one (first visit, or storage cleared)."""
-    return token if isinstance(token, str) and MIN_TOKEN_CHARS <= len(token) <= MAX_TOKEN_CHARS else new_token()
+def keep_or_make_token(context: AppContext, token: object, request: gr.Request | None) -> str:
+    """The browser's visitor token: the one it keeps, else (first visit, or storage cleared) its session's on a public
+    deployment (what the page did before this answer reached it is then already this token's), a new one otherwise."""
+    if isinstance(token, str) and MIN_TOKEN_CHARS <= len(token) <= MAX_TOKEN_CHARS:
+        return token
+    session = getattr(request, "session_hash", None)
+    return context.visitors.session_token(session) if context.public and session else new_token()
 
 
 def header() -> str:
@@ -193,7 +197,10 @@ def build_app(context: AppContext) -> gr.Blocks:
         explore_tab_item.select(explore["refresh_pickers"], visitor, explore["run_pickers"], api_visibility="private",
                                 **READ_EVENT)
         # The visitor's own jobs and runs once the browser's token is known: both at once, neither waits on the other.
-        token_known = demo.load(keep_or_make_token, visitor, visitor, api_visibility="private")
+        def visitor_token(token: object, request: gr.Request) -> str:
+            return keep_or_make_token(context, token, request)
+
+        token_known = demo.load(visitor_token, visitor, visitor, api_visibility="private")
         token_known.then(jobs["refresh_jobs"], visitor, jobs["jobs"], api_visibility="private")
         token_known.then(explore["reload"], visitor, explore["run_controls"], api_visibility="private")
     return demo

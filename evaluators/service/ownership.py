@@ -72,9 +72,15 @@ class Visitors:
             return ""
         return hmac.new(self._secret, b"browser-state", hashlib.sha256).hexdigest()[:32]
 
+    def session_token(self, session_hash: str) -> str:
+        """The token a page that has none is given (ui/app.keep_or_make_token): its session's, an HMAC with the
+        installation's secret, so that a run started before the token reached the browser's storage (a visitor
+        quicker than a busy page's load) is already that token's, and the visitor keeps it after a reload."""
+        return hmac.new(self._secret, f"session-token:{session_hash}".encode(), hashlib.sha256).hexdigest()[:43]
+
     def owner(self, token: object, session_hash: str | None) -> str | None:
-        """The owner hash of whoever sends a request: their token when they give one, else their session.
-        None on a private deployment."""
+        """The owner hash of whoever sends a request: their token when they give one, else their session's token
+        (session_token). None on a private deployment."""
         if not self.public:
             return None
         text = token.strip() if isinstance(token, str) else ""
@@ -84,7 +90,7 @@ class Visitors:
                                      " (e.g. 32 random letters and digits); leave it empty to use your session")
             return self._hash("token", text)
         if session_hash:
-            return self._hash("session", session_hash)
+            return self._hash("token", self.session_token(session_hash))
         raise ToolboardError("this request has no visitor identity: pass owner_token (a random secret you keep)")
 
     def run_ref(self, run_id: str) -> str:
