@@ -313,22 +313,14 @@ def memo_path(venv: OfficialVenv, kind: str, parts: list[bytes]) -> Path | None:
 
 def kept_scripted_play(venv: OfficialVenv, kind: str, parts: list[bytes], server: Any,
                        play: Callable[[], Any]) -> tuple[Any, list[bytes]]:
-    """`play()`, an official run against `server` (a scripted server whose every answer is a function of the request
-    alone, its script among `parts`), with the request bodies the server received meanwhile. Both are kept
-    (memo_path of `kind` and `parts`): since the server's answers are known, a kept play does not reach it."""
-    from tests.kept_answers import keep_text  # pytest side only: the venv side never has tests/ on its path
+    """`play()`, an official run against the scripted `server` (its script among `parts`), with the request bodies
+    the server received meanwhile, kept (tests/kept_answers.kept_or_played, at memo_path of `kind` and `parts`)."""
+    from tests.kept_answers import kept_or_played  # pytest side only: the venv side never has tests/ on its path
 
     memo = memo_path(venv, kind, parts)
-    if memo is not None and memo.with_suffix(".json").is_file():
-        kept = json.loads(memo.with_suffix(".json").read_text(encoding="utf-8"))
-        return kept["answer"], [body.encode("utf-8") for body in kept["bodies"]]
-    before = len(server.raw_bodies)
-    answer = play()
-    bodies = list(server.raw_bodies[before:])
-    if memo is not None:
-        keep_text(memo.with_suffix(".json"), json.dumps({"answer": answer,
-                                                         "bodies": [body.decode("utf-8") for body in bodies]}))
-    return answer, bodies
+    answer, bodies = kept_or_played(memo.with_suffix(".json") if memo is not None else None,
+                                    lambda: [body.decode("utf-8") for body in server.raw_bodies], play)
+    return answer, [body.encode("utf-8") for body in bodies]
 
 
 def _run_runner(venv: OfficialVenv, work: Path, set_folders: list[Path], categories: list[str], timeout: float) -> None:

@@ -324,20 +324,12 @@ def run_official_scripted(payload: dict[str, Any], server: Any, script_sources: 
     """A "run" against `server`, a scripted server whose every answer is a function of the request alone, written
     in `script_sources`: the run's answer and the request bodies the server received, in order. Both are kept
     (answer_memo, named also by the payload without its base URL and by the scripts' text), since what the server
-    answers is then known without it: a kept run does not reach the server."""
-    venv = official_venv()
-    memo = scripted_run_memo(venv, payload, script_sources)
-    if memo is not None and memo.is_file():
-        kept = json.loads(memo.read_text(encoding="utf-8"))
-        return kept["answer"], kept["bodies"]
-    before = len(server.bodies)
-    answer = _run_driver(venv, "run", payload, timeout)
-    bodies = list(server.bodies[before:])
-    if memo is not None:
-        from tests.kept_answers import keep_text  # pytest side only: the venv side never has tests/ on its path
+    answers is then known without it: a kept run does not reach the server (tests/kept_answers.kept_or_played)."""
+    from tests.kept_answers import kept_or_played  # pytest side only: the venv side never has tests/ on its path
 
-        keep_text(memo, json.dumps({"answer": answer, "bodies": bodies}))
-    return answer, bodies
+    venv = official_venv()
+    return kept_or_played(scripted_run_memo(venv, payload, script_sources), lambda: list(server.bodies),
+                          lambda: _run_driver(venv, "run", payload, timeout))
 
 
 def scripted_run_memo(venv: OfficialVenv, payload: dict[str, Any], script_sources: list[Path]) -> Path | None:
