@@ -218,7 +218,9 @@ def test_killed_run_resumes_without_repeating_finished_requests_and_never_leaks_
         # only requests in flight at the kill (at most the concurrency), or answered in the store's last flush delay
         # before it (write_behind.FLUSH_DELAY: at most one more answer per slot), may be sent again
         assert len(repeated) <= 2 * 2
-        assert server.requests <= 40 + 2
+        # every request past the 40 is one of those repeats (the bound was 40 + 2: on a loaded machine a third one
+        # came in the flush delay, as the bound above allows, and failed it)
+        assert server.requests <= 40 + 2 * 2
     headers = [h.get("authorization") for h in server.headers_seen]
     assert all(value == f"Bearer {secret}" for value in headers)
     for path in home.rglob("*"):
