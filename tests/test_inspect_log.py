@@ -162,6 +162,30 @@ def test_an_unknown_or_unfinished_run_is_refused_by_name(finished: tuple[Path, s
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_refused_target_or_run_is_refused_before_inspect_ai_is_imported(finished: tuple[Path, str], tmp_path: Path):
+    """Importing inspect-ai costs about 2 s: a target or a run that cannot be written is refused without it."""
+    pytest.importorskip("inspect_ai.log", reason="inspect-ai is not installed (pip install -r requirements-inspect.txt)")
+    home, run_id = finished
+    script = f"""
+import sys
+from evaluators.core.errors import ToolboardError
+from evaluators.engine.store import Store
+from evaluators.publish.inspect_log import write_inspect_log
+store = Store({str(home / "toolboard.db")!r})
+for run, target in [({run_id!r}, {str(tmp_path / "run.txt")!r}), ({run_id!r}, {str(tmp_path / "no" / "run.eval")!r}),
+                    ("no-such-run", {str(tmp_path / "run.eval")!r})]:
+    try:
+        write_inspect_log(store, run, target)
+    except ToolboardError as refused:
+        print(type(refused).__name__, "inspect_ai" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "TOOLBOARD_HOME": str(home)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["ToolboardError False", "ToolboardError False", "ToolboardError False"], \
+        done.stdout
+
+
 def test_a_target_that_cannot_be_written_is_refused_and_leaves_no_file(finished: tuple[Path, str], tmp_path: Path):
     pytest.importorskip("inspect_ai.log", reason="inspect-ai is not installed (pip install -r requirements-inspect.txt)")
     home, run_id = finished

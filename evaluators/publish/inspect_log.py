@@ -18,6 +18,7 @@ Model text goes in as data: tool call arguments are parsed as JSON, never evalua
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -48,7 +49,19 @@ class InspectUnavailable(ToolboardError):
 
 
 def check_inspect_installed() -> None:
-    """Refuse, with the pip command that fixes it, when inspect-ai cannot be imported."""
+    """Refuse, with the pip command that fixes it, when inspect-ai is not installed. Only looks for the package:
+    importing it costs about 2 s, which a refused target or run need not wait for (write_inspect_log imports it)."""
+    try:
+        found = importlib.util.find_spec("inspect_ai") is not None
+    except (ImportError, ValueError):  # ValueError: a module entry without a spec (one blocked in sys.modules)
+        found = False
+    if not found:
+        raise InspectUnavailable(f"writing an Inspect log needs the inspect-ai extra (inspect_ai is not installed): "
+                                 f"{INSTALL_HINT}")
+
+
+def import_inspect() -> None:
+    """Import inspect-ai, refusing with the pip command when it is installed but cannot be imported."""
     try:
         import inspect_ai.log  # noqa: F401
     except ImportError as missing:
@@ -57,7 +70,8 @@ def check_inspect_installed() -> None:
 
 def write_inspect_log(store: Store, run_id: str, target: Path) -> Path:
     """Write the finished run `run_id` of `store` as an Inspect eval log at `target` (.eval, or .json for the JSON
-    format); the file appears only once complete. Returns the path written."""
+    format); the file appears only once complete. Returns the path written. The target and the run are checked
+    before inspect-ai is imported, so a refusal is quick."""
     check_inspect_installed()
     target = Path(target)
     suffix = target.suffix.lower()
@@ -65,7 +79,9 @@ def write_inspect_log(store: Store, run_id: str, target: Path) -> Path:
         raise ToolboardError(f"an Inspect log file ends in .eval or .json, not {target.name!r}")
     if not target.parent.is_dir():
         raise ToolboardError(f"cannot write {target}: folder {target.parent} does not exist")
-    log = inspect_log(published_document(store, run_id))
+    document = published_document(store, run_id)
+    import_inspect()
+    log = inspect_log(document)
     return _write_atomically(log, target, LOG_FORMATS[suffix])
 
 
