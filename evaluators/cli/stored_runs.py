@@ -10,8 +10,7 @@ from pathlib import Path
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.store import Store
-from evaluators.publish.dataset_card import CARD_FILE
-from evaluators.publish.dataset_schema import DATA_FILE, SPLIT
+from evaluators.publish.dataset_schema import CARD_FILE, DATA_FILE, SPLIT
 from evaluators.publish.inspect_log import check_inspect_installed, write_inspect_log
 from evaluators.service.run_records import (
     catch_up_with_the_queue,

@@ -23,7 +23,6 @@ from evaluators.publish.dataset_schema import (
 if TYPE_CHECKING:
     from huggingface_hub import DatasetCard, DatasetCardData
 
-CARD_FILE = "README.md"
 CARD_TAGS = ("leaderboard", "tool-calling", "function-calling", "evaluation")
 # The card's body; `card_data` is the YAML header DatasetCard renders from DatasetCardData.
 CARD_TEMPLATE = """---

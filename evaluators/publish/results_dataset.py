@@ -19,9 +19,10 @@ import pandas as pd
 
 from evaluators.core.registry import benchmark_names
 from evaluators.engine.store import Store
-from evaluators.publish.dataset_card import CARD_FILE, card_text
+from evaluators.publish.dataset_card import card_text
 from evaluators.publish.dataset_rows import chosen_runs, contents_table, detail_batches, example_data_runs, runs_table
 from evaluators.publish.dataset_schema import (
+    CARD_FILE,
     CONFIGS,
     DATA_FILE,
     ResultsDatasetError,
