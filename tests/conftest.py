@@ -37,6 +37,12 @@ def keep_bytecode_outside_the_project() -> None:
 
 keep_bytecode_outside_the_project()
 
+
+def bytecode_env() -> dict[str, str]:
+    """The bytecode settings, for a subprocess given an environment of its own (one without them writes
+    __pycache__ into the project)."""
+    return {name: os.environ[name] for name in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE") if name in os.environ}
+
 from evaluators.core.registry import get_benchmark  # noqa: E402  (after the bytecode setting, which it uses)
 from tests.acebench_fixtures import EXAMPLE_DIR  # noqa: E402
 from tests.browser_fixtures import SHARED_CHROMIUM  # noqa: E402

@@ -21,7 +21,7 @@ from evaluators.engine.client import RetryPolicy
 from evaluators.engine.runner import RunIsLiveError, execute, start_run
 from evaluators.engine.settings import ModelSettings, RunConfig, RunRequest
 from evaluators.engine.store import Store, StoreDamagedError, open_app_store
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, bytecode_env
 from tests.engine_fixtures import correct_reply, write_dataset
 from tests.scripted_server import ScriptedServer, last_user_text
 
@@ -369,7 +369,7 @@ def test_a_store_whose_folder_its_user_cannot_write_opens_read_only():
                   "try:\n    store.create_run('acebench', 'en', 'm', 'http://x/v1', {}, 'fp', 1)\n"
                   "except Exception as error:\n    print(type(error).__name__, error)\n")
         done = subprocess.run([SYSTEM_PYTHON, "-c", script, str(folder / "toolboard.db")], user="nobody",
-                              env={"PYTHONPATH": str(PROJECT)}, cwd="/",
+                              env={"PYTHONPATH": str(PROJECT), **bytecode_env()}, cwd="/",
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert "the store or its folder cannot be written ['kept-model']" in done.stdout

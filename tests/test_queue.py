@@ -268,9 +268,10 @@ def test_a_worker_needs_a_broker(tmp_path: Path):
     import subprocess
     import sys
 
+    from tests.conftest import bytecode_env
     from tests.queue_fixtures import PROJECT
 
-    env = {"PATH": "/usr/bin:/bin", "TOOLBOARD_HOME": str(tmp_path), "HOME": str(tmp_path)}
+    env = {"PATH": "/usr/bin:/bin", "TOOLBOARD_HOME": str(tmp_path), "HOME": str(tmp_path), **bytecode_env()}
     done = subprocess.run([sys.executable, "-m", "evaluators", "worker"], cwd=PROJECT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2 and "TOOLBOARD_BROKER_URL" in done.stderr
