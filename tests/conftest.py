@@ -37,17 +37,17 @@ def keep_bytecode_outside_the_project() -> None:
 
 keep_bytecode_outside_the_project()
 
-
-def bytecode_env() -> dict[str, str]:
-    """The bytecode settings, for a subprocess given an environment of its own (one without them writes
-    __pycache__ into the project)."""
-    return {name: os.environ[name] for name in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE") if name in os.environ}
-
 from evaluators.core.registry import get_benchmark  # noqa: E402  (after the bytecode setting, which it uses)
 from tests.acebench_fixtures import EXAMPLE_DIR  # noqa: E402
 from tests.browser_fixtures import SHARED_CHROMIUM  # noqa: E402
 
 PROJECT = Path(__file__).resolve().parent.parent
+
+
+def bytecode_env() -> dict[str, str]:
+    """The bytecode settings, for a subprocess given an environment of its own (one without them writes
+    __pycache__ into the project)."""
+    return {name: os.environ[name] for name in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE") if name in os.environ}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -167,8 +167,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Costliest files first (xdist hands files out in this order: `--no-loadscope-reorder` in pyproject.toml), so
     # that the last files to start are short ones and both workers end together. Files that mostly wait (on a page,
     # a Redis restart, a Celery worker) alternate with files that compute, each kind costliest first, so that while
-    # one worker waits the other has work for the idle core (one whole run on 2 cores: 585 s, against 614 s with
-    # the costliest first alone). Within a file, the order stays.
+    # one worker waits the other has work for the idle core (one whole run each on 2 cores: 585 s, against 614 s
+    # with the costliest first alone). Within a file, the order stays.
     waiting_files = {item.nodeid.split("::")[0] for item in items if item.stash[SLOW_PART] in WAITING_PARTS}
     by_cost = sorted(cost_of_file, key=lambda path: -cost_of_file[path])
     waiting = [path for path in by_cost if path in waiting_files]
