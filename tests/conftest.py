@@ -146,6 +146,8 @@ EXPECTED_SECONDS = {
 }
 MARKED_SLOW_SECONDS = 1.5
 SLOW_PART = pytest.StashKey[str | None]()
+# The slow parts whose tests spend much of their time waiting rather than computing (the files' order, below).
+WAITING_PARTS = {SLOW_PARTS[name] for name in ("browser_page", "redis_server", "workers", "start_worker")}
 QUICK_SECONDS = 0.05
 
 
@@ -176,10 +178,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     alternated = [path for pair in zip_longest(waiting, working) for path in pair if path is not None]
     position = {path: index for index, path in enumerate(alternated)}
     items.sort(key=lambda item: position[item.nodeid.split("::")[0]])
-
-
-# The slow parts whose tests spend much of their time waiting rather than computing.
-WAITING_PARTS = {SLOW_PARTS[name] for name in ("browser_page", "redis_server", "workers", "start_worker")}
 
 
 @pytest.fixture(autouse=True)

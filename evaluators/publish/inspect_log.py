@@ -53,11 +53,10 @@ def check_inspect_installed() -> None:
     importing it costs about 2 s, which a refused target or run need not wait for (write_inspect_log imports it)."""
     try:
         found = importlib.util.find_spec("inspect_ai") is not None
-    except (ImportError, ValueError):  # ValueError: a module entry without a spec (one blocked in sys.modules)
+    except (ImportError, ValueError):  # ValueError: a module already in sys.modules without a spec
         found = False
     if not found:
-        raise InspectUnavailable(f"writing an Inspect log needs the inspect-ai extra (inspect_ai is not installed): "
-                                 f"{INSTALL_HINT}")
+        raise _unavailable("inspect_ai is not installed")
 
 
 def import_inspect() -> None:
@@ -65,7 +64,11 @@ def import_inspect() -> None:
     try:
         import inspect_ai.log  # noqa: F401
     except ImportError as missing:
-        raise InspectUnavailable(f"writing an Inspect log needs the inspect-ai extra ({missing}): {INSTALL_HINT}") from None
+        raise _unavailable(str(missing)) from None
+
+
+def _unavailable(reason: str) -> InspectUnavailable:
+    return InspectUnavailable(f"writing an Inspect log needs the inspect-ai extra ({reason}): {INSTALL_HINT}")
 
 
 def write_inspect_log(store: Store, run_id: str, target: Path) -> Path:
