@@ -20,6 +20,11 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Generous: CI machines are shared and slow (on 2 cores under a load of 15, Gradio's first page alone can take
 # most of a minute). Each wait ends as soon as the page's state is there: a long one costs nothing on a quiet machine.
 TIMEOUT_MS = 120_000
+# The tab buttons a visitor sees: on a phone the tabs past the bar's width are buttons of its overflow list, which
+# the app's CSS shows on the bar (Gradio also keeps a visually hidden copy of the bar, to measure it).
+TAB_BUTTONS = ".tab-wrapper > :not(.visually-hidden) button"
+# How long a click on a tab button may take to select it before it is made again (see open_tab).
+TAB_SELECT_WAIT_MS = 5_000
 
 class SharedChromium:
     """One Chromium per test process, kept from one browser test to the next: starting playwright's driver and the
@@ -113,9 +118,32 @@ def open_charts(page: Any) -> Any:
     return plot
 
 
+def open_tab(page: Any, name: str) -> None:
+    """Open the app's tab `name` as a visitor would: a click on its button on the screen, until the bar marks that
+    tab selected. While a page settles, Gradio measures its tab bar again and moves buttons between the bar and its
+    overflow list; on a busy machine a click can then land on a button being replaced and be lost (seen once in CI:
+    the tab never opened), so it is made again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    button = page.locator(TAB_BUTTONS).filter(has_text=re.compile(f"^{re.escape(name)}$")).first
+    selected = page.get_by_role("tab", name=name, exact=True, selected=True)
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while True:
+        button.wait_for()
+        box = button.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"], f"tab {name} is off the screen"
+        button.click()
+        try:
+            selected.wait_for(timeout=TAB_SELECT_WAIT_MS)
+            return
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"a click on the {name} tab never selected it") from None
+
+
 def start_example_run(page: Any, base_url: str, api_key: str | None = None) -> str:
     """Start a run of the built-in example from the Evaluate tab as a visitor would; its run id."""
-    page.get_by_role("tab", name="Evaluate").click()
+    open_tab(page, "Evaluate")
     page.get_by_label("Endpoint base URL").fill(base_url)
     if api_key:
         page.get_by_placeholder("sk-… (optional)").fill(api_key)

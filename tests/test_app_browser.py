@@ -17,6 +17,7 @@ from tests.browser_fixtures import (
     browser_page,
     check_example_predictions,
     open_charts,
+    open_tab,
     start_example_run,
 )
 from tests.scripted_server import ScriptedServer
@@ -62,12 +63,12 @@ def test_leaderboard_evaluate_submit_and_explore_in_a_browser(tmp_path: Path):
         page.get_by_text(re.compile("^Simulated user")).filter(visible=True).first.wait_for()
 
         # Submit: upload the example's predictions and see the score.
-        page.get_by_role("tab", name="Submit").click()
+        open_tab(page, "Submit")
         check_example_predictions(page)
         page.locator("text=61.7 >> visible=true").first.wait_for()  # the overall score in the report
 
         # Explore: the run's samples and one sample's evidence.
-        page.get_by_role("tab", name="Explore").click()
+        open_tab(page, "Explore")
         page.get_by_role("button", name="Reload runs").click()
         page.get_by_text(re.compile(r"^\d+ samples$")).wait_for()
         page.get_by_label("Sample id").fill("normal_atom_bool_0")
@@ -114,7 +115,7 @@ def test_a_refusal_reads_as_written_and_links_nowhere_wrong(tmp_path: Path):
             dead_url = dead.base_url  # closed on leaving: nothing listens there any more
         port = dead_url.split(":")[2].split("/")[0]
         page.goto(app.url)
-        page.get_by_role("tab", name="Evaluate").click()
+        open_tab(page, "Evaluate")
         refusal = _refusal_on_page(page, dead_url)
         shown = refusal.inner_text()
         assert "\\" not in shown and f"connection refused by 127.0.0.1:{port}" in shown, shown
@@ -135,7 +136,7 @@ def _demo_offers(url: str) -> tuple[int, int, str]:
     """(Demo buttons shown, local model choices shown, the Evaluate tab's text) of the page at `url`."""
     with browser_page() as (page, problems):
         page.goto(url)
-        page.get_by_role("tab", name="Evaluate").click()
+        open_tab(page, "Evaluate")
         page.get_by_role("button", name="Start evaluation").wait_for()
         demo = page.get_by_role("button", name=re.compile("^Demo: ")).filter(visible=True).count()
         local = page.get_by_role("radio", name=re.compile("^Local demo model")).filter(visible=True).count()

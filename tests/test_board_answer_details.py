@@ -15,7 +15,7 @@ from evaluators.core.errors import PredictionsError
 from evaluators.core.predictions import not_text_reason, read_rows
 from evaluators.service.board import board_rows, layout_for
 from tests.app_fixtures import running_app
-from tests.browser_fixtures import CHROMIUM, add_answer, browser_page, check_example_predictions
+from tests.browser_fixtures import CHROMIUM, add_answer, browser_page, check_example_predictions, open_tab
 from ui.board_html import shown_columns, table_html
 from ui.board_state import default_state
 from ui.jobs_panel import pace_text
@@ -66,7 +66,7 @@ def test_a_clean_check_clears_the_last_adds_warning_and_a_download_is_one_click(
         with page.expect_download() as saved:
             page.get_by_role("button", name="Download CSV").click()
         assert saved.value.suggested_filename == "leaderboard-acebench-en-official.csv"
-        page.get_by_role("tab", name="Submit").click()
+        open_tab(page, "Submit")
         check_example_predictions(page)
         page.get_by_role("button", name="Add to leaderboard").click()  # no name yet: a warning
         add_answer(page, "give the model a name")

@@ -21,6 +21,7 @@ from tests.browser_fixtures import (
     browser_page,
     check_example_predictions,
     open_charts,
+    open_tab,
     start_example_run,
 )
 from tests.scripted_server import Fault, ScriptedServer, prompt_key
@@ -30,8 +31,6 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 
 DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
-# The tab buttons a visitor sees (Gradio also keeps a visually hidden copy of the bar, to measure it).
-TAB_BUTTONS = ".tab-wrapper > :not(.visually-hidden) button"
 # A server path in a message: Gradio's upload folder, the temp folder, a home folder.
 SERVER_PATH = re.compile(r"/tmp/|/gradio/[0-9a-f]{8,}|/root/|/home/")
 
@@ -54,13 +53,6 @@ def start_partial_run(app: Any) -> str:
     own /start_run API (a run of the built-in example itself, which the browser starts, never joins the board)."""
     values = form(app.server.base_url, "browser-model", items_copy(app.context.store), subsets=[], limit=2)
     return Client(app.url, verbose=False).predict(**values, api_name="/start_run")["run_id"]
-
-
-def open_tab(page: Any, name: str) -> None:
-    button = page.locator(TAB_BUTTONS).filter(has_text=re.compile(f"^{name}$")).first
-    box = button.bounding_box()
-    assert box is not None and box["x"] + box["width"] <= page.viewport_size["width"], f"tab {name} is off the screen"
-    button.click()
 
 
 def real_problems(problems: list[str]) -> list[str]:

@@ -21,7 +21,7 @@ from evaluators.service import explore_queries
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, compare_runs, filter_choices, kept_choice, run_label, sample_table
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, upload, write_predictions
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, open_tab
 from ui.context import AppContext
 from ui.explore_tab import (
     SAMPLE_HEADER,
@@ -268,7 +268,7 @@ def test_a_run_added_after_the_page_loaded_is_offered_filtered_and_compared_in_a
     with running_app(tmp_path) as app, browser_page() as (page, problems):
         first = upload(app.context.store, "First model")
         page.goto(app.url, wait_until="load")
-        page.get_by_role("tab", name="Explore").click()
+        open_tab(page, "Explore")
         page.get_by_text("20 samples", exact=True).wait_for()  # the newest run, chosen when the page loaded
         # A subset of the first run, to be kept when a run that has it is chosen.
         page.get_by_label("Subset", exact=True).click()
@@ -316,7 +316,7 @@ def test_the_filters_read_display_names_and_still_filter_by_the_ids_in_a_browser
         run_id = upload(app.context.store, "Example model")
         keys = filter_choices(app.context.store, run_id)
         page.goto(app.url, wait_until="load")
-        page.get_by_role("tab", name="Explore").click()
+        open_tab(page, "Explore")
         page.get_by_text("20 samples", exact=True).wait_for()
         assert "ACEBench English" in page.get_by_label("Run", exact=True).input_value()
 
@@ -371,7 +371,7 @@ def test_a_refused_compare_clears_the_previous_comparison_and_says_why_in_a_brow
         first = upload(app.context.store, "First model")
         second = upload(app.context.store, "Second model", hostile_predictions(tmp_path))
         page.goto(app.url, wait_until="load")
-        page.get_by_role("tab", name="Explore").click()
+        open_tab(page, "Explore")
         page.get_by_text("20 samples", exact=True).wait_for()
         page.get_by_label("First run").click()
         page.get_by_role("option", name=re.compile("First model")).click()

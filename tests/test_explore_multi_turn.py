@@ -21,9 +21,8 @@ from evaluators.engine.settings import ModelSettings, RunConfig
 from evaluators.engine.store import Evidence, Store
 from evaluators.service.explore import sample_evidence
 from tests.app_fixtures import running_app
-from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot
+from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot, open_tab
 from tests.layout_checks import describe, layout_problems
-from tests.test_board_browser import TAB_BUTTONS, open_tab
 from ui.explore_tab import evidence_parts
 from ui.rollout_view import is_rollout, rollout_html
 
@@ -209,7 +208,6 @@ def test_explore_shows_a_multi_turn_item_as_a_transcript_with_state_diffs_and_th
             with browser_page() as (page, problems):
                 page.set_viewport_size({"width": width, "height": height})
                 page.goto(app.url, wait_until="load")
-                page.locator(TAB_BUTTONS).filter(has_text=re.compile("^Explore$")).first.wait_for()  # drawn, on screen
                 open_tab(page, "Explore")
                 page.get_by_text("1 samples", exact=True).wait_for()
                 page.get_by_label("Sample id").fill(SAMPLE_ID)

@@ -20,7 +20,7 @@ from gradio_client import Client
 from evaluators.core.registry import get_benchmark
 from evaluators.publish.board_table import apart_reason
 from tests.app_fixtures import RunningApp, form, running_app, table_rows, wait_for_status
-from tests.browser_fixtures import browser_page
+from tests.browser_fixtures import browser_page, open_tab
 from tests.official_fixtures import write_official_files
 from tests.scripted_server import ScriptedServer
 from ui.run_form import LIMIT_LABEL, TEMPERATURE_LABEL, start_job
@@ -220,7 +220,7 @@ def test_a_run_started_from_the_browser_form_at_its_defaults_is_ranked(tmp_path:
         _official_data(app.data)
         with browser_page() as (page, problems):
             page.goto(app.url)
-            page.get_by_role("tab", name="Evaluate").click()
+            open_tab(page, "Evaluate")
             temperature = page.get_by_label(TEMPERATURE_LABEL)
             assert temperature.input_value() == ""  # shown blank: sent as unset
             page.get_by_label("Endpoint base URL").fill(app.server.base_url)
@@ -269,7 +269,7 @@ def test_a_model_the_endpoint_does_not_list_is_refused_by_every_door(private_app
 def test_the_browser_form_refuses_a_model_the_endpoint_does_not_list(tmp_path: Path):
     with running_app(tmp_path) as app, ScriptedServer(models=["fake"]) as listing, browser_page() as (page, problems):
         page.goto(app.url)
-        page.get_by_role("tab", name="Evaluate").click()
+        open_tab(page, "Evaluate")
         page.get_by_label("Endpoint base URL").fill(listing.base_url)
         page.get_by_label("Model", exact=True).fill("gpt-nonexistent")
         page.get_by_label("built-in example").first.check()
@@ -289,7 +289,7 @@ def test_the_form_says_before_start_whether_the_run_would_be_ranked(tmp_path: Pa
     temperature of 0 is the run's own sampling; a limit makes it partial; back to the defaults, it ranks."""
     with running_app(tmp_path) as app, browser_page() as (page, problems):
         page.goto(app.url)
-        page.get_by_role("tab", name="Evaluate").click()
+        open_tab(page, "Evaluate")
         line = page.locator("#rank-forecast")
         line.get_by_text(re.compile("^Ranked beside the published rows: the official experiment")).wait_for()
         temperature = page.get_by_label(TEMPERATURE_LABEL)

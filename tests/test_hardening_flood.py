@@ -32,7 +32,7 @@ from evaluators.service.quota import DAY_SECONDS, Admission, QuotaReached
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, items_copy, running_app, table_rows, wait_for_status, write_predictions
-from tests.browser_fixtures import CHROMIUM, add_answer, browser_page, check_example_predictions
+from tests.browser_fixtures import CHROMIUM, add_answer, browser_page, check_example_predictions, open_tab
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLES = 12
@@ -383,7 +383,7 @@ def test_every_csv_the_app_or_cli_writes_goes_through_the_one_writer():
 
 
 def add_in_the_page(page: Any, model: str) -> None:
-    page.get_by_role("tab", name="Submit").click()
+    open_tab(page, "Submit")
     check_example_predictions(page)
     page.get_by_label("Model name").fill(model)
     page.get_by_role("button", name="Add to leaderboard").click()

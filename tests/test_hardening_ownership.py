@@ -25,7 +25,7 @@ from evaluators.service.app_services import PUBLIC_MAX_ACTIVE_JOBS, PUBLIC_MAX_R
 from evaluators.service.ownership import SECRET_FILE
 from evaluators.service.quota import Admission
 from tests.app_fixtures import RunningApp, correct_reply, table_rows, wait_for_status
-from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, headless_chromium, start_example_run
+from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, headless_chromium, open_tab, start_example_run
 from tests.engine_fixtures import write_dataset
 from tests.scripted_server import ScriptedServer
 from ui.app import build_app, launch_patiently
@@ -411,13 +411,13 @@ def test_a_browser_keeps_its_runs_across_reloads_and_another_browser_does_not_se
         run_id = start_example_run(page, running.server.base_url)
         wait_for_status(running.context, run_id, ("finished",))
         page.reload(wait_until="load")
-        page.get_by_role("tab", name="Evaluate").click()
+        open_tab(page, "Evaluate")
         page.locator(f"text={run_id} >> visible=true").first.wait_for()  # the same visitor after a reload
 
         other = browser.new_context().new_page()  # its own storage: another visitor
         other.set_default_timeout(TIMEOUT_MS)
         other.goto(running.url, wait_until="load")
-        other.get_by_role("tab", name="Evaluate").click()
+        open_tab(other, "Evaluate")
         other.get_by_text("Runs keep going when you close the tab").wait_for()
         other.wait_for_timeout(2500)  # a few ticks of the jobs timer
         assert run_id not in other.get_by_label("Jobs").inner_text()

@@ -31,10 +31,9 @@ from evaluators.service.hub_eval_results import (
     open_pr_as_operator,
 )
 from tests.app_fixtures import finished_acebench_run, running_app, upload
-from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot
+from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot, open_tab
 from tests.fake_hub_repo import FakeHubRepo, pointed_hub
 from tests.layout_checks import describe, layout_problems
-from tests.test_board_browser import TAB_BUTTONS, open_tab
 from tests.test_eval_results_export import HUB
 from ui.app import build_app
 from ui.context import AppContext
@@ -213,7 +212,6 @@ def test_the_operator_sees_the_yaml_and_opens_the_pull_request_in_a_browser(hub:
             with browser_page() as (page, problems):
                 page.set_viewport_size({"width": width, "height": height})
                 page.goto(app.url, wait_until="load")
-                page.locator(TAB_BUTTONS).filter(has_text=re.compile("^Explore$")).first.wait_for()
                 open_tab(page, "Explore")
                 panel = page.locator(f"#{PANEL_ID}")
                 # the newest run, chosen when the page loaded

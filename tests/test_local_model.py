@@ -174,14 +174,14 @@ def test_five_acebench_samples_through_the_local_model_are_scored_stored_and_sho
 def test_the_demo_preset_in_a_browser_ends_in_the_jobs_panel_not_on_the_leaderboard(local_app: RunningApp):
     import re
 
-    from tests.browser_fixtures import CHROMIUM, browser_page
+    from tests.browser_fixtures import CHROMIUM, browser_page, open_tab
 
     if not Path(CHROMIUM).exists():
         pytest.skip("needs Debian's chromium at /usr/bin/chromium")
     app = local_app
     with browser_page() as (page, problems):
         page.goto(app.url, wait_until="load")
-        page.get_by_role("tab", name="Evaluate").click()
+        open_tab(page, "Evaluate")
         page.get_by_role("button", name=re.compile("^Demo: Local demo model")).click()
         page.get_by_text(re.compile("Started run")).wait_for(timeout=60_000)
         run_id = re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
@@ -192,7 +192,7 @@ def test_the_demo_preset_in_a_browser_ends_in_the_jobs_panel_not_on_the_leaderbo
         chosen = example.expand_subsets(preset["subsets"])
         every_item = example.load(example.example.folder, preset["language"], chosen, preset["limit"])
         assert app.context.store.run_totals(run_id)["done"] == len(every_item) == 15
-        page.get_by_role("tab", name="Leaderboard").click()
+        open_tab(page, "Leaderboard")
         assert not problems, "\n".join(problems)
         page.reload(wait_until="load")  # a new visit sees the finished run
         # The jobs panel polls every second: a poll in flight when the page reloads is aborted by the
@@ -201,7 +201,7 @@ def test_the_demo_preset_in_a_browser_ends_in_the_jobs_panel_not_on_the_leaderbo
         page.get_by_text("GPT-4o", exact=True).first.wait_for(timeout=60_000)
         # the demo read the built-in example: never on the board; its owner sees it labelled in the jobs panel
         assert run_id not in set(app.context.board_frame("acebench", "official")["run_id"])
-        page.get_by_role("tab", name="Evaluate").click()
+        open_tab(page, "Evaluate")
         page.locator("text=example data (not on the board) >> visible=true").first.wait_for(timeout=60_000)
         assert not problems, "\n".join(problems)
 

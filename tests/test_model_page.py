@@ -19,7 +19,7 @@ from evaluators.engine.store import Store
 from evaluators.service import model_page
 from evaluators.service.board import model_key
 from tests.app_fixtures import SECRET_KEY, RunningApp, form, running_app, upload, wait_for_status
-from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot
+from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot, open_tab
 from ui.context import AppContext
 from ui.format import model_href as model_link
 from ui.model_tab import comparison_chart, comparison_html, figures_chart, page_html, runs_html
@@ -234,7 +234,7 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
 
         # A model name clicked in the Overview opens its page.
         top = str(overview_frame(app.context)["model"].iloc[0])
-        page.get_by_role("tab", name="Overview", exact=True).click()
+        open_tab(page, "Overview")
         page.locator(".overview-html").get_by_role("link", name=top, exact=True).filter(visible=True).first.click()
         wait_for_heading(page, top)
         assert page.get_by_role("tab", name="Model", exact=True).get_attribute("aria-selected") == "true"

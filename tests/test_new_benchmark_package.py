@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from evaluators.core.registry import all_benchmarks, benchmark_packages
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, open_tab
 from tests.project_copies import PROJECT, copy_with_package, run_in_copy
 from tests.scripted_server import ScriptedServer
 from ui.evaluate_tab import option_label
@@ -228,7 +228,7 @@ def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_
     with ScriptedServer(reply=reply) as server:
         with browser_page() as (page, problems):
             page.goto(copy_app.url, wait_until="load")
-            page.get_by_role("tab", name="Evaluate").click()
+            open_tab(page, "Evaluate")
             # The first benchmark's form is shown first: its role boxes and options, no style control.
             for control in _controls_of(all_benchmarks()[:1]):
                 _wait_for_text(page, control)
@@ -252,13 +252,13 @@ def test_the_new_package_runs_from_the_form_in_a_browser_and_shows_on_the_board_
             _wait_for_text(page, "^finished$")  # the jobs panel, polled by its timer
 
             # The board: the published row and the run just evaluated, both from the page.
-            page.get_by_role("tab", name="Leaderboard").click()
+            open_tab(page, "Leaderboard")
             _choose(page, "Benchmark", "TinyBench")
             _wait_for_text(page, "Published rows: made up")  # the board has switched to TinyBench
             _choose(page, "Subset", "All")  # the published table has the overall score only
             _wait_for_text(page, "^tiny-form-llm$")
             _wait_for_text(page, "^Published-Tiny$")
-            page.get_by_role("tab", name="About").click()
+            open_tab(page, "About")
             _wait_for_text(page, "one-word answers to short questions")
         assert not problems, "\n".join(problems)
         result = copy_app.report_on(run_id)

@@ -22,7 +22,7 @@ from evaluators.service.board import ORIGIN_COLUMN, BoardQuery, board_rows, layo
 from evaluators.service.overview import overview_rows
 from tests.aged_sources import reread_once_aged
 from tests.app_fixtures import table_rows, upload
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, open_tab
 from tests.fake_hub_repo import FakeHubRepo, FakeRepo, _commit_id, pointed_hub
 from ui.about_tab import OTHER_RESULTS_LABEL
 from ui.app import build_app, launch_options, launch_patiently
@@ -338,12 +338,12 @@ def test_load_in_the_about_tab_reports_and_redraws_the_board(hub: FakeHubRepo, s
     context = AppContext(store=Store(tmp_path / "app" / "toolboard.db"))
     with launched(context) as url, browser_page() as (page, problems):
         page.goto(url, wait_until="load")
-        page.get_by_role("tab", name="About").click()
+        open_tab(page, "About")
         page.get_by_label(OTHER_RESULTS_LABEL).fill("org/a, org/missing")
         page.get_by_role("button", name="Load", exact=True).click()
         page.get_by_text("org/a: 6 rows of 3 runs joined").wait_for()
         page.get_by_text("org/missing: 0 rows of 0 runs joined; problems: no such dataset repo").wait_for()
-        page.get_by_role("tab", name="Leaderboard").click()
+        open_tab(page, "Leaderboard")
         apart = page.locator(".board-apart")
         apart.get_by_text("uploaded · from org/a").filter(visible=True).first.wait_for()
         assert apart.inner_text().count("uploaded · from org/a") == 3  # beside the model, not only in its details

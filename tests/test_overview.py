@@ -35,7 +35,7 @@ from evaluators.service.overview import (
     overview_rows,
 )
 from tests.app_fixtures import finished_acebench_run, running_app, table_rows, upload
-from tests.browser_fixtures import browser_page, keep_screenshot
+from tests.browser_fixtures import browser_page, keep_screenshot, open_tab
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab
 from ui.app import launch_patiently
@@ -310,9 +310,7 @@ def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_
     with running_app(tmp_path) as app, browser_page() as (page, problems):
         page.set_viewport_size({"width": size[0], "height": size[1]})
         page.goto(app.url)
-        # on a phone the tabs past the bar's width are buttons of its overflow list (Gradio keeps a visually hidden
-        # copy of the bar to measure it: only the shown buttons count)
-        page.locator(".tab-wrapper > :not(.visually-hidden) button:visible", has_text="Overview").first.click()
+        open_tab(page, "Overview")
         table = page.locator(".overview-html")
         table.locator("tbody tr").nth(3).wait_for()
         assert int(table.get_attribute("data-rows")) > 50

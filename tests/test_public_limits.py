@@ -26,7 +26,7 @@ from evaluators.service.quota import MB, Admission, NoRoomError
 from evaluators.service.submissions import check_submission, store_submission
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import form, items_copy, running_app, wait_for_status, write_predictions
-from tests.browser_fixtures import browser_page, check_example_predictions
+from tests.browser_fixtures import browser_page, check_example_predictions, open_tab
 
 ROOT = Path(__file__).resolve().parents[1]
 # The probe's name: red ANSI colour around "ANSI", then a right-to-left override that turns "RTL" around.
@@ -136,7 +136,7 @@ def test_a_row_stored_before_the_rule_shows_escaped_on_board_download_and_model_
 def test_the_browser_shows_the_refusal_of_a_hidden_character_and_adds_nothing(tmp_path: Path):
     with running_app(tmp_path / "app") as app, browser_page() as (page, problems):
         page.goto(app.url)
-        page.get_by_role("tab", name="Submit").click()
+        open_tab(page, "Submit")
         check_example_predictions(page)
         page.get_by_label("Model name").fill("Alice\u202eecilA")
         page.get_by_role("button", name="Add to leaderboard").click()

@@ -15,7 +15,7 @@ from gradio_client import Client
 from evaluators.core.registry import get_benchmark
 from evaluators.service.runs import public_queue
 from tests.app_fixtures import SECRET_KEY, RunningApp, running_app, wait_for_status
-from tests.browser_fixtures import browser_page, keep_screenshot
+from tests.browser_fixtures import browser_page, keep_screenshot, open_tab
 from ui.queue_tab import queue_html
 
 SAMPLES = 8
@@ -83,16 +83,20 @@ def test_pending_and_running_runs_come_first_and_cards_escape_model_names(app: R
 
 @pytest.mark.parametrize("size", [(1440, 900), (390, 844)])
 def test_the_queue_tab_in_a_browser_shows_cards_read_on_open_and_by_its_button(app: RunningApp, size: tuple[int, int]):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     client = Client(app.url, verbose=False)
     app.context.jobs.wait(_start(app, client, f"first-model-{size[0]}"), timeout=120)
     with browser_page() as (page, problems):
         page.set_viewport_size({"width": size[0], "height": size[1]})
         page.goto(app.url)
-        # on a phone the tabs past the bar's width are buttons of its overflow list, shown on the bar by the app's CSS
-        # (Gradio keeps a visually hidden copy of the bar to measure it: only the shown buttons count)
-        page.locator(".tab-wrapper > :not(.visually-hidden) button:visible", has_text="Queue").first.click()
+        open_tab(page, "Queue")
         cards = page.locator(".queue-html li[data-stage]")
-        cards.first.wait_for()
+        try:
+            cards.first.wait_for()
+        except PlaywrightTimeout:
+            shown = page.locator(".queue-html").first.inner_html()[:400]
+            raise AssertionError(f"the Queue tab is open but shows no run: {shown}") from None
         before = cards.count()
         assert before >= 1 and "finished" in page.locator(".queue-html").inner_text()
         assert "127.0.0.1" not in page.locator(".queue-html").inner_html()

@@ -13,7 +13,7 @@ import pytest
 
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import running_app
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, browser_page, open_tab
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason="headless browser test needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -23,7 +23,7 @@ PREDICTIONS = EXAMPLE_DIR / "predictions.jsonl"
 
 def open_submit(page: Any, url: str) -> None:
     page.goto(url, wait_until="load")
-    page.get_by_role("tab", name="Submit").click()
+    open_tab(page, "Submit")
     page.get_by_role("button", name="Check and score").wait_for()
 
 
