@@ -113,8 +113,8 @@ def queue_env(broker_url: str, home: Path, **extra: str) -> dict[str, str]:
             "TOOLBOARD_QUEUE_VISIBILITY_S": str(TEST_VISIBILITY_S), **extra}
 
 
-def start_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, **env: str) -> Worker:
-    """A worker process, its log in root/<name>.log; returned once Celery says it is ready."""
+def launch_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, **env: str) -> Worker:
+    """A worker process, its log in root/<name>.log; returned at once (see ready)."""
     home = root / name
     home.mkdir(parents=True, exist_ok=True)
     log = root / f"{name}.log"
@@ -122,22 +122,35 @@ def start_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, *
         process = subprocess.Popen([sys.executable, "-m", "evaluators", "worker", "--concurrency", str(concurrency),
                                     "--hostname", f"{name}@test"], cwd=PROJECT, env=queue_env(broker_url, home, **env),
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return Worker(name, home, process, log)
+
+
+def ready(worker: Worker) -> Worker:
+    """The worker, once Celery says it is ready (a worker takes about 2 s to start on 2 cores)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if f"{name}@test ready".encode() in log.read_bytes():
-            return Worker(name, home, process, log)
-        if process.poll() is not None:
-            raise AssertionError(f"worker {name} exited: {log.read_text(errors='replace')[-2000:]}")
+        if f"{worker.name}@test ready".encode() in worker.log.read_bytes():
+            return worker
+        if worker.process.poll() is not None:
+            raise AssertionError(f"worker {worker.name} exited: {worker.log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.1)
-    raise AssertionError(f"worker {name} was not ready in time: {log.read_text(errors='replace')[-2000:]}")
+    raise AssertionError(f"worker {worker.name} was not ready in time: {worker.log.read_text(errors='replace')[-2000:]}")
+
+
+def start_worker(broker_url: str, root: Path, name: str, concurrency: int = 2, **env: str) -> Worker:
+    """A worker process, its log in root/<name>.log; returned once Celery says it is ready."""
+    return ready(launch_worker(broker_url, root, name, concurrency, **env))
 
 
 @contextmanager
 def workers(broker_url: str, root: Path, names: tuple[str, ...], concurrency: int = 2) -> Iterator[dict[str, Worker]]:
+    """Workers named `names`, started together rather than one after another, and stopped at the end."""
     started: dict[str, Worker] = {}
     try:
         for name in names:
-            started[name] = start_worker(broker_url, root, name, concurrency)
+            started[name] = launch_worker(broker_url, root, name, concurrency)
+        for worker in started.values():
+            ready(worker)
         yield started
     finally:
         for worker in started.values():

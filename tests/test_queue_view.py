@@ -15,7 +15,7 @@ from gradio_client import Client
 from evaluators.core.registry import get_benchmark
 from evaluators.service.runs import public_queue
 from tests.app_fixtures import SECRET_KEY, RunningApp, running_app, wait_for_status
-from tests.browser_fixtures import browser_page, keep_screenshot, open_tab
+from tests.browser_fixtures import TIMEOUT_MS, browser_page, keep_screenshot, open_tab
 from ui.queue_tab import queue_html
 
 SAMPLES = 8
@@ -104,7 +104,7 @@ def test_the_queue_tab_in_a_browser_shows_cards_read_on_open_and_by_its_button(a
         run_id = _start(app, client, f"browser-model-{size[0]}")
         app.context.jobs.wait(run_id, timeout=120)
         page.get_by_role("button", name="Refresh").click()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + TIMEOUT_MS / 1000
         while cards.count() <= before:
             if time.monotonic() > deadline:
                 raise AssertionError("the Refresh button did not show the new run")
