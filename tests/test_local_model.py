@@ -183,7 +183,7 @@ def test_the_demo_preset_in_a_browser_ends_in_the_jobs_panel_not_on_the_leaderbo
         page.goto(app.url, wait_until="load")
         open_tab(page, "Evaluate")
         page.get_by_role("button", name=re.compile("^Demo: Local demo model")).click()
-        page.get_by_text(re.compile("Started run")).wait_for(timeout=60_000)
+        page.get_by_text(re.compile("Started run")).wait_for()
         run_id = re.search(r"Started run (\S+)\.", page.get_by_text(re.compile("Started run")).inner_text()).group(1)
         assert wait_for_status(app.context, run_id, ("finished", "failed"), timeout=300) == "finished"
         # The demo part of the first built-in example (ACEBench's: its 15 normal items).
@@ -198,11 +198,11 @@ def test_the_demo_preset_in_a_browser_ends_in_the_jobs_panel_not_on_the_leaderbo
         # The jobs panel polls every second: a poll in flight when the page reloads is aborted by the
         # browser itself, which logs it. Only those, logged while reloading, are not the app's faults.
         problems[:] = [p for p in problems if not ("AbortError" in p or "Connection errored out" in p)]
-        page.get_by_text("GPT-4o", exact=True).first.wait_for(timeout=60_000)
+        page.get_by_text("GPT-4o", exact=True).first.wait_for()
         # the demo read the built-in example: never on the board; its owner sees it labelled in the jobs panel
         assert run_id not in set(app.context.board_frame("acebench", "official")["run_id"])
         open_tab(page, "Evaluate")
-        page.locator("text=example data (not on the board) >> visible=true").first.wait_for(timeout=60_000)
+        page.locator("text=example data (not on the board) >> visible=true").first.wait_for()
         assert not problems, "\n".join(problems)
 
 
