@@ -156,6 +156,7 @@ def test_the_official_memory_classes_run_in_a_worker_and_flush_where_the_officia
         host.shutdown()
 
 
+@pytest.mark.slow
 def test_a_chain_stops_when_the_last_item_waiting_for_it_is_cancelled(wheel: Path):
     import asyncio
 

@@ -143,6 +143,7 @@ def test_open_pr_makes_one_pull_request_commit_holding_exactly_the_file(store: S
         assert TOKEN not in str(refused.value)
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_with_the_reason_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     home = tmp_path / "home"
     made = Store(home / "toolboard.db")

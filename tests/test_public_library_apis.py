@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 PROJECT = Path(__file__).resolve().parent.parent
 SCANNED = ("evaluators", "ui", "benchmarks", "tests", "app.py")
 
@@ -94,10 +96,12 @@ def private_uses() -> frozenset[tuple[str, str]]:
     return frozenset(found)
 
 
+@pytest.mark.slow
 def test_no_private_name_of_another_library_is_used_outside_the_list():
     assert private_uses() - ALLOWED == set()
 
 
+@pytest.mark.slow
 def test_the_list_holds_only_uses_that_are_still_there():
     assert ALLOWED - private_uses() == set()
 
@@ -111,6 +115,7 @@ def run_script(script: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_the_sdk_works_without_its_type_catalogue_or_httpcore2_and_still_has_every_name():
     """Fails when the SDK's client, its exceptions or the chat types start to need `openai.types`' own
     `__init__` (the whole catalogue), or its aiohttp transport httpcore2's (for a plain-http endpoint: an https
@@ -136,6 +141,7 @@ def test_the_sdk_works_without_its_type_catalogue_or_httpcore2_and_still_has_eve
     assert out == "ok"
 
 
+@pytest.mark.slow
 def test_rouge_l_scores_as_with_the_whole_packages_without_running_nltk_or_numpys_init():
     """Fails when rouge-score (or the Porter stemmer module it imports) starts to need NLTK's or numpy's own
     `__init__`, or scores otherwise than rouge-score with every package imported whole."""
