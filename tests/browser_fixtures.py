@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,16 @@ def open_charts(page: Any) -> Any:
     plot = page.locator("#board-charts .js-plotly-plot")
     plot.wait_for()
     return plot
+
+
+def wait_until(page: Any, holds: Callable[[], bool], failure: str | Callable[[], str], every_ms: int = 100) -> None:
+    """Until `holds()` is true, checked every `every_ms` for up to TIMEOUT_MS; then fails saying `failure` (or what
+    `failure()` says of the page then)."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not holds():
+        if time.monotonic() > deadline:
+            raise AssertionError(failure if isinstance(failure, str) else failure())
+        page.wait_for_timeout(every_ms)
 
 
 def open_tab(page: Any, name: str) -> None:

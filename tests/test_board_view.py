@@ -13,7 +13,7 @@ from evaluators.core.display_names import subset_title
 from evaluators.core.registry import all_benchmarks, benchmark_names, get_benchmark
 from evaluators.engine.store import Store
 from evaluators.service.board import SOURCES, BoardQuery, board_rows, layout_for, query_board
-from tests.browser_fixtures import CHROMIUM, browser_page
+from tests.browser_fixtures import CHROMIUM, TAB_BUTTONS, browser_page
 from ui.app import CSS, launch_options
 from ui.board_html import board_html, other_html
 from ui.board_views import percent_table
@@ -202,8 +202,7 @@ def test_a_shared_link_restores_the_view_and_a_change_updates_the_address(tmp_pa
         assert first_row.bounding_box()["y"] + first_row.bounding_box()["height"] < 844
         assert not page.get_by_role("button", name="More tabs").is_visible()
         for tab in ("Leaderboard", "Overview", "Evaluate", "Submit", "Explore", "About"):
-            # Gradio keeps a visually hidden copy of the bar to measure it: only the shown buttons count.
-            shown = page.locator(".tab-wrapper > :not(.visually-hidden) button:visible", has_text=tab).first
+            shown = page.locator(f"{TAB_BUTTONS}:visible", has_text=tab).first
             assert shown.bounding_box()["x"] + shown.bounding_box()["width"] <= 390, tab
     # leaving the first page cuts its open queue connections (logged as errors): only real errors count
     assert not [p for p in problems if "Connection errored out" not in p and "AbortError" not in p], problems

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from evaluators.service import explore_queries
 from evaluators.service.explore import ALL, COMPARE_COLUMNS, compare_runs, filter_choices, kept_choice, run_label, sample_table
 from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import RunningApp, running_app, table_rows, upload, write_predictions
-from tests.browser_fixtures import CHROMIUM, TIMEOUT_MS, browser_page, open_tab
+from tests.browser_fixtures import CHROMIUM, browser_page, open_tab, wait_until
 from ui.context import AppContext
 from ui.explore_tab import (
     SAMPLE_HEADER,
@@ -392,11 +391,8 @@ def test_a_refused_compare_clears_the_previous_comparison_and_says_why_in_a_brow
         page.get_by_role("option", name=re.compile("First model")).last.click()
         page.get_by_role("button", name="Compare").click()
         page.get_by_text(re.compile("choose two different runs")).wait_for()
-        deadline = time.monotonic() + TIMEOUT_MS / 1000
-        while flipped.get_by_text("normal_atom_bool_0").filter(visible=True).count():
-            if time.monotonic() > deadline:
-                raise AssertionError("the previous comparison's rows are still shown after a refused compare")
-            page.wait_for_timeout(100)
+        wait_until(page, lambda: not flipped.get_by_text("normal_atom_bool_0").filter(visible=True).count(),
+                   "the previous comparison's rows are still shown after a refused compare")
         headers = grid_headers(page, "Flipped samples")
         assert not {"1", "2", "3"} & set(headers), headers
         assert not page.get_by_text(re.compile("samples flipped")).count()

@@ -4,11 +4,10 @@ and benchmark and language by their display names."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from tests.app_fixtures import SECRET_KEY, running_app
-from tests.browser_fixtures import browser_page, keep_screenshot, start_example_run
+from tests.browser_fixtures import browser_page, keep_screenshot, start_example_run, wait_until
 from tests.layout_checks import header_lines, unreadable_headers
 
 SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
@@ -20,11 +19,8 @@ def test_jobs_headers_stay_whole_at_both_sizes_and_a_phone_shows_few_columns(tmp
         page.goto(app.url, wait_until="load")
         run_id = start_example_run(page, app.server.base_url, SECRET_KEY)
         jobs = page.get_by_label("Jobs", exact=True).first
-        deadline = time.monotonic() + 120
-        while "finished" not in jobs.inner_text():  # the panel refreshes every second
-            if time.monotonic() > deadline:
-                raise AssertionError(f"run {run_id} never showed as finished in the jobs table: {jobs.inner_text()!r}")
-            page.wait_for_timeout(300)
+        wait_until(page, lambda: "finished" in jobs.inner_text(),  # the panel refreshes every second
+                   lambda: f"run {run_id} never showed as finished in the jobs table: {jobs.inner_text()!r}", every_ms=300)
         found, shown = {}, {}
         for size, (width, height) in SIZES.items():
             page.set_viewport_size({"width": width, "height": height})

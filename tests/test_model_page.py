@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -19,7 +18,7 @@ from evaluators.engine.store import Store
 from evaluators.service import model_page
 from evaluators.service.board import model_key
 from tests.app_fixtures import SECRET_KEY, RunningApp, form, running_app, upload, wait_for_status
-from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot, open_tab
+from tests.browser_fixtures import CHROMIUM, browser_page, keep_screenshot, open_tab, wait_until
 from ui.context import AppContext
 from ui.format import model_href as model_link
 from ui.model_tab import comparison_chart, comparison_html, figures_chart, page_html, runs_html
@@ -212,11 +211,8 @@ def test_the_deep_link_opens_the_models_page_readable_on_a_desktop_and_a_phone(t
         picker.fill("Qwen2.5-72B")
         page.get_by_role("option", name="Qwen2.5-72B-Instruct", exact=True).click()
         wait_for_heading(page, "Qwen2.5-72B-Instruct")
-        deadline = time.monotonic() + 10
-        while "model=Qwen2.5-72B-Instruct" not in page.url:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the address did not follow the model picked: {page.url}")
-            page.wait_for_timeout(100)
+        wait_until(page, lambda: "model=Qwen2.5-72B-Instruct" in page.url,
+                   lambda: f"the address did not follow the model picked: {page.url}")
 
         # Compare: the page's model and another, bars with whiskers.
         page.get_by_label("Models (2 to 6)").click()

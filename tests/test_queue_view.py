@@ -6,7 +6,6 @@ app, and in headless Chromium at a desktop's and a phone's width."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +14,7 @@ from gradio_client import Client
 from evaluators.core.registry import get_benchmark
 from evaluators.service.runs import public_queue
 from tests.app_fixtures import SECRET_KEY, RunningApp, running_app, wait_for_status
-from tests.browser_fixtures import TIMEOUT_MS, browser_page, keep_screenshot, open_tab
+from tests.browser_fixtures import browser_page, keep_screenshot, open_tab, wait_until
 from ui.queue_tab import queue_html
 
 SAMPLES = 8
@@ -104,11 +103,7 @@ def test_the_queue_tab_in_a_browser_shows_cards_read_on_open_and_by_its_button(a
         run_id = _start(app, client, f"browser-model-{size[0]}")
         app.context.jobs.wait(run_id, timeout=120)
         page.get_by_role("button", name="Refresh").click()
-        deadline = time.monotonic() + TIMEOUT_MS / 1000
-        while cards.count() <= before:
-            if time.monotonic() > deadline:
-                raise AssertionError("the Refresh button did not show the new run")
-            page.wait_for_timeout(100)
+        wait_until(page, lambda: cards.count() > before, "the Refresh button did not show the new run")
         assert f"browser-model-{size[0]}" in page.locator(".queue-html").inner_text()
         # a phone reads the cards without scrolling sideways
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
