@@ -84,6 +84,7 @@ SLOW_PARTS = {
     "real_data": "the whole real data (../shared/data)", "real_acebench_dir": "the whole real data (../shared/data)",
     "shared_data_dir": "the whole real data (../shared/data)",
     "full_source_root": "the τ²-bench reference source (../shared/reference)",
+    "running_app": "the real app on loopback (tests/app_fixtures.running_app)",
 }
 
 
@@ -143,6 +144,8 @@ EXPECTED_SECONDS = {
     "a headless Chromium": 8.0, "an official checker's venv": 2.5, "a real Redis server": 7.0,
     "Celery workers": 7.0, "a Celery worker": 7.0, "the local model's real server (test_local_model.py's fixture)": 10.0,
     "the whole real data (../shared/data)": 1.0, "the τ²-bench reference source (../shared/reference)": 3.0,
+    # an app is built and launched once per test or per file (a module fixture): about 3 s, shared by its tests
+    "the real app on loopback (tests/app_fixtures.running_app)": 0.5,
 }
 MARKED_SLOW_SECONDS = 1.5
 SLOW_PART = pytest.StashKey[str | None]()
