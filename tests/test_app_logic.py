@@ -17,7 +17,7 @@ from tests.acebench_fixtures import EXAMPLE_DIR
 from tests.app_fixtures import upload, write_predictions
 from tests.engine_fixtures import write_dataset
 from ui.context import AppContext
-from ui.run_form import run_request
+from ui.run_form import run_request, start_job
 
 
 def test_combined_view_averages_a_models_en_and_zh_runs(tmp_path: Path):
@@ -434,5 +434,38 @@ def test_a_cancelled_run_has_no_time_left_and_api_messages_are_plain_text(tmp_pa
     try:
         message = act_on_run(context, "share", run_id, None, None)
         assert message.startswith(f"The outputs of {run_id} are") and "\\" not in message
+    finally:
+        context.close()
+
+
+@pytest.mark.slow
+def test_the_jobs_panel_refreshes_every_second_only_while_a_run_goes_on(tmp_path: Path):
+    """Each refresh costs the visitor's browser a Gradio event: a page with nothing going on refreshes every
+    IDLE_TICK_S, one following a run every LIVE_TICK_S; starting, cancelling, resuming or re-running follows at once."""
+    from tests.app_fixtures import form, wait_for_status
+    from tests.engine_fixtures import correct_reply
+    from tests.scripted_server import ScriptedServer
+    from ui.app import build_app
+    from ui.evaluate_tab import IDLE_TICK_S, LIVE_TICK_S
+
+    data = write_dataset(tmp_path / "data", 6)
+    context = AppContext(store=Store(tmp_path / "t.db"))
+    try:
+        handlers = {fn.fn.__name__: fn.fn for fn in build_app(context).fns.values() if fn.fn is not None}
+        tick = handlers["tick"]
+
+        def interval(chosen: str = "") -> float:
+            return tick(chosen, "", None, None)[-1].value
+
+        assert interval() == IDLE_TICK_S
+        with ScriptedServer(reply=correct_reply, latency=0.5) as server:
+            run_id = start_job(context, form(server.base_url, "m", data, concurrency=1), "", None)["run_id"]
+            assert run_id and interval() == interval(run_id) == LIVE_TICK_S
+            assert wait_for_status(context, run_id, ("finished",)) == "finished"
+        assert interval() == interval(run_id) == IDLE_TICK_S
+        for name, arguments in {"cancel_clicked": (run_id, None, None), "resume_clicked": (run_id, "", None, None),
+                                "rerun_clicked": (run_id, "", None, None)}.items():
+            assert handlers[name](*arguments)[-1].value == LIVE_TICK_S, name
+        assert handlers["share_clicked"](run_id, None, None)[-1] == {"__type__": "update"}
     finally:
         context.close()

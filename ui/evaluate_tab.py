@@ -25,7 +25,7 @@ from evaluators.service.runs import live_status
 from ui.api import declare_runs_api
 from ui.context import AppContext, as_markdown
 from ui.format import benchmark_choices, picked_value, user_error
-from ui.jobs_panel import RUN_HEADER, act_on_page, detail_view, jobs_dataframe, visitor_jobs
+from ui.jobs_panel import LIVE_STATUSES, RUN_HEADER, act_on_page, any_live, detail_view, jobs_dataframe, visitor_jobs
 from ui.jobs_panel import page_jobs_table as jobs_table
 from ui.report_view import ReportPanel, build_report_panel
 from ui.run_form import (
@@ -283,6 +283,20 @@ class JobsPanel:
     action_message: gr.Markdown
     detail: gr.Markdown
     report: ReportPanel
+    # The panel's live refresh: every LIVE_TICK_S while a run it lists goes on, every IDLE_TICK_S otherwise.
+    timer: gr.Timer
+
+
+# Each refresh costs the visitor's browser about 0.3 CPU-seconds (Gradio handles any event of this page's ~380
+# components at about that price) and the server a query: a page left open with nothing going on refreshes seldom. A run
+# started elsewhere (the CLI, another tab) shows within IDLE_TICK_S; one started here is followed at once.
+LIVE_TICK_S = 1.0
+IDLE_TICK_S = 5.0
+
+
+def follow(live: bool) -> gr.Timer:
+    """The jobs panel's refresh interval for a page that follows a live run (`live`) or not."""
+    return gr.Timer(value=LIVE_TICK_S if live else IDLE_TICK_S)
 
 
 def build_jobs_panel(context: AppContext) -> JobsPanel:
@@ -297,23 +311,24 @@ def build_jobs_panel(context: AppContext) -> JobsPanel:
         share = gr.Button("Share outputs", size="sm", scale=1, visible=context.public)
     action_message, detail = gr.Markdown(), gr.Markdown()
     return JobsPanel(jobs, run_id, cancel, resume, rerun, share, action_message, detail,
-                     build_report_panel("Report (official)"))
+                     build_report_panel("Report (official)"), gr.Timer(LIVE_TICK_S))
 
 
 def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserState, api_key: gr.Textbox) -> None:
     """The panel's buttons, its row selection and its live refresh."""
 
-    def cancel_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_on_page(context, "cancel", chosen, "", token, request)
+    # Cancel, Resume and Re-run make a run live (or end it): the panel follows it every second again.
+    def cancel_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame, gr.Timer]:
+        return *act_on_page(context, "cancel", chosen, "", token, request), follow(True)
 
-    def resume_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_on_page(context, "resume", chosen, key, token, request)
+    def resume_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame, gr.Timer]:
+        return *act_on_page(context, "resume", chosen, key, token, request), follow(True)
 
-    def rerun_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_on_page(context, "rerun", chosen, key, token, request)
+    def rerun_clicked(chosen: str, key: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame, gr.Timer]:
+        return *act_on_page(context, "rerun", chosen, key, token, request), follow(True)
 
-    def share_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame]:
-        return act_on_page(context, "share", chosen, "", token, request)
+    def share_clicked(chosen: str, token: Any, request: gr.Request) -> tuple[str, pd.DataFrame, Any]:
+        return *act_on_page(context, "share", chosen, "", token, request), gr.update()
 
     def pick(evt: gr.SelectData, table: pd.DataFrame) -> str:
         return picked_value(table, evt.index, RUN_HEADER)
@@ -337,9 +352,10 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
                 status = "unknown"
         report_updates = (panel.report.all_updates(stored_report) if status != last_status
                           else [gr.update() for _ in panel.report.all_outputs()])
-        return refresh_jobs(token, request), text, *report_updates, status
+        table = refresh_jobs(token, request)
+        return table, text, *report_updates, status, follow(any_live(table) or status in LIVE_STATUSES)
 
-    outputs = [panel.action_message, panel.jobs]
+    outputs = [panel.action_message, panel.jobs, panel.timer]
     panel.cancel.click(cancel_clicked, [panel.run_id, visitor], outputs, api_visibility="private")
     panel.resume.click(resume_clicked, [panel.run_id, api_key, visitor], outputs, api_visibility="private")
     panel.rerun.click(rerun_clicked, [panel.run_id, api_key, visitor], outputs, api_visibility="private")
@@ -348,9 +364,9 @@ def wire_jobs_panel(context: AppContext, panel: JobsPanel, visitor: gr.BrowserSt
     panel.run_id.change(show_detail, [panel.run_id, visitor],
                         [panel.detail, *panel.report.all_outputs(), panel.action_message], api_visibility="private")
     shown_status = gr.State("")
-    timer = gr.Timer(1.0)
-    timer.tick(tick, [panel.run_id, shown_status, visitor],
-               [panel.jobs, panel.detail, *panel.report.all_outputs(), shown_status], api_visibility="private")
+    panel.timer.tick(tick, [panel.run_id, shown_status, visitor],
+                     [panel.jobs, panel.detail, *panel.report.all_outputs(), shown_status, panel.timer],
+                     api_visibility="private")
 
 
 # ---- the tab ------------------------------------------------------------------------------------
@@ -388,21 +404,22 @@ def wire_form(context: AppContext, form: EvaluateForm, panel: JobsPanel, visitor
     preset = demo_preset()
     preset_fields = [name for name in FIELDS if preset and name in preset]
 
-    def start_from_form(values: dict[Any, Any], request: gr.Request) -> tuple[str, str, pd.DataFrame, str]:
+    def start_from_form(values: dict[Any, Any], request: gr.Request) -> tuple[str, str, pd.DataFrame, str, Any]:
         """(start message, the run id to follow, the jobs table, the panel's action message: cleared, as
-        it was about another run)."""
+        it was about another run, and the panel's refresh: every second once a run started)."""
         try:
             owner = owner_of(context, values[visitor], request)
         except ToolboardError as exc:
-            return user_error(exc), "", jobs_table(context, None), ""
+            return user_error(exc), "", jobs_table(context, None), "", gr.update()
         outcome = start_job(context, form.read(values), values[form.api_key], owner)
-        return as_markdown(outcome["message"]), outcome["run_id"], jobs_table(context, owner), ""
+        return (as_markdown(outcome["message"]), outcome["run_id"], jobs_table(context, owner), "",
+                follow(True) if outcome["run_id"] else gr.update())
 
     def fill_demo_preset() -> list[Any]:
         return [preset[name] for name in preset_fields] if preset else []
 
     start_inputs = {visitor, form.api_key, *form.inputs()}
-    start_outputs = [start_message, panel.run_id, panel.jobs, panel.action_message]
+    start_outputs = [start_message, panel.run_id, panel.jobs, panel.action_message, panel.timer]
 
     def local_model_settings(kind: str) -> list[Any]:
         """The local model's settings when a visitor picks it (the others stay as they were otherwise)."""

@@ -120,11 +120,20 @@ def jobs_dataframe(context: AppContext) -> gr.Dataframe:
                         column_widths=[f"{width}px" for width in PAGE_WIDTHS.values()], elem_classes=[PAGE_CLASS])
 
 
+# A run whose progress the page follows: while the visitor has one, the jobs panel refreshes every second.
+LIVE_STATUSES = ("queued", "running", "cancelling", RUNNING_ELSEWHERE)
+
+
+def any_live(table: pd.DataFrame) -> bool:
+    """Whether the page's jobs table (`page_jobs_table`) lists a run going on."""
+    return bool(table["Status"].isin(LIVE_STATUSES).any())
+
+
 def job_score(status: str, report: dict[str, Any] | None, live: dict[str, Any] | None = None) -> str:
     """A finished run's headline score (`overall 61.7%`); for a run going on here, the share of the items it
     has scored so far that were correct (the runner scores each sample as it is stored; the headline, often
     a mean over categories, comes with the report at the end)."""
-    if status in ("queued", "running", "cancelling", RUNNING_ELSEWHERE):
+    if status in LIVE_STATUSES:
         counts = live or {}
         scored = counts.get("scored") or 0
         if scored:
