@@ -97,35 +97,34 @@ def _names(code: CodeType) -> set[str]:
     return names
 
 
-def _slow_part(function: Callable | None, seen: set[int]) -> str | None:
-    """The slow part `function` reaches through tests/' own code, or None."""
+def _slow_parts(function: Callable | None, seen: set[int]) -> set[str]:
+    """Every slow part `function` reaches through tests/' own code."""
     function = inspect.unwrap(function) if function is not None else None
     code = getattr(function, "__code__", None)
     if code is None or id(code) in seen:
-        return None
+        return set()
     seen.add(id(code))
     namespace = getattr(function, "__globals__", {})
-    for name in sorted(_names(code)):
+    parts: set[str] = set()
+    for name in _names(code):
         if name in SLOW_PARTS:
-            return SLOW_PARTS[name]
+            parts.add(SLOW_PARTS[name])
+            continue
         found = namespace.get(name)
         if inspect.isclass(found) and found.__module__.startswith("tests."):
             for member in vars(found).values():
-                if (part := _slow_part(member if inspect.isfunction(member) else None, seen)) is not None:
-                    return part
+                parts |= _slow_parts(member if inspect.isfunction(member) else None, seen)
         elif inspect.isfunction(inspect.unwrap(found) if callable(found) else None) \
                 and inspect.unwrap(found).__module__.startswith("tests."):
-            if (part := _slow_part(found, seen)) is not None:
-                return part
-    return None
+            parts |= _slow_parts(found, seen)
+    return parts
 
 
 def why_slow(item: pytest.Item) -> str | None:
-    """The slow part a collected test reaches (see SLOW_PARTS), or None."""
+    """The costliest slow part a collected test reaches (see SLOW_PARTS and EXPECTED_SECONDS), or None: a browser
+    test starts the app too, and is a browser test."""
     names = list(getattr(item, "fixturenames", ()))
-    for name in names:
-        if name in SLOW_PARTS:
-            return SLOW_PARTS[name]
+    parts = {SLOW_PARTS[name] for name in names if name in SLOW_PARTS}
     functions = [getattr(item, "function", None)]
     # A fixture of ours, found where the test can see it (its module, or this conftest), read through `__wrapped__`.
     homes = [getattr(item, "module", None), sys.modules[__name__]]
@@ -135,7 +134,9 @@ def why_slow(item: pytest.Item) -> str | None:
         if inspect.isfunction(function) and function.__module__.startswith("tests"):
             functions.append(function)
     seen: set[int] = set()
-    return next((part for part in (_slow_part(f, seen) for f in functions) if part), None)
+    for function in functions:
+        parts |= _slow_parts(function, seen)
+    return max(sorted(parts), key=lambda part: EXPECTED_SECONDS.get(part, MARKED_SLOW_SECONDS), default=None)
 
 
 # What a test is expected to cost, in rough seconds, by the slow part it reaches: only to start the costliest test
