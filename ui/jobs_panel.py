@@ -13,7 +13,7 @@ import pandas as pd
 from evaluators.core.display_names import subset_title
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import get_benchmark
-from evaluators.engine.jobs import RUNNING_ELSEWHERE
+from evaluators.engine.jobs import ACTIVE, RUNNING_ELSEWHERE
 from evaluators.service.board import EXAMPLE_DATA_LABEL, run_on_example_data
 from evaluators.service.runs import act_on_run, job_state, visible_jobs
 from ui.context import AppContext, as_markdown, plain_error
@@ -27,7 +27,8 @@ JOB_COLUMNS = ("run_id", "benchmark", "language", "model", "status", "score", "d
 # titles, progress as done/total. Fixed widths (px) wide enough for each header on one line: with more
 # columns than fit, the table scrolls sideways instead of breaking its headers letter by letter.
 RUN_HEADER = "Run"
-PAGE_WIDTHS = {RUN_HEADER: 240, "Benchmark": 150, "Language": 100, "Model": 170, "Status": 100, "Score": 190,
+STATUS_HEADER = "Status"
+PAGE_WIDTHS = {RUN_HEADER: 240, "Benchmark": 150, "Language": 100, "Model": 170, STATUS_HEADER: 100, "Score": 190,
                "Done": 84, "Errors": 72, "Req/s": 72, "ETA": 72, "Message": 320}
 PAGE_CLASS = "jobs-table"
 # On a phone the columns a person follows a run by (benchmark, model, status, score, progress); the others stay in the
@@ -35,7 +36,7 @@ PAGE_CLASS = "jobs-table"
 # Each with its share of the screen's width (the header and the rows are two tables: the same shares keep
 # them aligned).
 # The benchmark stays: two runs of one model differ by it.
-PHONE_COLUMNS = {"Benchmark": 24, "Model": 20, "Status": 23, "Score": 18, "Done": 15}
+PHONE_COLUMNS = {"Benchmark": 24, "Model": 20, STATUS_HEADER: 23, "Score": 18, "Done": 15}
 _HIDDEN_ON_PHONE = ", ".join(f":nth-child({position})" for position, header in enumerate(PAGE_WIDTHS, 1)
                              if header not in PHONE_COLUMNS)
 _PHONE_WIDTHS = "\n".join(
@@ -121,12 +122,12 @@ def jobs_dataframe(context: AppContext) -> gr.Dataframe:
 
 
 # A run whose progress the page follows: while the visitor has one, the jobs panel refreshes every second.
-LIVE_STATUSES = ("queued", "running", "cancelling", RUNNING_ELSEWHERE)
+LIVE_STATUSES = (*ACTIVE, RUNNING_ELSEWHERE)
 
 
 def any_live(table: pd.DataFrame) -> bool:
     """Whether the page's jobs table (`page_jobs_table`) lists a run going on."""
-    return bool(table["Status"].isin(LIVE_STATUSES).any())
+    return bool(table[STATUS_HEADER].isin(LIVE_STATUSES).any())
 
 
 def job_score(status: str, report: dict[str, Any] | None, live: dict[str, Any] | None = None) -> str:
