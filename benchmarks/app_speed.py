@@ -56,15 +56,15 @@ def seed_runs(count: int) -> None:
 
 
 @contextmanager
-def started_app(runs: int) -> Iterator[str]:
-    """`python app.py` as a new user starts it, on a fresh TOOLBOARD_HOME holding `runs` uploaded runs and a
-    free port; its URL once the page answers; stopped afterwards."""
+def started_app(runs: int, project: Path | None = None) -> Iterator[str]:
+    """`python app.py` as a new user starts it (this checkout's, or `project`'s), on a fresh TOOLBOARD_HOME holding
+    `runs` uploaded runs and a free port; its URL once the page answers; stopped afterwards."""
     with tempfile.TemporaryDirectory() as home:
         os.environ["TOOLBOARD_HOME"] = home
         seed_runs(runs)
         port = free_port()
         env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False"}
-        app = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+        app = subprocess.Popen([sys.executable, "app.py"], cwd=project or ROOT, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         try:
             url = f"http://127.0.0.1:{port}/"

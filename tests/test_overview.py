@@ -35,7 +35,7 @@ from evaluators.service.overview import (
     overview_rows,
 )
 from tests.app_fixtures import finished_acebench_run, running_app, table_rows, upload
-from tests.browser_fixtures import browser_page, keep_screenshot, open_tab
+from tests.browser_fixtures import browser_page, keep_screenshot, open_tab, wait_for_board
 from tests.new_benchmark.tinybench_benchmark import BENCHMARK as TINYBENCH
 from ui import overview_tab
 from ui.app import launch_patiently
@@ -334,6 +334,12 @@ def test_the_overview_in_a_browser_ranks_the_published_models_and_links_each_to_
         page.get_by_label("2 of 5+").check()
         page.wait_for_function("document.querySelector('.overview-html').dataset.rows === '8'")
         keep_screenshot(page, f"overview-{size[0]}")
+        # A benchmark's own table, one click away: the Leaderboard tab selected (by the page's script) with that board
+        other = all_benchmarks()[1]
+        page.get_by_role("button", name=f"Open {other.title} table", exact=True).click()
+        wait_for_board(page, f"benchmark={other.name}")
+        assert page.get_by_role("tab", name="Leaderboard", exact=True).get_attribute("aria-selected") == "true"
+        assert page.locator(".board-html").is_visible()
     assert not [p for p in problems if "favicon" not in p], problems
 
 

@@ -23,6 +23,7 @@ from ui import about_tab, evaluate_tab, explore_tab, jobs_panel, leaderboard_tab
 from ui.asset_cache import FrontendFiles
 from ui.context import READ_EVENT, AppContext, context_from_env
 from ui.format import markdown_text, spoken_list
+from ui.tab_select import select_tab_js
 from ui.visitor import BROWSER_STORAGE_KEY
 
 TITLE = "Toolboard — how well do LLMs call tools?"
@@ -144,8 +145,8 @@ def build_app(context: AppContext) -> gr.Blocks:
             gr.Markdown(f"⚠️ {markdown_text(context.notice)}")
         # Who this browser is, kept in its storage across reloads: it owns the runs it starts (public mode).
         visitor = gr.BrowserState(None, storage_key=BROWSER_STORAGE_KEY, secret=context.visitors.browser_secret() or None)
-        with gr.Tabs() as tabs:
-            with gr.Tab("Leaderboard", id="leaderboard"):
+        with gr.Tabs():
+            with gr.Tab("Leaderboard", id=leaderboard_tab.TAB_ID):
                 board = leaderboard_tab.build(context)
             with gr.Tab("Overview", id="overview") as overview_tab_item:
                 overview = overview_tab.build(context)
@@ -171,9 +172,10 @@ def build_app(context: AppContext) -> gr.Blocks:
         # widest HTML): never with the page.
         overview_tab_item.select(overview.refresh, overview.inputs, overview.table, api_visibility="private",
                                  **READ_EVENT)
-        # A model's page by address (?model=NAME, the board's and the overview's links): its tab selected and filled
-        # in one call.
-        demo.load(model.open_from_url, visitor, [tabs, *model.url_outputs], api_visibility="private", **READ_EVENT)
+        # A model's page by address (?model=NAME, the board's and the overview's links): its tab selected by the
+        # page's script (ui/tab_select.py: no event answers into the tabs), its page filled in one call.
+        demo.load(None, None, None, js=model.select_from_url_js, api_visibility="private")
+        demo.load(model.open_from_url, visitor, model.url_outputs, api_visibility="private", **READ_EVENT)
         # The queue is read when its tab is opened (and by its button), not polled.
         queue_tab_item.select(queue.refresh, None, queue.cards, api_visibility="private", **READ_EVENT)
         # Other results datasets (TOOLBOARD_RESULTS) older than OTHER_RESULTS_MAX_AGE, and Hub-reported rows older
@@ -183,11 +185,12 @@ def build_app(context: AppContext) -> gr.Blocks:
             context.refresh_hub_reported()
 
         demo.load(reread_aged_sources, None, None, api_visibility="private", **READ_EVENT)
-        # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort.
+        # Each benchmark's own table one click from the overview, with that benchmark's views, columns and sort: the
+        # Leaderboard tab selected by the page's script (ui/tab_select.py), the board drawn by the server.
         for button, name in overview.open_buttons:
-            button.click(lambda *values, name=name: (gr.Tabs(selected="leaderboard"), *board.open_benchmark(name, *values)),
-                         board.inputs, [tabs, *board.outputs], api_visibility="private", **READ_EVENT,
-                         **board.event_options)
+            button.click(None, None, None, js=select_tab_js(leaderboard_tab.TAB_ID), api_visibility="private")
+            button.click(lambda *values, name=name: board.open_benchmark(name, *values),
+                         board.inputs, board.outputs, api_visibility="private", **READ_EVENT, **board.event_options)
         # Other results datasets (re)loaded from the About tab (private deployments): the board and the overview
         # redraw with their rows.
         if about.loaded is not None:

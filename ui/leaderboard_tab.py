@@ -84,6 +84,8 @@ PRIVATE_READ: PrivateReadEvent = {**READ_EVENT, "api_visibility": "private"}
 # answer values in the page's own form (the chart serialized once per view and cached).
 RAW: RawEvent = {"preprocess": False, "postprocess": False}
 REDRAW: RedrawEvent = {**PRIVATE_READ, **RAW, "queue": False, "trigger_mode": "always_last", "show_progress": "hidden"}
+# The tab's id (the Overview's buttons select it).
+TAB_ID = "leaderboard"
 # Writes the board's state (a query string the server built) into the address bar, without a reload;
 # inside a Hugging Face Space (an iframe) the Space page's address too, which it forwards to the app.
 URL_JS = """(query) => {

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
-import pandas as pd
 import plotly.graph_objects as go  # type: ignore[import-untyped]  # Plotly ships no type information
 
 from evaluators.core.display_names import subset_title
@@ -21,11 +20,10 @@ from evaluators.core.registry import all_benchmarks
 from evaluators.service import model_page
 from ui.api import declare_model_api
 from ui.context import READ_EVENT, AppContext
-from ui.format import MODEL_PARAMETER, interval_parts, model_href, picked_value, user_error
+from ui.format import MODEL_PARAMETER, interval_parts, model_href, user_error
+from ui.tab_select import select_tab_js
 from ui.visitor import owner_of
 
-# The column of a table (the Overview's) whose names open a model's page when clicked.
-MODEL_COLUMN = "model"
 # Tab id (the deep link selects it) and the address's parameter naming the model.
 TAB_ID = "model"
 SOURCE_COLOURS = {"published": "#64748b", "evaluated": "#2563eb", "uploaded": "#d97706"}
@@ -251,13 +249,13 @@ def comparison_html(compared: dict[str, Any]) -> str:
 
 @dataclass
 class ModelTab:
-    """What the app wires: `open_from_url` (page load: the tab and the page the address names; input: the visitor's
-    token), `open_picked` (a click on a model name in a table, e.g. the Overview's: its page; inputs: the table and
-    the visitor's token), both with outputs the tabs then `url_outputs`."""
+    """What the app wires on page load: `open_from_url` (the page the address names; input: the visitor's token;
+    outputs: `url_outputs`) and `select_from_url_js` (the page's script selecting the tab when the address names a
+    model: ui/tab_select.py says why no event answers into the tabs)."""
 
     open_from_url: Callable[..., tuple[Any, ...]]
-    open_picked: Callable[..., tuple[Any, ...]]
     url_outputs: list[Any]
+    select_from_url_js: str
 
 
 def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
@@ -306,29 +304,19 @@ def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
     page_outputs = [page, chart, runs, chosen]
 
     def unchanged() -> tuple[Any, ...]:
-        return (gr.update(), *(gr.update() for _ in (picker, *page_outputs)))
+        return tuple(gr.update() for _ in (picker, *page_outputs))
 
     def opened(name: str, token: Any, request: gr.Request | None) -> tuple[Any, ...]:
-        """The Model tab selected, showing `name`."""
+        """The Model tab's picker and page showing `name`."""
         shown = show(name, token, request)
         found = shown[-1].get("value") if isinstance(shown[-1], dict) else None
-        return (gr.Tabs(selected=TAB_ID), gr.update(choices=model_page.board_model_choices(context),
-                                                    value=found[0] if found else name), *shown)
+        return (gr.update(choices=model_page.board_model_choices(context), value=found[0] if found else name), *shown)
 
     def open_from_url(token: Any, request: gr.Request) -> tuple[Any, ...]:
-        """On page load (inputs: the visitor's token): with `?model=NAME` in the address, the Model tab selected and
-        filled; else nothing changes."""
+        """On page load (inputs: the visitor's token): with `?model=NAME` in the address, the Model tab filled (the
+        page's own script selects it: `select_from_url_js`); else nothing changes."""
         params = getattr(request, "query_params", None) or {}
         name = str(params.get(MODEL_PARAMETER) or "").strip()
-        return opened(name, token, request) if name else unchanged()
-
-    def open_picked(evt: gr.SelectData, table: pd.DataFrame, token: Any, request: gr.Request) -> tuple[Any, ...]:
-        """A click on a table's model name opens that model's page; a click elsewhere in the table changes nothing."""
-        index = evt.index if isinstance(evt.index, list | tuple) else [evt.index, None]
-        columns = [str(column) for column in table.columns] if isinstance(table, pd.DataFrame) else []
-        if MODEL_COLUMN not in columns or len(index) < 2 or index[1] != columns.index(MODEL_COLUMN):
-            return unchanged()
-        name = picked_value(table, index, MODEL_COLUMN)
         return opened(name, token, request) if name else unchanged()
 
     def views_of(name: str) -> Any:
@@ -352,4 +340,5 @@ def build(context: AppContext, visitor: gr.BrowserState) -> ModelTab:
     benchmark.input(views_of, benchmark, view, api_visibility="private", **READ_EVENT)
     compare.click(compared, [chosen, benchmark, view], [compare_note, compare_chart, compare_detail],
                   api_visibility="private", **READ_EVENT)
-    return ModelTab(open_from_url=open_from_url, open_picked=open_picked, url_outputs=[picker, *page_outputs])
+    return ModelTab(open_from_url=open_from_url, url_outputs=[picker, *page_outputs],
+                    select_from_url_js=select_tab_js(TAB_ID, only_with_parameter=MODEL_PARAMETER))
