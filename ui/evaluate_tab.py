@@ -287,9 +287,10 @@ class JobsPanel:
     timer: gr.Timer
 
 
-# Each refresh costs the visitor's browser about 0.3 CPU-seconds (Gradio handles any event of this page's ~380
-# components at about that price) and the server a query: a page left open with nothing going on refreshes seldom. A run
-# started elsewhere (the CLI, another tab) shows within IDLE_TICK_S; one started here is followed at once.
+# Each refresh is a Gradio event, which costs the visitor's browser a tenth to a fifth of a CPU-second on this page
+# (Gradio re-reads every component earlier events answered into: ui/tab_select.py) and the server a query: a page
+# left open with nothing going on refreshes seldom. A run started elsewhere (the CLI, another tab) shows within
+# IDLE_TICK_S; one started here is followed at once.
 LIVE_TICK_S = 1.0
 IDLE_TICK_S = 5.0
 

@@ -14,11 +14,14 @@ import json
 
 def select_tab_js(tab_id: str, only_with_parameter: str | None = None) -> str:
     """A `js=` function, for an event without a server function, that selects the tab whose `id` is `tab_id`; with
-    `only_with_parameter`, only when the page's address has that query parameter (a deep link). Gradio marks each
-    tab's button with the tab's id (`data-tab-id`); a click on the first one found selects the tab at a desktop's
-    and a phone's width (tests/test_model_page.py, tests/test_overview.py)."""
+    `only_with_parameter`, only when the page's address gives that query parameter a value that is not blank, read
+    as the server reads it (the last of repeated ones, trimmed). Gradio marks each tab's button with the tab's id
+    (`data-tab-id`); a click on the first one found selects the tab at a desktop's and a phone's width
+    (tests/test_model_page.py, tests/test_overview.py). The click is a visitor's: it also fires the tab's `select`
+    events, if one is ever wired."""
     condition = ("" if only_with_parameter is None else
-                 f"if (!new URLSearchParams(window.location.search).get({json.dumps(only_with_parameter)})) return [];\n  ")
+                 f"const given = new URLSearchParams(window.location.search).getAll({json.dumps(only_with_parameter)});\n"
+                 "  if (!given.length || !given[given.length - 1].trim()) return [];\n  ")
     return ("() => {\n  " + condition
-            + f"const button = document.querySelector('button[data-tab-id=' + JSON.stringify({json.dumps(tab_id)}) + ']');\n"
+            + f"const button = document.querySelector('button[data-tab-id=\"' + CSS.escape({json.dumps(tab_id)}) + '\"]');\n"
             "  if (button) button.click();\n  return [];\n}")
