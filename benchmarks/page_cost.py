@@ -128,9 +128,8 @@ def main() -> int:
 
     projects = {"this checkout": ROOT, **({str(args.project): args.project.resolve()} if args.project else {})}
     loads: dict[str, list[float]] = {name: [] for name in projects}
-    events: dict[str, list[float]] = {name: [] for name in projects}
-    looked_around: dict[str, list[float]] = {name: [] for name in projects}
-    bare = 0.0
+    events: dict[str, float] = {}
+    looked_around: dict[str, float] = {}
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
         with ExitStack() as started:
@@ -140,17 +139,17 @@ def main() -> int:
                 for name, url in urls.items():
                     loads[name].append(page_load(browser, url))
             for name, url in urls.items():
-                events[name].append(event_cost(browser, url, args.events, app=True))
-                looked_around[name].append(event_cost(browser, url, args.events, app=True, every_tab=True))
+                events[name] = event_cost(browser, url, args.events, app=True)
+                looked_around[name] = event_cost(browser, url, args.events, app=True, every_tab=True)
             bare = event_cost(browser, bare_url, args.events, app=False)
         browser.close()
     print(f"renderer busy time (page loads: median of {args.loads}; one event: the mean over {args.events} presses"
           " on one page)")
     for name in projects:
-        per_event = events[name][0]
+        per_event = events[name]
         ratio = f"{per_event / bare:.1f} x" if bare > 0 else "(the bare page's took no measurable time)"
         print(f"  {name}: page load {statistics.median(loads[name]):.2f} s, one event {per_event * 1000:.0f} ms,"
-              f" {ratio} the bare page's {bare * 1000:.0f} ms; {looked_around[name][0] * 1000:.0f} ms once every tab"
+              f" {ratio} the bare page's {bare * 1000:.0f} ms; {looked_around[name] * 1000:.0f} ms once every tab"
               " has been opened")
     return 0
 

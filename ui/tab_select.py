@@ -3,9 +3,9 @@ an event's answer into the gr.Tabs.
 
 Why: Gradio's page (6.31) keeps every component an event has ever answered into, and after each status change of
 any later event it reads the properties of each of them and of everything inside it. One answer into the gr.Tabs
-(which holds the whole app, 376 components) made every later event of that page read the whole app: about half
-the browser's work per event, and a sixth of a page load's CPU (docs/architecture.md, "No event answers into a
-tab"). tests/test_event_outputs.py keeps any event from answering into a block that holds many components."""
+(which holds the whole app, 376 components) made every later event of that page read the whole app: between a
+third and a half of the renderer's work per event, and up to a sixth of a page load's (docs/architecture.md, "No
+event answers into a tab"). tests/test_event_outputs.py keeps any event from answering into a block that holds many components."""
 
 from __future__ import annotations
 
