@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import gradio as gr
 import pytest
 
 from evaluators.cli.parser import SETTINGS_ADDED_APART, build_parser, setting_dest, setting_flag
 from evaluators.core.errors import ToolboardError
+from evaluators.core.registry import all_benchmarks
 from evaluators.engine.store import Store
 from evaluators.service.run_request import RunPolicy, build_run_request
 from evaluators.service.run_settings import (
@@ -34,14 +36,19 @@ FORM_APART = {"roles", "options"}
 
 
 @pytest.fixture(scope="module")
-def api_parameters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, dict]]:
+def built_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[gr.Blocks]:
     root = tmp_path_factory.mktemp("doors")
     context = AppContext(store=Store(root / "toolboard.db"), public=False)
     try:
-        info = build_app(context).get_api_info()
-        yield {parameter["parameter_name"]: parameter for parameter in info["named_endpoints"]["/start_run"]["parameters"]}
+        yield build_app(context)
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def api_parameters(built_app: gr.Blocks) -> dict[str, dict]:
+    info = built_app.get_api_info()
+    return {parameter["parameter_name"]: parameter for parameter in info["named_endpoints"]["/start_run"]["parameters"]}
 
 
 def test_the_command_line_has_a_flag_for_every_setting_with_its_declared_help(capsys: pytest.CaptureFixture[str]):
@@ -75,6 +82,50 @@ def test_the_form_has_a_field_for_every_setting_and_folds_the_advanced_ones():
 def test_the_api_has_a_parameter_for_every_setting(api_parameters: dict[str, dict]):
     assert set(SETTING_NAMES) <= set(api_parameters), sorted(set(SETTING_NAMES) - set(api_parameters))
     assert "api_key" in api_parameters
+
+
+def test_each_api_default_builds_the_run_that_leaving_the_setting_out_builds(api_parameters: dict[str, dict],
+                                                                            tmp_path: Path):
+    """An API call that leaves a setting out gets what the command line gets without its flag (the benchmark
+    apart: a run names one, and the API starts at the first, as the form does). A data folder given alone is read,
+    as `--data-dir` alone is."""
+    given = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "benchmark": "acebench",
+             "data_folder": str(write_dataset(tmp_path / "data", 3))}
+    left_out = build_run_request(raw_run(given), RunPolicy()).config
+    for name in SETTING_NAMES:
+        parameter = api_parameters[name]
+        if name == "benchmark" or name in given:
+            continue
+        assert parameter["parameter_has_default"], name
+        sent = build_run_request(raw_run({**given, name: parameter["parameter_default"]}), RunPolicy()).config
+        assert sent == left_out, f"the API's default for {name} ({parameter['parameter_default']!r}) changes the run"
+
+
+def test_the_apis_default_request_mode_is_each_benchmarks_own(api_parameters: dict[str, dict]):
+    """A tools-only benchmark (τ²-bench) started through the API without a request mode was refused: the API sent
+    "prompt" for it."""
+    for benchmark in all_benchmarks():
+        raw = raw_run({"base_url": "http://127.0.0.1:9/v1", "model": "m", "benchmark": benchmark.name,
+                       "request_mode": api_parameters["request_mode"]["parameter_default"]})
+        try:
+            build_run_request(raw, RunPolicy())
+        except ToolboardError as refused:
+            assert "request mode" not in str(refused), (benchmark.name, str(refused))
+
+
+def test_the_forms_concurrency_starts_at_the_declared_default_within_the_declared_range(built_app: gr.Blocks):
+    slider = next(component for component in built_app.get_config_file()["components"]
+                  if component.get("props", {}).get("label") == "Concurrency")["props"]
+    declared = number_range("concurrency")
+    assert (slider["value"], slider["minimum"], slider["maximum"]) == (default_of("concurrency"), declared.low,
+                                                                      declared.high)
+
+
+def test_the_form_sends_every_setting_it_has_a_field_for():
+    """A setting given a form field but not forwarded would show on the page and never reach the run."""
+    form = {"base_url": "http://h/v1", "model": "m", **{name: f"value of {name}" for name in FIELDS
+                                                       if name not in ("base_url", "model", "endpoint_kind")}}
+    assert set(raw_run(form)) >= set(SETTING_NAMES) - {"api_key"}
 
 
 def test_the_form_at_its_shown_defaults_sends_the_declared_defaults(tmp_path: Path):

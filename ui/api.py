@@ -22,6 +22,7 @@ from evaluators.service import model_page
 from evaluators.service.app_services import load_other_results_report
 from evaluators.service.hub_eval_results import eval_results_preview, offered_here, open_pr_as_operator
 from evaluators.service.overview import aggregate_rule
+from evaluators.service.run_settings import DEFAULT_CONCURRENCY
 from evaluators.service.submissions import Submission
 from ui.board_views import bounded_json, chart_figure, exporter, hashable, percent_table
 from ui.context import READ_EVENT, AppContext, plain_error
@@ -50,8 +51,8 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
 
     def start_run(base_url: str = "", model: str = "", benchmark: str = default_benchmark, api_key: str = "",
                   language: str = "", subsets: list[str] | None = None, limit: int | None = None,
-                  concurrency: int = 8, request_mode: str = "prompt", temperature: float | None = None,
-                  data_source: str = "download", data_folder: str = "", modality: str = "",
+                  concurrency: int = DEFAULT_CONCURRENCY, request_mode: str = "", temperature: float | None = None,
+                  data_source: str = "", data_folder: str = "", modality: str = "",
                   judge_base_url: str = "", judge_model: str = "", judge_key_env: str = "", user_base_url: str = "",
                   user_model: str = "", user_key_env: str = "", api_key_env: str = "",
                   endpoint_kind: str = ENDPOINT_KINDS[0], prompt_style: str = AUTO_PROMPT_STYLE,
@@ -65,10 +66,12 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
         roles: the other models the benchmark declares, {role name: {"base_url", "model", "key_env"}} (a role
         left out: the benchmark's fallback); options: {option name: value} (see the About tab for both).
         prompt_style (benchmarks with prompt styles): auto (official when the official prompt files are there),
-        official or toolboard; temperature, top_p, max_tokens None: the benchmark's own; timeout (seconds per
-        request), max_attempts, extra_body (a JSON object merged into each request) and use_cache as the command
-        line's --timeout, --max-attempts, --extra-body and --no-cache. On a public deployment the run is yours:
-        owner_token (a secret you keep, 16+ characters) names you, else your client session does."""
+        official or toolboard; request_mode empty: the benchmark's first (see `list`); data_source empty: local
+        folder when data_folder is given, else download; temperature, top_p, max_tokens None: the benchmark's own;
+        timeout (seconds per request), max_attempts, extra_body (a JSON object merged into each request) and
+        use_cache as the command line's --timeout, --max-attempts, --extra-body and --no-cache; every default is
+        the command line's. On a public deployment the run is yours: owner_token (a secret you keep, 16+
+        characters) names you, else your client session does."""
         # The parameters keep the order and names API callers have used; the old judge_*, user_* and modality
         # ones are read as the roles "judge" and "user" and the option "modality".
         given = locals()

@@ -20,7 +20,7 @@ from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark, readable
 from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
-from evaluators.service.run_settings import MAX_CONCURRENCY
+from evaluators.service.run_settings import MAX_CONCURRENCY, default_of, number_range
 from evaluators.service.runs import live_status
 from ui.api import declare_runs_api
 from ui.context import AppContext, as_markdown
@@ -233,8 +233,9 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
             # them ranks beside the published rows. A public deployment caps the limit, so it starts there.
             # Text, as the temperature: an empty number box is sent as 0, not as "every item".
             limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
-            concurrency = gr.Slider(1, PUBLIC_MAX_CONCURRENCY if context.public else MAX_CONCURRENCY, value=8, step=1,
-                                    label="Concurrency")
+            declared = number_range("concurrency")
+            concurrency = gr.Slider(declared.low, PUBLIC_MAX_CONCURRENCY if context.public else declared.high or MAX_CONCURRENCY,
+                                    value=default_of("concurrency"), step=1, label="Concurrency")
             request_mode = gr.Radio(list(shown.request_modes), value=shown.request_modes[0],
                                     visible=len(shown.request_modes) > 1,
                                     label="Request mode (text prompt or native tools)")

@@ -190,9 +190,9 @@ def given_options(form: dict[str, Any]) -> dict[str, str]:
     return {name: value for name, value in options.items() if value}
 
 
-# The form's fields the builder reads under the same name.
-_SAME_NAME = ("benchmark", "language", "subsets", "data_source", "data_folder", "limit", "concurrency",
-              "request_mode", "prompt_style", "temperature", "api_key_env", *ADVANCED_FIELDS)
+# The form's fields the builder reads under the same name: every setting but the endpoint (the local demo's
+# kind replaces it) and the roles and options (gathered from their own boxes and the old flat keys).
+_SAME_NAME = tuple(name for name in SETTING_NAMES if name not in ("base_url", "model", "roles", "options"))
 
 
 def raw_run(form: dict[str, Any]) -> dict[str, Any]:

@@ -34,7 +34,14 @@ from evaluators.engine.endpoint_guard import (
 from evaluators.engine.local_model import LOCAL_PREFIX, installed_problem, is_local, local_model
 from evaluators.engine.settings import Endpoint, ModelSettings, RunConfig, RunRequest, check_model_name
 from evaluators.service.deployment import is_public_mode
-from evaluators.service.run_settings import MAX_CONCURRENCY, SETTING_NAMES, RunSettings, number_range, read_run_settings
+from evaluators.service.run_settings import (
+    MAX_CONCURRENCY,
+    SETTING_NAMES,
+    RunSettings,
+    number_range,
+    read_run_settings,
+    wrong_kind_message,
+)
 
 # Every name a door may hand the builder: the settings and the key (never a setting: it is not stored).
 RAW_FIELDS = ("api_key", *SETTING_NAMES)
@@ -228,7 +235,7 @@ def build_roles(benchmark: Benchmark, raw_roles: Any, policy: RunPolicy, tested:
     if raw_roles is None:
         return {}
     if not isinstance(raw_roles, Mapping):
-        raise ToolboardError('roles must be {role name: {"base_url", "model", "key_env"}}')
+        raise ToolboardError(wrong_kind_message("roles"))
     roles: dict[str, Endpoint] = {}
     for name, parts in raw_roles.items():
         if not isinstance(parts, Mapping):
@@ -268,7 +275,7 @@ def _options(benchmark: Benchmark, raw_options: Any) -> dict[str, str]:
     if raw_options is None:
         return {}
     if not isinstance(raw_options, Mapping):
-        raise ToolboardError("options must be {option name: value}")
+        raise ToolboardError(wrong_kind_message("options"))
     given = {_text(name): _text(value) for name, value in raw_options.items() if _text(value)}
     return benchmark.chosen_options(given)  # each checked against the declarations; defaults left out
 

@@ -215,6 +215,11 @@ def help_of(name: str) -> str:
     return RunSettings.model_fields[name].description or ""
 
 
+def wrong_kind_message(name: str) -> str:
+    """What a value of the wrong kind for setting `name` is told (its declared `wrong`)."""
+    return str(_extra(RunSettings.model_fields[name])["wrong"])
+
+
 def is_advanced(name: str) -> bool:
     return bool(_extra(RunSettings.model_fields[name]).get("advanced"))
 
