@@ -18,10 +18,13 @@ from evaluators.core.environment import (
     DECLARED,
     all_variables,
     declare,
+    declared_number,
     environment_table,
+    read_number,
     read_setting,
     read_settings,
 )
+from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -50,12 +53,13 @@ def test_every_variable_the_code_names_is_declared():
 
 def test_every_declared_variable_is_read_somewhere():
     code = "\n".join(text for path, text in _code().items() if path.name != "environment.py")
-    # Read by its field (read_setting("home")), or through the constant that holds its declaration or its name
+    # Read by its field (read_setting("home"), read_number("max_upload_mb", …)), or through the constant that holds its declaration or its name
     # (ARCHIVE_URL = declare(…); RUNS_PER_DAY_SETTING = "TOOLBOARD_…"), used beyond that line.
     holders = {field: constant for constant, field in re.findall(r'^(\w+) = declare\("(\w+)"', code, re.M)}
     holders |= {value.removeprefix("TOOLBOARD_").lower(): constant
                 for constant, value in re.findall(r'^(\w+) = "(TOOLBOARD_\w+)"', code, re.M)}
     unread = [v.name for v in all_variables() if f'read_setting("{v.field}")' not in code
+              and not re.search(rf'read_number\("{v.field}"', code)
               and not (v.field in holders and len(re.findall(rf"\b{holders[v.field]}\b", code)) > 1)]
     assert not unread, f"declared but never read: {unread}"
 
@@ -104,3 +108,56 @@ def test_the_table_is_the_same_whichever_benchmark_a_process_imports_first():
         assert done.returncode == 0, done.stderr
         tables.append(done.stdout)
     assert tables[0] == tables[1]
+
+
+@pytest.mark.parametrize(("field", "given", "message"), [
+    ("global_concurrency", "lots", "TOOLBOARD_GLOBAL_CONCURRENCY must be a whole number above 0 (unset: 256), not 'lots'"),
+    ("global_concurrency", "2.5", "TOOLBOARD_GLOBAL_CONCURRENCY must be a whole number above 0 (unset: 256), not '2.5'"),
+    ("max_upload_mb", "0", "TOOLBOARD_MAX_UPLOAD_MB must be a number of MB above 0 (unset: 50), not '0'"),
+    ("max_upload_mb", "inf", "TOOLBOARD_MAX_UPLOAD_MB must be a number of MB above 0 (unset: 50), not 'inf'"),
+    ("queue_visibility_s", "-5", "TOOLBOARD_QUEUE_VISIBILITY_S must be a number of seconds above 0 (unset: 300), "
+                                 "not '-5'"),
+])
+def test_a_bad_number_setting_is_refused_naming_the_variable_what_it_takes_and_its_default(
+        field: str, given: str, message: str):
+    whole = field == "global_concurrency"
+    unit = {"max_upload_mb": "MB", "queue_visibility_s": "seconds"}.get(field, "")
+    with pytest.raises(ToolboardError) as refused:
+        read_number(field, whole=whole, unit=unit, environ={DECLARED[field].name: given})
+    assert str(refused.value) == message
+
+
+def test_a_number_settings_default_is_declared_once_and_the_code_takes_it_from_there():
+    from evaluators.engine import queue_app
+    from evaluators.service import app_services, submissions
+
+    assert read_number("max_upload_mb", environ={}) == declared_number("max_upload_mb") == 50
+    assert read_number("queue_time_limit_s", environ={"TOOLBOARD_QUEUE_TIME_LIMIT_S": " 90 "}) == 90
+    assert submissions.DEFAULT_MAX_UPLOAD_BYTES == 50 * 1024 * 1024
+    assert app_services.MIN_FREE_DISK_MB == declared_number("min_free_disk_mb")
+    assert (queue_app.DEFAULT_VISIBILITY_S, queue_app.DEFAULT_TIME_LIMIT_S, queue_app.DEFAULT_SECRET_TTL_S) == (
+        declared_number("queue_visibility_s"), declared_number("queue_time_limit_s"),
+        declared_number("queue_secret_ttl_s"))
+    # The public defaults the table states in words are the code's.
+    table = {variable.field: variable.default for variable in all_variables()}
+    assert table["max_runs_per_day"].startswith(f"{app_services.PUBLIC_MAX_RUNS_PER_DAY} per visitor")
+    assert table["max_uploads_per_day"].startswith(f"{app_services.PUBLIC_MAX_UPLOADS_PER_DAY} per visitor")
+    assert table["max_store_mb"].startswith(f"{app_services.PUBLIC_MAX_STORE_MB} on a public deployment")
+    assert table["max_stored_mb_per_day"].startswith(f"{app_services.PUBLIC_MAX_STORED_MB_PER_DAY} on a public")
+
+
+def test_a_bad_global_concurrency_refuses_a_run_before_anything_is_sent(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    from evaluators.engine.runner import start_run
+    from evaluators.engine.settings import RunRequest
+    from evaluators.engine.store import Store
+    from tests.engine_fixtures import correct_reply, scripted_run_config, write_dataset
+    from tests.scripted_server import ScriptedServer
+
+    monkeypatch.setenv("TOOLBOARD_GLOBAL_CONCURRENCY", "lots")
+    store = Store(tmp_path / "db.sqlite")
+    with ScriptedServer(reply=correct_reply) as server:
+        with pytest.raises(ToolboardError, match="TOOLBOARD_GLOBAL_CONCURRENCY must be a whole number above 0"):
+            start_run(RunRequest(scripted_run_config(server, write_dataset(tmp_path / "data", 3))), store)
+        assert server.requests == 0
+    assert store.list_runs() == []

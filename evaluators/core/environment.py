@@ -12,6 +12,7 @@ declaration of text values gains nothing from a validation library's import on e
 from __future__ import annotations
 
 import inspect
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ class Variable:
     meaning: str
     # The module that declared it: the table lists the project's first, then each benchmark package's by its name.
     module: str = __name__
+    # A number setting's default as a number (its `default` text is this number written out); None for the others.
+    number: float | None = None
 
     @property
     def name(self) -> str:
@@ -42,13 +45,15 @@ class Variable:
 DECLARED: dict[str, Variable] = {}
 
 
-def declare(field: str, default: str, meaning: str) -> Variable:
-    """Declare a variable (once: a second declaration of a field is a mistake)."""
+def declare(field: str, default: str | float, meaning: str) -> Variable:
+    """Declare a variable (once: a second declaration of a field is a mistake). A number as the default makes it
+    a number setting, read with `read_number`; the code takes that default from here, so it is written once."""
     if field in DECLARED:
         raise ValueError(f"{PREFIX}{field.upper()} is declared twice")
     caller = inspect.currentframe()
     module = caller.f_back.f_globals.get("__name__", __name__) if caller and caller.f_back else __name__
-    DECLARED[field] = Variable(field, default, meaning, module)
+    number = None if isinstance(default, str) else float(default)
+    DECLARED[field] = Variable(field, default if isinstance(default, str) else f"{default:g}", meaning, module, number)
     return DECLARED[field]
 
 
@@ -62,7 +67,7 @@ KEY_VARS = declare("key_vars", "OPENAI_API_KEY",
                    "the key variables a private deployment's form may name (comma-separated)")
 ALLOW_UNLISTED_MODELS = declare("allow_unlisted_models", "off",
                                 "1: run a model the endpoint's /models does not list (ignored on a public deployment)")
-MAX_UPLOAD_MB = declare("max_upload_mb", "50", "the largest predictions file an upload may be (MB)")
+MAX_UPLOAD_MB = declare("max_upload_mb", 50, "the largest predictions file an upload may be (MB)")
 MAX_RUNS_PER_DAY = declare("max_runs_per_day", "20 per visitor on a public deployment, else off",
                            "runs one visitor may start in 24 hours (a number, 0, or off)")
 MAX_UPLOADS_PER_DAY = declare("max_uploads_per_day", "10 per visitor on a public deployment, else off",
@@ -71,8 +76,8 @@ MAX_STORE_MB = declare("max_store_mb", "5000 on a public deployment, else off",
                        "the store's size cap (MB)")
 MAX_STORED_MB_PER_DAY = declare("max_stored_mb_per_day", "250 on a public deployment, else off",
                                 "what one visitor's runs and uploads may store in 24 hours (MB)")
-MIN_FREE_DISK_MB = declare("min_free_disk_mb", "200", "disk space every deployment keeps free (MB)")
-GLOBAL_CONCURRENCY = declare("global_concurrency", "256",
+MIN_FREE_DISK_MB = declare("min_free_disk_mb", 200, "disk space every deployment keeps free (MB)")
+GLOBAL_CONCURRENCY = declare("global_concurrency", 256,
                              "requests in flight at once across all runs of a process")
 SEND_PACING = declare("send_pacing", "on", "0/off: send without pacing requests to an endpoint's answers")
 HUB_REPO = declare("hub_repo", "nothing is pushed",
@@ -84,10 +89,10 @@ HUB_REPORTED = declare("hub_reported", "off",
 BROKER_URL = declare("broker_url", "runs execute in the app",
                      "Redis URL of the run queue (redis://host:port/db)")
 QUEUE_NAME = declare("queue_name", "toolboard", "the queue's name in Redis")
-QUEUE_VISIBILITY_S = declare("queue_visibility_s", "300",
+QUEUE_VISIBILITY_S = declare("queue_visibility_s", 300,
                              "seconds before a task a dead worker held is given to another")
-QUEUE_TIME_LIMIT_S = declare("queue_time_limit_s", "21600", "seconds a run may take on a worker")
-QUEUE_SECRET_TTL_S = declare("queue_secret_ttl_s", "21600",
+QUEUE_TIME_LIMIT_S = declare("queue_time_limit_s", 6 * 3600, "seconds a run may take on a worker")
+QUEUE_SECRET_TTL_S = declare("queue_secret_ttl_s", 6 * 3600,
                              "seconds a typed key waits in Redis for its run")
 LOG_LEVEL = declare("log_level", "INFO", "the app's log level")
 PHASE_LOG = declare("phase_log", "none written",
@@ -99,6 +104,36 @@ def read_setting(field: str, environ: Mapping[str, str] | None = None) -> str | 
     if field not in DECLARED:
         raise KeyError(f"{PREFIX}{field.upper()} is not a declared setting")
     return DECLARED[field].read(environ)
+
+
+def declared_number(field: str) -> float:
+    """A number setting's declared default."""
+    number = DECLARED[field].number
+    if number is None:
+        raise KeyError(f"{PREFIX}{field.upper()} is not a number setting")
+    return number
+
+
+def read_number(field: str, *, whole: bool = False, unit: str = "", environ: Mapping[str, str] | None = None) -> float:
+    """A number setting's value now: its declared default when unset or empty, else a number above 0 (a whole one
+    when `whole`). Anything else is refused naming the variable, what it takes and what it was given."""
+    from evaluators.core.errors import ToolboardError
+    from evaluators.core.limits import echoed
+
+    default = declared_number(field)
+    raw = read_setting(field, environ)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0 and (value.is_integer() or not whole)):
+        kind = "a whole number" if whole else "a number"
+        of_unit = f" of {unit}" if unit else ""
+        raise ToolboardError(f"{DECLARED[field].name} must be {kind}{of_unit} above 0 (unset: {default:g}), "
+                             f"not {echoed(raw)!r}")
+    return value
 
 
 def read_variable(name: str, environ: Mapping[str, str] | None = None) -> str | None:

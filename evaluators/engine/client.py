@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.core import phase_log
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import read_number
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.loop_limit import LoopLimit
@@ -398,7 +398,12 @@ class RequestLimit(LoopLimit):
 
 
 # One limit on in-flight requests shared by every run on the same event loop.
-_GLOBAL_LIMIT = RequestLimit(lambda: int(read_setting("global_concurrency") or "256"))
+def global_request_limit() -> int:
+    """TOOLBOARD_GLOBAL_CONCURRENCY now (a bad value is refused saying what it takes)."""
+    return int(read_number("global_concurrency", whole=True))
+
+
+_GLOBAL_LIMIT = RequestLimit(global_request_limit)
 
 
 class _InFlightSends:

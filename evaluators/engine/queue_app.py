@@ -17,23 +17,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import declared_number, read_number, read_setting
 from evaluators.core.errors import ToolboardError
 
 BROKER_ENV = "TOOLBOARD_BROKER_URL"
-VISIBILITY_ENV = "TOOLBOARD_QUEUE_VISIBILITY_S"
-QUEUE_ENV = "TOOLBOARD_QUEUE_NAME"
-SOFT_LIMIT_ENV = "TOOLBOARD_QUEUE_TIME_LIMIT_S"
-SECRET_TTL_ENV = "TOOLBOARD_QUEUE_SECRET_TTL_S"
-DEFAULT_VISIBILITY_S = 300.0
+DEFAULT_VISIBILITY_S = declared_number("queue_visibility_s")
 DEFAULT_QUEUE = "toolboard"
 # A run may take this long on a worker before it is stopped (soft limit: it ends as failed, saying so);
 # the hard limit, a minute later, kills the process if the soft one could not stop it.
-DEFAULT_TIME_LIMIT_S = 6 * 3600.0
+DEFAULT_TIME_LIMIT_S = declared_number("queue_time_limit_s")
 HARD_LIMIT_GRACE_S = 60.0
 # How long a key typed into the form waits in Redis for its run (the worker reads it, the app deletes it
 # when the run ends): long enough for a run to wait in the queue, short enough not to linger.
-DEFAULT_SECRET_TTL_S = 6 * 3600.0
+DEFAULT_SECRET_TTL_S = declared_number("queue_secret_ttl_s")
 RUN_TASK = "toolboard.run"
 # Results (a finished run's whole record) are kept this long in Redis for the app to import.
 RESULT_EXPIRES_S = 7 * 24 * 3600
@@ -66,18 +62,6 @@ class QueueSettings:
         return f"QueueSettings(broker={shown_url(self.broker_url)!r}, queue={self.queue!r})"
 
 
-def _seconds(name: str, text: str | None, default: float) -> float:
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise ToolboardError(f"{name} must be a number of seconds, not {text!r}") from None
-    if value <= 0:
-        raise ToolboardError(f"{name} must be more than 0 seconds, not {text!r}")
-    return value
-
-
 def settings_from_env() -> QueueSettings | None:
     """Queue mode's settings from the environment, or None (embedded mode) when TOOLBOARD_BROKER_URL is unset."""
     url = read_setting("broker_url")
@@ -85,10 +69,10 @@ def settings_from_env() -> QueueSettings | None:
         return None
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ToolboardError(f"{BROKER_ENV} must be a Redis URL (redis://host:port/db), not {shown_url(url)!r}")
-    return QueueSettings(url, _seconds(VISIBILITY_ENV, read_setting("queue_visibility_s"), DEFAULT_VISIBILITY_S),
+    return QueueSettings(url, read_number("queue_visibility_s", unit="seconds"),
                          read_setting("queue_name") or DEFAULT_QUEUE,
-                         _seconds(SOFT_LIMIT_ENV, read_setting("queue_time_limit_s"), DEFAULT_TIME_LIMIT_S),
-                         _seconds(SECRET_TTL_ENV, read_setting("queue_secret_ttl_s"), DEFAULT_SECRET_TTL_S))
+                         read_number("queue_time_limit_s", unit="seconds"),
+                         read_number("queue_secret_ttl_s", unit="seconds"))
 
 
 def shown_url(url: str) -> str:

@@ -27,6 +27,7 @@ from evaluators.engine.client import (
     RequestFailed,
     RequestLimit,
     RetryPolicy,
+    global_request_limit,
     record_events,
     start_request_count,
 )
@@ -170,6 +171,7 @@ def start_run(request: RunRequest, store: Store, owner: str | None = None,
     return it with its samples; no sample is sent yet. `owner`: the visitor who may act on it on a public
     deployment (see Store.create_run); `unlisted`: the deployment's rule for a model its endpoint does not list."""
     config = require_run_request(request).config
+    global_request_limit()  # an operator's bad TOOLBOARD_GLOBAL_CONCURRENCY refuses the run before anything is sent
     benchmark = get_benchmark(config.benchmark)
     samples = _samples_once_endpoints_pass(config, benchmark, request.api_key, unlisted)
     if not samples:

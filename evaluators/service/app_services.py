@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 
 import pandas as pd
 
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import declared_number, read_number
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import get_benchmark
@@ -76,7 +76,7 @@ PUBLIC_MAX_UPLOADS_PER_DAY = 10
 # README), and every deployment keeps 200 MB of its disk free, so SQLite always has room to finish a write.
 PUBLIC_MAX_STORE_MB = 5_000
 PUBLIC_MAX_STORED_MB_PER_DAY = 250
-MIN_FREE_DISK_MB = 200
+MIN_FREE_DISK_MB = declared_number("min_free_disk_mb")
 PUBLIC_ADMISSION = Admission(max_active=PUBLIC_MAX_ACTIVE_JOBS, max_active_per_owner=PUBLIC_MAX_ACTIVE_JOBS_PER_VISITOR,
                              max_run_seconds=PUBLIC_MAX_RUN_SECONDS, max_runs_per_day=PUBLIC_MAX_RUNS_PER_DAY,
                              max_uploads_per_day=PUBLIC_MAX_UPLOADS_PER_DAY)
@@ -296,7 +296,7 @@ def services_from_env(store: Store | None = None) -> AppServices:
     if store.read_only:
         notice = (f"The store can only be read ({store.read_only}): the board shows what it holds, but runs and uploads "
                   "cannot be stored until TOOLBOARD_HOME is writable.")
-    max_mb = float(read_setting("max_upload_mb") or DEFAULT_MAX_UPLOAD_BYTES / 1024 / 1024)
+    max_mb = read_number("max_upload_mb", unit="MB")
     data_dir = data_dir_from_env()
     context = AppServices(store=store, public=is_public_mode(), max_upload_bytes=int(max_mb * 1024 * 1024),
                           default_data_dir=str(data_dir) if data_dir else None, notice=notice,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators import __version__
+from evaluators.core.environment import declared_number
 from evaluators.core.errors import DataError, ToolboardError
 from evaluators.core.limits import (
     MAX_FILE_NAME_CHARS,
@@ -30,7 +31,7 @@ from evaluators.engine.store import Store
 from evaluators.publish.board_table import on_example_data, upload_preview
 from evaluators.service.quota import Admission
 
-DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+DEFAULT_MAX_UPLOAD_BYTES = int(declared_number("max_upload_mb") * 1024 * 1024)
 
 UPLOAD_BASE_URL = "upload"
 # A visitor's daily upload quota is checked and their upload's row created under this lock, so two adds at once
