@@ -31,7 +31,16 @@ ALLOWED = {
     ("evaluators/benchmarks/bfcl/multi_turn/worker.py", "_flush_memory_to_local_file"),
     # The official BFCL inference loop, run as the reference in a test: its CLI takes registered models only.
     ("tests/test_bfcl_multi_turn_uploads.py", "bfcl_eval._llm_response_generation"),
+    # The official BFCL classes' scenario loader (bfcl-eval's own executor calls it; it has no public name).
+    # tests/test_bfcl_multi_turn_execution.py and the multi-turn parity tests fail if it changes.
+    ("evaluators/benchmarks/bfcl/multi_turn/execution.py", "_load_scenario"),
+    # Our own ACEBench agent API classes, which keep the official classes' name for their loader.
+    ("evaluators/benchmarks/acebench/agent/env.py", "_load_scenario"),
+    ("evaluators/benchmarks/acebench/agent/apis/food.py", "_load_scenario"),
 }
+# Private names of other code that the project also defines to fit that code's protocol (BFCL's web search class
+# of our own has the official classes' `_load_scenario`): never taken for the project's own, so each use is listed.
+PROTOCOL_NAMES = {"_load_scenario"}
 
 IMPORTED_PRIVATE = re.compile(r"\b(?:from|import)\s+((?:[A-Za-z]\w*\.)+_[A-Za-z]\w*)")
 # Inner modules whose names do not say so: Gradio's `context` (the Blocks being built) is not its API.
@@ -70,7 +79,7 @@ def own_names(trees: dict[Path, ast.AST]) -> set[str]:
 @functools.cache  # both tests below read it: one parse of every file (about 5 s)
 def private_uses() -> frozenset[tuple[str, str]]:
     trees = {path: ast.parse(path.read_text(encoding="utf-8"), filename=str(path)) for path in python_files()}
-    own = own_names(trees)
+    own = own_names(trees) - PROTOCOL_NAMES
     found: set[tuple[str, str]] = set()
     for path, tree in trees.items():
         where = path.relative_to(PROJECT).as_posix()

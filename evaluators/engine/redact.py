@@ -10,6 +10,7 @@ for its reader:
 - `public_text`, `public_error`, `public_settings`, `public_request`, `public_events`: what a published results
   dataset may hold (published by someone else's machine: local folders keep only their last part, endpoint
   hosts and key variable names go).
+- `paths_as_words`: every path in a note a visitor reads said as words (a note about the server's data files).
 - `redacted`, `redacted_by_key`: one of these rules applied to every text in a JSON-like value.
 
 In the engine, the lowest layer that needs it (the chat client redacts its errors); the layers above import it.
@@ -42,6 +43,8 @@ ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])(?:/\.?[\w@+-]+(?:\.[\w@+-]+)*){2,}/?")
 # An absolute local path (POSIX, home-relative or Windows) that is not part of a URL or a relative path:
 # group 1 is its last part, which is all a published text keeps.
 LOCAL_PATH = re.compile(r"(?<![\w:/.~\\-])(?:~|[A-Za-z]:)?[/\\](?:[^\s/\\,;:()'\"]+[/\\])+([^\s/\\,;:()'\"]*)")
+# Any absolute or home-relative path standing on its own in a message, one part being enough; not a URL's path.
+STANDALONE_PATH = re.compile(r"(?<![\w.~:/-])~?/[^\s,;:()'\"]+")
 # Settings that name where a run's endpoints and files are: a published run's settings leave them empty.
 ENDPOINT_SETTINGS = ("base_url", "api_key_env")
 LOCAL_SETTINGS = ("data_dir",)
@@ -145,6 +148,12 @@ def server_path_redactor(store_folder: Path, data_dir: str | None) -> PathRedact
     if data_dir:
         folders[data_dir] = "<data folder>"
     return PathRedactor(folders)
+
+
+def paths_as_words(text: str) -> str:
+    """`text` with every path in it said as "(a local path)": for a note shown to visitors about files of the
+    server's data, where which folder it is helps nobody."""
+    return STANDALONE_PATH.sub("(a local path)", text)
 
 
 # ---- published results -----------------------------------------------------------------------------

@@ -415,7 +415,7 @@ def upload_preview(report: dict[str, Any], benchmark: Benchmark) -> str:
 def apart_reason(run: RunRow, benchmark: Benchmark, totals: dict[str, int] | None = None,
                  report: dict[str, Any] | None = None) -> str:
     """Empty when an evaluated run is the same experiment as the published rows (its settings, by the one
-    rule the Evaluate form also reads: engine/ranking_rule.py, and every request answered); else, plainly,
+    rule the Evaluate form also reads: publish/ranking_rule.py, and every request answered); else, plainly,
     why it is not. An upload says first what part of the benchmark it covers (`report`: its report), when not
     all of it."""
     if run.source != "endpoint":

@@ -1,6 +1,6 @@
 """Before Start: would the run the form (or an API caller) asks for be ranked beside the published rows,
 and if not, why? The settings are built as build_run_request builds them (run_request.run_settings) and
-read by the board's own rule (engine/ranking_rule.py): nothing is looked up, no endpoint is called.
+read by the board's own rule (publish/ranking_rule.py): nothing is looked up, no endpoint is called.
 
 One thing only the run itself settles: a benchmark's "auto" prompts are the official ones when the
 official prompt files are found with the data; the forecast counts them official and says so.

@@ -4,7 +4,6 @@ wording); recorded with the run together with the sampling sent and the known di
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +25,6 @@ MODEL_NAME_CASES_DIFFERENCE = (
     "one user message and no sampling for the agent; `deepseek-r1`: the reply cut after `</think>`)"
 )
 OFFICIAL_USER_MODEL = "gpt-4o"  # generate.py's --user-model default
-# An absolute path (or a home-relative one) standing on its own in a message; not a URL's path.
-_ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/-])~?/[^\s,;:()'\"]+")
 OWN_WORDING = "our own wording of the official protocol (same output format, same three special sentences)"
 
 
@@ -67,7 +64,9 @@ def without_local_paths(error: DataError) -> str:
     text = str(error)
     if error.path:
         text = text.removeprefix(error.path + (f", line {error.line}" if error.line is not None else "") + ": ")
-    return _ABSOLUTE_PATH.sub("(a local path)", text)
+    from evaluators.engine.redact import paths_as_words  # on this error path only: it imports the store
+
+    return paths_as_words(text)
 
 
 def request_profile(config: RunSettings) -> RequestProfile:
