@@ -167,14 +167,16 @@ def test_the_note_gives_the_scale_the_sources_and_the_date_and_strict_mode_says_
     assert empty_reason("strict", 3, 0) == "" and empty_reason("official", 0, 0)
 
 
-def test_css_reaches_the_launch_used_by_the_app_and_the_tests(tmp_path: Path):
+def test_css_and_the_upload_limit_reach_the_launch_used_by_the_app_and_the_tests(tmp_path: Path):
     # A store of this test's own: one in a fixed /tmp path is shared with every other checkout and run.
-    context = AppContext(store=Store(tmp_path / "unused-board-view.sqlite"))
+    context = AppContext(store=Store(tmp_path / "unused-board-view.sqlite"), max_upload_bytes=314_572)
     try:
         options = launch_options(context)
     finally:
         context.close()
     assert options["css"] == CSS and ".board-table" in CSS and ".overflow-menu" in CSS
+    # In bytes: TOOLBOARD_MAX_UPLOAD_MB=0.3 was handed to Gradio as "0mb", which refused every upload.
+    assert options["max_file_size"] == 314_572
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium")

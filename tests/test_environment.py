@@ -69,6 +69,18 @@ def test_the_readme_holds_the_declarations_table():
     assert environment_table() in readme, "README.md's table of variables: paste `python -m evaluators env --markdown`"
 
 
+def test_every_other_readme_table_naming_a_variable_gives_its_declared_default():
+    """The queue section has a table of its own (what each means there): its defaults are the declarations'."""
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    table = environment_table()
+    declared = {variable.name: variable.default for variable in all_variables()}
+    rows = [line for line in readme.splitlines() if line.startswith("| `TOOLBOARD_") and line not in table]
+    assert rows, "the queue section's table of variables is gone: drop this test"
+    for row in rows:
+        name, default = (cell.strip().strip("`") for cell in row.strip("|").split("|")[:2])
+        assert declared[name] in default, f"README.md says {name} defaults to {default!r}; declared: {declared[name]!r}"
+
+
 def test_empty_is_unset_and_values_are_read_anew():
     settings = read_settings({"TOOLBOARD_HOME": "  /srv/board ", "TOOLBOARD_PUBLIC": "", "OTHER": "x"})
     assert settings["home"] == "/srv/board" and settings["public"] is None and settings["data_dir"] is None

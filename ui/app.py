@@ -221,9 +221,9 @@ class LaunchOptions(TypedDict):
 def launch_options(context: AppContext) -> LaunchOptions:
     """What Gradio 6 takes at launch rather than in gr.Blocks (the page's CSS) and the app's limits; the
     tests launch with the same options."""
-    max_mb = context.max_upload_bytes / 1024 / 1024
+    # In bytes: Gradio reads "<whole number>mb", which would round a fractional TOOLBOARD_MAX_UPLOAD_MB (0.3 to 0).
     # Gradio's own front-end files from memory (ui.asset_cache): a first visit fetches ~90 of them.
-    return {"css": CSS, "max_file_size": f"{max_mb:.0f}mb", "footer_links": ["api", "gradio"],
+    return {"css": CSS, "max_file_size": context.max_upload_bytes, "footer_links": ["api", "gradio"],
             "app_kwargs": {"middleware": [Middleware(FrontendFiles)]}}
 
 

@@ -2,7 +2,8 @@
 The project-wide ones are declared here; a benchmark's own (where its data comes from) in its package, with the
 same `declare`, so that adding a benchmark stays one package. Modules read a variable through `read_setting(field)`
 (read anew each call: tests and operators change the environment while a process runs); how a value is parsed and
-refused stays with the module that owns its meaning (a quota's "off", a URL's scheme). The README's table of
+refused stays with the module that owns its meaning (a quota's "off", a URL's scheme), but for a plain number
+above 0, which `read_number` reads and refuses alike for all. The README's table of
 variables is `environment_table()` (`python -m evaluators env --markdown`); tests/test_environment.py holds the two
 equal and checks that every `TOOLBOARD_*` name in the code is declared.
 
@@ -47,7 +48,8 @@ DECLARED: dict[str, Variable] = {}
 
 def declare(field: str, default: str | float, meaning: str) -> Variable:
     """Declare a variable (once: a second declaration of a field is a mistake). A number as the default makes it
-    a number setting, read with `read_number`; the code takes that default from here, so it is written once."""
+    a number setting: the code takes that default from here (`declared_number`), so it is written once, and a
+    plain number above 0 is read with `read_number`."""
     if field in DECLARED:
         raise ValueError(f"{PREFIX}{field.upper()} is declared twice")
     caller = inspect.currentframe()

@@ -41,7 +41,6 @@ from evaluators.engine.sdk_transport import (
 from evaluators.engine.settings import ModelSettings
 from evaluators.engine.store import MAX_EVIDENCE_BYTES, JSONText, oversized_note, row_request_note
 
-GLOBAL_LIMIT_ENV = "TOOLBOARD_GLOBAL_CONCURRENCY"
 # In TOOLBOARD_HOME: this installation's random secret, mixed with API keys in cache keys (see cache_key).
 CACHE_SALT_FILE = "cache_salt"
 

@@ -217,7 +217,10 @@ def help_of(name: str) -> str:
 
 def wrong_kind_message(name: str) -> str:
     """What a value of the wrong kind for setting `name` is told (its declared `wrong`)."""
-    return str(_extra(RunSettings.model_fields[name])["wrong"])
+    wrong = _extra(RunSettings.model_fields[name]).get("wrong")
+    if not wrong:
+        raise KeyError(f"the setting {name} declares no message for a value of the wrong kind")
+    return str(wrong)
 
 
 def is_advanced(name: str) -> bool:
