@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -58,9 +59,10 @@ def test_every_declared_variable_is_read_somewhere():
     holders = {field: constant for constant, field in re.findall(r'^(\w+) = declare\("(\w+)"', code, re.M)}
     holders |= {value.removeprefix("TOOLBOARD_").lower(): constant
                 for constant, value in re.findall(r'^(\w+) = "(TOOLBOARD_\w+)"', code, re.M)}
-    unread = [v.name for v in all_variables() if f'read_setting("{v.field}")' not in code
-              and not re.search(rf'read_number\("{v.field}"', code)
-              and not (v.field in holders and len(re.findall(rf"\b{holders[v.field]}\b", code)) > 1)]
+    read = set(re.findall(r'read_(?:setting|number)\("(\w+)"', code))
+    uses = Counter(re.findall(r"\w+", code))  # one pass over the code, not one per variable
+    unread = [v.name for v in all_variables() if v.field not in read
+              and not (v.field in holders and uses[holders[v.field]] > 1)]
     assert not unread, f"declared but never read: {unread}"
 
 
