@@ -233,8 +233,8 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
             # them ranks beside the published rows. A public deployment caps the limit, so it starts there.
             # Text, as the temperature: an empty number box is sent as 0, not as "every item".
             limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
-            declared = number_range("concurrency")
-            concurrency = gr.Slider(declared.low, PUBLIC_MAX_CONCURRENCY if context.public else declared.high or MAX_CONCURRENCY,
+            concurrency = gr.Slider(number_range("concurrency").low,
+                                    PUBLIC_MAX_CONCURRENCY if context.public else MAX_CONCURRENCY,
                                     value=default_of("concurrency"), step=1, label="Concurrency")
             request_mode = gr.Radio(list(shown.request_modes), value=shown.request_modes[0],
                                     visible=len(shown.request_modes) > 1,

@@ -7,8 +7,9 @@ above 0, which `read_number` reads and refuses alike for all. The README's table
 variables is `environment_table()` (`python -m evaluators env --markdown`); tests/test_environment.py holds the two
 equal and checks that every `TOOLBOARD_*` name in the code is declared.
 
-Standard library only: the lowest layer reads it (the store's folder, the phase log at the first import), and a
-declaration of text values gains nothing from a validation library's import on every command's start-up."""
+Standard library only, besides two small core modules (the error type, the echo of a value): the lowest layer
+reads it (the store's folder, the phase log at the first import), and a declaration of text values gains nothing
+from a validation library's import on every command's start-up."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
 
 PREFIX = "TOOLBOARD_"
 
@@ -54,8 +58,8 @@ def declare(field: str, default: str | float, meaning: str) -> Variable:
         raise ValueError(f"{PREFIX}{field.upper()} is declared twice")
     caller = inspect.currentframe()
     module = caller.f_back.f_globals.get("__name__", __name__) if caller and caller.f_back else __name__
-    number = None if isinstance(default, str) else float(default)
-    DECLARED[field] = Variable(field, default if isinstance(default, str) else f"{default:g}", meaning, module, number)
+    text, number = (default, None) if isinstance(default, str) else (f"{default:g}", float(default))
+    DECLARED[field] = Variable(field, text, meaning, module, number)
     return DECLARED[field]
 
 
@@ -119,9 +123,6 @@ def declared_number(field: str) -> float:
 def read_number(field: str, *, whole: bool = False, unit: str = "", environ: Mapping[str, str] | None = None) -> float:
     """A number setting's value now: its declared default when unset or empty, else a number above 0 (a whole one
     when `whole`). Anything else is refused naming the variable, what it takes and what it was given."""
-    from evaluators.core.errors import ToolboardError
-    from evaluators.core.limits import echoed
-
     default = declared_number(field)
     raw = read_setting(field, environ)
     if raw is None:
