@@ -62,7 +62,7 @@ PRIVATE_CASES: list[tuple[str, list[str], dict[str, Any], str]] = [
     ("a top_p of 0", ["--top-p", "0"], {"top_p": 0},
      "top_p must be a number more than 0 and at most 1 (empty for the benchmark's own); got 0.0"),
     ("max_tokens that is no whole number", ["--max-tokens", "1.5"], {"max_tokens": 1.5},
-     "max_tokens must be a whole number at least 1 and at most 1e+06 (empty for the benchmark's own); got 1.5"),
+     "max_tokens must be a whole number at least 1 and at most 1000000 (empty for the benchmark's own); got 1.5"),
     ("a timeout of 0", ["--timeout", "0"], {"timeout": 0},
      "the request timeout (seconds) must be a number more than 0 and at most 3600; got 0.0"),
     ("too many attempts", ["--max-attempts", "500"], {"max_attempts": 500},

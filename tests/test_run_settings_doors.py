@@ -84,6 +84,20 @@ def test_the_api_has_a_parameter_for_every_setting(api_parameters: dict[str, dic
     assert "api_key" in api_parameters
 
 
+def test_the_api_page_lists_every_setting_with_its_declared_help_and_range(built_app: gr.Blocks):
+    """Gradio's API page shows an endpoint's description, not its parameters' docs: start_run's description
+    lists each setting, by its API name, with the help the command line's flag shows and a number's range."""
+    description = built_app.get_api_info()["named_endpoints"]["/start_run"]["description"]
+    lines = {line.split(": ", 1)[0]: line for line in description.splitlines() if line.startswith("- ")}
+    for name in SETTING_NAMES:
+        assert f"- {name}" in lines and help_of(name) in lines[f"- {name}"], name
+    assert lines["- concurrency"].endswith("; a whole number at least 1 and at most 256")
+    assert lines["- max_tokens"].endswith("; a whole number at least 1 and at most 1000000")
+    assert lines["- top_p"].endswith("; a number more than 0 and at most 1")
+    assert lines["- request_mode"].count("default") == 1 and "the benchmark's first" in lines["- request_mode"]
+    assert description.startswith("Start an evaluation in the background")
+
+
 def test_each_api_default_builds_the_run_that_leaving_the_setting_out_builds(api_parameters: dict[str, dict],
                                                                             tmp_path: Path):
     """An API call that leaves a setting out gets what the command line gets without its flag (the benchmark
@@ -153,7 +167,7 @@ def test_every_number_setting_declares_its_range_and_the_message_says_it():
     ({"temperature": float("nan")}, "temperature must be a number at least 0 and at most 2 (empty for the "
                                     "benchmark's own); got nan"),
     ({"top_p": "0"}, "top_p must be a number more than 0 and at most 1 (empty for the benchmark's own); got 0.0"),
-    ({"max_tokens": 2.5}, "max_tokens must be a whole number at least 1 and at most 1e+06 (empty for the "
+    ({"max_tokens": 2.5}, "max_tokens must be a whole number at least 1 and at most 1000000 (empty for the "
                           "benchmark's own); got 2.5"),
     ({"timeout": "soon"}, "the request timeout (seconds) must be a number more than 0 and at most 3600; got 'soon'"),
     ({"max_attempts": 101}, "max attempts must be a whole number at least 1 and at most 100; got 101"),

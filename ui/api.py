@@ -22,7 +22,7 @@ from evaluators.service import model_page
 from evaluators.service.app_services import load_other_results_report
 from evaluators.service.hub_eval_results import eval_results_preview, offered_here, open_pr_as_operator
 from evaluators.service.overview import aggregate_rule
-from evaluators.service.run_settings import DEFAULT_CONCURRENCY
+from evaluators.service.run_settings import DEFAULT_CONCURRENCY, settings_reference
 from evaluators.service.submissions import Submission
 from ui.board_views import bounded_json, chart_figure, exporter, hashable, percent_table
 from ui.context import READ_EVENT, AppContext, plain_error
@@ -45,6 +45,12 @@ def _caller(context: AppContext, owner_token: str, request: gr.Request | None) -
 
 # ---- runs: start, cancel, resume, re-send errors, share, the jobs and one job ----------------------------------
 
+def start_run_description(start_run: Callable[..., Any]) -> str:
+    """start_run's docs as the API page shows them: its docstring as one paragraph, then every setting with its
+    declared help, a line each."""
+    return f"{' '.join((inspect.getdoc(start_run) or '').split())}\n\nSettings:\n{settings_reference()}"
+
+
 def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
     """start_run, cancel_run, resume_run, rerun_errors, share_run, jobs and job_detail."""
     default_benchmark = all_benchmarks()[0].name
@@ -62,16 +68,12 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
                   extra_body: dict[str, Any] | str | None = None, use_cache: bool = True,
                   request: gr.Request | None = None) -> dict[str, str]:
         """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
-        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused).
-        roles: the other models the benchmark declares, {role name: {"base_url", "model", "key_env"}} (a role
-        left out: the benchmark's fallback); options: {option name: value} (see the About tab for both).
-        prompt_style (benchmarks with prompt styles): auto (official when the official prompt files are there),
-        official or toolboard; request_mode empty: the benchmark's first (see `list`); data_source empty: local
-        folder when data_folder is given, else download; temperature, top_p, max_tokens None: the benchmark's own;
-        timeout (seconds per request), max_attempts, extra_body (a JSON object merged into each request) and
-        use_cache as the command line's --timeout, --max-attempts, --extra-body and --no-cache; every default is
-        the command line's. On a public deployment the run is yours: owner_token (a secret you keep, 16+
-        characters) names you, else your client session does."""
+        Every setting (listed below) takes the command line's default when left out; data_source empty reads
+        data_folder when one is given, else downloads. api_key: used for this run only, never stored.
+        endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused);
+        prompt_style auto: official when the official prompt files are there. A role left out of roles takes the
+        benchmark's fallback (the About tab lists roles and options). On a public deployment the run is yours:
+        owner_token (a secret you keep, 16+ characters) names you, else your client session does."""
         # The parameters keep the order and names API callers have used; the old judge_*, user_* and modality
         # ones are read as the roles "judge" and "user" and the option "modality".
         given = locals()
@@ -117,7 +119,8 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
         """A run's progress and its official report (None until it has finished): (Markdown text, report)."""
         return detail_view(context, run_id, owner_token, request)
 
-    gr.api(start_run, api_name="start_run")
+    # The API page shows an endpoint's description only: each setting's help is listed there, from its declaration.
+    gr.api(start_run, api_name="start_run", api_description=start_run_description(start_run))
     gr.api(cancel_run, api_name="cancel_run")
     gr.api(resume_run, api_name="resume_run")
     gr.api(rerun_errors, api_name="rerun_errors")

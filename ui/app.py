@@ -64,6 +64,8 @@ CSS = """
 .board-sortbar, .board-table .hash, .board-table td.card-more { display: none; }
 .board-line { font-weight: 600; margin: 4px 0; }
 .board-legend, .board-legend p { font-size: var(--text-sm); color: var(--body-text-color-subdued); }
+/* The API page's endpoint descriptions keep their line breaks: start_run lists its settings a line each. */
+h3 > .desc { white-space: pre-line; }
 /* Tabs that do not fit are not hidden behind a "more" button: they follow on the bar (wrapping). */
 .tab-wrapper { flex-wrap: wrap; height: auto !important; }
 .tab-wrapper .overflow-menu { display: contents; }

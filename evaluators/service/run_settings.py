@@ -82,7 +82,8 @@ class RunSettings(BaseModel):
                                   label="the limit per subset", empty="empty for every sample", ge=1)
     concurrency: Whole = setting(DEFAULT_CONCURRENCY, f"requests in flight at once (default {DEFAULT_CONCURRENCY})",
                                  ge=1, le=MAX_CONCURRENCY)
-    request_mode: str | None = setting(None, "text prompt (default) or native tools")
+    request_mode: str | None = setting(None, "prompt (a text prompt) or tools (native tools); default: the "
+                                             "benchmark's first (see `list`)")
     prompt_style: str | None = setting(None, "benchmarks with a request profile (see `list`): official (default "
                                              "when the official prompt files are there: the requests the official "
                                              "code sends) or toolboard (our own wording)")
@@ -191,15 +192,24 @@ class NumberRange:
     low_open: bool
     whole: bool
 
-    def expected(self, high: float | None = None, cap: str = "") -> str:
+    def bounds(self, high: float | None = None) -> str:
+        """What a value must be, e.g. "a whole number at least 1 and at most 256" (`high`: a lower cap)."""
         top = self.high if high is None else high
-        bounds = f"{'more than' if self.low_open else 'at least'} {self.low:g}"
-        bounds += f" and at most {top:g}" if top is not None else ""
+        bounds = f"{'more than' if self.low_open else 'at least'} {_plain(self.low)}"
+        bounds += f" and at most {_plain(top)}" if top is not None else ""
+        return f"{'a whole number' if self.whole else 'a number'} {bounds}"
+
+    def expected(self, high: float | None = None, cap: str = "") -> str:
         note = f" ({cap})" if cap else (f" ({self.empty})" if self.empty else "")
-        return f"{self.label} must be {'a whole number ' if self.whole else 'a number '}{bounds}{note}"
+        return f"{self.label} must be {self.bounds(high)}{note}"
 
     def refused(self, value: object, high: float | None = None, cap: str = "") -> ToolboardError:
         return ToolboardError(f"{self.expected(high, cap)}; got {echoed(repr(value))}")
+
+
+def _plain(number: float) -> str:
+    """A bound as people write it: 1000000, not 1e+06; 0.5 as it is."""
+    return str(int(number)) if number.is_integer() else f"{number:g}"
 
 
 def _extra(field: FieldInfo) -> dict[str, Any]:
@@ -213,6 +223,13 @@ def label_of(name: str) -> str:
 
 def help_of(name: str) -> str:
     return RunSettings.model_fields[name].description or ""
+
+
+def settings_reference() -> str:
+    """Every setting by its name, with its declared help and a number's range, a line each: the API's docs list them
+    so (the command line's flags and the form's Advanced fields show the same help)."""
+    return "\n".join(f"- {name}: {help_of(name)}" + (f"; {number_range(name).bounds()}" if name in NUMBER_SETTINGS else "")
+                     for name in SETTING_NAMES)
 
 
 def wrong_kind_message(name: str) -> str:
