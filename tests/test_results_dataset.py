@@ -60,7 +60,8 @@ def upload(store: Store, model: str) -> str:
 
 def planted_endpoint_run(store: Store, data_dir: Path) -> str:
     """A finished endpoint run stored through the real Store API, its settings holding a private base URL,
-    key variable names, a local data folder, a key in its notes and a model named by a local folder."""
+    key variable names, a local data folder, a key in its notes, its evidence and a checker's metadata, and a model
+    named by a local folder."""
     config = RunConfig(benchmark="acebench", language="en", subsets=("normal_atom_bool",), data_dir=str(data_dir),
                        model=ModelSettings(base_url=PRIVATE_URL, model=VLLM_MODEL_NAME, api_key_env=KEY_VARIABLE),
                        roles={"user": Endpoint(ROLE_URL, "sim-user", ROLE_KEY_VARIABLE)})
@@ -73,7 +74,8 @@ def planted_endpoint_run(store: Store, data_dir: Path) -> str:
         ("normal_atom_bool", Prediction("normal_atom_bool_0", output="[Clock.setAlarm(time='07:00')]", latency=0.25,
                                         usage={"prompt_tokens": 120, "completion_tokens": 9}), 1, gold),
         ("normal_atom_bool", Prediction("normal_atom_bool_1", tool_calls=[ToolCall("Clock.setAlarm", {"time": "08:30"})],
-                                        latency=0.5, usage={"prompt_tokens": 100, "completion_tokens": 12}), 1),
+                                        latency=0.5, usage={"prompt_tokens": 100, "completion_tokens": 12},
+                                        extra={"transcript": [{"said": f"my key is {PLANTED_KEY}"}]}), 1),
         ("normal_atom_bool", Prediction("normal_atom_bool_2", error=f"request_error: host {PRIVATE_HOST} could not be"
                                                                      " resolved"), 6),
     ])
@@ -82,7 +84,8 @@ def planted_endpoint_run(store: Store, data_dir: Path) -> str:
             SampleScore("normal_atom_bool_0", "normal_atom_bool", True, rule="exact",
                         decoded=[{"Clock.setAlarm": {"time": "07:00"}}], metrics={"accuracy": 1.0}),
             SampleScore("normal_atom_bool_1", "normal_atom_bool", mode == "official",
-                        error_type=None if mode == "official" else "wrong_arguments", detail="time differs"),
+                        error_type=None if mode == "official" else "wrong_arguments", detail="time differs",
+                        metadata={"checker_note": f"saw {PLANTED_KEY}"}),
             SampleScore("normal_atom_bool_2", "normal_atom_bool", False, error_type="request_error"),
         ]
         accuracy = round(sum(s.correct for s in scores) / len(scores), 3)

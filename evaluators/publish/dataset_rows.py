@@ -221,8 +221,9 @@ def details_rows(store: Store, run_ids: Iterable[str] | None = None) -> pd.DataF
 
 def published_document(store: Store, run_id: str) -> RunDocument:
     """The run's whole record (run_document.export_document) as a results dataset holds it: no base URL, no API key
-    variable name, no data folder; what a user typed (model, notes, settings) as public_text; request bodies
-    with their `model` fields as public_text and key-shaped tokens redacted; errors without the endpoint's host.
+    variable name, no data folder; what a user typed (model, notes, settings) as public_text; request bodies,
+    evidence and checkers' metadata with `model` fields as public_text and key-shaped tokens redacted; errors
+    without the endpoint's host.
     Imported into another store it rebuilds the run's board rows and its evidence."""
     document = export_document(store, run_id)
     run = document.run
@@ -236,10 +237,13 @@ def published_document(store: Store, run_id: str) -> RunDocument:
     for sample in document.samples:
         sample.request = public_request(sample.request)
         sample.events = public_events(sample.events, settings)
+        # evidence and a checker's metadata as `details` publishes them (_detail_record)
+        sample.evidence = public_request(sample.evidence)
         if sample.prediction is not None:
             sample.prediction.error = public_error(sample.prediction.error, settings)
         for score in sample.scores.values():
             score.explanation = public_error(score.explanation, settings)
+            score.metadata = public_request(score.metadata)
     return document
 
 
