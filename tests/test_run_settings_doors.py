@@ -6,12 +6,14 @@ same words by each door: tests/test_front_doors.py.)"""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import gradio as gr
 import pytest
 
 from evaluators.cli.parser import SETTINGS_ADDED_APART, build_parser, setting_dest, setting_flag
+from evaluators.cli.run_config import run_request as cli_run_request
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks
 from evaluators.engine.store import Store
@@ -113,6 +115,23 @@ def test_each_api_default_builds_the_run_that_leaving_the_setting_out_builds(api
         assert parameter["parameter_has_default"], name
         sent = build_run_request(raw_run({**given, name: parameter["parameter_default"]}), RunPolicy()).config
         assert sent == left_out, f"the API's default for {name} ({parameter['parameter_default']!r}) changes the run"
+
+
+def test_the_api_at_its_defaults_builds_the_command_lines_run_but_for_the_key_variable(api_parameters: dict[str, dict],
+                                                                                       tmp_path: Path):
+    """The command line's defaults are the API's, one apart and said in its help: the command line reads its user's
+    own OPENAI_API_KEY, the API no variable of the server's unless one is named."""
+    data = str(write_dataset(tmp_path / "data", 3))
+    args = build_parser().parse_args(["run", "acebench", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                                      "--data-dir", data])
+    from_cli = cli_run_request(args).config
+    at_defaults = {name: parameter["parameter_default"] for name, parameter in api_parameters.items()
+                   if name in SETTING_NAMES and name not in ("base_url", "model", "benchmark", "data_folder")}
+    from_api = build_run_request(raw_run({**at_defaults, "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                                          "benchmark": "acebench", "data_folder": data}), RunPolicy()).config
+    assert (from_cli.model.api_key_env, from_api.model.api_key_env) == ("OPENAI_API_KEY", "")
+    assert from_api == replace(from_cli, model=replace(from_cli.model, api_key_env=""))
+    assert "OPENAI_API_KEY" in help_of("api_key_env") and "the API reads none" in help_of("api_key_env")
 
 
 def test_the_apis_default_request_mode_is_each_benchmarks_own(api_parameters: dict[str, dict]):

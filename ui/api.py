@@ -68,7 +68,8 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
                   extra_body: dict[str, Any] | str | None = None, use_cache: bool = True,
                   request: gr.Request | None = None) -> dict[str, str]:
         """Start an evaluation in the background: {"run_id", "message"} (run_id is empty when refused).
-        Every setting (listed below) takes the command line's default when left out; data_source empty reads
+        Every setting (listed below) takes the command line's default when left out, api_key_env apart (no server
+        variable is read unless one is named); data_source empty reads
         data_folder when one is given, else downloads. api_key: used for this run only, never stored.
         endpoint_kind "Local demo model (SmolLM2-135M)" runs the built-in local model (base_url and model unused);
         prompt_style auto: official when the official prompt files are there. A role left out of roles takes the

@@ -72,7 +72,9 @@ class RunSettings(BaseModel):
     base_url: str | None = setting(None, "endpoint base URL, e.g. http://127.0.0.1:8000/v1")
     model: str | None = setting(None, "model name as the endpoint knows it, or local:smollm2 for the built-in local "
                                       "model (optional install, no key or network needed)")
-    api_key_env: str | None = setting(None, "environment variable holding the API key (never stored)")
+    api_key_env: str | None = setting(None, "environment variable holding the API key (never stored); the command "
+                                            "line's default is OPENAI_API_KEY, its user's own; the API reads none "
+                                            "unless one is named")
     language: str | None = setting(None, "one of the benchmark's languages, if it has any (default: its first)")
     subsets: tuple[str, ...] = setting((), "subset or group names (default: all)", wrong="subsets must be a list of names")
     data_source: str | None = setting(None, "what the run reads: download (the deployment's data, else the "
