@@ -211,7 +211,7 @@ class NumberRange:
 
 def _plain(number: float) -> str:
     """A bound as people write it: 1000000, not 1e+06; 0.5 as it is."""
-    return str(int(number)) if number.is_integer() else f"{number:g}"
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
 
 
 def _extra(field: FieldInfo) -> dict[str, Any]:
