@@ -21,6 +21,7 @@ from evaluators.core.environment import (
     declare,
     declared_number,
     environment_table,
+    read_flag,
     read_number,
     read_setting,
     read_settings,
@@ -54,12 +55,12 @@ def test_every_variable_the_code_names_is_declared():
 
 def test_every_declared_variable_is_read_somewhere():
     code = "\n".join(text for path, text in _code().items() if path.name != "environment.py")
-    # Read by its field (read_setting("home"), read_number("max_upload_mb", …)), or through the constant that holds its declaration or its name
+    # Read by its field (read_setting("home"), read_number("max_upload_mb", …), read_flag("public", …)), or through the constant that holds its declaration or its name
     # (ARCHIVE_URL = declare(…); RUNS_PER_DAY_SETTING = "TOOLBOARD_…"), used beyond that line.
     holders = {field: constant for constant, field in re.findall(r'^(\w+) = declare\("(\w+)"', code, re.M)}
     holders |= {value.removeprefix("TOOLBOARD_").lower(): constant
                 for constant, value in re.findall(r'^(\w+) = "(TOOLBOARD_\w+)"', code, re.M)}
-    read = set(re.findall(r'read_(?:setting|number)\("(\w+)"', code))
+    read = set(re.findall(r'read_(?:setting|number|flag)\("(\w+)"', code))
     uses = Counter(re.findall(r"\w+", code))  # one pass over the code, not one per variable
     unread = [v.name for v in all_variables() if v.field not in read
               and not (v.field in holders and uses[holders[v.field]] > 1)]
@@ -175,3 +176,55 @@ def test_a_bad_global_concurrency_refuses_a_run_before_anything_is_sent(tmp_path
             start_run(RunRequest(scripted_run_config(server, write_dataset(tmp_path / "data", 3))), store)
         assert server.requests == 0
     assert store.list_runs() == []
+
+
+@pytest.mark.parametrize("field", ["public", "allow_unlisted_models", "send_pacing", "hub_reported"])
+def test_an_on_off_setting_reads_the_usual_words_and_refuses_any_other(field: str):
+    name = DECLARED[field].name
+    for word in ("1", "true", "Yes", "ON"):
+        assert read_flag(field, unset=False, environ={name: word}) is True
+    for word in ("0", "false", "No", "OFF"):
+        assert read_flag(field, unset=True, environ={name: word}) is False
+    assert read_flag(field, unset=True, environ={}) is True and read_flag(field, unset=False, environ={name: " "}) is False
+    with pytest.raises(ToolboardError) as refused:
+        read_flag(field, unset=False, environ={name: "enabled"})
+    assert str(refused.value) == (f"{name} must be on or off (1/true/yes/on or 0/false/no/off; unset: "
+                                  f"{DECLARED[field].default}), not 'enabled'")
+
+
+def test_a_mistyped_public_mode_is_refused_on_a_space_not_read_as_off(monkeypatch: pytest.MonkeyPatch):
+    """A typo must not open a Space to the server's keys and private hosts."""
+    from evaluators.core.public_hosts import is_public_mode
+    from evaluators.service.deployment import unlisted_model_rule
+
+    monkeypatch.setenv("SPACE_ID", "org/space")
+    monkeypatch.delenv("TOOLBOARD_PUBLIC", raising=False)
+    assert is_public_mode()
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "enabled")
+    with pytest.raises(ToolboardError, match="TOOLBOARD_PUBLIC must be on or off"):
+        is_public_mode()
+    monkeypatch.setenv("TOOLBOARD_PUBLIC", "off")
+    assert not is_public_mode()
+    assert unlisted_model_rule(False, {"TOOLBOARD_ALLOW_UNLISTED_MODELS": "true"}).allowed
+
+
+def test_the_log_level_is_read_in_any_case_and_a_wrong_one_is_refused(monkeypatch: pytest.MonkeyPatch):
+    from ui.app import log_level
+
+    monkeypatch.setenv("TOOLBOARD_LOG_LEVEL", "debug")
+    assert log_level() == "DEBUG"
+    monkeypatch.delenv("TOOLBOARD_LOG_LEVEL")
+    assert log_level() == DECLARED["log_level"].default == "INFO"
+    monkeypatch.setenv("TOOLBOARD_LOG_LEVEL", "loud")
+    with pytest.raises(ToolboardError, match="TOOLBOARD_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"):
+        log_level()
+
+
+@pytest.mark.slow
+def test_the_app_refuses_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path):
+    env = {**os.environ, "TOOLBOARD_HOME": str(tmp_path), "TOOLBOARD_PUBLIC": "enabled"}
+    done = subprocess.run([sys.executable, "app.py"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: TOOLBOARD_PUBLIC must be on or off (1/true/yes/on or 0/false/no/off; unset: on on a Hugging Face Space "
+        "(SPACE_ID set), else off), not 'enabled'"]

@@ -7,6 +7,7 @@ import contextlib
 import gc
 import logging
 import os
+import sys
 import threading
 import time
 import urllib.request
@@ -15,7 +16,9 @@ from typing import Any, Literal, TypedDict
 import gradio as gr
 from starlette.middleware import Middleware
 
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import DECLARED, read_setting
+from evaluators.core.errors import ToolboardError
+from evaluators.core.limits import echoed
 from evaluators.core.registry import all_benchmarks
 from evaluators.engine.sdk_transport import load_sdk
 from evaluators.service.ownership import MAX_TOKEN_CHARS, MIN_TOKEN_CHARS, new_token
@@ -273,12 +276,31 @@ def page_answers(url: str, patience: float) -> bool:
     return False
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def log_level() -> str:
+    """TOOLBOARD_LOG_LEVEL in any case (debug is DEBUG), its declared default when unset; another is refused."""
+    level = (read_setting("log_level") or DECLARED["log_level"].default).upper()
+    if level not in LOG_LEVELS:
+        raise ToolboardError(f"{DECLARED['log_level'].name} must be one of {', '.join(LOG_LEVELS)} (any case; unset: "
+                             f"{DECLARED['log_level'].default}), not {echoed(level.lower())!r}")
+    return level
+
+
 def main() -> None:
+    """`python app.py`: a setting the app cannot start with is one line on stderr and exit status 2, as the
+    command line's errors are, not a traceback."""
     # The app must start offline (a laptop with no network, a Space behind a firewall).
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    logging.basicConfig(level=read_setting("log_level") or "INFO", format="%(levelname)s %(name)s: %(message)s")
+    try:
+        logging.basicConfig(level=log_level(), format="%(levelname)s %(name)s: %(message)s")
+        context = context_from_env()
+    except ToolboardError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     # HTTP clients log every request URL at INFO: endpoint URLs are the user's business, not the log's.
     for noisy in ("httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # A Space sets the host through GRADIO_SERVER_NAME; locally the app stays on this machine.
-    launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    launch(context, server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))

@@ -3,7 +3,7 @@ The project-wide ones are declared here; a benchmark's own (where its data comes
 same `declare`, so that adding a benchmark stays one package. Modules read a variable through `read_setting(field)`
 (read anew each call: tests and operators change the environment while a process runs); how a value is parsed and
 refused stays with the module that owns its meaning (a quota's "off", a URL's scheme), but for a plain number
-above 0, which `read_number` reads and refuses alike for all. The README's table of
+above 0 and an on/off switch, which `read_number` and `read_flag` read and refuse alike for all. The README's table of
 variables is `environment_table()` (`python -m evaluators env --markdown`); tests/test_environment.py holds the two
 equal and checks that every `TOOLBOARD_*` name in the code is declared.
 
@@ -137,6 +137,24 @@ def read_number(field: str, *, whole: bool = False, unit: str = "", environ: Map
         raise ToolboardError(f"{DECLARED[field].name} must be {kind}{of_unit} above 0 (unset: {default:g}), "
                              f"not {echoed(raw)!r}")
     return value
+
+
+ON_WORDS = ("1", "true", "yes", "on")
+OFF_WORDS = ("0", "false", "no", "off")
+
+
+def read_flag(field: str, *, unset: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """An on/off setting's value now: `unset` when unset or empty, else one of ON_WORDS or OFF_WORDS (any case).
+    Anything else is refused naming the variable: a typo must not quietly turn public mode off on a Space."""
+    raw = read_setting(field, environ)
+    if raw is None:
+        return unset
+    if raw.lower() in ON_WORDS:
+        return True
+    if raw.lower() in OFF_WORDS:
+        return False
+    raise ToolboardError(f"{DECLARED[field].name} must be on or off ({'/'.join(ON_WORDS)} or {'/'.join(OFF_WORDS)}; "
+                         f"unset: {DECLARED[field].default}), not {echoed(raw)!r}")
 
 
 def read_variable(name: str, environ: Mapping[str, str] | None = None) -> str | None:

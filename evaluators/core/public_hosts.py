@@ -14,12 +14,11 @@ import os
 import socket
 from urllib.parse import urlsplit
 
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import read_flag
 from evaluators.core.errors import ToolboardError
 
 PUBLIC_MODE_ENV = "TOOLBOARD_PUBLIC"
 DEFAULT_PORTS = {"http": 80, "https": 443}
-_TRUE_VALUES = {"1", "true", "yes", "on"}
 # RFC 6052 well-known NAT64 prefix: the last 32 bits are an IPv4 address the gateway will reach.
 _NAT64_PREFIX = ipaddress.IPv6Network("64:ff9b::/96")
 
@@ -31,12 +30,9 @@ class HostNotAllowedError(ToolboardError):
 
 
 def is_public_mode() -> bool:
-    """True when TOOLBOARD_PUBLIC is set to 1 (or true/yes/on); on a Hugging Face Space (SPACE_ID set)
-    also when it is unset, so a Space is public unless TOOLBOARD_PUBLIC=0 says otherwise."""
-    configured = read_setting("public")
-    if configured is None:
-        return bool(os.environ.get("SPACE_ID"))
-    return configured.lower() in _TRUE_VALUES
+    """True when TOOLBOARD_PUBLIC is on (1/true/yes/on); when it is unset, on a Hugging Face Space (SPACE_ID set),
+    so a Space is public unless TOOLBOARD_PUBLIC=0 says otherwise. Another value is refused (read_flag)."""
+    return read_flag("public", unset=bool(os.environ.get("SPACE_ID")))
 
 
 def check_public_host(host: str, port: int, error: type[ToolboardError] = HostNotAllowedError) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import read_flag
 
 PACING_ENV = "TOOLBOARD_SEND_PACING"
 RAMP_GAP = 0.002  # seconds between the first starts, before any answer has told the latency
@@ -27,8 +27,8 @@ MAX_CATCH_UP = 0.002  # starts let through late (the loop's timers are ~1 ms coa
 
 
 def pacing_enabled() -> bool:
-    """On unless TOOLBOARD_SEND_PACING is 0/off/false (to compare, or rule it out)."""
-    return (read_setting("send_pacing") or "").lower() not in ("0", "off", "false", "no")
+    """On unless TOOLBOARD_SEND_PACING is off (0/false/no/off: to compare, or rule it out)."""
+    return read_flag("send_pacing", unset=True)
 
 
 class SendPacer:

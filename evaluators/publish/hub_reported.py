@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.core.declarations import HubBenchmark
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import read_flag
 from evaluators.core.leaderboard import LEADERBOARD_DIR, load_model_facts
 from evaluators.core.registry import benchmark_names, get_benchmark
 from evaluators.engine.redact import redact
@@ -100,7 +100,7 @@ class Entry:
 
 
 def enabled() -> bool:
-    return (read_setting("hub_reported") or "").strip().lower() in ("1", "on", "true", "yes")
+    return read_flag("hub_reported", unset=False)
 
 
 def hub_models(folder: Path = LEADERBOARD_DIR) -> list[str]:

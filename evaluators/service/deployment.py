@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from evaluators.core.environment import read_variable
+from evaluators.core.environment import read_flag
 from evaluators.core.public_hosts import is_public_mode
 
 if TYPE_CHECKING:  # the preflight (and the chat client under it) is imported only by what checks an endpoint
@@ -30,6 +30,6 @@ def unlisted_model_rule(public: bool, environ: Mapping[str, str] | None = None) 
 
     if public:
         return UnlistedModelRule()
-    allowed = read_variable(ALLOW_UNLISTED_ENV, environ) == "1"
+    allowed = read_flag("allow_unlisted_models", unset=False, environ=environ)
     return UnlistedModelRule(allowed, "; if this endpoint serves models it does not list, its operator can set "
                                       f"{ALLOW_UNLISTED_ENV}=1")
