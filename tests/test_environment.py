@@ -17,12 +17,14 @@ import pytest
 from evaluators.cli.offline_commands import current_values
 from evaluators.core.environment import (
     DECLARED,
+    OTHER_VARIABLES,
     all_variables,
     declare,
     declared_number,
     environment_table,
     read_flag,
     read_number,
+    read_other,
     read_setting,
     read_settings,
 )
@@ -228,3 +230,28 @@ def test_the_app_refuses_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path):
     assert done.stderr.strip().splitlines() == [
         "error: TOOLBOARD_PUBLIC must be on or off (1/true/yes/on or 0/false/no/off; unset: on on a Hugging Face Space "
         "(SPACE_ID set), else off), not 'enabled'"]
+
+
+def test_other_tools_variables_are_read_through_their_list_which_the_readme_gives():
+    """A variable that is not toolboard's own (HF_ENDPOINT, SPACE_ID, …) is read with read_other, from the one list
+    the README repeats: no module reads one of them, or another, straight from os.environ by name."""
+    straight = re.compile(r'(?:os\.environ\.get\(|os\.getenv\()\s*"([A-Z][A-Z0-9_]*)"'
+                          r'|os\.environ\["([A-Z][A-Z0-9_]*)"\](?!\s*=[^=])')  # a value set for a child is no read
+    found = {(path.name, "".join(names)) for path, text in _code().items() for names in straight.findall(text)}
+    assert not found, f"read straight from os.environ: {sorted(found)}"
+    readme = (PROJECT / "README.md").read_text(encoding="utf-8")
+    for name, what in OTHER_VARIABLES.items():
+        assert f"- `{name}`: {what}" in readme, name
+    with pytest.raises(KeyError):
+        read_other("SOME_OTHER_VARIABLE")
+
+
+def test_one_package_index_serves_both_pinned_wheels(monkeypatch: pytest.MonkeyPatch):
+    from evaluators.benchmarks.bfcl.wheel import index_url
+    from evaluators.core.downloads import package_json_url
+
+    monkeypatch.setenv("TOOLBOARD_PYPI_URL", "http://127.0.0.1:9/mirror/pypi/")
+    assert index_url() == "http://127.0.0.1:9/mirror/pypi/bfcl-eval/json"
+    assert package_json_url("inspect-evals") == "http://127.0.0.1:9/mirror/pypi/inspect-evals/json"
+    monkeypatch.delenv("TOOLBOARD_PYPI_URL")
+    assert index_url() == "https://pypi.org/pypi/bfcl-eval/json"

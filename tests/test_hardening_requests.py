@@ -90,6 +90,18 @@ def test_redact_removes_the_run_key_bearer_tokens_and_sk_tokens():
     assert redact("HTTP 401: no", ("x", "")) == "HTTP 401: no"  # placeholders too short to be keys are left alone
 
 
+def test_a_broker_urls_password_is_never_said(monkeypatch: pytest.MonkeyPatch):
+    """The queue's refusal and its settings' repr show the broker by redact.without_credentials: no password."""
+    from evaluators.engine.queue_app import QueueSettings, settings_from_env
+
+    monkeypatch.setenv("TOOLBOARD_BROKER_URL", f"http://user:{SECRET}@broker.example:6379/0")
+    with pytest.raises(ToolboardError) as refused:
+        settings_from_env()
+    assert SECRET not in str(refused.value) and "broker.example:6379/0" in str(refused.value)
+    settings = QueueSettings(f"redis://:{SECRET}@broker.example:6379/0")
+    assert SECRET not in repr(settings) and "redis://broker.example:6379/0" in repr(settings)
+
+
 def test_a_key_the_endpoint_echoes_is_never_stored(data: Path, tmp_path: Path):
     # The last message puts the key across the cut at 200 characters (after the SDK's "Error code: 401 - "):
     # no part of it may remain.

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypedDict
 import gradio as gr
 from starlette.middleware import Middleware
 
-from evaluators.core.environment import DECLARED, read_setting
+from evaluators.core.environment import DECLARED, read_other, read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
 from evaluators.core.registry import all_benchmarks
@@ -303,4 +303,4 @@ def main() -> None:
     for noisy in ("httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # A Space sets the host through GRADIO_SERVER_NAME; locally the app stays on this machine.
-    launch(context, server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    launch(context, server_name=read_other("GRADIO_SERVER_NAME") or "127.0.0.1")

@@ -84,17 +84,19 @@ def _add_run(commands: argparse._SubParsersAction, with_settings: bool = True) -
 
 def _add_run_settings(run: argparse.ArgumentParser) -> None:
     """A flag for every setting RunSettings declares (and the benchmark, --role and --option)."""
-    from evaluators.service.run_request import DATA_SOURCES
+    from evaluators.service.run_request import AUTO_PROMPT_STYLE, DATA_SOURCES
     from evaluators.service.run_settings import SETTING_NAMES, help_of
 
-    setting_choices = {**SETTING_CHOICES, "data_source": DATA_SOURCES}
+    # auto, as the form and the API offer it (leaving the flag out is auto too)
+    setting_choices = {**SETTING_CHOICES, "data_source": DATA_SOURCES,
+                       "prompt_style": (AUTO_PROMPT_STYLE, *SETTING_CHOICES["prompt_style"])}
     run.add_argument("benchmark", nargs="?", help=f"{help_of('benchmark')}; not needed with --resume/--rerun-errors")
     # Numbers and choices are read as typed: the run request's builder checks them, in the words the form uses.
     for name in SETTING_NAMES:
         if name in SETTINGS_ADDED_APART:
             continue
         help_text = help_of(name)
-        if name in CLI_DEFAULTS:
+        if name in CLI_DEFAULTS and CLI_DEFAULTS[name] not in help_text:
             help_text += f" (default {CLI_DEFAULTS[name]})"
         if name == "use_cache":
             run.add_argument(setting_flag(name), action="store_true",

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
+from evaluators.core.environment import DECLARED, read_setting
 from evaluators.core.errors import DataError, ToolboardError
 
 # Errors whose words already say it plainly (e.g. a host a public deployment may not reach): kept as they are.
@@ -47,6 +48,13 @@ class DownloadFailed(DataError):
 
     def __str__(self) -> str:
         return self.summary + (f"; {self.advice}" if self.advice else "")
+
+
+def package_json_url(package: str) -> str:
+    """The package index's JSON page of `package` (TOOLBOARD_PYPI_URL: a mirror, or a test's server): it lists every
+    release's files (the per-version page is not served by every mirror)."""
+    index = read_setting("pypi_url") or DECLARED["pypi_url"].default
+    return f"{index.rstrip('/')}/{package}/json"
 
 
 def find_download_failure(error: BaseException | None) -> DownloadFailed | None:

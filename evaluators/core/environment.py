@@ -1,4 +1,5 @@
-"""Settings: every environment variable toolboard reads, declared once (its name, what it does, what unset means).
+"""Settings: every environment variable of toolboard's own, declared once (its name, what it does, what unset means),
+and the other tools' variables it honours (OTHER_VARIABLES: their owners define them; read with `read_other`).
 The project-wide ones are declared here; a benchmark's own (where its data comes from) in its package, with the
 same `declare`, so that adding a benchmark stays one package. Modules read a variable through `read_setting(field)`
 (read anew each call: tests and operators change the environment while a process runs); how a value is parsed and
@@ -100,9 +101,36 @@ QUEUE_VISIBILITY_S = declare("queue_visibility_s", 300,
 QUEUE_TIME_LIMIT_S = declare("queue_time_limit_s", 6 * 3600, "seconds a run may take on a worker")
 QUEUE_SECRET_TTL_S = declare("queue_secret_ttl_s", 6 * 3600,
                              "seconds a typed key waits in Redis for its run")
+PYPI_URL = declare("pypi_url", "https://pypi.org/pypi",
+                   "the package index's JSON API the pinned wheels come from (bfcl-eval; inspect-evals for τ²-bench)")
 LOG_LEVEL = declare("log_level", "INFO", "the app's log level")
 PHASE_LOG = declare("phase_log", "none written",
                     "a file a CLI run writes its phases' times to, as it exits")
+
+
+# Other tools' variables toolboard honours, with what they do here: their owners define them, so they are not
+# declared settings (the README lists them under its table; tests/test_environment.py holds the code to this list).
+OTHER_VARIABLES = {
+    "HF_TOKEN": "the Hugging Face token: pushes results (TOOLBOARD_HUB_REPO), reads private results datasets",
+    "HF_ENDPOINT": "another Hugging Face Hub (a mirror) for downloads and results",
+    "SPACE_ID": "set by a Hugging Face Space: public mode and /data storage unless said otherwise",
+    "GRADIO_SERVER_NAME": "the address `python app.py` listens on (unset: 127.0.0.1)",
+    "XDG_CACHE_HOME": "where the default TOOLBOARD_HOME lies (unset: ~/.cache)",
+    "SERPAPI_API_KEY": "BFCL web search's key for its live backend (the official variable)",
+}
+
+
+def read_other(name: str) -> str | None:
+    """One of OTHER_VARIABLES now; None when unset or empty. KeyError for a name not listed there."""
+    if name not in OTHER_VARIABLES:
+        raise KeyError(f"{name} is not a listed variable of another tool")
+    return os.environ.get(name, "").strip() or None
+
+
+def hub_endpoint() -> str | None:
+    """The Hugging Face Hub to talk to (HF_ENDPOINT: a mirror, or a test's fake Hub), read anew: huggingface_hub
+    reads it once, at its import. None: its default."""
+    return read_other("HF_ENDPOINT")
 
 
 def read_setting(field: str, environ: Mapping[str, str] | None = None) -> str | None:

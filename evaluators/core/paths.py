@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import read_other, read_setting
 
 
 def toolboard_home() -> Path:
@@ -13,10 +13,10 @@ def toolboard_home() -> Path:
     configured = read_setting("home")
     if configured:
         home = Path(configured).expanduser()
-    elif os.environ.get("SPACE_ID") and os.access("/data", os.W_OK):
+    elif read_other("SPACE_ID") and os.access("/data", os.W_OK):
         home = Path("/data/toolboard")
     else:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        cache = read_other("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         home = Path(cache) / "toolboard"
     home.mkdir(parents=True, exist_ok=True)
     return home

@@ -10,11 +10,10 @@ connection (rebinding) is not caught here, unless the caller connects to the add
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 from urllib.parse import urlsplit
 
-from evaluators.core.environment import read_flag
+from evaluators.core.environment import read_flag, read_other
 from evaluators.core.errors import ToolboardError
 
 PUBLIC_MODE_ENV = "TOOLBOARD_PUBLIC"
@@ -32,7 +31,7 @@ class HostNotAllowedError(ToolboardError):
 def is_public_mode() -> bool:
     """True when TOOLBOARD_PUBLIC is on (1/true/yes/on); when it is unset, on a Hugging Face Space (SPACE_ID set),
     so a Space is public unless TOOLBOARD_PUBLIC=0 says otherwise. Another value is refused (read_flag)."""
-    return read_flag("public", unset=bool(os.environ.get("SPACE_ID")))
+    return read_flag("public", unset=bool(read_other("SPACE_ID")))
 
 
 def check_public_host(host: str, port: int, error: type[ToolboardError] = HostNotAllowedError) -> None:

@@ -76,17 +76,10 @@ def settings_from_env() -> QueueSettings | None:
 
 
 def shown_url(url: str) -> str:
-    """A broker URL as it may be shown: without its password."""
-    from urllib.parse import urlsplit, urlunsplit
+    """A broker URL as it may be shown: redact.without_credentials (imported when needed: it brings the store)."""
+    from evaluators.engine.redact import without_credentials
 
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    except ValueError:
-        return "<broker URL>"
+    return without_credentials(url)
 
 
 def celery_config(settings: QueueSettings) -> dict[str, Any]:

@@ -16,6 +16,9 @@ from evaluators.core.limits import MAX_MODEL_NAME_CHARS, visitor_text
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens")
 # Sent when neither the user nor the benchmark sets a temperature.
 DEFAULT_TEMPERATURE = 0.0
+# A run's requests in flight at once, and attempts per request, when the run names none (RunSettings' defaults).
+DEFAULT_CONCURRENCY = 8
+DEFAULT_MAX_ATTEMPTS = 6
 
 
 @dataclass(frozen=True)
@@ -101,9 +104,9 @@ class RunConfig:
     subsets: tuple[str, ...] = ()
     limit: int | None = None
     data_dir: str | None = None
-    concurrency: int = 8
+    concurrency: int = DEFAULT_CONCURRENCY
     use_cache: bool = True
-    max_attempts: int = 6
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
     # The other models the benchmark needs, by declared role name (a role left out: the benchmark's
     # fallback, e.g. the model under test plays it).
     roles: dict[str, Endpoint] = field(default_factory=dict)

@@ -20,6 +20,7 @@ from typing import Any
 from evaluators.core.declarations import HubBenchmark
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, get_benchmark
+from evaluators.engine.redact import redact
 from evaluators.engine.store import Store
 from evaluators.engine.store.rows import RunRow
 from evaluators.publish.board_table import apart_reason, run_on_example_data
@@ -153,7 +154,7 @@ def open_pull_request(store: Store, run_id: str, model_repo: str, token: str, so
             commit_message=f"Add {run.benchmark} eval results (toolboard run {run.id})", commit_description=description,
             repo_type="model", create_pr=True)
     except Exception as error:  # noqa: BLE001 - network, auth, a missing repo: one line naming the repo
-        message = str(error).replace(token, "***") if token else str(error)
+        message = redact(str(error), [token])
         raise ToolboardError(f"{model_repo}: the pull request could not be opened: "
                              f"{type(error).__name__}: {message.splitlines()[0] if message else ''}") from None
     return str(commit.pr_url or commit.commit_url)

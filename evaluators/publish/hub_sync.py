@@ -20,14 +20,13 @@ a queue worker, and pulls at start-up); the engine never imports it.
 from __future__ import annotations
 
 import logging
-import os
 import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaluators.core.environment import read_setting
+from evaluators.core.environment import hub_endpoint, read_other, read_setting
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import toolboard_home
 from evaluators.engine.redact import redact
@@ -39,7 +38,6 @@ logger = logging.getLogger(__name__)
 
 REPO_ENV = "TOOLBOARD_HUB_REPO"
 TOKEN_ENV = "HF_TOKEN"
-ENDPOINT_ENV = "HF_ENDPOINT"
 RUNS_FOLDER = "runs"
 SHARD_SUFFIX = ".parquet"
 # What an exported dataset folder holds, as pushed by push_dataset_folder (nothing else in it is sent).
@@ -56,7 +54,7 @@ class HubSync:
         self.store = store
         self._token = token or None
         # huggingface_hub reads HF_ENDPOINT once, at import; read it here so a later setting counts.
-        self.endpoint = endpoint or os.environ.get("HF_ENDPOINT") or None
+        self.endpoint = endpoint or hub_endpoint()
         self.cache_dir = Path(cache_dir) if cache_dir else toolboard_home() / "hub_sync" / repo_id.replace("/", "--")
         self._repo_ready = False
         # One push at a time: each rewrites `contents` from the store, so the last one has every run.
@@ -231,7 +229,7 @@ def push_dataset_folder(folder: str | Path, repo_id: str, token: str | None, end
     if not any(path.startswith("contents/") for path in local):
         raise ToolboardError(f"{folder} is not an exported results dataset (no contents/*.parquet): write it with"
                              " `python -m evaluators export --dataset`")
-    api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token or None)
+    api = HfApi(endpoint=endpoint or hub_endpoint(), token=token or None)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         stale = [path for path in api.list_repo_files(repo_id, repo_type="dataset")
@@ -248,12 +246,12 @@ def push_dataset_folder(folder: str | Path, repo_id: str, token: str | None, end
 def token_from_env() -> str | None:
     """The operator's Hub token, HF_TOKEN, read from the server's environment only (never from a visitor); None when
     unset. Every Hub read and write that is not handed a token uses this one."""
-    return os.environ.get(TOKEN_ENV, "").strip() or None
+    return read_other(TOKEN_ENV)
 
 
 def endpoint_from_env() -> str | None:
     """The Hub to talk to, HF_ENDPOINT (a mirror, or a test's fake Hub); None: huggingface_hub's default."""
-    return os.environ.get(ENDPOINT_ENV) or None
+    return hub_endpoint()
 
 
 def from_env(store: Store) -> HubSync | None:

@@ -9,6 +9,7 @@ gives a key here. What is written and how a run is refused is publish/eval_resul
 from __future__ import annotations
 
 from evaluators.core.errors import ToolboardError
+from evaluators.engine.redact import redact
 from evaluators.engine.store import Store
 from evaluators.publish.eval_results import EvalResultFile, eval_result_file
 from evaluators.publish.hub_sync import TOKEN_ENV, check_repo_id, token_from_env
@@ -68,4 +69,4 @@ def open_pr_as_operator(store: Store, run_id: str, model_repo: str, public: bool
     except Exception as error:  # a Hub failure is already one line naming the repo; never the token, whatever it quotes
         if token not in str(error):
             raise
-        raise ToolboardError(str(error).replace(token, "***")) from None
+        raise ToolboardError(redact(str(error), [token])) from None

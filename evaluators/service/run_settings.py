@@ -24,12 +24,10 @@ from pydantic.json_schema import JsonDict
 
 from evaluators.core.errors import ToolboardError
 from evaluators.core.limits import echoed
-from evaluators.engine.settings import DEFAULT_TEMPERATURE, ModelSettings
+from evaluators.engine.settings import DEFAULT_CONCURRENCY, DEFAULT_MAX_ATTEMPTS, DEFAULT_TEMPERATURE, ModelSettings
 
 BENCHMARKS_OWN = "empty for the benchmark's own"
 MAX_CONCURRENCY = 256
-DEFAULT_CONCURRENCY = 8
-DEFAULT_MAX_ATTEMPTS = 6
 
 
 def setting(default: Any, help: str, *, label: str | None = None, empty: str | None = None, advanced: bool = False,
@@ -86,9 +84,9 @@ class RunSettings(BaseModel):
                                  ge=1, le=MAX_CONCURRENCY)
     request_mode: str | None = setting(None, "prompt (a text prompt) or tools (native tools); default: the "
                                              "benchmark's first (see `list`)")
-    prompt_style: str | None = setting(None, "benchmarks with a request profile (see `list`): official (default "
-                                             "when the official prompt files are there: the requests the official "
-                                             "code sends) or toolboard (our own wording)")
+    prompt_style: str | None = setting(None, "benchmarks with a request profile (see `list`): official (the "
+                                             "requests the official code sends), toolboard (our own wording) or auto "
+                                             "(the default: official when the official prompt files are there)")
     temperature: Number | None = setting(None, f"default: the benchmark's (its official sampling, where it has one), "
                                                f"else {DEFAULT_TEMPERATURE:g}", empty=BENCHMARKS_OWN, ge=0.0, le=2.0)
     top_p: Number | None = setting(None, "default: the benchmark's, else not sent", empty=BENCHMARKS_OWN,

@@ -12,8 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, checked_opener, download, open_member
-from evaluators.core.downloads import download_failed
-from evaluators.core.environment import declare
+from evaluators.core.downloads import download_failed, package_json_url
+from evaluators.core.environment import PYPI_URL, declare
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 from evaluators.core.public_hosts import HostNotAllowedError
@@ -22,10 +22,7 @@ PACKAGE = "bfcl-eval"
 VERSION = "2026.3.23"
 WHEEL_NAME = f"bfcl_eval-{VERSION}-py3-none-any.whl"
 WHEEL_SHA256 = "3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a"
-DEFAULT_INDEX = "https://pypi.org/pypi"
-# The package index's JSON API base (e.g. a mirror, or a local server in tests).
-PYPI_URL = declare("pypi_url", "https://pypi.org/pypi",
-                   "the package index's JSON API the BFCL wheel comes from")
+# The package index's JSON API base (e.g. a mirror, or a local server in tests), shared with τ²-bench's wheel.
 INDEX_URL_ENV = PYPI_URL.name
 # A copy of the pinned wheel already on this machine (e.g. from `pip download --no-deps bfcl-eval==2026.3.23`).
 BFCL_WHEEL = declare("bfcl_wheel", "downloaded once",
@@ -62,10 +59,8 @@ def file_sha256(path: Path) -> str:
 
 
 def index_url() -> str:
-    """The project's JSON page (it lists every release's files; the per-version page is not served by every
-    mirror)."""
-    base = (PYPI_URL.read() or DEFAULT_INDEX).rstrip("/")
-    return f"{base}/{PACKAGE}/json"
+    """The project's JSON page on the package index."""
+    return package_json_url(PACKAGE)
 
 
 def wheel_url_from_index() -> str:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tarfile
 import threading
@@ -14,6 +13,7 @@ from typing import Any
 from evaluators.benchmarks.stepeval_audio.data import HF_DATASET, REVISION
 from evaluators.core.archive import staged_folder
 from evaluators.core.downloads import download_failed
+from evaluators.core.environment import hub_endpoint
 from evaluators.core.errors import DataError
 from evaluators.core.paths import datasets_dir
 
@@ -70,7 +70,7 @@ def download_archive() -> Path:
     from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.utils import HfHubHTTPError
 
-    endpoint = os.environ.get("HF_ENDPOINT") or None
+    endpoint = hub_endpoint()
     try:
         return Path(
             hf_hub_download(

@@ -3,7 +3,6 @@ dialogue per line as a list of turns, from a local folder or from the HF dataset
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from evaluators.benchmarks.stepeval_audio.extract import step_text_call
 from evaluators.benchmarks.stepeval_audio.tools import POLARITIES, TOOLS, canonical_name, file_stem
 from evaluators.core import source_files
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import declare
+from evaluators.core.environment import declare, hub_endpoint
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -119,7 +118,7 @@ def download_file(stem: str) -> Path | None:
     from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.utils import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
 
-    endpoint = os.environ.get("HF_ENDPOINT") or None
+    endpoint = hub_endpoint()
     try:
         return Path(
             hf_hub_download(

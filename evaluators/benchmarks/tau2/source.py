@@ -34,7 +34,7 @@ from pathlib import Path
 
 from evaluators.core import source_files
 from evaluators.core.archive import MB, ZIP_READ_ERRORS, ByteBudget, checked_opener, download, open_member
-from evaluators.core.downloads import download_failed
+from evaluators.core.downloads import download_failed, package_json_url
 from evaluators.core.errors import DataError
 from evaluators.core.paths import data_dir_from_env, datasets_dir
 from evaluators.core.public_hosts import HostNotAllowedError
@@ -133,7 +133,6 @@ WHEEL_MEMBERS = {
     "data/tau2/domains/airline/db.json": "inspect_evals/tau2/data/domains/airline/db.json.gz",
     "data/tau2/domains/telecom/tasks.json": "inspect_evals/tau2/data/domains/telecom/tasks.json.gz",
 }
-PYPI_JSON = f"https://pypi.org/pypi/{WHEEL_PACKAGE}/json"
 
 MAX_FILE_BYTES = 64 * MB  # the largest file read is telecom's tasks.json, ~14 MB
 MAX_ARCHIVE_BYTES = 2048 * MB  # what the repository archive may unpack to while it is scanned
@@ -340,11 +339,12 @@ def download_wheel(folder: Path) -> Path:
     """The pinned wheel, its address read from the package index's JSON API, downloaded into `folder`."""
     import http.client
 
+    index = package_json_url(WHEEL_PACKAGE)
     try:
-        with checked_opener().open(PYPI_JSON, timeout=TIMEOUT) as response:
+        with checked_opener().open(index, timeout=TIMEOUT) as response:
             page = json.loads(response.read(4 * MB))
     except (OSError, HostNotAllowedError, http.client.HTTPException, ValueError) as exc:
-        raise download_failed(exc, f"the {WHEEL_PACKAGE} {WHEEL_VERSION} wheel", PYPI_JSON, ADVICE, TIMEOUT,
+        raise download_failed(exc, f"the {WHEEL_PACKAGE} {WHEEL_VERSION} wheel", index, ADVICE, TIMEOUT,
                               avoidable=False) from None
     try:
         entries = [*page.get("releases", {}).get(WHEEL_VERSION, []), *page.get("urls", [])]
@@ -352,8 +352,8 @@ def download_wheel(folder: Path) -> Path:
         if not isinstance(link, str):
             raise TypeError(link)
     except (KeyError, TypeError, AttributeError, StopIteration):
-        raise DataError(f"the package index lists no {WHEEL_NAME}", PYPI_JSON) from None
-    target = download(urllib.parse.urljoin(PYPI_JSON, link), folder / WHEEL_NAME, WHEEL_NAME,
+        raise DataError(f"the package index lists no {WHEEL_NAME}", index) from None
+    target = download(urllib.parse.urljoin(index, link), folder / WHEEL_NAME, WHEEL_NAME,
                       timeout=TIMEOUT, what=f"the {WHEEL_PACKAGE} {WHEEL_VERSION} wheel", advice=ADVICE,
                       avoidable=False)
     check_wheel(target)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 
 from evaluators.core import source_files
 from evaluators.core.downloads import download_failed
-from evaluators.core.environment import declare
+from evaluators.core.environment import declare, hub_endpoint
 from evaluators.core.errors import DataError
 from evaluators.core.jsonl import read_json_lines
 from evaluators.core.paths import data_dir_from_env, datasets_dir
@@ -41,7 +40,7 @@ def download_subset(subset: str) -> Path | None:
     from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.utils import EntryNotFoundError, HfHubHTTPError, LocalEntryNotFoundError
 
-    endpoint = os.environ.get("HF_ENDPOINT") or None
+    endpoint = hub_endpoint()
     try:
         return Path(
             hf_hub_download(

@@ -260,7 +260,7 @@ class SerpApiBackend:
             try:
                 status, payload = self._get(keywords, region)
             except Exception as failure:  # noqa: BLE001 - only a 429 is retried, as officially
-                text = _without_key(str(failure), self._key)
+                text = self._without_key(str(failure))
                 if "429" in text and not last:
                     self._wait(backoff)
                     backoff = min(backoff * 2, SERPAPI_MAX_WAIT_S)
@@ -271,21 +271,24 @@ class SerpApiBackend:
                 backoff = min(backoff * 2, SERPAPI_MAX_WAIT_S)
                 continue
             if status >= 400:
-                said = _without_key(str(payload.get("error", "")), self._key)
+                said = self._without_key(str(payload.get("error", "")))
                 raise SearchBackendFailed(f"SerpAPI answered HTTP {status}" + (f": {said}" if said else "")
                                           + (f" (after {self.attempts} attempts)" if status == 429 else ""))
             return payload
         return {}  # pragma: no cover - the last attempt returns
+
+    def _without_key(self, text: str) -> str:
+        """A failure's words without the key (or any other key-shaped token): the one redaction module's rule,
+        imported only when a search fails (it brings the store)."""
+        from evaluators.engine.redact import redact
+
+        return redact(text, [self._key])
 
     def _wait(self, backoff: float) -> None:
         self.sleep(backoff + random.uniform(0, backoff))
 
     def fetch(self, url: str) -> Page:
         return guarded_fetch(url, self.host_check)
-
-
-def _without_key(text: str, key: str) -> str:
-    return text.replace(key, "[redacted]") if key else text
 
 
 @dataclass
