@@ -102,7 +102,7 @@ QUEUE_TIME_LIMIT_S = declare("queue_time_limit_s", 6 * 3600, "seconds a run may 
 QUEUE_SECRET_TTL_S = declare("queue_secret_ttl_s", 6 * 3600,
                              "seconds a typed key waits in Redis for its run")
 PYPI_URL = declare("pypi_url", "https://pypi.org/pypi",
-                   "the package index's JSON API the pinned wheels come from (bfcl-eval; inspect-evals for τ²-bench)")
+                   "the package index's JSON API the pinned wheels of official code come from")
 LOG_LEVEL = declare("log_level", "INFO", "the app's log level")
 PHASE_LOG = declare("phase_log", "none written",
                     "a file a CLI run writes its phases' times to, as it exits")
@@ -116,7 +116,6 @@ OTHER_VARIABLES = {
     "SPACE_ID": "set by a Hugging Face Space: public mode and /data storage unless said otherwise",
     "GRADIO_SERVER_NAME": "the address `python app.py` listens on (unset: 127.0.0.1)",
     "XDG_CACHE_HOME": "where the default TOOLBOARD_HOME lies (unset: ~/.cache)",
-    "SERPAPI_API_KEY": "BFCL web search's key for its live backend (the official variable)",
 }
 
 

@@ -106,7 +106,10 @@ class RunRecord(DocumentPart):
     @classmethod
     def _settings(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
         """The run's settings as the engine reads them back (RunConfig: a resume, a re-send, the board's fingerprint),
-        checked here, so a broken one is refused at import rather than failing a later resume."""
+        checked here, so a broken one is refused at import rather than failing a later resume. Empty: an upload
+        stored before uploads recorded their settings (it is never resumed)."""
+        if not value:
+            return value
         try:
             _run_settings().validate_python(value)  # each setting of its type
         except ValidationError as problem:
