@@ -126,13 +126,6 @@ def corrupt(path: list[Any], value: Any) -> dict[str, Any]:
     (["run", "shared"], False, f"run '{RUN_ID}': run: field 'shared' must be a whole number, not true or false"),
     (["run", "total"], 2.5, f"run '{RUN_ID}': run: field 'total' must be a whole number, not a number"),
     (["reports", 0, "mode"], None, f"run '{RUN_ID}': reports[0]: field 'mode' must be a string, not null"),
-    # the settings a resume reads back: refused at import, not when the run is resumed
-    (["run", "config", "concurrency"], "lots", f"run '{RUN_ID}': run: field 'config' holds settings this toolboard "
-     "cannot read: concurrency: Input should be a valid integer, unable to parse string as an integer"),
-    (["run", "config", "model", "temperature"], "hot", f"run '{RUN_ID}': run: field 'config' holds settings this "
-     "toolboard cannot read: model.temperature: Input should be a valid number, unable to parse string as a number"),
-    (["run", "config", "surprise"], 1, f"run '{RUN_ID}': run: field 'config' holds settings this toolboard cannot "
-     "read: RunConfig.__init__() got an unexpected keyword argument 'surprise'"),
 ])
 def test_a_bad_document_names_the_sample_the_field_and_what_was_expected(store: Store, path: list[Any], value: Any,
                                                                         message: str) -> None:

@@ -25,26 +25,15 @@ An event (client.EventLog): {"role", "request": body as sent (bounded), "respons
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    JsonValue,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.redact import settings_without_credentials, without_credentials
-from evaluators.engine.settings import RunConfig
 from evaluators.engine.store import Store, json_text, with_row_request
 
 DOCUMENT_FORMAT: Literal["toolboard-run"] = "toolboard-run"
@@ -101,32 +90,6 @@ class RunRecord(DocumentPart):
     notes: str | None = None
     owner: str | None = None
     shared: int = 0
-
-    @field_validator("config")
-    @classmethod
-    def _settings(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        """The run's settings as the engine reads them back (RunConfig: a resume, a re-send, the board's fingerprint),
-        checked here, so a broken one is refused at import rather than failing a later resume. Empty: an upload
-        stored before uploads recorded their settings (it is never resumed)."""
-        if not value:
-            return value
-        try:
-            _run_settings().validate_python(value)  # each setting of its type
-        except ValidationError as problem:
-            error = problem.errors(include_url=False)[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise ValueError(f"holds settings this toolboard cannot read: {where}: {error['msg']}") from None
-        try:
-            RunConfig.from_json(value)  # and no setting RunConfig lacks (pydantic ignores those in a dataclass)
-        except (TypeError, KeyError) as problem:
-            raise ValueError(f"holds settings this toolboard cannot read: {problem}") from None
-        return value
-
-
-@functools.cache
-def _run_settings() -> TypeAdapter[RunConfig]:
-    """RunConfig's validator, built once, when a document is first read."""
-    return TypeAdapter(RunConfig)
 
 
 class PredictionRecord(DocumentPart):
