@@ -163,18 +163,22 @@ def test_a_number_settings_default_is_declared_once_and_the_code_takes_it_from_t
     assert table["max_stored_mb_per_day"].startswith(f"{app_services.PUBLIC_MAX_STORED_MB_PER_DAY} on a public")
 
 
-def test_a_bad_global_concurrency_refuses_a_run_before_anything_is_sent(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize(("variable", "value", "refusal"), [
+    ("TOOLBOARD_GLOBAL_CONCURRENCY", "lots", "TOOLBOARD_GLOBAL_CONCURRENCY must be a whole number above 0"),
+    ("TOOLBOARD_SEND_PACING", "sometimes", "TOOLBOARD_SEND_PACING must be on or off"),
+])
+def test_a_bad_process_setting_refuses_a_run_before_anything_is_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     variable: str, value: str, refusal: str):
     from evaluators.engine.runner import start_run
     from evaluators.engine.settings import RunRequest
     from evaluators.engine.store import Store
     from tests.engine_fixtures import correct_reply, scripted_run_config, write_dataset
     from tests.scripted_server import ScriptedServer
 
-    monkeypatch.setenv("TOOLBOARD_GLOBAL_CONCURRENCY", "lots")
+    monkeypatch.setenv(variable, value)
     store = Store(tmp_path / "db.sqlite")
     with ScriptedServer(reply=correct_reply) as server:
-        with pytest.raises(ToolboardError, match="TOOLBOARD_GLOBAL_CONCURRENCY must be a whole number above 0"):
+        with pytest.raises(ToolboardError, match=refusal):
             start_run(RunRequest(scripted_run_config(server, write_dataset(tmp_path / "data", 3))), store)
         assert server.requests == 0
     assert store.list_runs() == []
@@ -217,9 +221,13 @@ def test_the_log_level_is_read_in_any_case_and_a_wrong_one_is_refused(monkeypatc
     assert log_level() == "DEBUG"
     monkeypatch.delenv("TOOLBOARD_LOG_LEVEL")
     assert log_level() == DECLARED["log_level"].default == "INFO"
-    monkeypatch.setenv("TOOLBOARD_LOG_LEVEL", "loud")
-    with pytest.raises(ToolboardError, match="TOOLBOARD_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"):
+    monkeypatch.setenv("TOOLBOARD_LOG_LEVEL", "warn")  # every name logging knows, WARN and NOTSET too
+    assert log_level() == "WARN"
+    monkeypatch.setenv("TOOLBOARD_LOG_LEVEL", "Loud")
+    with pytest.raises(ToolboardError) as refused:
         log_level()
+    assert str(refused.value) == ("TOOLBOARD_LOG_LEVEL must be a log level such as DEBUG, INFO, WARNING or ERROR "
+                                  "(any case; unset: INFO), not 'Loud'")
 
 
 @pytest.mark.slow
@@ -228,8 +236,8 @@ def test_the_app_refuses_a_bad_setting_in_one_line_and_exits_2(tmp_path: Path):
     done = subprocess.run([sys.executable, "app.py"], cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "error: TOOLBOARD_PUBLIC must be on or off (1/true/yes/on or 0/false/no/off; unset: on on a Hugging Face Space "
-        "(SPACE_ID set), else off), not 'enabled'"]
+        "error: TOOLBOARD_PUBLIC must be on or off (1/true/yes/on or 0/false/no/off; unset: on where SPACE_ID is set "
+        "(a Hugging Face Space), else off), not 'enabled'"]
 
 
 def test_other_tools_variables_are_read_through_their_list_which_the_readme_gives():
@@ -246,12 +254,32 @@ def test_other_tools_variables_are_read_through_their_list_which_the_readme_give
         read_other("SOME_OTHER_VARIABLE")
 
 
-def test_one_package_index_serves_both_pinned_wheels(monkeypatch: pytest.MonkeyPatch):
+def test_one_package_index_serves_both_pinned_wheels(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     from evaluators.benchmarks.bfcl.wheel import index_url
-    from evaluators.core.downloads import package_json_url
+    from evaluators.benchmarks.tau2.source import download_wheel
+    from evaluators.core.downloads import DownloadFailed, package_json_url
 
     monkeypatch.setenv("TOOLBOARD_PYPI_URL", "http://127.0.0.1:9/mirror/pypi/")
     assert index_url() == "http://127.0.0.1:9/mirror/pypi/bfcl-eval/json"
     assert package_json_url("inspect-evals") == "http://127.0.0.1:9/mirror/pypi/inspect-evals/json"
+    with pytest.raises(DownloadFailed) as failed:  # τ²-bench's wheel is asked of the mirror (nothing listens there)
+        download_wheel(tmp_path)
+    assert failed.value.host == "127.0.0.1:9"
     monkeypatch.delenv("TOOLBOARD_PYPI_URL")
     assert index_url() == "https://pypi.org/pypi/bfcl-eval/json"
+
+
+def test_a_mistyped_switch_refuses_a_run_before_anything_is_sent_and_stops_the_app_at_start(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """A switch read only by each run's client (send pacing) is checked where the app starts (and where a run starts,
+    above), so a typo is said once, to the operator, not as every visitor's run failing."""
+    from evaluators.core.environment import check_switches
+    from evaluators.service.app_services import services_from_env
+
+    monkeypatch.setenv("TOOLBOARD_SEND_PACING", "sometimes")
+    with pytest.raises(ToolboardError, match="TOOLBOARD_SEND_PACING must be on or off"):
+        check_switches()
+    with pytest.raises(ToolboardError, match="TOOLBOARD_SEND_PACING must be on or off"):
+        services_from_env()
+    monkeypatch.setenv("TOOLBOARD_SEND_PACING", "off")
+    check_switches()

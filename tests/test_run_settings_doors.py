@@ -17,7 +17,7 @@ from evaluators.cli.run_config import run_request as cli_run_request
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import all_benchmarks
 from evaluators.engine.store import Store
-from evaluators.service.run_request import RunPolicy, build_run_request
+from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT, RunPolicy, build_run_request
 from evaluators.service.run_settings import (
     NUMBER_SETTINGS,
     SETTING_NAMES,
@@ -98,6 +98,16 @@ def test_the_api_page_lists_every_setting_with_its_declared_help_and_range(built
     assert lines["- top_p"].endswith("; a number more than 0 and at most 1")
     assert lines["- request_mode"].count("default") == 1 and "the benchmark's first" in lines["- request_mode"]
     assert description.startswith("Start an evaluation in the background")
+    assert "This deployment is public" not in description
+
+
+def test_a_public_deployments_api_page_says_its_tighter_caps():
+    from ui.api import start_run_description
+
+    described = start_run_description(test_a_public_deployments_api_page_says_its_tighter_caps, public=True)
+    assert described.endswith(f"This deployment is public: concurrency at most {PUBLIC_MAX_CONCURRENCY}, a limit "
+                              f"given, of at most {PUBLIC_MAX_LIMIT}, the key given in api_key only (no api_key_env), "
+                              "and no data folder.")
 
 
 def test_each_api_default_builds_the_run_that_leaving_the_setting_out_builds(api_parameters: dict[str, dict],

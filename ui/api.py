@@ -22,6 +22,7 @@ from evaluators.service import model_page
 from evaluators.service.app_services import load_other_results_report
 from evaluators.service.hub_eval_results import eval_results_preview, offered_here, open_pr_as_operator
 from evaluators.service.overview import aggregate_rule
+from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
 from evaluators.service.run_settings import DEFAULT_CONCURRENCY, settings_reference
 from evaluators.service.submissions import Submission
 from ui.board_views import bounded_json, chart_figure, exporter, hashable, percent_table
@@ -45,10 +46,15 @@ def _caller(context: AppContext, owner_token: str, request: gr.Request | None) -
 
 # ---- runs: start, cancel, resume, re-send errors, share, the jobs and one job ----------------------------------
 
-def start_run_description(start_run: Callable[..., Any]) -> str:
+def start_run_description(start_run: Callable[..., Any], public: bool) -> str:
     """start_run's docs as the API page shows them: its docstring as one paragraph, then every setting with its
-    declared help, a line each."""
-    return f"{' '.join((inspect.getdoc(start_run) or '').split())}\n\nSettings:\n{settings_reference()}"
+    declared help, a line each; on a public deployment, the tighter caps it applies."""
+    text = f"{' '.join((inspect.getdoc(start_run) or '').split())}\n\nSettings:\n{settings_reference()}"
+    if public:
+        text += (f"\n\nThis deployment is public: concurrency at most {PUBLIC_MAX_CONCURRENCY}, a limit given, of "
+                 f"at most {PUBLIC_MAX_LIMIT}, the key given in api_key only (no api_key_env), and "
+                 "no data folder.")
+    return text
 
 
 def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
@@ -121,7 +127,7 @@ def declare_runs_api(context: AppContext, start_job: StartJob) -> None:
         return detail_view(context, run_id, owner_token, request)
 
     # The API page shows an endpoint's description only: each setting's help is listed there, from its declaration.
-    gr.api(start_run, api_name="start_run", api_description=start_run_description(start_run))
+    gr.api(start_run, api_name="start_run", api_description=start_run_description(start_run, context.public))
     gr.api(cancel_run, api_name="cancel_run")
     gr.api(resume_run, api_name="resume_run")
     gr.api(rerun_errors, api_name="rerun_errors")

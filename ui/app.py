@@ -276,16 +276,14 @@ def page_answers(url: str, patience: float) -> bool:
     return False
 
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
 def log_level() -> str:
-    """TOOLBOARD_LOG_LEVEL in any case (debug is DEBUG), its declared default when unset; another is refused."""
-    level = (read_setting("log_level") or DECLARED["log_level"].default).upper()
-    if level not in LOG_LEVELS:
-        raise ToolboardError(f"{DECLARED['log_level'].name} must be one of {', '.join(LOG_LEVELS)} (any case; unset: "
-                             f"{DECLARED['log_level'].default}), not {echoed(level.lower())!r}")
-    return level
+    """TOOLBOARD_LOG_LEVEL in any case (debug is DEBUG), its declared default when unset; a name Python's logging
+    does not know is refused."""
+    given = read_setting("log_level") or DECLARED["log_level"].default
+    if given.upper() not in logging.getLevelNamesMapping():
+        raise ToolboardError(f"{DECLARED['log_level'].name} must be a log level such as DEBUG, INFO, WARNING or ERROR "
+                             f"(any case; unset: {DECLARED['log_level'].default}), not {echoed(given)!r}")
+    return given.upper()
 
 
 def main() -> None:
@@ -293,14 +291,15 @@ def main() -> None:
     command line's errors are, not a traceback."""
     # The app must start offline (a laptop with no network, a Space behind a firewall).
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    # HTTP clients log every request URL at INFO: endpoint URLs are the user's business, not the log's (from the
+    # start: the hub pull and the Hub's reported results run while the app's context is built).
+    for noisy in ("httpx", "httpx2", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         logging.basicConfig(level=log_level(), format="%(levelname)s %(name)s: %(message)s")
         context = context_from_env()
     except ToolboardError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    # HTTP clients log every request URL at INFO: endpoint URLs are the user's business, not the log's.
-    for noisy in ("httpx", "httpx2", "openai"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     # A Space sets the host through GRADIO_SERVER_NAME; locally the app stays on this machine.
     launch(context, server_name=read_other("GRADIO_SERVER_NAME") or "127.0.0.1")

@@ -27,8 +27,11 @@ def with_data_hint(error: ToolboardError, args: argparse.Namespace) -> Toolboard
     if failure is None:
         return error
     benchmark_name, data_dir, resumed = _what_was_read(args)
-    return ToolboardError(download_message(failure, benchmark_name, data_dir, resumed=resumed,
-                                           public=args.command == "run" and is_public_mode()))
+    try:
+        public = args.command == "run" and is_public_mode()
+    except ToolboardError:  # a bad TOOLBOARD_PUBLIC is said by the run itself; here it must not hide the failure
+        public = True
+    return ToolboardError(download_message(failure, benchmark_name, data_dir, resumed=resumed, public=public))
 
 
 def download_message(failure: DownloadFailed, benchmark_name: str | None, data_dir: str | None, *,

@@ -10,6 +10,7 @@ import logging
 import os
 import socket
 
+from evaluators.core.environment import check_switches
 from evaluators.core.errors import ToolboardError
 from evaluators.engine.endpoint_guard import guard_hub_requests
 from evaluators.engine.queue_app import BROKER_ENV, settings_from_env, shown_url
@@ -26,6 +27,7 @@ def worker_arguments(args: argparse.Namespace, queue: str) -> list[str]:
 
 
 def worker_command(args: argparse.Namespace) -> int:
+    check_switches()  # a public run's rules are this host's TOOLBOARD_PUBLIC too: a typo stops the worker at start
     settings = settings_from_env()
     if settings is None:
         raise ToolboardError(f"a worker takes runs from a queue: set {BROKER_ENV}=redis://HOST:6379/0 (the same as the app's)")

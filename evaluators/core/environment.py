@@ -68,7 +68,7 @@ HOME = declare("home", "/data/toolboard on a Space with a writable /data, else ~
                "where the store, caches, downloads and logs live")
 DATA_DIR = declare("data_dir", "each benchmark's published data is downloaded",
                    "a local copy of the benchmark data, read instead of the download")
-PUBLIC = declare("public", "on on a Hugging Face Space (SPACE_ID set), else off",
+PUBLIC = declare("public", "on where SPACE_ID is set (a Hugging Face Space), else off",
                  "public mode (1/0): visitors' caps, no server keys or folders, public hosts only")
 KEY_VARS = declare("key_vars", "OPENAI_API_KEY",
                    "the key variables a private deployment's form may name (comma-separated)")
@@ -182,6 +182,17 @@ def read_flag(field: str, *, unset: bool, environ: Mapping[str, str] | None = No
         return False
     raise ToolboardError(f"{DECLARED[field].name} must be on or off ({'/'.join(ON_WORDS)} or {'/'.join(OFF_WORDS)}; "
                          f"unset: {DECLARED[field].default}), not {echoed(raw)!r}")
+
+
+# The on/off switches: checked together where a process starts (the app, a run, a worker), so a typo in one is
+# refused there, not where a run first reads it (a pacing switch is read by each run's client).
+SWITCHES = ("public", "allow_unlisted_models", "send_pacing", "hub_reported")
+
+
+def check_switches(environ: Mapping[str, str] | None = None) -> None:
+    """ToolboardError for the first on/off switch set to anything but an on or off word."""
+    for field in SWITCHES:
+        read_flag(field, unset=False, environ=environ)
 
 
 def read_variable(name: str, environ: Mapping[str, str] | None = None) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from evaluators import __version__
 from evaluators.core import phase_log
+from evaluators.core.environment import check_switches
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import MODES as SCORING_MODES
 from evaluators.core.registry import Benchmark, get_benchmark
@@ -171,7 +172,9 @@ def start_run(request: RunRequest, store: Store, owner: str | None = None,
     return it with its samples; no sample is sent yet. `owner`: the visitor who may act on it on a public
     deployment (see Store.create_run); `unlisted`: the deployment's rule for a model its endpoint does not list."""
     config = require_run_request(request).config
-    global_request_limit()  # an operator's bad TOOLBOARD_GLOBAL_CONCURRENCY refuses the run before anything is sent
+    # An operator's bad TOOLBOARD_GLOBAL_CONCURRENCY or on/off switch refuses the run before anything is sent.
+    global_request_limit()
+    check_switches()
     benchmark = get_benchmark(config.benchmark)
     samples = _samples_once_endpoints_pass(config, benchmark, request.api_key, unlisted)
     if not samples:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 
 import pandas as pd
 
-from evaluators.core.environment import declared_number, read_number
+from evaluators.core.environment import check_switches, declared_number, read_number
 from evaluators.core.errors import ToolboardError
 from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import get_benchmark
@@ -289,6 +289,7 @@ def services_from_env(store: Store | None = None) -> AppServices:
     TOOLBOARD_RESULTS, TOOLBOARD_MAX_UPLOAD_MB, TOOLBOARD_DATA_DIR). A damaged store is set aside and a new one
     started; the page says so. The other results datasets are loaded after the hub pull (so a run pulled from
     our own repo wins over the same run in theirs); a failure there never stops the app."""
+    check_switches()  # a typo in TOOLBOARD_PUBLIC or another switch stops the app at start, saying which
     guard_hub_requests()
     notice = None
     if store is None:
