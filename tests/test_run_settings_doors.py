@@ -27,6 +27,7 @@ from evaluators.service.run_settings import (
     is_advanced,
     number_range,
     read_run_settings,
+    title_of,
 )
 from tests.engine_fixtures import write_dataset
 from ui.app import build_app
@@ -79,6 +80,16 @@ def test_the_form_has_a_field_for_every_setting_and_folds_the_advanced_ones():
     assert FIELDS[-len(ADVANCED_FIELDS):] == ADVANCED_FIELDS  # laid out last, in the fold
     for name in ADVANCED_FIELDS:
         assert advanced_label(name).startswith(f"{name}: ") and help_of(name) in advanced_label(name)
+
+
+def test_the_form_labels_each_unfolded_setting_with_its_declared_title(built_app: gr.Blocks):
+    """The plain fields' labels come from the declaration too (RunSettings' `title`), so a door's words for a
+    setting are written once; the Advanced ones show their name and help."""
+    labels = {component.get("props", {}).get("label") for component in built_app.config["components"]}
+    plain = [name for name in SETTING_NAMES if name in FIELDS and name not in ADVANCED_FIELDS]
+    assert plain and all(RunSettings.model_fields[name].title for name in plain)
+    assert not [name for name in plain if title_of(name) not in labels]
+    assert not [name for name in ADVANCED_FIELDS if advanced_label(name) not in labels]
 
 
 def test_the_api_has_a_parameter_for_every_setting(api_parameters: dict[str, dict]):

@@ -20,7 +20,7 @@ from evaluators.core.declarations import Option, Role
 from evaluators.core.errors import ToolboardError
 from evaluators.core.registry import Benchmark, all_benchmarks, get_benchmark, readable
 from evaluators.service.run_request import PUBLIC_MAX_CONCURRENCY, PUBLIC_MAX_LIMIT
-from evaluators.service.run_settings import MAX_CONCURRENCY, default_of, number_range
+from evaluators.service.run_settings import MAX_CONCURRENCY, default_of, number_range, title_of
 from evaluators.service.runs import live_status
 from ui.api import declare_runs_api
 from ui.context import AppContext, as_markdown
@@ -33,10 +33,8 @@ from ui.run_form import (
     AUTO_PROMPT_STYLE,
     ENDPOINT_KINDS,
     FIELDS,
-    LIMIT_LABEL,
     LOCAL_DEMO,
     LOCAL_DEMO_FORM,
-    TEMPERATURE_LABEL,
     advanced_default,
     advanced_label,
     data_line,
@@ -208,22 +206,22 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
             endpoint_kind = gr.Radio(endpoint_kinds(local_works), value=ENDPOINT_KINDS[0], label="Model to evaluate",
                                      visible=local_works)
             local_note = gr.Markdown()
-            base_url = gr.Textbox(label="Endpoint base URL", placeholder="http://127.0.0.1:8000/v1")
+            base_url = gr.Textbox(label=title_of("base_url"), placeholder="http://127.0.0.1:8000/v1")
             api_key = gr.Textbox(label="API key (used for this run only; never stored or shown again)", type="password",
                                  placeholder="sk-… (optional)")
-            model = gr.Textbox(label="Model", placeholder="name as the endpoint knows it")
-            api_key_env = gr.Textbox(label="…or the environment variable holding the key",
+            model = gr.Textbox(label=title_of("model"), placeholder="name as the endpoint knows it")
+            api_key_env = gr.Textbox(label=title_of("api_key_env"),
                                      value="" if context.public else "OPENAI_API_KEY", visible=not context.public)
         with gr.Column(scale=3):
-            benchmark = gr.Dropdown(benchmark_choices(), value=shown.name, label="Benchmark")
-            language = gr.Dropdown(language_choices(shown.name), value=languages[0] if languages else None, label="Language",
+            benchmark = gr.Dropdown(benchmark_choices(), value=shown.name, label=title_of("benchmark"))
+            language = gr.Dropdown(language_choices(shown.name), value=languages[0] if languages else None, label=title_of("language"),
                                    allow_custom_value=True, visible=bool(languages))
             subsets = gr.Dropdown(subset_choices(shown.name), value=[], multiselect=True, allow_custom_value=True,
-                                  label="Subsets or groups (empty = every subset)")
-            data_source = gr.Radio(data_source_choices(context, shown.name), value="download", label="Data")
+                                  label=title_of("subsets"))
+            data_source = gr.Radio(data_source_choices(context, shown.name), value="download", label=title_of("data_source"))
             # Every value reaches the page's config, shown or not: no server path on a public deployment.
             # Shown only when "local folder" is chosen: it is read only then.
-            data_folder = gr.Textbox(label="Local data folder", visible=False,
+            data_folder = gr.Textbox(label=title_of("data_folder"), visible=False,
                                      value="" if context.public else context.default_data_dir or "")
             data_note = gr.Markdown(as_markdown(data_line(context, "download", "", shown.name,
                                                           languages[0] if languages else None)))
@@ -232,19 +230,18 @@ def build_form(context: AppContext, shown: Benchmark, local_works: bool) -> Eval
             # The defaults are the official experiment (every item, the benchmark's sampling): a run left at
             # them ranks beside the published rows. A public deployment caps the limit, so it starts there.
             # Text, as the temperature: an empty number box is sent as 0, not as "every item".
-            limit = gr.Textbox(label=LIMIT_LABEL, value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
+            limit = gr.Textbox(label=title_of("limit"), value=str(PUBLIC_MAX_LIMIT) if context.public else "", placeholder="all")
             concurrency = gr.Slider(number_range("concurrency").low,
                                     PUBLIC_MAX_CONCURRENCY if context.public else MAX_CONCURRENCY,
-                                    value=default_of("concurrency"), step=1, label="Concurrency")
+                                    value=default_of("concurrency"), step=1, label=title_of("concurrency"))
             request_mode = gr.Radio(list(shown.request_modes), value=shown.request_modes[0],
                                     visible=len(shown.request_modes) > 1,
-                                    label="Request mode (text prompt or native tools)")
+                                    label=title_of("request_mode"))
             prompt_style = gr.Radio([AUTO_PROMPT_STYLE, *shown.prompt_styles], value=AUTO_PROMPT_STYLE,
                                     visible=offers_prompt_styles(shown),
-                                    label="Prompts: official = what the benchmark's official code sends, toolboard = "
-                                          "this project's wording; auto = official when its files are there")
+                                    label=title_of("prompt_style"))
             # Text, so the box shows exactly what is sent: empty is "unset", never a 0 shown as empty.
-            temperature = gr.Textbox(label=TEMPERATURE_LABEL, value="", placeholder="unset")
+            temperature = gr.Textbox(label=title_of("temperature"), value="", placeholder="unset")
             advanced = build_advanced_fields()
     roles = build_role_boxes(context, shown)
     fields = {"endpoint_kind": endpoint_kind, "base_url": base_url, "model": model, "api_key_env": api_key_env,

@@ -19,7 +19,7 @@ from evaluators.core.paths import data_dir_from_env
 from evaluators.core.registry import all_benchmarks, get_benchmark
 from evaluators.core.selection import language_names, upload_only_asked
 from evaluators.engine.local_model import LOCAL_MODELS, LOCAL_PREFIX, installed_problem
-from evaluators.engine.settings import DEFAULT_TEMPERATURE, RunRequest
+from evaluators.engine.settings import RunRequest
 from evaluators.service.rank_forecast import rank_forecast
 from evaluators.service.run_request import (
     AUTO_PROMPT_STYLE,
@@ -28,14 +28,13 @@ from evaluators.service.run_request import (
     app_policy,
     build_run_request,
 )
-from evaluators.service.run_settings import SETTING_NAMES, default_of, help_of, is_advanced
+from evaluators.service.run_settings import SETTING_NAMES, default_of, help_of, is_advanced, title_of
 from evaluators.service.runs import requests_of
 from ui.context import BUILT_IN_EXAMPLE, AppContext, example_folder, plain_error
 
 DATA_DIR_CHOICE = "server data folder (TOOLBOARD_DATA_DIR)"
-LIMIT_LABEL = ("Limit per subset (empty = all): the first N items of each subset; multi-turn subsets keep N whole "
-               "conversations, each counted as all its turns")
-TEMPERATURE_LABEL = f"Temperature (empty = unset: the benchmark's own sampling, else {DEFAULT_TEMPERATURE:g})"
+LIMIT_LABEL = title_of("limit")
+TEMPERATURE_LABEL = title_of("temperature")
 LOCAL_DEMO = LOCAL_MODELS["smollm2"]
 ENDPOINT_KINDS = ("your endpoint", LOCAL_DEMO.title)
 # Flat form keys from before roles and options were declared: `<role>_base_url`, `<role>_model`,

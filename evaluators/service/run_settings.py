@@ -30,13 +30,14 @@ BENCHMARKS_OWN = "empty for the benchmark's own"
 MAX_CONCURRENCY = 256
 
 
-def setting(default: Any, help: str, *, label: str | None = None, empty: str | None = None, advanced: bool = False,
-            wrong: str | None = None, **constraints: Any) -> Any:
-    """One setting: its default, its help (the flag's help, the form's label, the API's docs), the words a message
-    calls it by (`label`; default its name), what leaving it empty means (`empty`; None: it takes its default),
-    whether the form folds it under Advanced, what a value of the wrong kind is told (`wrong`), and its range."""
+def setting(default: Any, help: str, *, title: str | None = None, label: str | None = None, empty: str | None = None,
+            advanced: bool = False, wrong: str | None = None, **constraints: Any) -> Any:
+    """One setting: its default, its help (the flag's help, an Advanced field's label, the API's docs), the form's
+    label for a field shown unfolded (`title`), the words a message calls it by (`label`; default its name), what
+    leaving it empty means (`empty`; None: it takes its default), whether the form folds it under Advanced, what a
+    value of the wrong kind is told (`wrong`), and its range."""
     extra: JsonDict = {"label": label, "empty": empty, "advanced": advanced, "wrong": wrong}
-    return Field(default, description=help, json_schema_extra=extra, **constraints)
+    return Field(default, description=help, title=title, json_schema_extra=extra, **constraints)
 
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
@@ -66,29 +67,43 @@ class RunSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    benchmark: str | None = setting(None, "benchmark name (see `list`)")
-    base_url: str | None = setting(None, "endpoint base URL, e.g. http://127.0.0.1:8000/v1")
+    # The fields the form shows unfolded carry the label it gives them (`title`); the Advanced ones show their help.
+    benchmark: str | None = setting(None, "benchmark name (see `list`)", title="Benchmark")
+    base_url: str | None = setting(None, "endpoint base URL, e.g. http://127.0.0.1:8000/v1", title="Endpoint base URL")
     model: str | None = setting(None, "model name as the endpoint knows it, or local:smollm2 for the built-in local "
-                                      "model (optional install, no key or network needed)")
+                                      "model (optional install, no key or network needed)", title="Model")
     api_key_env: str | None = setting(None, "environment variable holding the API key (never stored); the command "
                                             "line's default is OPENAI_API_KEY, its user's own; the API reads none "
-                                            "unless one is named")
-    language: str | None = setting(None, "one of the benchmark's languages, if it has any (default: its first)")
-    subsets: tuple[str, ...] = setting((), "subset or group names (default: all)", wrong="subsets must be a list of names")
+                                            "unless one is named",
+                                      title="…or the environment variable holding the key")
+    language: str | None = setting(None, "one of the benchmark's languages, if it has any (default: its first)",
+                                   title="Language")
+    subsets: tuple[str, ...] = setting((), "subset or group names (default: all)",
+                                       title="Subsets or groups (empty = every subset)",
+                                       wrong="subsets must be a list of names")
     data_source: str | None = setting(None, "what the run reads: download (the deployment's data, else the "
-                                            "published data), built-in example, or local folder")
-    data_folder: str | None = setting(None, "local copy of the benchmark data (with data_source local folder)")
+                                            "published data), built-in example, or local folder", title="Data")
+    data_folder: str | None = setting(None, "local copy of the benchmark data (with data_source local folder)",
+                                      title="Local data folder")
     limit: Whole | None = setting(None, "at most N samples per subset (whole conversations for multi-turn)",
+                                  title="Limit per subset (empty = all): the first N items of each subset; multi-turn "
+                                        "subsets keep N whole conversations, each counted as all its turns",
                                   label="the limit per subset", empty="empty for every sample", ge=1)
     concurrency: Whole = setting(DEFAULT_CONCURRENCY, f"requests in flight at once (default {DEFAULT_CONCURRENCY})",
-                                 ge=1, le=MAX_CONCURRENCY)
+                                 title="Concurrency", ge=1, le=MAX_CONCURRENCY)
     request_mode: str | None = setting(None, "prompt (a text prompt) or tools (native tools); default: the "
-                                             "benchmark's first (see `list`)")
+                                             "benchmark's first (see `list`)",
+                                       title="Request mode (text prompt or native tools)")
     prompt_style: str | None = setting(None, "benchmarks with a request profile (see `list`): official (the "
                                              "requests the official code sends), toolboard (our own wording) or auto "
-                                             "(the default: official when the official prompt files are there)")
+                                             "(the default: official when the official prompt files are there)",
+                                       title="Prompts: official = what the benchmark's official code sends, toolboard "
+                                             "= this project's wording; auto = official when its files are there")
     temperature: Number | None = setting(None, f"default: the benchmark's (its official sampling, where it has one), "
-                                               f"else {DEFAULT_TEMPERATURE:g}", empty=BENCHMARKS_OWN, ge=0.0, le=2.0)
+                                               f"else {DEFAULT_TEMPERATURE:g}",
+                                         title="Temperature (empty = unset: the benchmark's own sampling, else "
+                                               f"{DEFAULT_TEMPERATURE:g})",
+                                         empty=BENCHMARKS_OWN, ge=0.0, le=2.0)
     top_p: Number | None = setting(None, "default: the benchmark's, else not sent", empty=BENCHMARKS_OWN,
                                    advanced=True, gt=0.0, le=1.0)
     max_tokens: Whole | None = setting(None, "default: the benchmark's, else not sent", empty=BENCHMARKS_OWN,
@@ -219,6 +234,11 @@ def _extra(field: FieldInfo) -> dict[str, Any]:
 
 def label_of(name: str) -> str:
     return str(_extra(RunSettings.model_fields[name]).get("label") or name)
+
+
+def title_of(name: str) -> str:
+    """The form's label for a setting it shows unfolded (its declared title; its name when it declares none)."""
+    return RunSettings.model_fields[name].title or name
 
 
 def help_of(name: str) -> str:
