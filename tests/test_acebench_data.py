@@ -146,6 +146,7 @@ def test_download_path_with_the_real_data(real_acebench_dir: Path, tmp_path: Pat
     assert len(samples) == 1017
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_failed_download_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("TOOLBOARD_DATA_DIR", raising=False)
     with _Server(tmp_path) as base:

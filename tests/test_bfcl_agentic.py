@@ -342,6 +342,7 @@ def _official_result_file(folder: Path, category: str, rows: list[Any]) -> Path:
     return path
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_an_official_result_folder_is_scored_through_the_cli(tmp_path: Path):
     data = write_agentic_folder(tmp_path / "data")
     results = tmp_path / "result" / "my-model"

@@ -120,6 +120,7 @@ def test_a_played_memory_item_carries_its_docs_class_and_scenario_chain(wheel: P
     assert expected_requests(ordered[10]) == 2
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_the_official_memory_classes_run_in_a_worker_and_flush_where_the_official_code_writes(wheel: Path,
                                                                                               tmp_path: Path):
     from evaluators.benchmarks.bfcl.agentic.memory import initial_config

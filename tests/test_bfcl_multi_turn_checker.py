@@ -74,6 +74,7 @@ def test_no_prediction_or_a_failed_request(samples: dict[str, Sample]):
     assert failed.error_type == "request_error" and not failed.correct
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_undecodable_and_empty_steps_are_skipped(samples: dict[str, Sample]):
     sample = samples["multi_turn_base_0"]
     turns = oracle_answer(sample)

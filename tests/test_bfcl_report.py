@@ -227,6 +227,7 @@ def test_bad_lines_are_named_by_line_and_field(tmp_path: Path, samples: list[Sam
     assert "line 6: unknown id 'nothing_0'" in message
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_scoring_an_upload_from_the_cli(tmp_path: Path):
     data = write_bfcl_folder(tmp_path / "data")
     predictions = _write(tmp_path / "p.jsonl", [

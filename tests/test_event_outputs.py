@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evaluators.core.registry import all_benchmarks
 from evaluators.engine.store import Store
 from ui.app import build_app
@@ -31,6 +33,7 @@ def blocks_under(layout: dict[str, Any]) -> dict[int, int]:
     return sizes
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_no_event_answers_into_the_tabs_or_a_block_around_many_components(tmp_path: Path):
     context = AppContext(store=Store(tmp_path / "t.db"))
     try:

@@ -171,6 +171,7 @@ def test_each_layer_imports_only_the_layers_below_it():
     assert layer_breaches(part_imports()) == {}
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_a_benchmark_package_imports_no_other_benchmark_package():
     """A benchmark joins by adding its package: nothing else, another benchmark included, depends on it."""
     crossings = []

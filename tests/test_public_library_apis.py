@@ -174,6 +174,7 @@ def test_rouge_l_scores_as_with_the_whole_packages_without_running_nltk_or_numpy
 
 # ---- public replacements that lean on a library's documented behaviour ------------------------------------------
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_the_guarded_hub_client_is_the_hub_librarys_own_with_the_redirect_check_added():
     out = run_script("""
         from huggingface_hub import get_session

@@ -212,6 +212,7 @@ def test_error_types_are_shares_of_each_run_and_sum_to_100(runs):
     assert figure.layout.legend.orientation == "h" and figure.layout.legend.y < 0
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_legends_sit_under_the_plot(runs):
     context, _, upload_id = runs
     layout = layout_for("acebench")

@@ -177,6 +177,7 @@ def test_contents_are_the_board_every_row_every_column(store: Store, runs: dict[
     assert evaluated["request_errors"].tolist() == [1] * len(evaluated)
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_contents_of_chosen_runs_keep_the_published_rows(store: Store, runs: dict[str, str]) -> None:
     contents = contents_rows(store, run_ids=[runs["uploaded"]])
     assert set(contents["source"]) == {"published", "uploaded"}
@@ -239,6 +240,7 @@ def example_upload(store: Store, model: str) -> str:
     return store_submission(store, submission, model)
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_runs_on_example_data_are_left_out_of_the_dataset_and_refused_by_name(
         store: Store, runs: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     toy = example_upload(store, "toy-upload-model")
@@ -279,6 +281,7 @@ def test_a_store_without_runs_exports_the_published_rows_alone(store: Store, run
 # ---- nothing private is written --------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_no_base_url_key_or_local_path_in_the_written_dataset(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
@@ -309,6 +312,7 @@ def test_public_text_keeps_urls_and_drops_local_folders_and_keys() -> None:
 # ---- the card ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_card_declares_the_configs_licences_and_citations(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
@@ -337,6 +341,7 @@ def test_a_truncated_parquet_file_is_named_in_a_clear_error(store: Store, runs: 
         read_dataset(folder)
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_a_file_that_is_not_parquet_is_named(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)
@@ -345,6 +350,7 @@ def test_a_file_that_is_not_parquet_is_named(store: Store, runs: dict[str, str],
         read_dataset(folder)
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_a_wrong_schema_says_which_column_and_what_was_expected(store: Store, runs: dict[str, str], tmp_path: Path) -> None:
     folder = tmp_path / "results"
     write_dataset(folder, store)

@@ -158,6 +158,7 @@ def test_an_unfinished_run_is_not_exported(store: Store) -> None:
         export_document(store, run_id)
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_a_run_read_back_from_the_results_dataset_equals_its_published_document(store: Store, other: Store,
                                                                                tmp_path: Path) -> None:
     run_id = make_finished_run(store)

